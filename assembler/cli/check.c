@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* rootasm check LAYOUT [--json] */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cmd_check(int argc, char **argv)
+{
+	struct rootasm_layout *l;
+	const char *path = NULL;
+	bool json = false;
+	int r;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (argv[i][0] == '-')
+			return cli_usage("check: unknown option '%s'", argv[i]);
+		else if (!path)
+			path = argv[i];
+		else
+			return cli_usage("check: more than one layout");
+	}
+	if (!path)
+		return cli_usage("check: missing LAYOUT");
+	r = cli_load(path, &l);
+	if (r < 0)
+		return -r;
+	r = rootasm_layout_print_plan(l, stdout, json ? ROOTASM_PLAN_JSON : ROOTASM_PLAN_TEXT);
+	rootasm_layout_free(l);
+	return r < 0 ? EXIT_RUNTIME : 0;
+}

@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The assembly engine: a validated layout -> one detached mount tree.
+ *
+ *   layers    image: ra_image_mount() (loop + fsmount)        -> detached mount fd
+ *             dir:   open(O_PATH)  (a clone only when the layer is the whole root)
+ *   upper     tmpfs: ra_tmpfs_mount() + mkdirat(upper, work)  dir: mkdirat inside it
+ *   overlay   fsopen("overlay"); FSCONFIG_SET_FD lowerdir+ (top first), upperdir, workdir;
+ *             override_creds from a child holding the reduced credential; CMD_CREATE; fsmount
+ *   volumes   bind: open_tree(OPEN_TREE_CLONE[|AT_RECURSIVE]) + mount_setattr
+ *             tmpfs/image: fsmount; layout: rootasm_assemble() of the nested layout
+ *             target: openat2(root, RESOLVE_IN_ROOT|RESOLVE_NO_MAGICLINKS), created if missing
+ *             then move_mount(volume, "", target, "", F_EMPTY_PATH|T_EMPTY_PATH)
+ *   root      mount_setattr(attributes)
+ *
+ * Every fd is owned by exactly one variable; on failure they are closed on
+ * the way out, and closing the root's fd dissolves whatever was built.
+ * Layer fds stay open until CMD_CREATE returns: the overlay clones them then.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "layout.h"
+#include "probe.h"
+#include "sysmnt.h"
+#include "util.h"
+
+#define F(x) (1u << ROOTASM_FEAT_##x)
+
+static bool is_overlay(const struct rootasm_layout *l)
+{
+	return l->nlayers > 1 || l->upper.kind != RA_UPPER_NONE;
+}
+
+unsigned int rootasm_layout_needs(const struct rootasm_layout *l)
+{
+	unsigned int n = F(MOUNT_API);
+
+	for (size_t i = 0; i < l->nlayers; i++)
+		if (l->layers[i].kind == RA_LAYER_IMAGE)
+			n |= F(LOOP_CONFIGURE);
+	if (is_overlay(l)) {
+		n |= F(OVL_FD_LAYERS) | F(FSCONFIG_OPATH) | F(OVL_DETACHED_LAYERS);
+		if (l->creds.set) {
+			n |= F(OVL_OVERRIDE_CREDS);
+			if (!(l->creds.caps & (1ULL << CAP_SYS_ADMIN)))
+				n |= F(OVL_CREDS_NOADMIN);
+		}
+	}
+	if (l->nmounts)
+		n |= F(OPENAT2) | F(MOVE_DETACHED) | F(MOUNT_SETATTR);
+	if (l->attributes.set || l->attributes.clr || l->attributes.propagation)
+		n |= F(MOUNT_SETATTR);
+	for (size_t i = 0; i < l->nmounts; i++) {
+		const struct ra_mount *m = &l->mounts[i];
+
+		if (m->kind == RA_MOUNT_IMAGE)
+			n |= F(LOOP_CONFIGURE);
+		if (m->nested)
+			n |= rootasm_layout_needs(m->nested);
+	}
+	return n;
+}
+
+static int setattr(int fd, const struct ra_attrs *a, bool recursive, const char *what,
+		   struct rootasm_error *e)
+{
+	struct mount_attr ma = {
+		.attr_set = a->set,
+		.attr_clr = a->clr,
+		.propagation = a->propagation,
+	};
+
+	if (!ma.attr_set && !ma.attr_clr && !ma.propagation)
+		return 0;
+	if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &ma, sizeof(ma)) < 0)
+		return ra_err(e, errno, -EBADF, "mount_setattr", what, NULL);
+	return 0;
+}
+
+/* A layer as an fd overlayfs can take; caller owns it. */
+static int open_layer(const struct ra_layer *ly, bool clone, struct rootasm_error *e)
+{
+	int fd;
+
+	if (ly->kind == RA_LAYER_IMAGE)
+		return ra_image_mount(ly->path, ly->fstype, MOUNT_ATTR_RDONLY, e);
+	if (clone)
+		fd = open_tree(AT_FDCWD, ly->path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	else
+		fd = open(ly->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return ra_err(e, errno, -EBADF, clone ? "open_tree" : "open layer", ly->path, NULL);
+	return fd;
+}
+
+static int set_fd(int fsfd, const char *key, int fd, const char *what, struct rootasm_error *e)
+{
+	char op[64];
+
+	if (fsconfig(fsfd, FSCONFIG_SET_FD, key, NULL, fd) == 0)
+		return 0;
+	snprintf(op, sizeof(op), "fsconfig %s", key);
+	return ra_err(e, errno, fsfd, op, what, NULL);
+}
+
+/* upper/ and work/ inside @base (an O_PATH dir fd); returns 0 and two fds the caller owns. */
+static int make_upper(int base, const char *what, int *ret_upper, int *ret_work, struct rootasm_error *e)
+{
+	_cleanup_close_ int u = -EBADF, w = -EBADF;
+
+	if (mkdirat(base, "upper", 0755) < 0 && errno != EEXIST)
+		return ra_err(e, errno, -EBADF, "mkdir", what, "upper");
+	if (mkdirat(base, "work", 0700) < 0 && errno != EEXIST)
+		return ra_err(e, errno, -EBADF, "mkdir", what, "work");
+	u = openat(base, "upper", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (u < 0)
+		return ra_err(e, errno, -EBADF, "open", what, "upper");
+	w = openat(base, "work", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (w < 0)
+		return ra_err(e, errno, -EBADF, "open", what, "work");
+	*ret_upper = take_fd(u);
+	*ret_work = take_fd(w);
+	return 0;
+}
+
+/* Build the root mount: an overlay, or the one read-only layer itself. Caller owns the fd. */
+static int build_root(const struct rootasm_layout *l, struct rootasm_error *e)
+{
+	_cleanup_close_ int fsfd = -EBADF, ubase = -EBADF, ufd = -EBADF, wfd = -EBADF;
+	_cleanup_free_ int *fds = NULL;
+	const char *upath = l->upper.kind == RA_UPPER_DIR ? l->upper.path : "tmpfs upper";
+	int root = -EBADF, r = 0;
+	size_t n = 0;
+
+	if (!is_overlay(l)) {
+		root = open_layer(&l->layers[0], true, e);
+		if (root < 0)
+			return root;
+		if (l->layers[0].kind == RA_LAYER_DIR) {
+			struct ra_attrs ro = { .set = MOUNT_ATTR_RDONLY };
+
+			r = setattr(root, &ro, false, l->layers[0].path, e);
+			if (r < 0) {
+				close(root);
+				return r;
+			}
+		}
+		return root;
+	}
+	fds = calloc(l->nlayers, sizeof(int));
+	if (!fds)
+		return -ENOMEM;
+	fsfd = fsopen("overlay", FSOPEN_CLOEXEC);
+	if (fsfd < 0) {
+		r = ra_err(e, errno, -EBADF, "fsopen", "overlay", NULL);
+		goto out;
+	}
+	/* lowerdir+ appends below what is there: the layout's top layer goes first. */
+	for (size_t i = l->nlayers; i-- > 0; n++) {
+		fds[n] = open_layer(&l->layers[i], false, e);
+		if (fds[n] < 0) {
+			r = fds[n];
+			goto out;
+		}
+		r = set_fd(fsfd, "lowerdir+", fds[n], l->layers[i].path, e);
+		if (r < 0) {
+			n++;
+			goto out;
+		}
+	}
+	if (l->upper.kind == RA_UPPER_TMPFS) {
+		ubase = ra_tmpfs_mount(&l->upper.tmpfs, 0, e);
+		if (ubase < 0) {
+			r = ubase;
+			goto out;
+		}
+	} else if (l->upper.kind == RA_UPPER_DIR) {
+		ubase = open(l->upper.path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (ubase < 0) {
+			r = ra_err(e, errno, -EBADF, "open upper", l->upper.path, NULL);
+			goto out;
+		}
+	}
+	if (ubase >= 0) {
+		r = make_upper(ubase, upath, &ufd, &wfd, e);
+		if (r < 0)
+			goto out;
+		r = set_fd(fsfd, "upperdir", ufd, upath, e);
+		if (r < 0)
+			goto out;
+		r = set_fd(fsfd, "workdir", wfd, upath, e);
+		if (r < 0)
+			goto out;
+	}
+	if (l->creds.set) {
+		struct ra_cred_spec c = {
+			.uid = l->creds.uid, .gid = l->creds.gid,
+			.groups = l->creds.groups, .ngroups = l->creds.ngroups,
+			.caps = l->creds.caps,
+		};
+
+		r = ra_set_override_creds(fsfd, &c, e);
+		if (r < 0)
+			goto out;
+	}
+	if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		r = ra_err(e, errno, fsfd, "create overlay", l->file, NULL);
+		goto out;
+	}
+	root = fsmount(fsfd, FSMOUNT_CLOEXEC, ubase < 0 ? MOUNT_ATTR_RDONLY : 0);
+	if (root < 0)
+		r = ra_err(e, errno, fsfd, "fsmount", "overlay", NULL);
+out:
+	for (size_t i = 0; i < n; i++)
+		close_fdp(&fds[i]);
+	return r < 0 ? r : root;
+}
+
+/*
+ * Resolve @target beneath @root, creating what is missing (directories, and
+ * for a non-directory source an empty file as the last component). Symlinks
+ * resolve inside the rootfs (RESOLVE_IN_ROOT), so none can lead out of it.
+ * Returns an O_PATH fd; caller owns it.
+ */
+static int resolve_target(int root, const char *target, bool dir, struct rootasm_error *e)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	char prefix[RA_PATH_MAX];
+	_cleanup_close_ int parent = -EBADF;
+	const char *s = target;
+	struct stat st;
+	int fd;
+
+	fd = sys_openat2(root, target, &how);
+	if (fd < 0 && errno != ENOENT)
+		return ra_err(e, errno, -EBADF, "resolve target", target, NULL);
+	if (fd < 0) {
+		parent = fcntl(root, F_DUPFD_CLOEXEC, 3);
+		if (parent < 0)
+			return ra_err(e, errno, -EBADF, "dup", target, NULL);
+		while (*s) {
+			const char *c;
+			char name[256];
+			size_t len;
+			int next;
+
+			while (*s == '/')
+				s++;
+			c = s;
+			while (*s && *s != '/')
+				s++;
+			len = s - c;
+			if (!len)
+				break;
+			if (len >= sizeof(name))
+				return ra_err(e, ENAMETOOLONG, -EBADF, "resolve target", target, NULL);
+			memcpy(name, c, len);
+			name[len] = '\0';
+			memcpy(prefix, target, s - target);
+			prefix[s - target] = '\0';
+			next = sys_openat2(root, prefix, &how);
+			if (next < 0 && errno == ENOENT) {
+				bool last = !*s || !s[strspn(s, "/")];
+				int r;
+
+				if (last && !dir)
+					r = openat(parent, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+				else
+					r = mkdirat(parent, name, 0755);
+				if (r < 0 && errno != EEXIST)
+					return ra_err(e, errno, -EBADF, "create mount point", prefix,
+						      errno == EROFS ? "the rootfs is read-only; the target must exist in a layer" : NULL);
+				if (r >= 0 && last && !dir)
+					close(r);
+				next = sys_openat2(root, prefix, &how);
+			}
+			if (next < 0)
+				return ra_err(e, errno, -EBADF, "resolve target", prefix, NULL);
+			close(parent);
+			parent = next;
+		}
+		fd = take_fd(parent);
+	}
+	if (fstat(fd, &st) < 0) {
+		int r = ra_err(e, errno, -EBADF, "stat target", target, NULL);
+
+		close(fd);
+		return r;
+	}
+	if (dir != !!S_ISDIR(st.st_mode)) {
+		close(fd);
+		return ra_err(e, dir ? ENOTDIR : EISDIR, -EBADF, "mount target", target,
+			      dir ? "the source is a directory, the target is not" :
+				    "the source is not a directory, the target is");
+	}
+	return fd;
+}
+
+/* A volume as a detached mount; caller owns the fd. */
+static int open_volume(const struct ra_mount *m, bool *ret_dir, struct rootasm_error *e)
+{
+	struct stat st;
+	int fd, r;
+
+	*ret_dir = true;
+	switch (m->kind) {
+	case RA_MOUNT_TMPFS:
+		fd = ra_tmpfs_mount(&m->tmpfs, m->attrs.set, e);
+		if (fd >= 0 && m->attrs.propagation) {
+			struct ra_attrs p = { .propagation = m->attrs.propagation };
+
+			r = setattr(fd, &p, false, m->target, e);
+			if (r < 0) {
+				close(fd);
+				return r;
+			}
+		}
+		return fd;
+	case RA_MOUNT_IMAGE:
+		fd = ra_image_mount(m->source, m->fstype, m->attrs.set, e);
+		if (fd >= 0 && m->attrs.propagation) {
+			struct ra_attrs p = { .propagation = m->attrs.propagation };
+
+			r = setattr(fd, &p, false, m->target, e);
+			if (r < 0) {
+				close(fd);
+				return r;
+			}
+		}
+		return fd;
+	case RA_MOUNT_LAYOUT:
+		return rootasm_assemble(m->nested, e);
+	case RA_MOUNT_BIND:
+		break;
+	}
+	fd = open_tree(AT_FDCWD, m->source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+		       (m->attrs.recursive ? AT_RECURSIVE : 0));
+	if (fd < 0)
+		return ra_err(e, errno, -EBADF, "open_tree", m->source, NULL);
+	if (fstat(fd, &st) < 0) {
+		r = ra_err(e, errno, -EBADF, "stat", m->source, NULL);
+		close(fd);
+		return r;
+	}
+	*ret_dir = S_ISDIR(st.st_mode);
+	r = setattr(fd, &m->attrs, m->attrs.recursive, m->source, e);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static int add_volume(int root, const struct rootasm_layout *l, const struct ra_mount *m,
+		      struct rootasm_error *e)
+{
+	_cleanup_close_ int vfd = -EBADF, tfd = -EBADF;
+	bool dir;
+	int r;
+
+	vfd = r = open_volume(m, &dir, e);
+	if (r < 0)
+		goto fail;
+	tfd = r = resolve_target(root, m->target, dir, e);
+	if (r < 0)
+		goto fail;
+	if (move_mount(vfd, "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+		r = ra_err(e, errno, -EBADF, "move_mount", m->target, NULL);
+		goto fail;
+	}
+	return 0;
+fail:
+	/* Point the error at the layout line that asked for this volume. */
+	if (e && !e->file[0]) {
+		snprintf(e->file, sizeof(e->file), "%s", l->file);
+		e->line = m->loc.line;
+		e->column = m->loc.column;
+	}
+	return r;
+}
+
+int rootasm_assemble(const struct rootasm_layout *l, struct rootasm_error *e)
+{
+	_cleanup_close_ int root = -EBADF;
+	int r;
+
+	/* Stop before touching anything when the kernel cannot do all of it. */
+	r = ra_require(rootasm_layout_needs(l), e);
+	if (r < 0)
+		return r;
+	root = build_root(l, e);
+	if (root < 0)
+		return root;
+	for (size_t i = 0; i < l->nmounts; i++) {
+		r = add_volume(root, l, &l->mounts[i], e);
+		if (r < 0)
+			return r;
+	}
+	r = setattr(root, &l->attributes, false, "/", e);
+	if (r < 0)
+		return r;
+	return take_fd(root);
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Mount building blocks shared by the probe and the engine. Every function
+ * that returns an fd says so; the caller owns it.
+ */
+#ifndef ROOTASM_SYSMNT_H
+#define ROOTASM_SYSMNT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "layout.h"
+
+/* fsopen("tmpfs") + options + fsmount(@attrs): a detached tmpfs; caller owns the fd. */
+int ra_tmpfs_mount(const struct ra_tmpfs *t, uint64_t attrs, struct rootasm_error *e);
+
+/*
+ * Attach @image_fd to a free loop device read-only with autoclear, create a
+ * squashfs/erofs superblock on it and return a detached mount; caller owns
+ * it. The loop device lives exactly as long as the mount.
+ */
+int ra_image_mount(const char *path, enum ra_fstype type, uint64_t attrs, struct rootasm_error *e);
+
+struct ra_cred_spec {
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;
+	size_t ngroups;
+	uint64_t caps;
+};
+
+/*
+ * Set "override_creds" on the overlay fs_context @fsfd from a short-lived
+ * child that holds @c; the calling process keeps its own credentials.
+ */
+int ra_set_override_creds(int fsfd, const struct ra_cred_spec *c, struct rootasm_error *e);
+
+#endif

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Internal helpers: fd ownership, cleanup attributes, error context, syscalls. */
+#ifndef ROOTASM_UTIL_H
+#define ROOTASM_UTIL_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/openat2.h>
+
+#include "rootasm.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static inline void close_fdp(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+
+		close(*fd);	/* never retried: the fd is gone either way */
+		errno = saved;
+	}
+}
+
+static inline void freep(void *p)
+{
+	free(*(void **)p);
+}
+
+#define _cleanup_close_ __attribute__((cleanup(close_fdp)))
+#define _cleanup_free_ __attribute__((cleanup(freep)))
+
+/* Hand ownership of an fd on: returns it and leaves -EBADF behind. */
+#define take_fd(fd) ({ int _t = (fd); (fd) = -EBADF; _t; })
+
+/*
+ * Fill @e (when non-NULL) and return -err. @path may be NULL. The kernel's
+ * fs_context message is read from @fsfd when it is >= 0.
+ */
+int ra_err(struct rootasm_error *e, int err, int fsfd, const char *op, const char *path,
+	   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* Drain the fs_context message log of @fsfd into @buf ("" when empty). */
+void ra_fs_messages(int fsfd, char *buf, size_t size);
+
+static inline int sys_openat2(int dfd, const char *path, struct open_how *how)
+{
+	return syscall(SYS_openat2, dfd, path, how, sizeof(*how));
+}
+
+static inline int sys_pidfd_open(pid_t pid, unsigned int flags)
+{
+	return syscall(SYS_pidfd_open, pid, flags);
+}
+
+static inline int sys_pidfd_send_signal(int pidfd, int sig)
+{
+	return syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
+/* pidfs uapi (Linux 6.13 / 6.15), numbers as upstream include/uapi/linux/pidfd.h */
+#define PIDFS_IOCTL_MAGIC	0xFF
+#define PIDFD_INFO_PID		(1UL << 0)
+#define PIDFD_INFO_CREDS	(1UL << 1)
+#define PIDFD_INFO_CGROUPID	(1UL << 2)
+#define PIDFD_INFO_EXIT		(1UL << 3)
+#define PIDFD_INFO_SIZE_VER0	64
+
+struct ra_pidfd_info {
+	uint64_t mask;
+	uint64_t cgroupid;
+	uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+	int32_t exit_code;
+};
+
+#define PIDFD_GET_INFO _IOWR(PIDFS_IOCTL_MAGIC, 11, struct ra_pidfd_info)
+
+#endif
