@@ -69,7 +69,12 @@ const char *rootasm_error_format(const struct rootasm_error *e, char *buf, size_
 		return buf;
 	if (e->usage) {
 		/* Layout errors: the message is the whole story. */
-		snprintf(buf + n, size - n, "%s%s%s", e->op, e->op[0] && e->msg[0] ? ": " : "", e->msg);
+		const char *m = e->msg[0] ? e->msg : strerror(e->err ? e->err : EINVAL);
+
+		if (e->path[0] && strcmp(e->path, e->file))
+			snprintf(buf + n, size - n, "%s %s: %s", e->op, e->path, m);
+		else
+			snprintf(buf + n, size - n, "%s%s%s", e->op, e->op[0] ? ": " : "", m);
 		return buf;
 	}
 	snprintf(buf + n, size - n, "%s%s%s: %s%s%s%s", e->op, e->path[0] ? " " : "", e->path,

@@ -20,6 +20,9 @@
 #include "layout.h"
 #include "util.h"
 
+/* realpaths of the layouts being loaded, outermost first: cycle detection */
+static __thread char load_stack[RA_MAX_DEPTH][RA_PATH_MAX];
+
 struct pctx {
 	yaml_document_t *doc;
 	const char *file;
@@ -755,8 +758,14 @@ static int parse_mount(struct pctx *p, yaml_node_t *m, size_t i, struct ra_mount
 			return r;
 	}
 	if (mt->kind == RA_MOUNT_LAYOUT) {
+		_cleanup_free_ char *real = realpath(mt->source, NULL);
+
+		snprintf(key, sizeof(key), "%s.layout", where);
+		for (int d = 0; real && d <= p->depth && d < RA_MAX_DEPTH; d++)
+			if (!strcmp(load_stack[d], real))
+				return perr(p, kind_node, key, "layout %s includes itself (a cycle)", mt->source);
 		if (p->depth + 1 >= RA_MAX_DEPTH)
-			return perr(p, kind_node, key, "layouts nested deeper than %d (a cycle?)", RA_MAX_DEPTH);
+			return perr(p, kind_node, key, "layouts nested deeper than %d", RA_MAX_DEPTH);
 		r = rootasm_layout_load_depth(mt->source, p->depth + 1, &mt->nested, p->e);
 		if (r < 0)
 			return r;
@@ -951,6 +960,8 @@ int rootasm_layout_load_depth(const char *path, int depth, struct rootasm_layout
 	abs = realpath(path, NULL);
 	if (!abs)
 		return ra_err(e, errno, -EBADF, "resolve layout", path, NULL);
+	if (depth < RA_MAX_DEPTH)
+		snprintf(load_stack[depth], sizeof(load_stack[depth]), "%s", abs);
 	dir = dirname(abs);
 	return ra_layout_parse(buf, len, path, dir, depth, ret, e);
 }
