@@ -209,7 +209,18 @@ static int build_root(const struct rootasm_layout *l, struct rootasm_error *e)
 			goto out;
 	}
 	if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
-		r = ra_err(e, errno, fsfd, "create overlay", l->file, NULL);
+		int err = errno;
+
+		r = ra_err(e, err, fsfd, "create overlay", l->file, NULL);
+		/*
+		 * overlayfs makes its private work/work directory with mode 000 and
+		 * sets it up under the recorded credential: without CAP_DAC_OVERRIDE
+		 * that fails with EACCES and a message only in the kernel log.
+		 */
+		if (e && err == EACCES && l->creds.set && ubase >= 0 && !e->msg[0] &&
+		    !(l->creds.caps & (1ULL << CAP_DAC_OVERRIDE)))
+			snprintf(e->msg, sizeof(e->msg), "with an upper layer the override_creds credential "
+				 "needs CAP_DAC_OVERRIDE: overlayfs sets up its mode-000 work directory under it");
 		goto out;
 	}
 	root = fsmount(fsfd, FSMOUNT_CLOEXEC, ubase < 0 ? MOUNT_ATTR_RDONLY : 0);

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <fnmatch.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static struct test tests[128];
+static int ntests;
+
+void harness_register(const char *name, void (*fn)(void))
+{
+	if (ntests < (int)(sizeof(tests) / sizeof(tests[0])))
+		tests[ntests++] = (struct test){ name, fn };
+}
+
+int harness_main(int argc, char **argv)
+{
+	int pass = 0, fail = 0, skip = 0, n = 0;
+	const char *filter = getenv("TEST_FILTER");
+
+	if (geteuid() != 0) {
+		printf("1..0 # SKIP host tests need root\n");
+		return 77;
+	}
+	for (int i = 0; i < ntests; i++) {
+		if (filter && fnmatch(filter, tests[i].name, 0))
+			continue;
+		n++;
+	}
+	printf("1..%d\n", n);
+	n = 0;
+	for (int i = 0; i < ntests; i++) {
+		int status;
+		pid_t pid;
+
+		if (filter && fnmatch(filter, tests[i].name, 0))
+			continue;
+		n++;
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0) {
+			alarm(120);
+			if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+				perror("unshare/private");
+				_exit(1);
+			}
+			tests[i].fn();
+			_exit(0);
+		}
+		waitpid(pid, &status, 0);
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+			printf("ok %d %s\n", n, tests[i].name);
+			pass++;
+		} else if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+			printf("ok %d %s # SKIP\n", n, tests[i].name);
+			skip++;
+		} else {
+			printf("not ok %d %s%s%s\n", n, tests[i].name,
+			       WIFSIGNALED(status) ? " # killed by " : "",
+			       WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "");
+			fail++;
+		}
+	}
+	printf("%d passed, %d failed, %d skipped\n", pass, fail, skip);
+	return fail ? 1 : 0;
+}

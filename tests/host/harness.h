@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A small kselftest-style harness for privileged tests: each TEST() runs in
+ * its own forked process, inside its own mount namespace with private
+ * propagation, so nothing a test mounts can reach the machine. A test skips
+ * (exit 77 from the child) only with a reason; skips are reported, never
+ * counted as passes.
+ */
+#ifndef ROOTASM_HARNESS_H
+#define ROOTASM_HARNESS_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct test {
+	const char *name;
+	void (*fn)(void);
+};
+
+void harness_register(const char *name, void (*fn)(void));
+int harness_main(int argc, char **argv);
+
+#define TEST(n)								\
+	static void test_##n(void);					\
+	__attribute__((constructor)) static void reg_##n(void)		\
+	{								\
+		harness_register(#n, test_##n);				\
+	}								\
+	static void test_##n(void)
+
+#define FAILF(...) do {							\
+		fprintf(stderr, "  %s:%d: ", __FILE__, __LINE__);	\
+		fprintf(stderr, __VA_ARGS__);				\
+		fputc('\n', stderr);					\
+		exit(1);						\
+	} while (0)
+
+#define ASSERT_TRUE(c) do { if (!(c)) FAILF("assertion failed: %s", #c); } while (0)
+#define ASSERT_EQ(a, b) do {						\
+		long long _a = (long long)(a), _b = (long long)(b);	\
+		if (_a != _b)						\
+			FAILF("%s == %s: %lld != %lld (errno %d %s)", #a, #b, _a, _b, errno, strerror(errno)); \
+	} while (0)
+#define ASSERT_STR(a, b) do {						\
+		const char *_a = (a), *_b = (b);			\
+		if (!_a || strcmp(_a, _b))				\
+			FAILF("%s == \"%s\": got \"%s\"", #a, _b, _a ? _a : "(null)"); \
+	} while (0)
+#define ASSERT_CONTAINS(hay, needle) do {				\
+		const char *_h = (hay), *_n = (needle);			\
+		if (!_h || !strstr(_h, _n))				\
+			FAILF("\"%s\" does not contain \"%s\"", _h ? _h : "(null)", _n); \
+	} while (0)
+#define ASSERT_ERRNO(call, err) do {					\
+		errno = 0;						\
+		long _r = (long)(call);					\
+		if (_r >= 0 || errno != (err))				\
+			FAILF("%s: want errno %d (%s), got r=%ld errno %d (%s)", #call, err, strerror(err), _r, errno, strerror(errno)); \
+	} while (0)
+#define SKIP(...) do {							\
+		fprintf(stderr, "  skip: ");				\
+		fprintf(stderr, __VA_ARGS__);				\
+		fputc('\n', stderr);					\
+		exit(77);						\
+	} while (0)
+
+#endif

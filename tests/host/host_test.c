@@ -1,0 +1,762 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Host tests: root, on the running kernel, each test in its own private
+ * mount namespace (harness.c). What exists is read from the kernel
+ * (/proc/self/mountinfo, /sys/block/loop*), never from rootasm's own say-so.
+ */
+
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <signal.h>
+#include <sys/capability.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "rootasm.h"
+
+static char fix[] = "/tmp/rootasm-host-XXXXXX";
+static const char *bin;		/* the rootasm CLI */
+
+static void sh(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "fixture command failed: %s\n", cmd);
+		exit(2);
+	}
+}
+
+static char *path(const char *rel)
+{
+	static char buf[8][4096];
+	static int i;
+
+	i = (i + 1) % 8;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", fix, rel);
+	return buf[i];
+}
+
+static void put(const char *rel, const char *text)
+{
+	FILE *f = fopen(path(rel), "w");
+
+	if (!f)
+		FAILF("fopen %s: %s", rel, strerror(errno));
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *slurp(const char *p)
+{
+	static char buf[1 << 18];
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return NULL;
+	buf[n] = '\0';
+	return buf;
+}
+
+static char *mountinfo(void)
+{
+	char *s = slurp("/proc/self/mountinfo");
+
+	return s ? strdup(s) : NULL;
+}
+
+/* Mount points at or below @prefix in this namespace, per mountinfo. */
+static int mounts_under(const char *prefix)
+{
+	_Pragma("GCC diagnostic ignored \"-Wshadow\"")
+	char *mi = mountinfo(), *save = NULL, *line;
+	size_t len = strlen(prefix);
+	int n = 0;
+
+	for (line = strtok_r(mi, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char mp[4096];
+
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) == 1 && !strncmp(mp, prefix, len) &&
+		    (mp[len] == '\0' || mp[len] == '/'))
+			n++;
+	}
+	free(mi);
+	return n;
+}
+
+/* The mountinfo line for mount point @mp, or NULL. */
+static char *mount_at(const char *mp)
+{
+	char *mi = mountinfo(), *save = NULL, *line, *found = NULL;
+
+	for (line = strtok_r(mi, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char m[4096];
+
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", m) == 1 && !strcmp(m, mp)) {
+			free(found);
+			found = strdup(line);
+		}
+	}
+	free(mi);
+	return found;
+}
+
+static char *loops(void)
+{
+	static char buf[1 << 16];
+	glob_t g;
+
+	buf[0] = '\0';
+	if (glob("/sys/block/loop*/loop/backing_file", 0, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			char *s = slurp(g.gl_pathv[i]);
+
+			strncat(buf, g.gl_pathv[i], sizeof(buf) - strlen(buf) - 1);
+			strncat(buf, "=", sizeof(buf) - strlen(buf) - 1);
+			strncat(buf, s ? s : "?", sizeof(buf) - strlen(buf) - 1);
+		}
+		globfree(&g);
+	}
+	return strdup(buf);
+}
+
+static char *fds(void)
+{
+	char buf[8192] = "";
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+
+	while ((de = readdir(d))) {
+		char l[512] = "", p[300];
+
+		if (de->d_name[0] == '.' || atoi(de->d_name) == dirfd(d))
+			continue;
+		snprintf(p, sizeof(p), "/proc/self/fd/%s", de->d_name);
+		if (readlink(p, l, sizeof(l) - 1) < 0)
+			continue;
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s->%s\n", de->d_name, l);
+	}
+	closedir(d);
+	return strdup(buf);
+}
+
+/* Run the CLI; returns its exit status (128+sig if killed); stderr into @err. */
+static int run(char **err, const char *const *argv)
+{
+	static char ebuf[8192];
+	int p[2], status;
+	pid_t pid;
+	ssize_t n, len = 0;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		FAILF("pipe");
+	pid = fork();
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+
+		dup2(devnull, 1);
+		dup2(p[1], 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	while ((n = read(p[0], ebuf + len, sizeof(ebuf) - 1 - len)) > 0)
+		len += n;
+	ebuf[len] = '\0';
+	close(p[0]);
+	waitpid(pid, &status, 0);
+	if (err)
+		*err = ebuf;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+#define RUN(err, ...) run(err, (const char *const[]){ bin, __VA_ARGS__, NULL })
+
+static struct rootasm_layout *load(const char *rel)
+{
+	struct rootasm_layout *l = NULL;
+	struct rootasm_error e = { 0 };
+	char buf[8192];
+
+	if (rootasm_layout_load(path(rel), &l, &e) < 0)
+		FAILF("load %s: %s", rel, rootasm_error_format(&e, buf, sizeof(buf)));
+	return l;
+}
+
+/* Assemble @rel with the library and attach it at a fresh directory; returns the directory. */
+static const char *assemble_at(const char *rel, const char *mnt)
+{
+	struct rootasm_layout *l = load(rel);
+	struct rootasm_error e = { 0 };
+	char buf[8192];
+	int fd;
+
+	mkdir(path(mnt), 0755);
+	fd = rootasm_assemble(l, &e);
+	if (fd < 0)
+		FAILF("assemble %s: %s", rel, rootasm_error_format(&e, buf, sizeof(buf)));
+	if (rootasm_attach(fd, path(mnt), &e) < 0)
+		FAILF("attach %s: %s", rel, rootasm_error_format(&e, buf, sizeof(buf)));
+	close(fd);
+	rootasm_layout_free(l);
+	return path(mnt);
+}
+
+static uint64_t held_caps(void)
+{
+	cap_t c = cap_get_proc();
+	uint64_t m = 0;
+
+	for (cap_value_t v = 0; v < 64 && cap_valid(v); v++) {
+		cap_flag_value_t on = CAP_CLEAR;
+
+		if (cap_get_flag(c, v, CAP_EFFECTIVE, &on) == 0 && on == CAP_SET)
+			m |= 1ULL << v;
+	}
+	cap_free(c);
+	return m;
+}
+
+/* "[cap_a, cap_b, ...]": what we hold, less @drop. */
+static const char *caps_yaml(uint64_t drop)
+{
+	static char buf[2048];
+	uint64_t m = held_caps() & ~drop;
+
+	strcpy(buf, "[");
+	for (int v = 0; v < 64; v++) {
+		if (!(m & (1ULL << v)))
+			continue;
+		char *n = cap_to_name(v);
+
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s", buf[1] ? ", " : "", n);
+		cap_free(n);
+	}
+	strcat(buf, "]");
+	return buf;
+}
+
+static void layoutf(const char *rel, const char *fmt, ...)
+{
+	char text[16384];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	put(rel, text);
+}
+
+/* ---------------------------------------------------------------- tests */
+
+TEST(image_and_dir_layers_with_whiteouts)
+{
+	/* dir l1 (bottom), squashfs l2, erofs l3 that deletes /etc/deleted */
+	const char *m;
+	struct stat st;
+
+	layoutf("t1.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\n  - image: l3.erofs\n");
+	m = assemble_at("t1.yaml", "m1");
+	ASSERT_STR(slurp(path("m1/etc/motd")), "l2\n");
+	ASSERT_STR(slurp(path("m1/newfile")), "new\n");
+	ASSERT_STR(slurp(path("m1/etc/keep")), "keep\n");
+	ASSERT_ERRNO(stat(path("m1/etc/deleted"), &st), ENOENT);
+	/* the file is still in the bottom layer: the whiteout hides it */
+	ASSERT_EQ(stat(path("l1/etc/deleted"), &st), 0);
+	ASSERT_CONTAINS(mount_at(m), " - overlay ");
+	ASSERT_EQ(mounts_under(m), 1);
+	/* two loop devices back the two images while the tree is attached */
+	ASSERT_CONTAINS(loops(), "l2.sqfs");
+	ASSERT_CONTAINS(loops(), "l3.erofs");
+	ASSERT_EQ(umount2(m, MNT_DETACH), 0);
+}
+
+TEST(tmpfs_upper_takes_writes)
+{
+	struct stat st;
+	int fd;
+
+	layoutf("t2.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\nupper:\n  tmpfs: { size: 8M }\n");
+	assemble_at("t2.yaml", "m2");
+	fd = open(path("m2/etc/written"), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(write(fd, "x\n", 2), 2);
+	close(fd);
+	ASSERT_EQ(unlink(path("m2/etc/keep")), 0);
+	put("m2/etc/motd", "changed\n");
+	ASSERT_STR(slurp(path("m2/etc/written")), "x\n");
+	ASSERT_STR(slurp(path("m2/etc/motd")), "changed\n");
+	/* no layer changed */
+	ASSERT_ERRNO(stat(path("l1/etc/written"), &st), ENOENT);
+	ASSERT_STR(slurp(path("l1/etc/keep")), "keep\n");
+	ASSERT_STR(slurp(path("l2/etc/motd")), "l2\n");
+	/* the size limit is the tmpfs upper's */
+	ASSERT_ERRNO(system("dd if=/dev/zero of=m2/big bs=1M count=16 2>/dev/null") == 0 ? 0 : (errno = ENOSPC, -1), ENOSPC);
+}
+
+TEST(readonly_rootfs_refuses_writes)
+{
+	layoutf("t3.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\n");
+	assemble_at("t3.yaml", "m3");
+	ASSERT_ERRNO(open(path("m3/etc/new"), O_CREAT | O_WRONLY | O_CLOEXEC, 0644), EROFS);
+	ASSERT_ERRNO(mkdir(path("m3/dir"), 0755), EROFS);
+	ASSERT_CONTAINS(mount_at(path("m3")), " ro,");
+	/* a single layer is the root itself, read-only */
+	layoutf("t3b.yaml", "version: 1\nlayers:\n  - dir: l1\n");
+	assemble_at("t3b.yaml", "m3b");
+	ASSERT_ERRNO(open(path("m3b/etc/new"), O_CREAT | O_WRONLY | O_CLOEXEC, 0644), EROFS);
+	ASSERT_STR(slurp(path("m3b/etc/motd")), "base\n");
+}
+
+static bool creds_noadmin_works(void)
+{
+	struct rootasm_probe p;
+
+	rootasm_probe(&p);
+	return p.present[ROOTASM_FEAT_OVL_CREDS_NOADMIN];
+}
+
+TEST(override_creds_without_mknod_denies_mknod)
+{
+	/* the credential keeps CAP_SYS_ADMIN: the running kernel (6.17+) requires it */
+	layoutf("t4a.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n"
+		"overlay:\n  override_creds: { uid: 0, gid: 0, capabilities: %s }\n",
+		caps_yaml(1ULL << CAP_MKNOD));
+	layoutf("t4b.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
+	assemble_at("t4a.yaml", "m4a");
+	assemble_at("t4b.yaml", "m4b");
+	/* the caller (us) holds CAP_MKNOD; the recorded credential does not */
+	ASSERT_ERRNO(mknod(path("m4a/null"), S_IFCHR | 0666, makedev(1, 3)), EPERM);
+	ASSERT_EQ(mknod(path("m4b/null"), S_IFCHR | 0666, makedev(1, 3)), 0);
+}
+
+TEST(override_creds_checks_reads_against_recorded_credential)
+{
+	int fd;
+
+	char *err;
+
+	/*
+	 * Read-only overlays: with an upper, overlayfs sets up its mode-000 work
+	 * directory under the recorded credential, which then needs CAP_DAC_OVERRIDE.
+	 */
+	layoutf("t5a.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\n"
+		"overlay:\n  override_creds: { uid: 0, gid: 0, capabilities: %s }\n",
+		caps_yaml((1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_DAC_READ_SEARCH)));
+	layoutf("t5b.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\n");
+	assemble_at("t5a.yaml", "m5a");
+	assemble_at("t5b.yaml", "m5b");
+	/* /secret: uid 4242, mode 0600. We (the mounter) can read it... */
+	fd = open(path("m5b/secret"), O_RDONLY | O_CLOEXEC);
+	ASSERT_TRUE(fd >= 0);
+	close(fd);
+	ASSERT_STR(slurp(path("l1/secret")), "secret\n");
+	/* ...but through the overlay that recorded the reduced credential, no */
+	ASSERT_ERRNO(open(path("m5a/secret"), O_RDONLY | O_CLOEXEC), EACCES);
+	/* a file the credential may read is fine */
+	ASSERT_STR(slurp(path("m5a/etc/motd")), "l2\n");
+	/* with an upper, the same credential is refused at create, and the error says why */
+	layoutf("t5c.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n"
+		"overlay:\n  override_creds: { uid: 0, gid: 0, capabilities: %s }\n",
+		caps_yaml(1ULL << CAP_DAC_OVERRIDE));
+	mkdir(path("m5c"), 0755);
+	ASSERT_EQ(RUN(&err, "assemble", path("t5c.yaml"), "--attach", path("m5c")), 1);
+	ASSERT_CONTAINS(err, "create overlay");
+	ASSERT_CONTAINS(err, "Permission denied");
+	ASSERT_CONTAINS(err, "needs CAP_DAC_OVERRIDE");
+}
+
+TEST(override_creds_without_sys_admin)
+{
+	/* The running kernel decides: 6.15/6.16 and the kernel/ series allow it, 6.17+ refuse it. */
+	char *err;
+	char *before = mountinfo(), *lb = loops();
+	int rc;
+
+	layoutf("t6.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\nupper: { tmpfs: {} }\n"
+		"overlay:\n  override_creds: { uid: 1000, gid: 1000, capabilities: [] }\n");
+	mkdir(path("m6"), 0755);
+	rc = RUN(&err, "assemble", path("t6.yaml"), "--attach", path("m6"));
+	if (creds_noadmin_works()) {
+		ASSERT_EQ(rc, 0);
+		ASSERT_ERRNO(mknod(path("m6/null"), S_IFCHR | 0666, makedev(1, 3)), EPERM);
+		return;
+	}
+	ASSERT_EQ(rc, 1);
+	ASSERT_CONTAINS(err, "override_creds without CAP_SYS_ADMIN");
+	ASSERT_CONTAINS(err, "Linux 6.17+");
+	ASSERT_EQ(strchr(err, '\n'), err + strlen(err) - 1);	/* one line */
+	ASSERT_STR(mountinfo(), before);
+	ASSERT_STR(loops(), lb);
+}
+
+TEST(volumes_bind_tmpfs_image_nested)
+{
+	const char *m;
+	char *line;
+
+	layoutf("t7.yaml",
+		"version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\nupper: { tmpfs: {} }\n"
+		"mounts:\n"
+		"  - { bind: data, target: /srv/data, options: [ro, nosuid, nodev] }\n"
+		"  - { bind: hostfile, target: /etc/resolv.conf, options: [ro] }\n"
+		"  - { tmpfs: /tmp, options: [nosuid, nodev, size=4M, mode=755] }\n"
+		"  - { image: vol.sqfs, target: /opt/vol }\n"
+		"  - { layout: sub.yaml, target: /srv/sub }\n"
+		"  - { tmpfs: /srv/data2, options: [noexec] }\n"
+		"attributes: [nosuid, nodev]\n");
+	m = assemble_at("t7.yaml", "m7");
+	ASSERT_EQ(mounts_under(m), 7);
+	ASSERT_CONTAINS(mount_at(m), " rw,nosuid,nodev");
+	line = mount_at(path("m7/srv/data"));
+	ASSERT_CONTAINS(line, " ro,nosuid,nodev");
+	ASSERT_STR(slurp(path("m7/srv/data/file")), "hello\n");
+	ASSERT_ERRNO(open(path("m7/srv/data/new"), O_CREAT | O_WRONLY | O_CLOEXEC, 0644), EROFS);
+	ASSERT_CONTAINS(mount_at(path("m7/etc/resolv.conf")), " ro,");
+	ASSERT_STR(slurp(path("m7/etc/resolv.conf")), "nameserver 192.0.2.1\n");
+	line = mount_at(path("m7/tmp"));
+	ASSERT_CONTAINS(line, " - tmpfs ");
+	ASSERT_CONTAINS(line, "size=4096k");
+	ASSERT_CONTAINS(line, "mode=755");
+	line = mount_at(path("m7/opt/vol"));
+	ASSERT_CONTAINS(line, " - squashfs ");
+	ASSERT_STR(slurp(path("m7/opt/vol/volfile")), "vol\n");
+	/* the nested layout is a whole read-only tree of its own (layer l2 only) */
+	ASSERT_STR(slurp(path("m7/srv/sub/etc/motd")), "l2\n");
+	ASSERT_CONTAINS(mount_at(path("m7/srv/sub")), " ro,");
+	ASSERT_CONTAINS(mount_at(path("m7/srv/data2")), "noexec");
+}
+
+TEST(symlinks_cannot_redirect_targets_out_of_the_rootfs)
+{
+	struct stat st;
+	char *hostmi = NULL;
+
+	/* l1 has /etclink -> /etc and /up -> ../.. (relative to /, so the root itself) */
+	layoutf("t8.yaml",
+		"version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n"
+		"mounts:\n"
+		"  - { tmpfs: /etclink/escape1 }\n"
+		"  - { tmpfs: /up/up/escape2 }\n"
+		"  - { bind: hostfile, target: /etclink/escape3 }\n");
+	hostmi = mountinfo();
+	assemble_at("t8.yaml", "m8");
+	/* everything landed inside the tree */
+	ASSERT_TRUE(mount_at(path("m8/etc/escape1")) != NULL);
+	ASSERT_TRUE(mount_at(path("m8/escape2")) != NULL);
+	ASSERT_TRUE(mount_at(path("m8/etc/escape3")) != NULL);
+	ASSERT_EQ(mounts_under(path("m8")), 4);
+	/* and nothing outside it: not on the host's /etc, not beside the fixture */
+	ASSERT_ERRNO(stat("/etc/escape1", &st), ENOENT);
+	ASSERT_ERRNO(stat("/etc/escape3", &st), ENOENT);
+	ASSERT_ERRNO(stat("/escape2", &st), ENOENT);
+	ASSERT_ERRNO(stat(path("escape2"), &st), ENOENT);
+	ASSERT_TRUE(mount_at("/etc/escape1") == NULL);
+	(void)hostmi;
+}
+
+TEST(attach_adds_exactly_the_tree)
+{
+	struct rootasm_layout *l;
+	struct rootasm_error e = { 0 };
+	char *before, *during, *after;
+	int fd;
+
+	layoutf("t9.yaml",
+		"version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\nupper: { tmpfs: {} }\n"
+		"mounts:\n  - { tmpfs: /tmp }\n  - { bind: data, target: /data }\n  - { image: vol.sqfs, target: /vol }\n");
+	l = load("t9.yaml");
+	mkdir(path("m9"), 0755);
+	before = mountinfo();
+	fd = rootasm_assemble(l, &e);
+	ASSERT_TRUE(fd >= 0);
+	/* the whole tree exists, and the namespace has not seen any of it */
+	during = mountinfo();
+	ASSERT_STR(during, before);
+	ASSERT_EQ(rootasm_attach(fd, path("m9"), &e), 0);
+	after = mountinfo();
+	/* exactly root + 3 volumes appeared, all under m9, and nothing else changed */
+	ASSERT_EQ(mounts_under(path("m9")), 4);
+	{
+		int nb = 0, na = 0;
+
+		for (char *s = before; *s; s++)
+			nb += *s == '\n';
+		for (char *s = after; *s; s++)
+			na += *s == '\n';
+		ASSERT_EQ(na - nb, 4);
+	}
+	close(fd);
+	rootasm_layout_free(l);
+}
+
+TEST(cli_attach)
+{
+	char *err;
+
+	layoutf("t10.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\nmounts:\n  - { tmpfs: /tmp }\n");
+	mkdir(path("m10"), 0755);
+	ASSERT_EQ(RUN(&err, "assemble", path("t10.yaml"), "--attach", path("m10")), 0);
+	ASSERT_STR(err, "");
+	ASSERT_EQ(mounts_under(path("m10")), 2);
+	ASSERT_STR(slurp(path("m10/etc/motd")), "base\n");
+}
+
+TEST(send_fd_to_a_client_that_attaches)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char payload[4096] = "";
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { payload, sizeof(payload) - 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *c;
+	char *before;
+	int ls, cs, tree, status;
+	pid_t pid;
+
+	layoutf("t11.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\nupper: { tmpfs: {} }\n"
+		"mounts:\n  - { tmpfs: /run }\n");
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path("sock"));
+	ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ASSERT_EQ(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ASSERT_EQ(listen(ls, 1), 0);
+	before = mountinfo();
+	pid = fork();
+	if (pid == 0) {
+		execl(bin, bin, "assemble", path("t11.yaml"), "--send-fd", path("sock"), (char *)NULL);
+		_exit(127);
+	}
+	cs = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+	ASSERT_TRUE(cs >= 0);
+	ASSERT_TRUE(recvmsg(cs, &msg, MSG_CMSG_CLOEXEC) > 0);
+	waitpid(pid, &status, 0);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ASSERT_TRUE(!strncmp(payload, "rootasm-tree 1 ", 15));
+	ASSERT_CONTAINS(payload, "t11.yaml\n");
+	c = CMSG_FIRSTHDR(&msg);
+	ASSERT_TRUE(c && c->cmsg_type == SCM_RIGHTS);
+	memcpy(&tree, CMSG_DATA(c), sizeof(int));
+	/* the sender has exited; the tree lives on in our fd, still unseen */
+	ASSERT_STR(mountinfo(), before);
+	mkdir(path("m11"), 0755);
+	ASSERT_EQ(move_mount(tree, "", AT_FDCWD, path("m11"), MOVE_MOUNT_F_EMPTY_PATH), 0);
+	ASSERT_EQ(mounts_under(path("m11")), 2);
+	ASSERT_STR(slurp(path("m11/etc/motd")), "l2\n");
+	close(tree);
+}
+
+TEST(exec_passes_exit_status)
+{
+	char *err;
+
+	layoutf("t12.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\nupper: { tmpfs: {} }\n");
+	ASSERT_EQ(RUN(&err, "exec", path("t12.yaml"), "--", "/bin/sh", "-c", "exit 7"), 7);
+	ASSERT_EQ(RUN(&err, "exec", path("t12.yaml"), "/bin/sh", "-c", "exit 0"), 0);
+	/* it runs inside the tree, as pid 2 under rootasm's init, with /proc of its own */
+	ASSERT_EQ(RUN(&err, "exec", path("t12.yaml"), "--", "/bin/sh", "-c",
+		      "test \"$(cat /etc/motd)\" = l2 && test -f /newfile && test $$ = 2 && test -r /proc/1/status"), 0);
+	/* killed by a signal: 128 + N */
+	ASSERT_EQ(RUN(&err, "exec", path("t12.yaml"), "--", "/bin/sh", "-c", "kill -9 $$"), 137);
+	/* not found: 127, with one line naming it */
+	ASSERT_EQ(RUN(&err, "exec", path("t12.yaml"), "--", "/nonexistent"), 127);
+	ASSERT_CONTAINS(err, "/nonexistent");
+	/* the mount API is denied to the command by default */
+	ASSERT_EQ(RUN(&err, "exec", path("t12.yaml"), "--", "/bin/sh", "-c", "mount -t tmpfs none /tmp"), 1);
+	ASSERT_CONTAINS(err, "permission denied");
+	/* a layout that opts out lets it through */
+	layoutf("t12b.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\nupper: { tmpfs: {} }\n"
+		"exec: { deny_mount_api: false }\n");
+	ASSERT_EQ(RUN(&err, "exec", path("t12b.yaml"), "--", "/bin/sh", "-c", "mkdir -p /tmp && mount -t tmpfs none /tmp"), 0);
+	/* nothing stays behind in our namespace */
+	ASSERT_EQ(mounts_under(fix), 0);
+}
+
+TEST(exec_forwards_signals)
+{
+	struct timespec ts = { 0, 300 * 1000 * 1000 };
+	int status;
+	pid_t pid;
+
+	layoutf("t13.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
+	pid = fork();
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+
+		dup2(devnull, 2);
+		execl(bin, bin, "exec", path("t13.yaml"), "--", "/bin/sh", "-c", "trap 'exit 42' TERM; while :; do sleep 0.05; done", (char *)NULL);
+		_exit(127);
+	}
+	nanosleep(&ts, NULL);
+	nanosleep(&ts, NULL);
+	ASSERT_EQ(kill(pid, SIGTERM), 0);
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 42);
+}
+
+/* Assemble @rel expecting failure; nothing may change: mountinfo, loop devices, our fds. */
+static void expect_clean_failure(const char *rel, const char *want, void (*between)(void))
+{
+	struct rootasm_layout *l = load(rel);
+	struct rootasm_error e = { 0 };
+	char *mi, *lo, *fd_before, buf[8192];
+	int fd;
+
+	if (between)
+		between();
+	mi = mountinfo();
+	lo = loops();
+	fd_before = fds();
+	fd = rootasm_assemble(l, &e);
+	ASSERT_TRUE(fd < 0);
+	rootasm_error_format(&e, buf, sizeof(buf));
+	ASSERT_CONTAINS(buf, want);
+	ASSERT_TRUE(strchr(buf, '\n') == NULL);
+	ASSERT_STR(mountinfo(), mi);
+	ASSERT_STR(loops(), lo);
+	ASSERT_STR(fds(), fd_before);
+	rootasm_layout_free(l);
+}
+
+static void remove_image(void)
+{
+	sh("rm -f %s/gone.sqfs", fix);
+}
+
+TEST(failure_missing_image_leaves_nothing)
+{
+	sh("cp %s/l2.sqfs %s/gone.sqfs", fix, fix);
+	/* the image vanishes after the layout was checked: the third layer fails to open */
+	layoutf("f1.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l3.erofs\n  - image: gone.sqfs\nupper: { tmpfs: {} }\n");
+	expect_clean_failure("f1.yaml", "gone.sqfs: No such file or directory", remove_image);
+}
+
+TEST(failure_bad_option_leaves_nothing)
+{
+	/* the kernel refuses: a squashfs image declared as erofs; its message is in the error */
+	layoutf("f2.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l3.erofs\nupper: { tmpfs: {} }\n"
+		"mounts:\n  - { tmpfs: /tmp }\n  - { image: vol.sqfs, target: /vol, type: erofs }\n");
+	expect_clean_failure("f2.yaml", "f2.yaml:8:5: erofs ", NULL);
+	/* an erofs image declared squashfs, as the second of three layers */
+	layoutf("f2b.yaml", "version: 1\nlayers:\n  - image: l2.sqfs\n  - image: l3.erofs\n    type: squashfs\n"
+		"  - dir: l1\nupper: { tmpfs: {} }\n");
+	expect_clean_failure("f2b.yaml", "squashfs ", NULL);
+}
+
+TEST(failure_unreachable_target_leaves_nothing)
+{
+	/* /etc/motd is a file: nothing can be mounted below it; two volumes are already in */
+	layoutf("f3.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\nupper: { tmpfs: {} }\n"
+		"mounts:\n  - { tmpfs: /tmp }\n  - { image: vol.sqfs, target: /vol }\n  - { tmpfs: /etc/motd/x }\n");
+	expect_clean_failure("f3.yaml", "f3.yaml:9:5: resolve target /etc/motd/x: Not a directory", NULL);
+	/* a read-only rootfs cannot grow a mount point */
+	layoutf("f3b.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\nmounts:\n  - { tmpfs: /nowhere }\n");
+	expect_clean_failure("f3b.yaml", "Read-only file system", NULL);
+}
+
+static void drop_setuid(void)
+{
+	cap_t c = cap_get_proc();
+	cap_value_t v = CAP_SETUID;
+
+	cap_set_flag(c, CAP_EFFECTIVE, 1, &v, CAP_CLEAR);
+	cap_set_flag(c, CAP_PERMITTED, 1, &v, CAP_CLEAR);
+	if (cap_set_proc(c) < 0)
+		FAILF("cap_set_proc");
+	cap_free(c);
+}
+
+TEST(failure_invalid_credential_leaves_nothing)
+{
+	/* a mounter without CAP_SETUID cannot take on uid 1000 */
+	layoutf("f4.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\nupper: { tmpfs: {} }\n"
+		"overlay:\n  override_creds: { uid: 1000, gid: 0, capabilities: [CAP_SYS_ADMIN] }\n");
+	expect_clean_failure("f4.yaml", "override_creds setresuid: Operation not permitted", drop_setuid);
+}
+
+TEST(probe_reports_every_feature)
+{
+	char *err, line[256];
+	FILE *f;
+	int n = 0;
+
+	ASSERT_EQ(RUN(&err, "probe"), 0);
+	f = popen("exec \"$ROOTASM_BIN\" probe --json", "r");
+	ASSERT_TRUE(f != NULL);
+	while (fgets(line, sizeof(line), f))
+		;
+	pclose(f);
+	for (int i = 0; i < _ROOTASM_FEAT_MAX; i++)
+		n += rootasm_feature_name(i)[0] != '?';
+	ASSERT_EQ(n, _ROOTASM_FEAT_MAX);
+	/* on this kernel (>= 6.15) the mount features rootasm needs are all present */
+	{
+		struct rootasm_probe p;
+
+		rootasm_probe(&p);
+		for (int i = 0; i < _ROOTASM_FEAT_MAX; i++)
+			if (i != ROOTASM_FEAT_OVL_CREDS_NOADMIN && !p.present[i])
+				FAILF("%s absent: %s", rootasm_feature_name(i), p.detail[i]);
+	}
+}
+
+static pid_t main_pid;
+
+static void cleanup(void)
+{
+	if (getpid() == main_pid)	/* not in the per-test children */
+		sh("rm -rf %s", fix);
+}
+
+int main(int argc, char **argv)
+{
+	bin = argc > 1 ? argv[1] : getenv("ROOTASM_BIN");
+	if (bin)
+		bin = realpath(bin, NULL);
+	if (!bin) {
+		fprintf(stderr, "usage: %s ROOTASM_BIN\n", argv[0]);
+		return 2;
+	}
+	setenv("ROOTASM_BIN", bin, 1);
+	if (geteuid() != 0)
+		return harness_main(argc, argv);
+	if (!mkdtemp(fix))
+		return 2;
+	main_pid = getpid();
+	atexit(cleanup);
+	sh("cd %s && mkdir -p l1/bin l1/etc l1/proc l1/home/user l2/etc l3/etc data vol", fix);
+	sh("cd %s && cp /bin/busybox l1/bin/ && for c in sh cat test sleep mount kill; do ln -s busybox l1/bin/$c; done", fix);
+	sh("cd %s && echo base > l1/etc/motd && echo gone > l1/etc/deleted && echo keep > l1/etc/keep", fix);
+	sh("cd %s && echo secret > l1/secret && chown 4242:4242 l1/secret && chmod 0600 l1/secret", fix);
+	sh("cd %s && chown 1000:1000 l1/home/user && ln -s /etc l1/etclink && ln -s ../.. l1/up", fix);
+	sh("cd %s && echo l2 > l2/etc/motd && echo new > l2/newfile && mknod l3/etc/deleted c 0 0", fix);
+	sh("cd %s && echo hello > data/file && echo 'nameserver 192.0.2.1' > hostfile && echo vol > vol/volfile", fix);
+	sh("cd %s && mksquashfs l2 l2.sqfs -quiet -no-progress -comp zstd >/dev/null && "
+	   "mksquashfs vol vol.sqfs -quiet -no-progress >/dev/null && mkfs.erofs --quiet l3.erofs l3 >/dev/null", fix);
+	sh("cd %s && printf 'version: 1\\nlayers:\\n  - dir: l2\\n' > sub.yaml", fix);
+	if (chdir(fix) < 0)
+		return 2;
+	return harness_main(argc, argv);
+}
