@@ -325,7 +325,7 @@ static int get_source(struct pctx *p, const yaml_node_t *n, const char *key, mod
 		return perr(p, n, key, "%s: not a directory", buf);
 	if (type == S_IFREG && !S_ISREG(st.st_mode))
 		return perr(p, n, key, "%s: not a regular file", buf);
-	*ret = strdup(buf);
+	*ret = realpath(buf, NULL);
 	return *ret ? 0 : -ENOMEM;
 }
 

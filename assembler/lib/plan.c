@@ -111,6 +111,12 @@ static void print_text(FILE *f, const struct rootasm_layout *l, int indent)
 		fprintf(f, "%*s%2d. mount %s %s on %s options=", indent, "", step++, mount_kind[m->kind],
 			m->source ? m->source : "-", m->target);
 		attrs_list(f, &m->attrs, false);
+		if (m->tmpfs.size)
+			fprintf(f, " size=%s", m->tmpfs.size);
+		if (m->tmpfs.nr_inodes)
+			fprintf(f, " nr_inodes=%s", m->tmpfs.nr_inodes);
+		if (m->tmpfs.has_mode)
+			fprintf(f, " mode=%o", m->tmpfs.mode);
 		fputc('\n', f);
 		if (m->nested)
 			print_text(f, m->nested, indent + 4);
