@@ -56,6 +56,15 @@ int ra_err(struct rootasm_error *e, int err, int fsfd, const char *op, const cha
 	return -err;
 }
 
+/* One line, always: control characters from user input become '?'. */
+static const char *one_line(char *buf)
+{
+	for (char *s = buf; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+	return buf;
+}
+
 const char *rootasm_error_format(const struct rootasm_error *e, char *buf, size_t size)
 {
 	int n = 0;
@@ -66,7 +75,7 @@ const char *rootasm_error_format(const struct rootasm_error *e, char *buf, size_
 	else if (e->file[0])
 		n = snprintf(buf, size, "%s: ", e->file);
 	if (n < 0 || (size_t)n >= size)
-		return buf;
+		return one_line(buf);
 	if (e->usage) {
 		/* Layout errors: the message is the whole story. */
 		const char *m = e->msg[0] ? e->msg : strerror(e->err ? e->err : EINVAL);
@@ -75,9 +84,9 @@ const char *rootasm_error_format(const struct rootasm_error *e, char *buf, size_
 			snprintf(buf + n, size - n, "%s %s: %s", e->op, e->path, m);
 		else
 			snprintf(buf + n, size - n, "%s%s%s", e->op, e->op[0] ? ": " : "", m);
-		return buf;
+		return one_line(buf);
 	}
 	snprintf(buf + n, size - n, "%s%s%s: %s%s%s%s", e->op, e->path[0] ? " " : "", e->path,
 		 strerror(e->err ? e->err : EIO), e->msg[0] ? " (" : "", e->msg, e->msg[0] ? ")" : "");
-	return buf;
+	return one_line(buf);
 }
