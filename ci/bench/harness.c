@@ -1,0 +1,636 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * rootasm-bench: times rootasm and its baselines on the running kernel, in a
+ * private mount namespace of its own, and prints one JSON object of raw
+ * samples (µs) on stdout. ci/bench/run drives it and does the statistics.
+ *
+ *   rootasm-bench [-n RUNS] [-w WARMUP] MODE ...
+ *
+ *   lib LAYOUT TARGET     in-process library path, per run:
+ *                         A: rootasm_layout_load | rootasm_assemble | close (tree dissolves)
+ *                         B: rootasm_assemble | rootasm_attach(TARGET) | close + umount2(DETACH)
+ *   first LAYOUT          one fresh process per run: load, the first assemble (with the
+ *                         feature probe), close, then a second assemble in the same process
+ *   legacy SPEC           legacy_build (ends attached at the spec's target) | umount2(DETACH)
+ *   floor SPEC            floor_build | move_mount to the target | close + umount2(DETACH)
+ *   cli [--umount DIR]... [--cgroup2] -- CMD...
+ *                         fork+exec CMD (an argument "@N@" becomes the run number), wait4
+ *                         (ru_maxrss), then umount2(DIR, MNT_DETACH) for each --umount
+ *   conc WORKERS TOTAL lib LAYOUT TARGETBASE | legacy SPEC | floor SPEC
+ *                         TOTAL assemblies (assemble, attach, teardown) spread over WORKERS
+ *                         processes that start together; wall time per run and latency
+ *                         of each assembly
+ *   legacy-once SPEC      one legacy_build, left attached (for `cli`: the process-level baseline)
+ *
+ * Timings are never assertions: a failing workload prints {"error": ...} and exits 3.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <linux/magic.h>
+
+#include "bench.h"
+#include "rootasm.h"
+
+#define MAX_SERIES 8
+
+struct series {
+	const char *name;
+	double *v;
+	size_t n;
+};
+
+static struct series S[MAX_SERIES];
+static size_t nseries;
+static const char *mode = "?";
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static struct series *series(const char *name)
+{
+	for (size_t i = 0; i < nseries; i++)
+		if (!strcmp(S[i].name, name))
+			return &S[i];
+	if (nseries == MAX_SERIES)
+		abort();
+	S[nseries].name = name;
+	return &S[nseries++];
+}
+
+static void add(const char *name, double v)
+{
+	struct series *s = series(name);
+
+	if (!(s->n & (s->n - 1)) || !s->n) {
+		s->v = realloc(s->v, (s->n ? 2 * s->n : 1) * sizeof(double));
+		if (!s->v)
+			abort();
+	}
+	s->v[s->n++] = v;
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static int emit(const char *error, const char *extra_fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Print the JSON result; @extra_fmt adds raw members ("k": v, ...). Returns the exit code. */
+static int emit(const char *error, const char *extra_fmt, ...)
+{
+	printf("{\"mode\": ");
+	json_str(mode);
+	printf(", \"series\": {");
+	for (size_t i = 0; i < nseries; i++) {
+		printf("%s\"%s\": [", i ? ", " : "", S[i].name);
+		for (size_t j = 0; j < S[i].n; j++)
+			printf("%s%.2f", j ? ", " : "", S[i].v[j]);
+		printf("]");
+	}
+	printf("}, \"error\": ");
+	if (error)
+		json_str(error);
+	else
+		printf("null");
+	if (extra_fmt) {
+		va_list ap;
+
+		printf(", ");
+		va_start(ap, extra_fmt);
+		vprintf(extra_fmt, ap);
+		va_end(ap);
+	}
+	printf("}\n");
+	fflush(stdout);
+	return error ? 3 : 0;
+}
+
+static int emit_rootasm(const struct rootasm_error *e)
+{
+	char buf[8192];
+
+	return emit(rootasm_error_format(e, buf, sizeof(buf)), NULL);
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "rootasm-bench: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+/* A private mount namespace: nothing we mount is seen outside, and all of it goes with us. */
+static void private_ns(void)
+{
+	if (unshare(CLONE_NEWNS) < 0)
+		die("unshare(CLONE_NEWNS)");
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		die("make / private");
+}
+
+static int load(const char *path, struct rootasm_layout **l, struct rootasm_error *e)
+{
+	memset(e, 0, sizeof(*e));
+	return rootasm_layout_load(path, l, e);
+}
+
+/* ---- lib / first -------------------------------------------------------------- */
+
+static int mode_lib(int runs, int warm, const char *path, const char *target)
+{
+	struct rootasm_error e;
+	struct rootasm_layout *l;
+
+	for (int i = -warm; i < runs; i++) {
+		double t0, t1, t2, t3;
+		int fd;
+
+		/* A: load, assemble, close (the tree dissolves) */
+		t0 = now_us();
+		if (load(path, &l, &e) < 0)
+			return emit_rootasm(&e);
+		t1 = now_us();
+		fd = rootasm_assemble(l, &e);
+		t2 = now_us();
+		if (fd < 0)
+			return emit_rootasm(&e);
+		close(fd);
+		t3 = now_us();
+		if (i >= 0) {
+			add("load", t1 - t0);
+			add("assemble", t2 - t1);
+			add("close", t3 - t2);
+		}
+		/* B: assemble, attach, detach (what the legacy run does end to end) */
+		t0 = now_us();
+		fd = rootasm_assemble(l, &e);
+		t1 = now_us();
+		if (fd < 0)
+			return emit_rootasm(&e);
+		if (rootasm_attach(fd, target, &e) < 0)
+			return emit_rootasm(&e);
+		t2 = now_us();
+		close(fd);
+		if (umount2(target, MNT_DETACH) < 0)
+			die("umount2 target");
+		t3 = now_us();
+		rootasm_layout_free(l);
+		if (i >= 0) {
+			add("b_assemble", t1 - t0);
+			add("b_attach", t2 - t1);
+			add("b_teardown", t3 - t2);
+		}
+	}
+	return emit(NULL, NULL);
+}
+
+static int mode_first(int runs, const char *path)
+{
+	double *shm = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (shm == MAP_FAILED)
+		die("mmap");
+	for (int i = 0; i < runs; i++) {
+		int status;
+		pid_t pid = fork();
+
+		if (pid < 0)
+			die("fork");
+		if (pid == 0) {
+			struct rootasm_error e;
+			struct rootasm_layout *l;
+			double t[6];
+			int fd;
+
+			t[0] = now_us();
+			if (load(path, &l, &e) < 0)
+				_exit(emit_rootasm(&e));
+			t[1] = now_us();
+			if ((fd = rootasm_assemble(l, &e)) < 0)
+				_exit(emit_rootasm(&e));
+			t[2] = now_us();
+			close(fd);
+			t[3] = now_us();
+			if ((fd = rootasm_assemble(l, &e)) < 0)
+				_exit(emit_rootasm(&e));
+			t[4] = now_us();
+			close(fd);
+			t[5] = now_us();
+			for (int k = 0; k < 5; k++)
+				shm[k] = t[k + 1] - t[k];
+			_exit(0);
+		}
+		if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+			die("waitpid");
+		if (WEXITSTATUS(status))
+			return WEXITSTATUS(status);	/* the child printed the error */
+		add("load", shm[0]);
+		add("first_assemble", shm[1]);
+		add("first_close", shm[2]);
+		add("second_assemble", shm[3]);
+		add("second_close", shm[4]);
+	}
+	return emit(NULL, NULL);
+}
+
+/* ---- legacy / floor ------------------------------------------------------------ */
+
+static int spec_or_emit(const char *path, struct b_spec *s)
+{
+	struct b_err e = { 0 };
+
+	if (spec_load(path, s, &e) < 0) {
+		emit(e.what, NULL);
+		return -1;
+	}
+	if (!s->stage || !s->target) {
+		emit("spec: needs stage and target", NULL);
+		return -1;
+	}
+	if (s->reldir && chdir(s->reldir) < 0)
+		die("chdir relative");
+	return 0;
+}
+
+static int emit_legacy_error(const struct b_spec *s, const struct b_err *e)
+{
+	return emit(e->what, "\"errno\": %d, \"lowerdir_bytes\": %zu, \"page\": %ld", e->err,
+		    legacy_data_len(s, s->stage), sysconf(_SC_PAGESIZE));
+}
+
+static int mode_legacy(int runs, int warm, const char *path)
+{
+	struct b_spec s;
+
+	if (spec_or_emit(path, &s) < 0)
+		return 3;
+	for (int i = -warm; i < runs; i++) {
+		struct b_err e = { 0 };
+		double t0, t1, t2;
+
+		t0 = now_us();
+		if (legacy_build(&s, s.stage, s.target, &e) < 0)
+			return emit_legacy_error(&s, &e);
+		t1 = now_us();
+		if (umount2(s.target, MNT_DETACH) < 0)
+			die("umount2 target");
+		t2 = now_us();
+		if (i >= 0) {
+			add("build", t1 - t0);
+			add("teardown", t2 - t1);
+		}
+	}
+	return emit(NULL, "\"lowerdir_bytes\": %zu", legacy_data_len(&s, s.stage));
+}
+
+static int mode_floor(int runs, int warm, const char *path)
+{
+	struct b_spec s;
+
+	if (spec_or_emit(path, &s) < 0)
+		return 3;
+	for (int i = -warm; i < runs; i++) {
+		struct b_err e = { 0 };
+		double t0, t1, t2, t3;
+		int fd;
+
+		t0 = now_us();
+		fd = floor_build(&s, &e);
+		if (fd < 0)
+			return emit(e.what, NULL);
+		t1 = now_us();
+		if (move_mount(fd, "", AT_FDCWD, s.target, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			die("move_mount target");
+		t2 = now_us();
+		close(fd);
+		if (umount2(s.target, MNT_DETACH) < 0)
+			die("umount2 target");
+		t3 = now_us();
+		if (i >= 0) {
+			add("build", t1 - t0);
+			add("attach", t2 - t1);
+			add("teardown", t3 - t2);
+		}
+	}
+	return emit(NULL, NULL);
+}
+
+static int mode_legacy_once(const char *path)
+{
+	struct b_spec s;
+	struct b_err e = { 0 };
+
+	if (spec_or_emit(path, &s) < 0)
+		return 3;
+	if (legacy_build(&s, s.stage, s.target, &e) < 0) {
+		fprintf(stderr, "rootasm-bench: legacy: %s\n", e.what);
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- cli ----------------------------------------------------------------------- */
+
+static int mode_cli(int runs, int warm, int argc, char **argv)
+{
+	const char *umounts[16];
+	int nu = 0, i;
+	struct statfs sf;
+
+	for (i = 0; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "--umount") && i + 1 < argc && nu < 16) {
+			umounts[nu++] = argv[++i];
+		} else if (!strcmp(argv[i], "--cgroup2")) {
+			/* crun refuses a hybrid v1/v2 hierarchy; in our namespace, show it cgroup2 */
+			if (statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type != CGROUP2_SUPER_MAGIC &&
+			    mount("none", "/sys/fs/cgroup", "cgroup2", 0, NULL) < 0)
+				die("mount cgroup2");
+		} else {
+			fprintf(stderr, "rootasm-bench: cli: unknown option %s\n", argv[i]);
+			return 2;
+		}
+	}
+	if (i + 1 >= argc) {
+		fprintf(stderr, "rootasm-bench: cli: missing -- CMD\n");
+		return 2;
+	}
+	argv += i + 1;
+	argc -= i + 1;
+	for (int run = -warm; run < runs; run++) {
+		char *args[argc + 1], num[16];
+		struct rusage ru;
+		double t0, t1, t2;
+		int status;
+		pid_t pid;
+
+		snprintf(num, sizeof(num), "%d", run + warm);
+		for (int k = 0; k < argc; k++)
+			args[k] = strcmp(argv[k], "@N@") ? argv[k] : num;
+		args[argc] = NULL;
+		t0 = now_us();
+		pid = fork();
+		if (pid < 0)
+			die("fork");
+		if (pid == 0) {
+			execvp(args[0], args);
+			_exit(127);
+		}
+		if (wait4(pid, &status, 0, &ru) < 0)
+			die("wait4");
+		t1 = now_us();
+		for (int k = 0; k < nu; k++)
+			umount2(umounts[k], MNT_DETACH);
+		t2 = now_us();
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			char msg[256];
+
+			snprintf(msg, sizeof(msg), "%s exited with status %d", args[0],
+				 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+			return emit(msg, NULL);
+		}
+		if (run >= 0) {
+			add("run", t1 - t0);
+			add("total", t2 - t0);
+			add("maxrss_kb", (double)ru.ru_maxrss);
+		}
+	}
+	return emit(NULL, NULL);
+}
+
+/* ---- conc ---------------------------------------------------------------------- */
+
+enum kind { K_LIB, K_LEGACY, K_FLOOR };
+
+struct method {
+	enum kind kind;
+	const char *layout_path;
+	struct rootasm_layout *l;
+	struct b_spec s;
+};
+
+/* One assembly, attached at @target and torn down again; 0 or -errno with @msg filled. */
+static int one(struct method *m, const char *stage, const char *target, char *msg, size_t size)
+{
+	struct rootasm_error re = { 0 };
+	struct b_err e = { 0 };
+	int fd;
+
+	switch (m->kind) {
+	case K_LIB:
+		fd = rootasm_assemble(m->l, &re);
+		if (fd < 0 || rootasm_attach(fd, target, &re) < 0) {
+			rootasm_error_format(&re, msg, size);
+			if (fd >= 0)
+				close(fd);
+			return -re.err;
+		}
+		close(fd);
+		break;
+	case K_LEGACY:
+		if (legacy_build(&m->s, stage, target, &e) < 0) {
+			snprintf(msg, size, "%s", e.what);
+			return -e.err;
+		}
+		break;
+	case K_FLOOR:
+		fd = floor_build(&m->s, &e);
+		if (fd < 0) {
+			snprintf(msg, size, "%s", e.what);
+			return fd;
+		}
+		if (move_mount(fd, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+			snprintf(msg, size, "move_mount %s: %s", target, strerror(errno));
+			close(fd);
+			return -errno;
+		}
+		close(fd);
+		break;
+	}
+	return umount2(target, MNT_DETACH) < 0 ? -errno : 0;
+}
+
+struct conc_shm {
+	int next;		/* the next assembly to take */
+	int failed;
+	char msg[512];
+	double lat[];		/* µs per assembly */
+};
+
+static int mode_conc(int runs, int workers, int total, int argc, char **argv)
+{
+	struct method m = { 0 };
+	const char *stage_base = NULL, *target_base = NULL;
+	struct conc_shm *shm;
+	size_t shm_size = sizeof(*shm) + total * sizeof(double);
+
+	if (argc >= 3 && !strcmp(argv[0], "lib")) {
+		struct rootasm_error e;
+
+		m.kind = K_LIB;
+		m.layout_path = argv[1];
+		target_base = argv[2];
+		if (load(argv[1], &m.l, &e) < 0)
+			return emit_rootasm(&e);
+	} else if (argc >= 2 && (!strcmp(argv[0], "legacy") || !strcmp(argv[0], "floor"))) {
+		m.kind = argv[0][0] == 'l' ? K_LEGACY : K_FLOOR;
+		if (spec_or_emit(argv[1], &m.s) < 0)
+			return 3;
+		stage_base = m.s.stage;
+		target_base = m.s.target;
+	} else {
+		fprintf(stderr, "rootasm-bench: conc: lib LAYOUT TARGETBASE | legacy SPEC | floor SPEC\n");
+		return 2;
+	}
+	shm = mmap(NULL, shm_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shm == MAP_FAILED)
+		die("mmap");
+	for (int w = 0; w < workers; w++) {
+		char p[4096];
+
+		snprintf(p, sizeof(p), "%s/w%d", target_base, w);
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			die("mkdir worker target");
+		if (stage_base) {
+			snprintf(p, sizeof(p), "%s/w%d", stage_base, w);
+			if (mkdir(p, 0755) < 0 && errno != EEXIST)
+				die("mkdir worker stage");
+		}
+	}
+	for (int run = 0; run < runs; run++) {
+		int ready[2], go[2];
+		double t0, t1;
+		char c;
+
+		memset(shm, 0, shm_size);
+		if (pipe(ready) < 0 || pipe(go) < 0)
+			die("pipe");
+		for (int w = 0; w < workers; w++) {
+			pid_t pid = fork();
+
+			if (pid < 0)
+				die("fork");
+			if (pid == 0) {
+				char stage[4096], target[4096], msg[512];
+
+				close(ready[0]);
+				close(go[1]);
+				snprintf(target, sizeof(target), "%s/w%d", target_base, w);
+				if (stage_base)
+					snprintf(stage, sizeof(stage), "%s/w%d", stage_base, w);
+				/* Warm up outside the clock: rootasm's feature probe is per process. */
+				if (one(&m, stage, target, msg, sizeof(msg)) < 0) {
+					if (!__atomic_exchange_n(&shm->failed, 1, __ATOMIC_SEQ_CST))
+						snprintf(shm->msg, sizeof(shm->msg), "%s", msg);
+				}
+				(void)!write(ready[1], "r", 1);
+				(void)!read(go[0], &c, 1);	/* returns 0 when the parent closes go[1] */
+				for (;;) {
+					int k = __atomic_fetch_add(&shm->next, 1, __ATOMIC_SEQ_CST);
+					double a;
+
+					if (k >= total || shm->failed)
+						break;
+					a = now_us();
+					if (one(&m, stage, target, msg, sizeof(msg)) < 0) {
+						if (!__atomic_exchange_n(&shm->failed, 1, __ATOMIC_SEQ_CST))
+							snprintf(shm->msg, sizeof(shm->msg), "%s", msg);
+						break;
+					}
+					shm->lat[k] = now_us() - a;
+				}
+				_exit(0);
+			}
+		}
+		close(ready[1]);
+		close(go[0]);
+		for (int w = 0; w < workers; w++)
+			if (read(ready[0], &c, 1) != 1)
+				die("worker start");
+		t0 = now_us();
+		close(go[1]);
+		while (wait(NULL) > 0)
+			;
+		t1 = now_us();
+		close(ready[0]);
+		if (shm->failed)
+			return emit(shm->msg, NULL);
+		add("wall", t1 - t0);
+		for (int k = 0; k < total; k++)
+			add("latency", shm->lat[k]);
+	}
+	return emit(NULL, "\"workers\": %d, \"total\": %d", workers, total);
+}
+
+/* ---- main ---------------------------------------------------------------------- */
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: rootasm-bench [-n RUNS] [-w WARMUP] lib LAYOUT TARGET | first LAYOUT | "
+			"legacy SPEC | floor SPEC | legacy-once SPEC | cli [--umount DIR]... [--cgroup2] -- CMD... | "
+			"conc WORKERS TOTAL (lib LAYOUT TARGETBASE | legacy SPEC | floor SPEC)\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	int runs = 20, warm = 2, opt;
+
+	while ((opt = getopt(argc, argv, "+n:w:")) != -1) {
+		if (opt == 'n')
+			runs = atoi(optarg);
+		else if (opt == 'w')
+			warm = atoi(optarg);
+		else
+			return usage();
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1 || runs < 1 || warm < 0)
+		return usage();
+	mode = argv[0];
+	if (!strcmp(mode, "legacy-once") && argc == 2)
+		return mode_legacy_once(argv[1]);	/* runs in its parent's namespace, as the CLI does */
+	private_ns();
+	signal(SIGPIPE, SIG_IGN);
+	if (!strcmp(mode, "lib") && argc == 3)
+		return mode_lib(runs, warm, argv[1], argv[2]);
+	if (!strcmp(mode, "first") && argc == 2)
+		return mode_first(runs, argv[1]);
+	if (!strcmp(mode, "legacy") && argc == 2)
+		return mode_legacy(runs, warm, argv[1]);
+	if (!strcmp(mode, "floor") && argc == 2)
+		return mode_floor(runs, warm, argv[1]);
+	if (!strcmp(mode, "cli"))
+		return mode_cli(runs, warm, argc - 1, argv + 1);
+	if (!strcmp(mode, "conc") && argc >= 4)
+		return mode_conc(runs, atoi(argv[1]), atoi(argv[2]), argc - 3, argv + 3);
+	return usage();
+}
