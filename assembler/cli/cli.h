@@ -11,6 +11,7 @@ int cmd_check(int argc, char **argv);
 int cmd_assemble(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
 
 /* Print "rootasm: <one line>" for @e; returns the exit code it calls for. */
 int cli_fail(const struct rootasm_error *e);

@@ -14,7 +14,12 @@ int cmd_exec(int argc, char **argv)
 	struct rootasm_exec_opts o = { 0 };
 	struct rootasm_layout *l;
 	int i = 1, fd, r;
+	bool report = false;
 
+	if (i < argc && !strcmp(argv[i], "--report")) {
+		report = true;
+		i++;
+	}
 	if (i < argc && argv[i][0] == '-' && strcmp(argv[i], "--"))
 		return cli_usage("exec: unknown option '%s'", argv[i]);
 	if (i >= argc)
@@ -37,8 +42,9 @@ int cmd_exec(int argc, char **argv)
 	close(fd);
 	if (r < 0)
 		return cli_fail(&e);
-	if (getenv("ROOTASM_DEBUG"))
-		fprintf(stderr, "rootasm: exec: status %d%s cgroup %llu\n", res.status,
-			res.from_pidfd_info ? " (PIDFD_INFO_EXIT)" : " (waitid)", res.cgroupid);
+	if (report)
+		fprintf(stderr, "rootasm: exec: %s exited with status %d, cgroup id %llu, read %s\n", argv[i],
+			res.status, res.cgroupid,
+			res.from_pidfd_info ? "through PIDFD_INFO_EXIT after reaping" : "from waitid (no PIDFD_INFO_EXIT)");
 	return res.status;
 }

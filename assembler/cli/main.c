@@ -11,12 +11,23 @@ static const char usage[] =
 	"Assemble a container root filesystem out of detached mounts.\n"
 	"\n"
 	"  rootasm check LAYOUT [--json]            validate LAYOUT and print the plan\n"
-	"  rootasm assemble LAYOUT --attach DIR     assemble, then attach at DIR with one move_mount\n"
+	"  rootasm check --live DIR [--json]        print the mounts of the tree attached at DIR,\n"
+	"                                           with their id mappings, read back with statmount\n"
+	"  rootasm assemble LAYOUT --attach DIR [--audit]\n"
+	"                                           assemble, then attach at DIR with one move_mount;\n"
+	"                                           --audit counts the mount events this namespace sees\n"
+	"                                           while assembling (must be 0) and at the attach\n"
+	"                                           (must equal the tree's mounts)\n"
 	"  rootasm assemble LAYOUT --send-fd SOCKET assemble, then send the tree's fd over the\n"
 	"                                           AF_UNIX stream socket SOCKET (SCM_RIGHTS)\n"
-	"  rootasm exec LAYOUT [--] CMD [ARG...]    assemble, then run CMD with the tree as root\n"
-	"                                           in new mount and pid namespaces\n"
+	"  rootasm exec [--report] LAYOUT [--] CMD [ARG...]\n"
+	"                                           assemble, then run CMD with the tree as root\n"
+	"                                           in new mount and pid namespaces; --report prints\n"
+	"                                           CMD's status and cgroup id as the kernel kept them\n"
 	"  rootasm probe [--json]                   report which kernel features are present\n"
+	"  rootasm watch [--mntns PATH|PID] [--json] [--count N] [--timeout S]\n"
+	"                                           print mount attach/detach events of a mount\n"
+	"                                           namespace (default: our own), one line each\n"
 	"\n"
 	"Exit status: 0 success, 1 runtime failure, 2 bad usage or bad layout;\n"
 	"exec passes CMD's status through (128+N when CMD dies of signal N).\n"
@@ -61,6 +72,7 @@ int main(int argc, char **argv)
 		{ "assemble", cmd_assemble },
 		{ "exec", cmd_exec },
 		{ "probe", cmd_probe },
+		{ "watch", cmd_watch },
 	};
 
 	if (argc < 2)

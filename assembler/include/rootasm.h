@@ -62,6 +62,10 @@ enum rootasm_feature {
 	ROOTASM_FEAT_OVL_OVERRIDE_CREDS,/* overlay "override_creds" option (6.15) */
 	ROOTASM_FEAT_OVL_CREDS_NOADMIN,	/* override_creds recorded without CAP_SYS_ADMIN over detached layers */
 	ROOTASM_FEAT_PIDFD_INFO_EXIT,	/* PIDFD_GET_INFO with PIDFD_INFO_EXIT (6.15) */
+	ROOTASM_FEAT_FANOTIFY_MNT,	/* fanotify FAN_MNT_ATTACH/DETACH, FAN_MARK_MNTNS (6.15) */
+	ROOTASM_FEAT_STATMOUNT_IDMAP,	/* statmount STATMOUNT_MNT_UIDMAP/GIDMAP (6.15) */
+	ROOTASM_FEAT_OPEN_TREE_ATTR,	/* open_tree_attr() (6.15) */
+	ROOTASM_FEAT_IDMAP_IDMAPPED,	/* an idmapped mount of an idmapped mount (6.15) */
 	_ROOTASM_FEAT_MAX,
 };
 
@@ -117,6 +121,27 @@ struct rootasm_exec_result {
  */
 int rootasm_exec(int tree_fd, char *const argv[], const struct rootasm_exec_opts *opts,
 		 struct rootasm_exec_result *res, struct rootasm_error *e);
+
+/*
+ * Mount notifications (fanotify FAN_MNT_ATTACH/FAN_MNT_DETACH, Linux 6.15).
+ * rootasm_watch_open() watches the mount namespace of @mntns_fd (an nsfs fd,
+ * e.g. of /proc/self/ns/mnt); returns a non-blocking fanotify fd, caller owns it.
+ */
+struct rootasm_mount_event {
+	bool attach, detach;		/* a move reports both */
+	unsigned long long mnt_id;	/* unique 64-bit mount id (statmount) */
+};
+
+int rootasm_watch_open(int mntns_fd, struct rootasm_error *e);
+/* Read what is queued (waiting up to @timeout_ms; 0 = do not wait); returns the count. */
+int rootasm_watch_read(int fd, struct rootasm_mount_event *ev, size_t max, int timeout_ms);
+
+/* Describe mount @mnt_id (in the namespace of @mntns_fd, or ours if < 0) as one line. */
+int rootasm_mount_describe(unsigned long long mnt_id, int mntns_fd, bool json, char *buf, size_t size);
+/* Count the mounts of the tree whose root is mounted at @path (it and all below it). */
+int rootasm_tree_count(const char *path);
+/* Print each mount of the tree at @path, with its id mappings, read back with statmount. */
+int rootasm_tree_print(const char *path, void *out, bool json, struct rootasm_error *e);
 
 #ifdef __cplusplus
 }

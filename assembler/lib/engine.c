@@ -27,6 +27,7 @@
 #include "layout.h"
 #include "probe.h"
 #include "sysmnt.h"
+#include "uapi.h"
 #include "util.h"
 
 #define F(x) (1u << ROOTASM_FEAT_##x)
@@ -40,9 +41,12 @@ unsigned int rootasm_layout_needs(const struct rootasm_layout *l)
 {
 	unsigned int n = F(MOUNT_API);
 
-	for (size_t i = 0; i < l->nlayers; i++)
+	for (size_t i = 0; i < l->nlayers; i++) {
 		if (l->layers[i].kind == RA_LAYER_IMAGE)
 			n |= F(LOOP_CONFIGURE);
+		if (l->layers[i].idmap.set)
+			n |= F(MOUNT_SETATTR);
+	}
 	if (is_overlay(l)) {
 		n |= F(OVL_FD_LAYERS) | F(FSCONFIG_OPATH) | F(OVL_DETACHED_LAYERS);
 		if (l->creds.set) {
@@ -60,6 +64,8 @@ unsigned int rootasm_layout_needs(const struct rootasm_layout *l)
 
 		if (m->kind == RA_MOUNT_IMAGE)
 			n |= F(LOOP_CONFIGURE);
+		if (m->idmap.set)
+			n |= F(MOUNT_SETATTR);
 		if (m->nested)
 			n |= rootasm_layout_needs(m->nested);
 	}
@@ -85,16 +91,24 @@ static int setattr(int fd, const struct ra_attrs *a, bool recursive, const char 
 /* A layer as an fd overlayfs can take; caller owns it. */
 static int open_layer(const struct ra_layer *ly, bool clone, struct rootasm_error *e)
 {
-	int fd;
+	int fd, r;
 
 	if (ly->kind == RA_LAYER_IMAGE)
-		return ra_image_mount(ly->path, ly->fstype, MOUNT_ATTR_RDONLY, e);
-	if (clone)
+		fd = ra_image_mount(ly->path, ly->fstype, MOUNT_ATTR_RDONLY, e);
+	else if (clone || ly->idmap.set)
 		fd = open_tree(AT_FDCWD, ly->path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	else
 		fd = open(ly->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && ly->kind == RA_LAYER_IMAGE)
+		return fd;
 	if (fd < 0)
-		return ra_err(e, errno, -EBADF, clone ? "open_tree" : "open layer", ly->path, NULL);
+		return ra_err(e, errno, -EBADF, clone || ly->idmap.set ? "open_tree" : "open layer", ly->path, NULL);
+	/* an idmapped layer must be a mount of its own: a clone, or the image mount */
+	r = ra_idmap_apply(fd, &ly->idmap, false, ly->path, e);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
 	return fd;
 }
 
@@ -337,6 +351,13 @@ static int open_volume(const struct ra_mount *m, bool *ret_dir, struct rootasm_e
 		return fd;
 	case RA_MOUNT_IMAGE:
 		fd = ra_image_mount(m->source, m->fstype, m->attrs.set, e);
+		if (fd >= 0) {
+			r = ra_idmap_apply(fd, &m->idmap, false, m->source, e);
+			if (r < 0) {
+				close(fd);
+				return r;
+			}
+		}
 		if (fd >= 0 && m->attrs.propagation) {
 			struct ra_attrs p = { .propagation = m->attrs.propagation };
 
@@ -352,10 +373,43 @@ static int open_volume(const struct ra_mount *m, bool *ret_dir, struct rootasm_e
 	case RA_MOUNT_BIND:
 		break;
 	}
+	if (m->idmap.set && ra_feature(ROOTASM_FEAT_OPEN_TREE_ATTR)) {
+		/*
+		 * One call clones, sets the attributes and the idmapping; unlike
+		 * mount_setattr() it may also change the mapping of a source that
+		 * is idmapped already (Linux 6.15).
+		 */
+		_cleanup_close_ int ns = ra_userns_open(&m->idmap, e);
+		struct mount_attr a = {
+			.attr_set = m->attrs.set | MOUNT_ATTR_IDMAP,
+			.attr_clr = m->attrs.clr,
+			.propagation = m->attrs.propagation,
+		};
+
+		if (ns < 0)
+			return ns;
+		a.userns_fd = ns;
+		fd = syscall(__NR_open_tree_attr, AT_FDCWD, m->source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+			     (m->attrs.recursive ? AT_RECURSIVE : 0), &a, sizeof(a));
+		if (fd < 0)
+			return ra_err(e, errno, -EBADF, "open_tree_attr", m->source, NULL);
+		if (fstat(fd, &st) < 0) {
+			r = ra_err(e, errno, -EBADF, "stat", m->source, NULL);
+			close(fd);
+			return r;
+		}
+		*ret_dir = S_ISDIR(st.st_mode);
+		return fd;
+	}
 	fd = open_tree(AT_FDCWD, m->source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
 		       (m->attrs.recursive ? AT_RECURSIVE : 0));
 	if (fd < 0)
 		return ra_err(e, errno, -EBADF, "open_tree", m->source, NULL);
+	r = ra_idmap_apply(fd, &m->idmap, m->attrs.recursive, m->source, e);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
 	if (fstat(fd, &st) < 0) {
 		r = ra_err(e, errno, -EBADF, "stat", m->source, NULL);
 		close(fd);

@@ -498,9 +498,79 @@ static int parse_tmpfs_map(struct pctx *p, yaml_node_t *map, const char *where, 
 	return 0;
 }
 
+static int parse_ranges(struct pctx *p, yaml_node_t *seq, const char *where, struct ra_idrange **ret,
+			size_t *n)
+{
+	size_t cnt, i = 0;
+	int r = want(p, seq, where, YAML_SEQUENCE_NODE);
+
+	if (r < 0)
+		return r;
+	cnt = seq->data.sequence.items.top - seq->data.sequence.items.start;
+	if (cnt == 0 || cnt > RA_MAX_IDRANGES)
+		return perr(p, seq, where, "expected 1 to %d ranges, got %zu", RA_MAX_IDRANGES, cnt);
+	*ret = calloc(cnt, sizeof(**ret));
+	if (!*ret)
+		return -ENOMEM;
+	for (yaml_node_item_t *it = seq->data.sequence.items.start;
+	     it < seq->data.sequence.items.top; it++, i++) {
+		yaml_node_t *nd = node(p, *it);
+		char key[96], num[3][16];
+		uint64_t v[3];
+		const char *s;
+
+		snprintf(key, sizeof(key), "%s[%zu]", where, i);
+		r = get_string(p, nd, key, &s);
+		if (r < 0)
+			return r;
+		if (sscanf(s, "%15[0-9]:%15[0-9]:%15[0-9]", num[0], num[1], num[2]) != 3 ||
+		    strspn(s, "0123456789:") != strlen(s) ||
+		    parse_u64(num[0], 10, 4294967294ULL, &v[0]) < 0 ||
+		    parse_u64(num[1], 10, 4294967294ULL, &v[1]) < 0 ||
+		    parse_u64(num[2], 10, 4294967295ULL, &v[2]) < 0 || v[2] == 0 ||
+		    v[0] + v[2] > 4294967295ULL || v[1] + v[2] > 4294967295ULL)
+			return perr(p, nd, key, "expected a range 'inside:outside:count', got '%s'", s);
+		(*ret)[i] = (struct ra_idrange){ v[0], v[1], v[2] };
+		*n = i + 1;
+	}
+	return 0;
+}
+
+static int parse_idmap(struct pctx *p, yaml_node_t *m, const char *where, struct ra_idmap *im)
+{
+	static const char *const keys[] = { "userns", "uids", "gids", NULL };
+	yaml_node_t *ns, *u, *g;
+	char key[96];
+	int r = want(p, m, where, YAML_MAPPING_NODE);
+
+	if (r < 0)
+		return r;
+	r = check_keys(p, m, where, keys);
+	if (r < 0)
+		return r;
+	ns = lookup(p, m, "userns");
+	u = lookup(p, m, "uids");
+	g = lookup(p, m, "gids");
+	im->set = true;
+	if (ns) {
+		if (u || g)
+			return perr(p, m, where, "give either 'userns' or 'uids' and 'gids', not both");
+		snprintf(key, sizeof(key), "%s.userns", where);
+		return get_source(p, ns, key, 0, &im->userns);
+	}
+	if (!u || !g)
+		return perr(p, m, where, "needs 'userns', or both 'uids' and 'gids'");
+	snprintf(key, sizeof(key), "%s.uids", where);
+	r = parse_ranges(p, u, key, &im->uids, &im->nuids);
+	if (r < 0)
+		return r;
+	snprintf(key, sizeof(key), "%s.gids", where);
+	return parse_ranges(p, g, key, &im->gids, &im->ngids);
+}
+
 static int parse_layers(struct pctx *p, yaml_node_t *seq, struct rootasm_layout *l)
 {
-	static const char *const keys[] = { "image", "dir", "type", NULL };
+	static const char *const keys[] = { "image", "dir", "type", "idmap", NULL };
 	size_t n, i = 0;
 	int r = want(p, seq, "layers", YAML_SEQUENCE_NODE);
 
@@ -516,7 +586,7 @@ static int parse_layers(struct pctx *p, yaml_node_t *seq, struct rootasm_layout 
 		return -ENOMEM;
 	for (yaml_node_item_t *it = seq->data.sequence.items.start;
 	     it < seq->data.sequence.items.top; it++, i++) {
-		yaml_node_t *m = node(p, *it), *img, *dir, *ty;
+		yaml_node_t *m = node(p, *it), *img, *dir, *ty, *idm;
 		struct ra_layer *ly = &l->layers[i];
 		char key[64];
 
@@ -532,6 +602,13 @@ static int parse_layers(struct pctx *p, yaml_node_t *seq, struct rootasm_layout 
 		dir = lookup(p, m, "dir");
 		ty = lookup(p, m, "type");
 		ly->loc = loc_of(m);
+		if ((idm = lookup(p, m, "idmap"))) {
+			snprintf(key, sizeof(key), "layers[%zu].idmap", i);
+			r = parse_idmap(p, idm, key, &ly->idmap);
+			if (r < 0)
+				return r;
+			snprintf(key, sizeof(key), "layers[%zu]", i);
+		}
 		if (!!img == !!dir)
 			return perr(p, m, key, "a layer needs exactly one of 'image' or 'dir'");
 		if (ty && !img)
@@ -686,7 +763,8 @@ static int parse_overlay(struct pctx *p, yaml_node_t *m, struct rootasm_layout *
 
 static int parse_mount(struct pctx *p, yaml_node_t *m, size_t i, struct ra_mount *mt)
 {
-	static const char *const keys[] = { "bind", "tmpfs", "image", "layout", "target", "options", "type", NULL };
+	static const char *const keys[] = { "bind", "tmpfs", "image", "layout", "target", "options", "type",
+					    "idmap", NULL };
 	static const char *const kinds[] = { "bind", "tmpfs", "image", "layout" };
 	yaml_node_t *kind_node = NULL, *v;
 	char key[96], where[64];
@@ -754,6 +832,14 @@ static int parse_mount(struct pctx *p, yaml_node_t *m, size_t i, struct ra_mount
 		if (mt->kind == RA_MOUNT_LAYOUT)
 			return perr(p, v, key, "a nested layout sets its own 'attributes'; 'options' does not apply");
 		r = parse_options(p, v, key, allow, &mt->attrs, &mt->tmpfs);
+		if (r < 0)
+			return r;
+	}
+	if ((v = lookup(p, m, "idmap"))) {
+		snprintf(key, sizeof(key), "%s.idmap", where);
+		if (mt->kind != RA_MOUNT_BIND && mt->kind != RA_MOUNT_IMAGE)
+			return perr(p, v, key, "'idmap' applies to bind and image mounts only");
+		r = parse_idmap(p, v, key, &mt->idmap);
 		if (r < 0)
 			return r;
 	}
@@ -971,6 +1057,13 @@ int rootasm_layout_load(const char *path, struct rootasm_layout **ret, struct ro
 	return rootasm_layout_load_depth(path, 0, ret, e);
 }
 
+static void idmap_free(struct ra_idmap *m)
+{
+	free(m->userns);
+	free(m->uids);
+	free(m->gids);
+}
+
 static void tmpfs_free(struct ra_tmpfs *t)
 {
 	free(t->size);
@@ -981,13 +1074,16 @@ void rootasm_layout_free(struct rootasm_layout *l)
 {
 	if (!l)
 		return;
-	for (size_t i = 0; i < l->nlayers; i++)
+	for (size_t i = 0; i < l->nlayers; i++) {
 		free(l->layers[i].path);
+		idmap_free(&l->layers[i].idmap);
+	}
 	free(l->layers);
 	for (size_t i = 0; i < l->nmounts; i++) {
 		free(l->mounts[i].source);
 		free(l->mounts[i].target);
 		tmpfs_free(&l->mounts[i].tmpfs);
+		idmap_free(&l->mounts[i].idmap);
 		rootasm_layout_free(l->mounts[i].nested);
 	}
 	free(l->mounts);

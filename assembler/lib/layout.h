@@ -16,6 +16,20 @@
 #define RA_MAX_DEPTH		8		/* nested layouts */
 #define RA_PATH_MAX		4096
 
+#define RA_MAX_IDRANGES		340		/* the kernel's own limit per map */
+
+struct ra_idrange {
+	uint32_t inside, outside, count;
+};
+
+/* An idmapped mount: a given user namespace, or one made from ranges. */
+struct ra_idmap {
+	bool set;
+	char *userns;				/* path of an nsfs file, or NULL */
+	struct ra_idrange *uids, *gids;
+	size_t nuids, ngids;
+};
+
 struct ra_loc {
 	unsigned int line, column;		/* 1-based */
 };
@@ -42,6 +56,7 @@ struct ra_layer {
 	enum ra_layer_kind kind;
 	char *path;				/* absolute */
 	enum ra_fstype fstype;
+	struct ra_idmap idmap;
 	struct ra_loc loc;
 };
 
@@ -90,6 +105,7 @@ struct ra_mount {
 	struct ra_attrs attrs;
 	struct ra_tmpfs tmpfs;
 	struct rootasm_layout *nested;		/* RA_MOUNT_LAYOUT */
+	struct ra_idmap idmap;
 	struct ra_loc loc;
 };
 
@@ -114,6 +130,11 @@ int ra_layout_parse(const char *buf, size_t len, const char *file, const char *d
 int ra_normalize_target(const char *in, char *out, size_t size);
 
 const char *ra_cap_name(unsigned int cap);
+
+/* idmap.c: a user namespace for @m (caller owns the fd), and applying it to a detached mount. */
+int ra_userns_open(const struct ra_idmap *m, struct rootasm_error *e);
+int ra_idmap_apply(int mfd, const struct ra_idmap *m, bool recursive, const char *what,
+		   struct rootasm_error *e);
 
 /* Load a layout file nested @depth levels deep (0 = top). */
 int rootasm_layout_load_depth(const char *path, int depth, struct rootasm_layout **ret,

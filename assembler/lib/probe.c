@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <linux/loop.h>
 
+#include "mntinfo.h"
 #include "probe.h"
 #include "sysmnt.h"
 #include "util.h"
@@ -34,6 +35,10 @@ static const struct {
 	[ROOTASM_FEAT_OVL_OVERRIDE_CREDS] = { "overlay-override-creds", "overlayfs override_creds option (Linux 6.15)" },
 	[ROOTASM_FEAT_OVL_CREDS_NOADMIN] = { "overlay-override-creds-unprivileged", "override_creds recorded without CAP_SYS_ADMIN over detached layers (Linux 6.15-6.16; refused since 6.17)" },
 	[ROOTASM_FEAT_PIDFD_INFO_EXIT] = { "pidfd-info-exit", "PIDFD_GET_INFO with PIDFD_INFO_EXIT (Linux 6.15)" },
+	[ROOTASM_FEAT_FANOTIFY_MNT] = { "fanotify-mount-events", "fanotify FAN_MNT_ATTACH/FAN_MNT_DETACH with FAN_MARK_MNTNS (Linux 6.15)" },
+	[ROOTASM_FEAT_STATMOUNT_IDMAP] = { "statmount-idmap", "statmount() STATMOUNT_MNT_UIDMAP/GIDMAP (Linux 6.15)" },
+	[ROOTASM_FEAT_OPEN_TREE_ATTR] = { "open-tree-attr", "open_tree_attr() (Linux 6.15)" },
+	[ROOTASM_FEAT_IDMAP_IDMAPPED] = { "idmap-of-idmapped", "an idmapped mount created from an idmapped mount (Linux 6.15)" },
 };
 
 const char *rootasm_feature_name(enum rootasm_feature f)
@@ -292,6 +297,79 @@ static int p_pidfd_exit(char *d)
 	return 0;
 }
 
+static int p_fanotify_mnt(char *d)
+{
+	_cleanup_close_ int ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC), fd = -EBADF;
+	struct rootasm_error e;
+
+	if (ns < 0)
+		return DETAIL(d, "/proc/self/ns/mnt: %s", strerror(errno)), -errno;
+	fd = rootasm_watch_open(ns, &e);
+	if (fd < 0)
+		return DETAIL(d, "%s: %s", e.op, strerror(e.err)), fd;
+	return 0;
+}
+
+static int p_statmount_idmap(char *d)
+{
+	struct ra_statmount *sm = NULL;
+	uint64_t id;
+	int r = ra_mount_id(AT_FDCWD, "/", &id);
+	bool ok;
+
+	if (r < 0)
+		return DETAIL(d, "statx STATX_MNT_ID_UNIQUE: %s", strerror(-r)), r;
+	r = ra_statmount(id, RA_STATMOUNT_SUPPORTED_MASK, &sm);
+	if (r < 0)
+		return DETAIL(d, "statmount: %s", strerror(-r)), r;
+	ok = (sm->mask & RA_STATMOUNT_SUPPORTED_MASK) &&
+	     (sm->supported_mask & (RA_STATMOUNT_MNT_UIDMAP | RA_STATMOUNT_MNT_GIDMAP)) ==
+		     (RA_STATMOUNT_MNT_UIDMAP | RA_STATMOUNT_MNT_GIDMAP);
+	free(sm);
+	if (!ok)
+		return DETAIL(d, "statmount does not report STATMOUNT_MNT_UIDMAP/GIDMAP as supported"), -EOPNOTSUPP;
+	return 0;
+}
+
+static const struct ra_idrange probe_range = { 0, 100000, 65536 }, probe_range2 = { 0, 200000, 65536 };
+
+static int p_open_tree_attr(char *d)
+{
+	_cleanup_close_ int mfd = ra_tmpfs_mount(NULL, 0, NULL), cfd = -EBADF;
+	struct mount_attr a = { .attr_set = MOUNT_ATTR_NOSUID };
+
+	if (mfd < 0)
+		return DETAIL(d, "tmpfs: %s", strerror(-mfd)), mfd;
+	cfd = syscall(__NR_open_tree_attr, mfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH, &a, sizeof(a));
+	if (cfd < 0)
+		return DETAIL(d, "open_tree_attr: %s", strerror(errno)), -errno;
+	return 0;
+}
+
+static int p_idmap_idmapped(char *d)
+{
+	struct ra_idmap m1 = { .set = true, .uids = (struct ra_idrange *)&probe_range, .nuids = 1,
+			       .gids = (struct ra_idrange *)&probe_range, .ngids = 1 };
+	struct ra_idmap m2 = { .set = true, .uids = (struct ra_idrange *)&probe_range2, .nuids = 1,
+			       .gids = (struct ra_idrange *)&probe_range2, .ngids = 1 };
+	_cleanup_close_ int mfd = ra_tmpfs_mount(NULL, 0, NULL), ns = -EBADF, cfd = -EBADF;
+	struct rootasm_error e;
+	struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP };
+
+	if (mfd < 0)
+		return DETAIL(d, "tmpfs: %s", strerror(-mfd)), mfd;
+	if (ra_idmap_apply(mfd, &m1, false, "tmpfs", &e) < 0)
+		return DETAIL(d, "first idmap: %s", strerror(e.err)), -e.err;
+	ns = ra_userns_open(&m2, &e);
+	if (ns < 0)
+		return DETAIL(d, "user namespace: %s", strerror(e.err)), ns;
+	a.userns_fd = ns;
+	cfd = syscall(__NR_open_tree_attr, mfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH, &a, sizeof(a));
+	if (cfd < 0)
+		return DETAIL(d, "open_tree_attr(idmapped, MOUNT_ATTR_IDMAP): %s", strerror(errno)), -errno;
+	return 0;
+}
+
 static int (*const probes[_ROOTASM_FEAT_MAX])(char *) = {
 	[ROOTASM_FEAT_MOUNT_API] = p_mount_api,
 	[ROOTASM_FEAT_MOUNT_SETATTR] = p_setattr,
@@ -305,6 +383,10 @@ static int (*const probes[_ROOTASM_FEAT_MAX])(char *) = {
 	[ROOTASM_FEAT_OVL_OVERRIDE_CREDS] = p_override_creds,
 	[ROOTASM_FEAT_OVL_CREDS_NOADMIN] = p_creds_noadmin,
 	[ROOTASM_FEAT_PIDFD_INFO_EXIT] = p_pidfd_exit,
+	[ROOTASM_FEAT_FANOTIFY_MNT] = p_fanotify_mnt,
+	[ROOTASM_FEAT_STATMOUNT_IDMAP] = p_statmount_idmap,
+	[ROOTASM_FEAT_OPEN_TREE_ATTR] = p_open_tree_attr,
+	[ROOTASM_FEAT_IDMAP_IDMAPPED] = p_idmap_idmapped,
 };
 
 static signed char cache[_ROOTASM_FEAT_MAX];	/* 0 unknown, 1 present, -1 absent */

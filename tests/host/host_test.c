@@ -120,6 +120,7 @@ static char *mount_at(const char *mp)
 	return found;
 }
 
+/* Loop devices backed by this test's files (others on the machine are not ours to judge). */
 static char *loops(void)
 {
 	static char buf[1 << 16];
@@ -130,6 +131,8 @@ static char *loops(void)
 		for (size_t i = 0; i < g.gl_pathc; i++) {
 			char *s = slurp(g.gl_pathv[i]);
 
+			if (!s || strncmp(s, fix, strlen(fix)))
+				continue;
 			strncat(buf, g.gl_pathv[i], sizeof(buf) - strlen(buf) - 1);
 			strncat(buf, "=", sizeof(buf) - strlen(buf) - 1);
 			strncat(buf, s ? s : "?", sizeof(buf) - strlen(buf) - 1);
@@ -723,6 +726,178 @@ TEST(probe_reports_every_feature)
 }
 
 static pid_t main_pid;
+
+static bool have(enum rootasm_feature f)
+{
+	struct rootasm_probe p;
+
+	rootasm_probe(&p);
+	return p.present[f];
+}
+
+TEST(audit_sees_nothing_while_assembling_and_exactly_the_tree_at_attach)
+{
+	char *err;
+	int rc;
+	FILE *f;
+	char cmd[8192], line[1024] = "";
+
+	if (!have(ROOTASM_FEAT_FANOTIFY_MNT))
+		SKIP("kernel lacks fanotify mount events");
+	/* root + 5 volumes, one of them a nested layout (a tree of its own) */
+	layoutf("a1.yaml",
+		"version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\nupper: { tmpfs: {} }\n"
+		"mounts:\n  - { tmpfs: /tmp }\n  - { bind: data, target: /data }\n  - { image: vol.sqfs, target: /vol }\n"
+		"  - { layout: sub.yaml, target: /sub }\n  - { tmpfs: /data2 }\n");
+	mkdir(path("ma1"), 0755);
+	snprintf(cmd, sizeof(cmd), "%s assemble %s --attach %s --audit", bin, path("a1.yaml"), path("ma1"));
+	f = popen(cmd, "r");
+	ASSERT_TRUE(f != NULL);
+	(void)!fgets(line, sizeof(line), f);
+	rc = pclose(f);
+	ASSERT_EQ(WEXITSTATUS(rc), 0);
+	ASSERT_STR(line, "audit: 0 mount events while assembling, 6 attach events at the attach, "
+			 "the attached tree has 6 mounts: ok\n");
+	/* and mountinfo agrees */
+	ASSERT_EQ(mounts_under(path("ma1")), 6);
+	(void)err;
+}
+
+TEST(watch_reports_attach_move_detach)
+{
+	int p[2], status, n = 0;
+	pid_t pid;
+	char buf[8192] = "", *s;
+	ssize_t r, len = 0;
+
+	if (!have(ROOTASM_FEAT_FANOTIFY_MNT))
+		SKIP("kernel lacks fanotify mount events");
+	mkdir(path("w1"), 0755);
+	mkdir(path("w2"), 0755);
+	ASSERT_EQ(pipe(p), 0);
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		execl(bin, bin, "watch", "--count", "4", "--timeout", "20", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	/* wait for "watching ..." on stderr: the mark is in place */
+	while (!strstr(buf, "watching") && (r = read(p[0], buf + len, sizeof(buf) - 1 - len)) > 0)
+		buf[len += r] = '\0';
+	/* one operation at a time, each after the watcher has described the last */
+#define NEXT_LINE(k) do {							\
+		int _l = 0;							\
+		for (char *_s = buf; (_s = strchr(_s, '\n')); _s++)		\
+			_l++;							\
+		if (_l >= (k))							\
+			break;							\
+		r = read(p[0], buf + len, sizeof(buf) - 1 - len);		\
+		if (r <= 0)							\
+			FAILF("watch ended early: %s", buf);			\
+		buf[len += r] = '\0';						\
+	} while (1)
+	ASSERT_EQ(mount("none", path("w1"), "tmpfs", 0, NULL), 0);		/* attach */
+	NEXT_LINE(2);
+	ASSERT_EQ(mount(path("w1"), path("w2"), NULL, MS_MOVE, NULL), 0);	/* move: attach|detach */
+	NEXT_LINE(3);
+	ASSERT_EQ(mount(path("data"), path("w1"), NULL, MS_BIND, NULL), 0);	/* attach (bind) */
+	NEXT_LINE(4);
+	ASSERT_EQ(umount2(path("w2"), 0), 0);					/* detach */
+	while ((r = read(p[0], buf + len, sizeof(buf) - 1 - len)) > 0)
+		buf[len += r] = '\0';
+	waitpid(pid, &status, 0);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	s = strstr(buf, "\n") + 1;
+	ASSERT_TRUE(!strncmp(s, "attach ", 7));
+	ASSERT_CONTAINS(s, "fs_type=tmpfs");
+	s = strchr(s, '\n') + 1;
+	ASSERT_TRUE(!strncmp(s, "move ", 5));
+	ASSERT_CONTAINS(s, "/w2 fs_type=tmpfs");
+	s = strchr(s, '\n') + 1;
+	ASSERT_TRUE(!strncmp(s, "attach ", 7));
+	ASSERT_CONTAINS(s, "/w1 fs_type=ext4");
+	s = strchr(s, '\n') + 1;
+	ASSERT_TRUE(!strncmp(s, "detach ", 7));
+	ASSERT_CONTAINS(s, "(gone");
+	for (s = buf; (s = strchr(s, '\n')); s++)
+		n++;
+	ASSERT_EQ(n, 5);
+}
+
+TEST(idmapped_layers_and_volumes)
+{
+	struct stat st;
+	FILE *f;
+	char line[4096], all[16384] = "";
+
+	if (!have(ROOTASM_FEAT_STATMOUNT_IDMAP))
+		SKIP("kernel lacks statmount idmaps");
+	layoutf("i1.yaml",
+		"version: 1\nlayers:\n  - dir: l1\n    idmap: { uids: [\"0:100000:65536\"], gids: [\"0:100000:65536\"] }\n"
+		"  - image: l2.sqfs\n    idmap: { uids: [\"0:300000:10\"], gids: [\"0:300000:10\"] }\n"
+		"upper: { tmpfs: {} }\n"
+		"mounts:\n  - { bind: data, target: /data, idmap: { uids: [\"0:200000:1000\"], gids: [\"0:200000:1000\"] } }\n");
+	assemble_at("i1.yaml", "mi1");
+	ASSERT_EQ(stat(path("mi1/etc/keep"), &st), 0);		/* l1: on disk 0 */
+	ASSERT_EQ(st.st_uid, 100000);
+	ASSERT_EQ(stat(path("mi1/home/user"), &st), 0);		/* l1: on disk 1000 */
+	ASSERT_EQ(st.st_uid, 101000);
+	ASSERT_EQ(stat(path("mi1/newfile"), &st), 0);		/* l2 image */
+	ASSERT_EQ(st.st_uid, 300000);
+	ASSERT_EQ(stat(path("mi1/data/file"), &st), 0);
+	ASSERT_EQ(st.st_uid, 200000);
+	ASSERT_EQ(st.st_gid, 200000);
+	/* check --live reads the mappings back from the kernel */
+	snprintf(line, sizeof(line), "%s check --live %s", bin, path("mi1"));
+	f = popen(line, "r");
+	while (fgets(line, sizeof(line), f))
+		strncat(all, line, sizeof(all) - strlen(all) - 1);
+	ASSERT_EQ(pclose(f), 0);
+	ASSERT_CONTAINS(all, "/mi1 fs_type=overlay");
+	ASSERT_CONTAINS(all, "/mi1/data fs_type=ext4 source=");
+	ASSERT_CONTAINS(all, "uidmap=0:200000:1000 gidmap=0:200000:1000");
+}
+
+TEST(idmapped_mount_of_an_idmapped_mount)
+{
+	struct stat st;
+	char *err;
+
+	if (!have(ROOTASM_FEAT_IDMAP_IDMAPPED))
+		SKIP("kernel lacks idmapped mounts of idmapped mounts");
+	/* first tree: /data idmapped 0 -> 200000 */
+	layoutf("i2a.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n"
+		"mounts:\n  - { bind: data, target: /data, idmap: { uids: [\"0:200000:1000\"], gids: [\"0:200000:1000\"] } }\n");
+	assemble_at("i2a.yaml", "mi2a");
+	ASSERT_EQ(stat(path("mi2a/data/file"), &st), 0);
+	ASSERT_EQ(st.st_uid, 200000);
+	/* second tree binds that idmapped mount with another mapping: it replaces the first */
+	layoutf("i2b.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n"
+		"mounts:\n  - { bind: mi2a/data, target: /d, idmap: { uids: [\"0:300000:1000\"], gids: [\"0:300000:1000\"] } }\n");
+	mkdir(path("mi2b"), 0755);
+	ASSERT_EQ(RUN(&err, "assemble", path("i2b.yaml"), "--attach", path("mi2b")), 0);
+	ASSERT_EQ(stat(path("mi2b/d/file"), &st), 0);
+	ASSERT_EQ(st.st_uid, 300000);
+	ASSERT_CONTAINS(mount_at(path("mi2b/d")), "idmapped");
+}
+
+TEST(exec_reports_status_from_pidfd_info)
+{
+	char *err;
+
+	layoutf("r1.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
+	ASSERT_EQ(RUN(&err, "exec", "--report", path("r1.yaml"), "--", "/bin/sh", "-c", "exit 9"), 9);
+	ASSERT_CONTAINS(err, "exited with status 9");
+	if (have(ROOTASM_FEAT_PIDFD_INFO_EXIT))
+		ASSERT_CONTAINS(err, "through PIDFD_INFO_EXIT");
+	else
+		ASSERT_CONTAINS(err, "from waitid");
+	/* the thread-group leader exits before its other thread: status is the group's */
+	ASSERT_EQ(RUN(&err, "exec", "--report", path("r1.yaml"), "--", "/bin/sh", "-c", "sleep 0.2 & exec /bin/sh -c 'exit 3'"), 3);
+	ASSERT_CONTAINS(err, "exited with status 3");
+}
 
 static void cleanup(void)
 {

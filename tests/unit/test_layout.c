@@ -136,6 +136,12 @@ static const struct bad bad_cases[] = {
 	{ "bad attribute", HDR "attributes: [nosuid, readonly]\n", 4, "attributes[1]", "unknown option 'readonly'" },
 	{ "exec bad bool", HDR "exec:\n  deny_mount_api: maybe\n", 5, "exec.deny_mount_api", "expected true or false" },
 	{ "exec unknown key", HDR "exec:\n  seccomp: false\n", 5, "exec", "unknown key 'seccomp'" },
+	{ "idmap bad range", "version: 1\nlayers:\n  - dir: l1\n    idmap: { uids: [\"0:100000\"], gids: [\"0:1:1\"] }\n", 4, "layers[0].idmap.uids[0]", "expected a range 'inside:outside:count'" },
+	{ "idmap zero count", "version: 1\nlayers:\n  - dir: l1\n    idmap: { uids: [\"0:1:1\"], gids: [\"0:1:0\"] }\n", 4, "layers[0].idmap.gids[0]", "expected a range" },
+	{ "idmap range overflows", "version: 1\nlayers:\n  - dir: l1\n    idmap: { uids: [\"4294967000:0:1000\"], gids: [\"0:1:1\"] }\n", 4, "layers[0].idmap.uids[0]", "expected a range" },
+	{ "idmap userns and ranges", "version: 1\nlayers:\n  - dir: l1\n    idmap: { userns: l1, uids: [\"0:1:1\"] }\n", 4, "layers[0].idmap", "not both" },
+	{ "idmap without gids", "version: 1\nlayers:\n  - dir: l1\n    idmap: { uids: [\"0:1:1\"] }\n", 4, "layers[0].idmap", "both 'uids' and 'gids'" },
+	{ "idmap on tmpfs", HDR "mounts:\n  - { tmpfs: /t, idmap: { userns: l1 } }\n", 5, "mounts[0].idmap", "bind and image mounts only" },
 	{ "scalar key is a list", HDR "? [a, b]\n: 1\n", 4, "(top level)", "keys must be scalars" },
 };
 

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* statmount(2) and listmount(2) (Linux 6.8), statx(STATX_MNT_ID_UNIQUE). */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "mntinfo.h"
+#include "util.h"
+
+int ra_statmount(uint64_t id, uint64_t mask, struct ra_statmount **ret)
+{
+	struct ra_mnt_id_req req = { .size = RA_MNT_ID_REQ_SIZE_VER0, .mnt_id = id, .param = mask };
+	size_t size = 4096;
+
+	for (int i = 0; i < 8; i++, size *= 4) {
+		struct ra_statmount *sm = calloc(1, size);
+
+		if (!sm)
+			return -ENOMEM;
+		if (syscall(__NR_statmount, &req, sm, size, 0) == 0) {
+			*ret = sm;
+			return 0;
+		}
+		free(sm);
+		if (errno != EOVERFLOW)
+			return -errno;
+	}
+	return -EOVERFLOW;
+}
+
+int ra_mount_id(int dfd, const char *path, uint64_t *ret)
+{
+	struct statx sx;
+
+	if (statx(dfd, path, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
+		  RA_STATX_MNT_ID_UNIQUE, &sx) < 0)
+		return -errno;
+	if (!(sx.stx_mask & RA_STATX_MNT_ID_UNIQUE))
+		return -EOPNOTSUPP;
+	/* the root of a mount, not a directory somewhere inside one */
+	if ((sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) && !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+		return -EINVAL;
+	*ret = sx.stx_mnt_id;
+	return 0;
+}
+
+int ra_listmount(uint64_t id, uint64_t **ret, size_t *n)
+{
+	struct ra_mnt_id_req req = { .size = RA_MNT_ID_REQ_SIZE_VER0, .mnt_id = id };
+	uint64_t *ids = NULL;
+	size_t have = 0;
+
+	for (;;) {
+		uint64_t *grown = realloc(ids, (have + 256) * sizeof(*ids));
+		long r;
+
+		if (!grown) {
+			free(ids);
+			return -ENOMEM;
+		}
+		ids = grown;
+		r = syscall(__NR_listmount, &req, ids + have, 256, 0);
+		if (r < 0) {
+			free(ids);
+			return -errno;
+		}
+		have += r;
+		if (r < 256)
+			break;
+		req.param = ids[have - 1];	/* continue after the last one listed */
+	}
+	*ret = ids;
+	*n = have;
+	return 0;
+}
+
+void ra_format_idmap(const char *s, uint32_t num, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < num && used + 1 < size; i++) {
+		unsigned int a, b, c;
+
+		if (sscanf(s, "%u %u %u", &a, &b, &c) == 3)
+			used += snprintf(buf + used, size - used, "%s%u:%u:%u", i ? "," : "", a, b, c);
+		s += strlen(s) + 1;
+	}
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* statmount/listmount: what the kernel says about mounts, by 64-bit mount id. */
+#ifndef ROOTASM_MNTINFO_H
+#define ROOTASM_MNTINFO_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "uapi.h"
+
+/* statmount(@id, @mask) into a malloc'ed buffer; caller frees *ret. */
+int ra_statmount(uint64_t id, uint64_t mask, struct ra_statmount **ret);
+/* The unique mount id of the mount at @path (statx STATX_MNT_ID_UNIQUE). */
+int ra_mount_id(int dfd, const char *path, uint64_t *ret);
+/* Children of @id (direct), caller frees *ret. */
+int ra_listmount(uint64_t id, uint64_t **ret, size_t *n);
+/* Format idmap strings "a b c\0a b c\0" as "a:b:c,a:b:c" into @buf. */
+void ra_format_idmap(const char *s, uint32_t num, char *buf, size_t size);
+
+#endif
