@@ -136,6 +136,20 @@ size_t legacy_data_len(const struct b_spec *s, const char *stage)
 	return n;
 }
 
+char *legacy_data_page_tail(const struct b_spec *s, const char *stage)
+{
+	char *d = overlay_data(s, stage), *colon, *tail = NULL;
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (strlen(d) >= (size_t)page) {
+		d[page - 1] = '\0';
+		colon = strrchr(d, ':');
+		tail = strdup(colon ? colon + 1 : d);
+	}
+	free(d);
+	return tail;
+}
+
 int legacy_build(const struct b_spec *s, const char *stage, const char *target, struct b_err *e)
 {
 	char p[PATH_MAX], root[PATH_MAX];

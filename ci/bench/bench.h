@@ -68,6 +68,9 @@ int legacy_build(const struct b_spec *s, const char *stage, const char *target, 
 /* Bytes of the overlay mount(2) data string the legacy way would pass. */
 size_t legacy_data_len(const struct b_spec *s, const char *stage);
 
+/* When the data string is longer than a page: the last lowerdir path as a page cuts it (malloc'ed), else NULL. */
+char *legacy_data_page_tail(const struct b_spec *s, const char *stage);
+
 /*
  * The bare-syscall floor of the detached way: the same tree as rootasm builds,
  * with nothing but the syscalls. Returns the root's fd; caller owns it.

@@ -65,6 +65,11 @@ static double now_us(void)
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
+static double tv_us(const struct timeval *tv)
+{
+	return tv->tv_sec * 1e6 + tv->tv_usec;
+}
+
 static struct series *series(const char *name)
 {
 	for (size_t i = 0; i < nseries; i++)
@@ -88,18 +93,30 @@ static void add(const char *name, double v)
 	s->v[s->n++] = v;
 }
 
+/* @s as a JSON string into @out (truncated to fit). */
+static char *json_esc(const char *s, char *out, size_t size)
+{
+	size_t n = 0;
+
+	out[n++] = '"';
+	for (; *s && n + 8 < size; s++) {
+		if (*s == '"' || *s == '\\')
+			n += (size_t)snprintf(out + n, size - n, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			n += (size_t)snprintf(out + n, size - n, "\\u%04x", *s);
+		else
+			out[n++] = *s;
+	}
+	out[n++] = '"';
+	out[n] = '\0';
+	return out;
+}
+
 static void json_str(const char *s)
 {
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
+	char buf[16384];
+
+	fputs(json_esc(s, buf, sizeof(buf)), stdout);
 }
 
 static int emit(const char *error, const char *extra_fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -170,10 +187,12 @@ static int mode_lib(int runs, int warm, const char *path, const char *target)
 	struct rootasm_layout *l;
 
 	for (int i = -warm; i < runs; i++) {
+		struct rusage r0, r1;
 		double t0, t1, t2, t3;
 		int fd;
 
 		/* A: load, assemble, close (the tree dissolves) */
+		getrusage(RUSAGE_SELF, &r0);
 		t0 = now_us();
 		if (load(path, &l, &e) < 0)
 			return emit_rootasm(&e);
@@ -184,7 +203,10 @@ static int mode_lib(int runs, int warm, const char *path, const char *target)
 			return emit_rootasm(&e);
 		close(fd);
 		t3 = now_us();
+		getrusage(RUSAGE_SELF, &r1);
 		if (i >= 0) {
+			add("cpu_user", tv_us(&r1.ru_utime) - tv_us(&r0.ru_utime));
+			add("cpu_sys", tv_us(&r1.ru_stime) - tv_us(&r0.ru_stime));
 			add("load", t1 - t0);
 			add("assemble", t2 - t1);
 			add("close", t3 - t2);
@@ -280,16 +302,42 @@ static int spec_or_emit(const char *path, struct b_spec *s)
 	return 0;
 }
 
-static int emit_legacy_error(const struct b_spec *s, const struct b_err *e)
+/* The kernel log records about overlayfs since @kfd was opened (positioned at the end). */
+static void kernel_log(int kfd, char *buf, size_t size)
 {
-	return emit(e->what, "\"errno\": %d, \"lowerdir_bytes\": %zu, \"page\": %ld", e->err,
-		    legacy_data_len(s, s->stage), sysconf(_SC_PAGESIZE));
+	char rec[1024];
+	ssize_t n;
+
+	*buf = '\0';
+	while (kfd >= 0 && (n = read(kfd, rec, sizeof(rec) - 1)) > 0) {
+		char *text = memchr(rec, ';', (size_t)n);
+
+		rec[n] = '\0';
+		if (text && strstr(text, "overlay") && strlen(buf) + (size_t)n < size)
+			strcat(buf, strtok(text + 1, "\n"));
+	}
+}
+
+static int emit_legacy_error(const struct b_spec *s, const struct b_err *e, int kfd)
+{
+	char klog[1024], k[2100], t[8300], *tail = legacy_data_page_tail(s, s->stage);
+	int r;
+
+	kernel_log(kfd, klog, sizeof(klog));
+	r = emit(e->what, "\"errno\": %d, \"lowerdir_bytes\": %zu, \"page\": %ld, \"kernel_log\": %s, "
+		 "\"page_ends_in\": %s", e->err, legacy_data_len(s, s->stage), sysconf(_SC_PAGESIZE),
+		 json_esc(klog, k, sizeof(k)), json_esc(tail ? tail : "", t, sizeof(t)));
+	free(tail);
+	return r;
 }
 
 static int mode_legacy(int runs, int warm, const char *path)
 {
 	struct b_spec s;
+	int kfd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
+	if (kfd >= 0)
+		lseek(kfd, 0, SEEK_END);	/* to read what the kernel says about a failure */
 	if (spec_or_emit(path, &s) < 0)
 		return 3;
 	for (int i = -warm; i < runs; i++) {
@@ -298,7 +346,7 @@ static int mode_legacy(int runs, int warm, const char *path)
 
 		t0 = now_us();
 		if (legacy_build(&s, s.stage, s.target, &e) < 0)
-			return emit_legacy_error(&s, &e);
+			return emit_legacy_error(&s, &e, kfd);
 		t1 = now_us();
 		if (umount2(s.target, MNT_DETACH) < 0)
 			die("umount2 target");
@@ -420,6 +468,8 @@ static int mode_cli(int runs, int warm, int argc, char **argv)
 			add("run", t1 - t0);
 			add("total", t2 - t0);
 			add("maxrss_kb", (double)ru.ru_maxrss);
+			add("cpu_user", tv_us(&ru.ru_utime));
+			add("cpu_sys", tv_us(&ru.ru_stime));
 		}
 	}
 	return emit(NULL, NULL);
