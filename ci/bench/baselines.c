@@ -321,6 +321,17 @@ static int image_mount(int ctl, const struct b_layer *l, struct b_err *e)
 	return mfd;
 }
 
+int floor_image(const struct b_layer *l, struct b_err *e)
+{
+	int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC), fd;
+
+	if (ctl < 0)
+		return b_fail(e, errno, "open /dev/loop-control: %s", strerror(errno));
+	fd = image_mount(ctl, l, e);
+	close(ctl);
+	return fd;
+}
+
 /* The target beneath @root (O_PATH fd), made when missing. */
 static int floor_target(int root, const char *target, bool file, struct b_err *e)
 {

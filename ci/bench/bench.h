@@ -77,6 +77,9 @@ char *legacy_data_page_tail(const struct b_spec *s, const char *stage);
  */
 int floor_build(const struct b_spec *s, struct b_err *e);
 
+/* One image layer as the floor mounts it (loop + fsmount); returns the mount fd. */
+int floor_image(const struct b_layer *l, struct b_err *e);
+
 /* LOOP_CTL_GET_FREE + LOOP_CONFIGURE(ro, autoclear); returns the loop fd, the node in @dev. */
 int loop_attach(int ctl, int backing, char *dev, size_t size, struct b_err *e);
 

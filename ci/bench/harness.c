@@ -20,6 +20,9 @@
  *                         TOTAL assemblies (assemble, attach, teardown) spread over WORKERS
  *                         processes that start together; wall time per run and latency
  *                         of each assembly
+ *   micro DIR IMAGE       the primitives: a detached tmpfs made and dissolved, the loop probe,
+ *                         an image layer mounted and dissolved, O_PATH open, open_tree clone,
+ *                         stat, realpath, fork+wait
  *   legacy-once SPEC      one legacy_build, left attached (for `cli`: the process-level baseline)
  *
  * Timings are never assertions: a failing workload prints {"error": ...} and exits 3.
@@ -34,12 +37,14 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
+#include <linux/loop.h>
 #include <linux/magic.h>
 
 #include "bench.h"
@@ -639,6 +644,77 @@ static int mode_conc(int runs, int workers, int total, int argc, char **argv)
 	return emit(NULL, "\"workers\": %d, \"total\": %d", workers, total);
 }
 
+/* ---- micro: the primitives the numbers above are made of -------------------- */
+
+static int mode_micro(int runs, int warm, const char *dir, const char *image)
+{
+	struct b_layer img = { .image = true, .path = (char *)image, .fstype = (char *)"squashfs" };
+	char dev[64];
+
+	for (int i = -warm; i < runs; i++) {
+		struct b_err e = { 0 };
+		struct stat st;
+		double t[12];
+		int fs, fd, ctl, nr;
+		char *rp;
+		pid_t pid;
+
+		t[0] = now_us();
+		/* a detached tmpfs made and dissolved: what each probe step does */
+		fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+		if (fs < 0 || fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
+		    (fd = fsmount(fs, FSMOUNT_CLOEXEC, 0)) < 0)
+			die("tmpfs");
+		close(fs);
+		close(fd);
+		t[1] = now_us();
+		/* the loop probe: LOOP_CTL_GET_FREE + open + close of the free device */
+		ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+		nr = ioctl(ctl, LOOP_CTL_GET_FREE);
+		snprintf(dev, sizeof(dev), "/dev/loop%d", nr);
+		fd = open(dev, O_RDONLY | O_CLOEXEC);
+		if (ctl < 0 || nr < 0 || fd < 0)
+			die("loop probe");
+		close(fd);
+		close(ctl);
+		t[2] = now_us();
+		/* one image layer: loop + fsmount, then dissolved (autoclear frees the device) */
+		fd = floor_image(&img, &e);
+		if (fd < 0)
+			return emit(e.what, NULL);
+		close(fd);
+		t[3] = now_us();
+		fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		close(fd);
+		t[4] = now_us();
+		fd = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		close(fd);
+		t[5] = now_us();
+		if (stat(dir, &st) < 0)
+			die("stat");
+		t[6] = now_us();
+		rp = realpath(dir, NULL);
+		free(rp);
+		t[7] = now_us();
+		pid = fork();
+		if (pid == 0)
+			_exit(0);
+		waitpid(pid, NULL, 0);
+		t[8] = now_us();
+		if (i < 0)
+			continue;
+		add("tmpfs_make_dissolve", t[1] - t[0]);
+		add("loop_probe", t[2] - t[1]);
+		add("image_layer_mount_dissolve", t[3] - t[2]);
+		add("opath_open_close", t[4] - t[3]);
+		add("open_tree_clone_close", t[5] - t[4]);
+		add("stat", t[6] - t[5]);
+		add("realpath", t[7] - t[6]);
+		add("fork_wait", t[8] - t[7]);
+	}
+	return emit(NULL, NULL);
+}
+
 /* ---- main ---------------------------------------------------------------------- */
 
 static int usage(void)
@@ -678,6 +754,8 @@ int main(int argc, char **argv)
 		return mode_legacy(runs, warm, argv[1]);
 	if (!strcmp(mode, "floor") && argc == 2)
 		return mode_floor(runs, warm, argv[1]);
+	if (!strcmp(mode, "micro") && argc == 3)
+		return mode_micro(runs, warm, argv[1], argv[2]);
 	if (!strcmp(mode, "cli"))
 		return mode_cli(runs, warm, argc - 1, argv + 1);
 	if (!strcmp(mode, "conc") && argc >= 4)
