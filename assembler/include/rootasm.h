@@ -115,9 +115,10 @@ struct rootasm_exec_result {
 };
 
 /*
- * Run @argv with the tree as root in a new mount and pid namespace.
- * Consumes nothing: the caller still owns @tree_fd (closing it after this
- * returns is fine). Returns 0 and fills @res, or -errno.
+ * Run @argv with the tree as root in a new mount and pid namespace. The tree
+ * is attached in that namespace and goes away with it: @tree_fd is used up
+ * (the caller still owns and closes the fd, but cannot attach the tree again).
+ * Returns 0 and fills @res (the command's status), or -errno.
  */
 int rootasm_exec(int tree_fd, char *const argv[], const struct rootasm_exec_opts *opts,
 		 struct rootasm_exec_result *res, struct rootasm_error *e);
