@@ -338,36 +338,25 @@ static int open_volume(const struct ra_mount *m, bool *ret_dir, struct rootasm_e
 	*ret_dir = true;
 	switch (m->kind) {
 	case RA_MOUNT_TMPFS:
-		fd = ra_tmpfs_mount(&m->tmpfs, m->attrs.set, e);
-		if (fd >= 0 && m->attrs.propagation) {
-			struct ra_attrs p = { .propagation = m->attrs.propagation };
+	case RA_MOUNT_IMAGE: {
+		/* fsmount() took the attribute flags; idmap and propagation come after */
+		struct ra_attrs p = { .propagation = m->attrs.propagation };
 
+		if (m->kind == RA_MOUNT_TMPFS)
+			fd = ra_tmpfs_mount(&m->tmpfs, m->attrs.set, e);
+		else
+			fd = ra_image_mount(m->source, m->fstype, m->attrs.set, e);
+		if (fd < 0)
+			return fd;
+		r = ra_idmap_apply(fd, &m->idmap, false, m->target, e);
+		if (r == 0)
 			r = setattr(fd, &p, false, m->target, e);
-			if (r < 0) {
-				close(fd);
-				return r;
-			}
+		if (r < 0) {
+			close(fd);
+			return r;
 		}
 		return fd;
-	case RA_MOUNT_IMAGE:
-		fd = ra_image_mount(m->source, m->fstype, m->attrs.set, e);
-		if (fd >= 0) {
-			r = ra_idmap_apply(fd, &m->idmap, false, m->source, e);
-			if (r < 0) {
-				close(fd);
-				return r;
-			}
-		}
-		if (fd >= 0 && m->attrs.propagation) {
-			struct ra_attrs p = { .propagation = m->attrs.propagation };
-
-			r = setattr(fd, &p, false, m->target, e);
-			if (r < 0) {
-				close(fd);
-				return r;
-			}
-		}
-		return fd;
+	}
 	case RA_MOUNT_LAYOUT:
 		return rootasm_assemble(m->nested, e);
 	case RA_MOUNT_BIND:

@@ -8,9 +8,14 @@
 #include "mntinfo.h"
 #include "util.h"
 
-int ra_statmount(uint64_t id, uint64_t mask, struct ra_statmount **ret)
+int ra_statmount(uint64_t id, uint64_t mask, uint64_t mnt_ns_id, struct ra_statmount **ret)
 {
-	struct ra_mnt_id_req req = { .size = RA_MNT_ID_REQ_SIZE_VER0, .mnt_id = id, .param = mask };
+	struct ra_mnt_id_req req = {
+		.size = mnt_ns_id ? RA_MNT_ID_REQ_SIZE_VER1 : RA_MNT_ID_REQ_SIZE_VER0,
+		.mnt_id = id,
+		.param = mask,
+		.mnt_ns_id = mnt_ns_id,
+	};
 	size_t size = 4096;
 
 	for (int i = 0; i < 8; i++, size *= 4) {

@@ -8,8 +8,8 @@
 
 #include "uapi.h"
 
-/* statmount(@id, @mask) into a malloc'ed buffer; caller frees *ret. */
-int ra_statmount(uint64_t id, uint64_t mask, struct ra_statmount **ret);
+/* statmount(@id, @mask) into a malloc'ed buffer, caller frees *ret; @mnt_ns_id 0 = ours. */
+int ra_statmount(uint64_t id, uint64_t mask, uint64_t mnt_ns_id, struct ra_statmount **ret);
 /* The unique mount id of the mount at @path (statx STATX_MNT_ID_UNIQUE). */
 int ra_mount_id(int dfd, const char *path, uint64_t *ret);
 /* Children of @id (direct), caller frees *ret. */

@@ -53,6 +53,17 @@ const char *rootasm_feature_desc(enum rootasm_feature f)
 
 #define DETAIL(buf, ...) snprintf(buf, 160, __VA_ARGS__)
 
+/* A failed fsconfig(): the detail names @what, the error and the kernel's message. */
+static int fs_fail(char *d, int fsfd, const char *what)
+{
+	int r = -errno;
+	char msg[128];
+
+	ra_fs_messages(fsfd, msg, sizeof(msg));
+	DETAIL(d, "%s: %s%s%s%s", what, strerror(-r), *msg ? " (" : "", msg, *msg ? ")" : "");
+	return r;
+}
+
 static int tmpfs_with_dirs(char *detail)
 {
 	int mfd = ra_tmpfs_mount(NULL, 0, NULL);
@@ -145,14 +156,8 @@ static int p_fd_layer(char *d, int oflags)
 	fsfd = fsopen("overlay", FSOPEN_CLOEXEC);
 	if (lfd < 0 || fsfd < 0)
 		return DETAIL(d, "fsopen overlay: %s", strerror(errno)), -errno;
-	if (fsconfig(fsfd, FSCONFIG_SET_FD, "lowerdir+", NULL, lfd) < 0) {
-		int r = -errno;
-		char msg[128];
-
-		ra_fs_messages(fsfd, msg, sizeof(msg));
-		DETAIL(d, "fsconfig lowerdir+ fd: %s%s%s%s", strerror(-r), *msg ? " (" : "", msg, *msg ? ")" : "");
-		return r;
-	}
+	if (fsconfig(fsfd, FSCONFIG_SET_FD, "lowerdir+", NULL, lfd) < 0)
+		return fs_fail(d, fsfd, "fsconfig lowerdir+ fd");
 	return 0;
 }
 
@@ -213,14 +218,8 @@ static int overlay_on_detached(char *d, const struct ra_cred_spec *creds)
 	}
 	if (creds && ra_set_override_creds(fsfd, creds, &e) < 0)
 		return DETAIL(d, "%s: %s%s%s", e.op, strerror(e.err), *e.msg ? ": " : "", e.msg), -e.err;
-	if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
-		int r = -errno;
-		char msg[128];
-
-		ra_fs_messages(fsfd, msg, sizeof(msg));
-		DETAIL(d, "create: %s%s%s%s", strerror(-r), *msg ? " (" : "", msg, *msg ? ")" : "");
-		return r;
-	}
+	if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return fs_fail(d, fsfd, "create");
 	root = fsmount(fsfd, FSMOUNT_CLOEXEC, 0);
 	if (root < 0)
 		return DETAIL(d, "fsmount overlay: %s", strerror(errno)), -errno;
@@ -238,14 +237,8 @@ static int p_override_creds(char *d)
 
 	if (fsfd < 0)
 		return DETAIL(d, "fsopen overlay: %s", strerror(errno)), -errno;
-	if (fsconfig(fsfd, FSCONFIG_SET_FLAG, "override_creds", NULL, 0) < 0) {
-		int r = -errno;
-		char msg[128];
-
-		ra_fs_messages(fsfd, msg, sizeof(msg));
-		DETAIL(d, "fsconfig override_creds: %s%s%s%s", strerror(-r), *msg ? " (" : "", msg, *msg ? ")" : "");
-		return r;
-	}
+	if (fsconfig(fsfd, FSCONFIG_SET_FLAG, "override_creds", NULL, 0) < 0)
+		return fs_fail(d, fsfd, "fsconfig override_creds");
 	return 0;
 }
 
@@ -319,7 +312,7 @@ static int p_statmount_idmap(char *d)
 
 	if (r < 0)
 		return DETAIL(d, "statx STATX_MNT_ID_UNIQUE: %s", strerror(-r)), r;
-	r = ra_statmount(id, RA_STATMOUNT_SUPPORTED_MASK, &sm);
+	r = ra_statmount(id, RA_STATMOUNT_SUPPORTED_MASK, 0, &sm);
 	if (r < 0)
 		return DETAIL(d, "statmount: %s", strerror(-r)), r;
 	ok = (sm->mask & RA_STATMOUNT_SUPPORTED_MASK) &&

@@ -74,29 +74,11 @@ int rootasm_watch_read(int fd, struct rootasm_mount_event *ev, size_t max, int t
 
 static int statmount_ns(unsigned long long id, int nsfd, uint64_t mask, struct ra_statmount **ret)
 {
-	struct ra_mnt_id_req req = { .size = RA_MNT_ID_REQ_SIZE_VER1, .mnt_id = id, .param = mask };
 	uint64_t nsid = 0;
-	size_t size = 8192;
 
-	if (nsfd < 0)
-		return ra_statmount(id, mask, ret);
-	if (ioctl(nsfd, RA_NS_GET_MNTNS_ID, &nsid) < 0)
+	if (nsfd >= 0 && ioctl(nsfd, RA_NS_GET_MNTNS_ID, &nsid) < 0)
 		return -errno;
-	req.mnt_ns_id = nsid;
-	for (int i = 0; i < 6; i++, size *= 4) {
-		struct ra_statmount *sm = calloc(1, size);
-
-		if (!sm)
-			return -ENOMEM;
-		if (syscall(__NR_statmount, &req, sm, size, 0) == 0) {
-			*ret = sm;
-			return 0;
-		}
-		free(sm);
-		if (errno != EOVERFLOW)
-			return -errno;
-	}
-	return -EOVERFLOW;
+	return ra_statmount(id, mask, nsid, ret);
 }
 
 static void json_esc(char *out, size_t size, const char *s)
