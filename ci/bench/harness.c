@@ -6,20 +6,28 @@
  *
  *   rootasm-bench [-n RUNS] [-w WARMUP] MODE ...
  *
- *   lib LAYOUT TARGET     in-process library path, per run:
+ * The shared cores of a build machine make single numbers noisy, so the modes
+ * that compare methods interleave them run by run, rotating their order.
+ *
+ *   compare LAYOUT SPEC TARGET
+ *                         per run, in rotating order:
  *                         A: rootasm_layout_load | rootasm_assemble | close (tree dissolves)
  *                         B: rootasm_assemble | rootasm_attach(TARGET) | close + umount2(DETACH)
+ *                         legacy: legacy_build (ends attached at the spec's target) | umount2(DETACH)
+ *                         floor: floor_build | move_mount to the target | close + umount2(DETACH)
+ *                         A legacy failure (a lowerdir= string over a page) is recorded with the
+ *                         kernel's error and log line, and the other methods go on.
+ *   legacy SPEC           the legacy method alone
  *   first LAYOUT          one fresh process per run: load, the first assemble (with the
  *                         feature probe), close, then a second assemble in the same process
- *   legacy SPEC           legacy_build (ends attached at the spec's target) | umount2(DETACH)
- *   floor SPEC            floor_build | move_mount to the target | close + umount2(DETACH)
- *   cli [--umount DIR]... [--cgroup2] -- CMD...
- *                         fork+exec CMD (an argument "@N@" becomes the run number), wait4
- *                         (ru_maxrss), then umount2(DIR, MNT_DETACH) for each --umount
- *   conc WORKERS TOTAL lib LAYOUT TARGETBASE | legacy SPEC | floor SPEC
+ *   cli [--umount DIR]... [--cgroup2] -- CMD... [::: CMD...]...
+ *                         per run, each CMD in rotating order: fork+exec (an argument "@N@"
+ *                         becomes the run number), wait4 (ru_maxrss, ru_utime, ru_stime),
+ *                         then umount2(DIR, MNT_DETACH) for each --umount; series c0_*, c1_*...
+ *   conc WORKERS TOTAL LAYOUT SPEC
  *                         TOTAL assemblies (assemble, attach, teardown) spread over WORKERS
- *                         processes that start together; wall time per run and latency
- *                         of each assembly
+ *                         processes that start together, rootasm (B) and legacy in turn;
+ *                         wall time per run and latency of each assembly
  *   micro DIR IMAGE       the primitives: a detached tmpfs made and dissolved, the loop probe,
  *                         an image layer mounted and dissolved, O_PATH open, open_tree clone,
  *                         stat, realpath, fork+wait
@@ -50,7 +58,7 @@
 #include "bench.h"
 #include "rootasm.h"
 
-#define MAX_SERIES 8
+#define MAX_SERIES 64
 
 struct series {
 	const char *name;
@@ -82,7 +90,7 @@ static struct series *series(const char *name)
 			return &S[i];
 	if (nseries == MAX_SERIES)
 		abort();
-	S[nseries].name = name;
+	S[nseries].name = strdup(name);
 	return &S[nseries++];
 }
 
@@ -184,60 +192,244 @@ static int load(const char *path, struct rootasm_layout **l, struct rootasm_erro
 	return rootasm_layout_load(path, l, e);
 }
 
-/* ---- lib / first -------------------------------------------------------------- */
+/* ---- the four methods, one run each ------------------------------------------ */
 
-static int mode_lib(int runs, int warm, const char *path, const char *target)
+struct cmp {
+	const char *layout, *target;
+	struct rootasm_layout *l;	/* for B, loaded once */
+	struct b_spec s;
+	int kfd;			/* /dev/kmsg, at its end */
+	bool legacy_failed, floor_failed;
+	char legacy_extra[12288];	/* JSON members describing the legacy failure */
+	char floor_error[1024];
+};
+
+static int spec_or_emit(const char *path, struct b_spec *s)
+{
+	struct b_err e = { 0 };
+
+	if (spec_load(path, s, &e) < 0) {
+		emit(e.what, NULL);
+		return -1;
+	}
+	if (!s->stage || !s->target) {
+		emit("spec: needs stage and target", NULL);
+		return -1;
+	}
+	if (s->reldir && chdir(s->reldir) < 0)
+		die("chdir relative");
+	return 0;
+}
+
+/* The kernel log records about overlayfs since @kfd was opened (positioned at the end). */
+static void kernel_log(int kfd, char *buf, size_t size)
+{
+	char rec[1024];
+	ssize_t n;
+
+	*buf = '\0';
+	while (kfd >= 0 && (n = read(kfd, rec, sizeof(rec) - 1)) > 0) {
+		char *text = memchr(rec, ';', (size_t)n);
+
+		rec[n] = '\0';
+		if (text && strstr(text, "overlay") && strlen(buf) + (size_t)n < size)
+			strcat(buf, strtok(text + 1, "\n"));
+	}
+}
+
+static int open_kmsg(void)
+{
+	int kfd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (kfd >= 0)
+		lseek(kfd, 0, SEEK_END);	/* to read what the kernel says about a failure */
+	return kfd;
+}
+
+/* "error": ..., "errno": ..., what the kernel saw of the lowerdir= string and logged. */
+static void legacy_error(struct cmp *c, const struct b_err *e)
+{
+	char klog[1024], k[2100], w[2100], t[4200], *tail = legacy_data_page_tail(&c->s, c->s.stage);
+
+	kernel_log(c->kfd, klog, sizeof(klog));
+	snprintf(c->legacy_extra, sizeof(c->legacy_extra),
+		 "\"legacy_error\": %s, \"errno\": %d, \"lowerdir_bytes\": %zu, \"page\": %ld, "
+		 "\"kernel_log\": %s, \"page_ends_in\": %s", json_esc(e->what, w, sizeof(w)), e->err,
+		 legacy_data_len(&c->s, c->s.stage), sysconf(_SC_PAGESIZE), json_esc(klog, k, sizeof(k)),
+		 json_esc(tail ? tail : "", t, sizeof(t)));
+	free(tail);
+	c->legacy_failed = true;
+}
+
+static int run_a(struct cmp *c, bool rec)
 {
 	struct rootasm_error e;
 	struct rootasm_layout *l;
+	struct rusage r0, r1;
+	double t0, t1, t2, t3;
+	int fd;
 
-	for (int i = -warm; i < runs; i++) {
-		struct rusage r0, r1;
-		double t0, t1, t2, t3;
-		int fd;
-
-		/* A: load, assemble, close (the tree dissolves) */
-		getrusage(RUSAGE_SELF, &r0);
-		t0 = now_us();
-		if (load(path, &l, &e) < 0)
-			return emit_rootasm(&e);
-		t1 = now_us();
-		fd = rootasm_assemble(l, &e);
-		t2 = now_us();
-		if (fd < 0)
-			return emit_rootasm(&e);
-		close(fd);
-		t3 = now_us();
-		getrusage(RUSAGE_SELF, &r1);
-		if (i >= 0) {
-			add("cpu_user", tv_us(&r1.ru_utime) - tv_us(&r0.ru_utime));
-			add("cpu_sys", tv_us(&r1.ru_stime) - tv_us(&r0.ru_stime));
-			add("load", t1 - t0);
-			add("assemble", t2 - t1);
-			add("close", t3 - t2);
-		}
-		/* B: assemble, attach, detach (what the legacy run does end to end) */
-		t0 = now_us();
-		fd = rootasm_assemble(l, &e);
-		t1 = now_us();
-		if (fd < 0)
-			return emit_rootasm(&e);
-		if (rootasm_attach(fd, target, &e) < 0)
-			return emit_rootasm(&e);
-		t2 = now_us();
-		close(fd);
-		if (umount2(target, MNT_DETACH) < 0)
-			die("umount2 target");
-		t3 = now_us();
-		rootasm_layout_free(l);
-		if (i >= 0) {
-			add("b_assemble", t1 - t0);
-			add("b_attach", t2 - t1);
-			add("b_teardown", t3 - t2);
-		}
+	getrusage(RUSAGE_SELF, &r0);
+	t0 = now_us();
+	if (load(c->layout, &l, &e) < 0)
+		return emit_rootasm(&e);
+	t1 = now_us();
+	fd = rootasm_assemble(l, &e);
+	t2 = now_us();
+	if (fd < 0)
+		return emit_rootasm(&e);
+	close(fd);
+	t3 = now_us();
+	getrusage(RUSAGE_SELF, &r1);
+	rootasm_layout_free(l);
+	if (rec) {
+		add("load", t1 - t0);
+		add("assemble", t2 - t1);
+		add("close", t3 - t2);
+		add("cpu_user", tv_us(&r1.ru_utime) - tv_us(&r0.ru_utime));
+		add("cpu_sys", tv_us(&r1.ru_stime) - tv_us(&r0.ru_stime));
 	}
-	return emit(NULL, NULL);
+	return 0;
 }
+
+static int run_b(struct cmp *c, bool rec)
+{
+	struct rootasm_error e = { 0 };
+	double t0, t1, t2, t3;
+	int fd;
+
+	t0 = now_us();
+	fd = rootasm_assemble(c->l, &e);
+	t1 = now_us();
+	if (fd < 0 || rootasm_attach(fd, c->target, &e) < 0)
+		return emit_rootasm(&e);
+	t2 = now_us();
+	close(fd);
+	if (umount2(c->target, MNT_DETACH) < 0)
+		die("umount2 target");
+	t3 = now_us();
+	if (rec) {
+		add("b_assemble", t1 - t0);
+		add("b_attach", t2 - t1);
+		add("b_teardown", t3 - t2);
+	}
+	return 0;
+}
+
+static int run_legacy(struct cmp *c, bool rec)
+{
+	struct b_err e = { 0 };
+	double t0, t1, t2;
+
+	if (c->legacy_failed)
+		return 0;
+	t0 = now_us();
+	if (legacy_build(&c->s, c->s.stage, c->s.target, &e) < 0) {
+		legacy_error(c, &e);
+		return 0;
+	}
+	t1 = now_us();
+	if (umount2(c->s.target, MNT_DETACH) < 0)
+		die("umount2 target");
+	t2 = now_us();
+	if (rec) {
+		add("legacy_build", t1 - t0);
+		add("legacy_teardown", t2 - t1);
+	}
+	return 0;
+}
+
+static int run_floor(struct cmp *c, bool rec)
+{
+	struct b_err e = { 0 };
+	double t0, t1, t2, t3;
+	int fd;
+
+	if (c->floor_failed)
+		return 0;
+	t0 = now_us();
+	fd = floor_build(&c->s, &e);
+	if (fd < 0) {
+		snprintf(c->floor_error, sizeof(c->floor_error), "%s", e.what);
+		c->floor_failed = true;
+		return 0;
+	}
+	t1 = now_us();
+	if (move_mount(fd, "", AT_FDCWD, c->s.target, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		die("move_mount target");
+	t2 = now_us();
+	close(fd);
+	if (umount2(c->s.target, MNT_DETACH) < 0)
+		die("umount2 target");
+	t3 = now_us();
+	if (rec) {
+		add("floor_build", t1 - t0);
+		add("floor_attach", t2 - t1);
+		add("floor_teardown", t3 - t2);
+	}
+	return 0;
+}
+
+static int emit_cmp(struct cmp *c)
+{
+	char f[2100];
+
+	return emit(NULL, "%s%s\"floor_error\": %s", c->legacy_extra, *c->legacy_extra ? ", " : "",
+		    c->floor_failed ? json_esc(c->floor_error, f, sizeof(f)) : "null");
+}
+
+static int mode_compare(int runs, int warm, const char *layout, const char *spec, const char *target)
+{
+	static int (*const methods[])(struct cmp *, bool) = { run_a, run_b, run_legacy, run_floor };
+	static struct cmp c;
+	struct rootasm_error e;
+
+	c.layout = layout;
+	c.target = target;
+	c.kfd = open_kmsg();
+	if (spec_or_emit(spec, &c.s) < 0)
+		return 3;
+	if (load(layout, &c.l, &e) < 0)
+		return emit_rootasm(&e);
+	for (int i = -warm; i < runs; i++)
+		for (int k = 0; k < 4; k++) {
+			int r = methods[(k + i + warm) % 4](&c, i >= 0);
+
+			if (r)
+				return r;
+		}
+	return emit_cmp(&c);
+}
+
+static int mode_legacy(int runs, int warm, const char *spec)
+{
+	static struct cmp c;
+
+	c.kfd = open_kmsg();
+	if (spec_or_emit(spec, &c.s) < 0)
+		return 3;
+	for (int i = -warm; i < runs && !c.legacy_failed; i++)
+		run_legacy(&c, i >= 0);
+	if (!c.legacy_failed)
+		return emit(NULL, NULL);
+	return emit("legacy failed", "%s", c.legacy_extra);
+}
+
+static int mode_legacy_once(const char *path)
+{
+	struct b_spec s;
+	struct b_err e = { 0 };
+
+	if (spec_or_emit(path, &s) < 0)
+		return 3;
+	if (legacy_build(&s, s.stage, s.target, &e) < 0) {
+		fprintf(stderr, "rootasm-bench: legacy: %s\n", e.what);
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- first -------------------------------------------------------------------- */
 
 static int mode_first(int runs, const char *path)
 {
@@ -288,134 +480,13 @@ static int mode_first(int runs, const char *path)
 	return emit(NULL, NULL);
 }
 
-/* ---- legacy / floor ------------------------------------------------------------ */
-
-static int spec_or_emit(const char *path, struct b_spec *s)
-{
-	struct b_err e = { 0 };
-
-	if (spec_load(path, s, &e) < 0) {
-		emit(e.what, NULL);
-		return -1;
-	}
-	if (!s->stage || !s->target) {
-		emit("spec: needs stage and target", NULL);
-		return -1;
-	}
-	if (s->reldir && chdir(s->reldir) < 0)
-		die("chdir relative");
-	return 0;
-}
-
-/* The kernel log records about overlayfs since @kfd was opened (positioned at the end). */
-static void kernel_log(int kfd, char *buf, size_t size)
-{
-	char rec[1024];
-	ssize_t n;
-
-	*buf = '\0';
-	while (kfd >= 0 && (n = read(kfd, rec, sizeof(rec) - 1)) > 0) {
-		char *text = memchr(rec, ';', (size_t)n);
-
-		rec[n] = '\0';
-		if (text && strstr(text, "overlay") && strlen(buf) + (size_t)n < size)
-			strcat(buf, strtok(text + 1, "\n"));
-	}
-}
-
-static int emit_legacy_error(const struct b_spec *s, const struct b_err *e, int kfd)
-{
-	char klog[1024], k[2100], t[8300], *tail = legacy_data_page_tail(s, s->stage);
-	int r;
-
-	kernel_log(kfd, klog, sizeof(klog));
-	r = emit(e->what, "\"errno\": %d, \"lowerdir_bytes\": %zu, \"page\": %ld, \"kernel_log\": %s, "
-		 "\"page_ends_in\": %s", e->err, legacy_data_len(s, s->stage), sysconf(_SC_PAGESIZE),
-		 json_esc(klog, k, sizeof(k)), json_esc(tail ? tail : "", t, sizeof(t)));
-	free(tail);
-	return r;
-}
-
-static int mode_legacy(int runs, int warm, const char *path)
-{
-	struct b_spec s;
-	int kfd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-	if (kfd >= 0)
-		lseek(kfd, 0, SEEK_END);	/* to read what the kernel says about a failure */
-	if (spec_or_emit(path, &s) < 0)
-		return 3;
-	for (int i = -warm; i < runs; i++) {
-		struct b_err e = { 0 };
-		double t0, t1, t2;
-
-		t0 = now_us();
-		if (legacy_build(&s, s.stage, s.target, &e) < 0)
-			return emit_legacy_error(&s, &e, kfd);
-		t1 = now_us();
-		if (umount2(s.target, MNT_DETACH) < 0)
-			die("umount2 target");
-		t2 = now_us();
-		if (i >= 0) {
-			add("build", t1 - t0);
-			add("teardown", t2 - t1);
-		}
-	}
-	return emit(NULL, "\"lowerdir_bytes\": %zu", legacy_data_len(&s, s.stage));
-}
-
-static int mode_floor(int runs, int warm, const char *path)
-{
-	struct b_spec s;
-
-	if (spec_or_emit(path, &s) < 0)
-		return 3;
-	for (int i = -warm; i < runs; i++) {
-		struct b_err e = { 0 };
-		double t0, t1, t2, t3;
-		int fd;
-
-		t0 = now_us();
-		fd = floor_build(&s, &e);
-		if (fd < 0)
-			return emit(e.what, NULL);
-		t1 = now_us();
-		if (move_mount(fd, "", AT_FDCWD, s.target, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-			die("move_mount target");
-		t2 = now_us();
-		close(fd);
-		if (umount2(s.target, MNT_DETACH) < 0)
-			die("umount2 target");
-		t3 = now_us();
-		if (i >= 0) {
-			add("build", t1 - t0);
-			add("attach", t2 - t1);
-			add("teardown", t3 - t2);
-		}
-	}
-	return emit(NULL, NULL);
-}
-
-static int mode_legacy_once(const char *path)
-{
-	struct b_spec s;
-	struct b_err e = { 0 };
-
-	if (spec_or_emit(path, &s) < 0)
-		return 3;
-	if (legacy_build(&s, s.stage, s.target, &e) < 0) {
-		fprintf(stderr, "rootasm-bench: legacy: %s\n", e.what);
-		return 1;
-	}
-	return 0;
-}
-
 /* ---- cli ----------------------------------------------------------------------- */
 
 static int mode_cli(int runs, int warm, int argc, char **argv)
 {
 	const char *umounts[16];
-	int nu = 0, i;
+	char **cmds[16];
+	int nu = 0, nc = 0, i;
 	struct statfs sf;
 
 	for (i = 0; i < argc && strcmp(argv[i], "--"); i++) {
@@ -431,50 +502,60 @@ static int mode_cli(int runs, int warm, int argc, char **argv)
 			return 2;
 		}
 	}
-	if (i + 1 >= argc) {
+	/* -- CMD ... ::: CMD ... : split in place */
+	for (i++; i < argc && nc < 16; i++) {
+		cmds[nc++] = &argv[i];
+		while (i < argc && strcmp(argv[i], ":::"))
+			i++;
+		if (i < argc)
+			argv[i] = NULL;
+	}
+	if (!nc || !cmds[0][0]) {
 		fprintf(stderr, "rootasm-bench: cli: missing -- CMD\n");
 		return 2;
 	}
-	argv += i + 1;
-	argc -= i + 1;
 	for (int run = -warm; run < runs; run++) {
-		char *args[argc + 1], num[16];
-		struct rusage ru;
-		double t0, t1, t2;
-		int status;
-		pid_t pid;
+		for (int k = 0; k < nc; k++) {
+			int c = (k + run + warm) % nc, argn = 0, status;
+			char *args[256], num[16], name[32];
+			struct rusage ru;
+			double t0, t1, t2;
+			pid_t pid;
 
-		snprintf(num, sizeof(num), "%d", run + warm);
-		for (int k = 0; k < argc; k++)
-			args[k] = strcmp(argv[k], "@N@") ? argv[k] : num;
-		args[argc] = NULL;
-		t0 = now_us();
-		pid = fork();
-		if (pid < 0)
-			die("fork");
-		if (pid == 0) {
-			execvp(args[0], args);
-			_exit(127);
-		}
-		if (wait4(pid, &status, 0, &ru) < 0)
-			die("wait4");
-		t1 = now_us();
-		for (int k = 0; k < nu; k++)
-			umount2(umounts[k], MNT_DETACH);
-		t2 = now_us();
-		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-			char msg[256];
+			snprintf(num, sizeof(num), "%d", run + warm);
+			for (char **a = cmds[c]; *a && argn < 255; a++)
+				args[argn++] = strcmp(*a, "@N@") ? *a : num;
+			args[argn] = NULL;
+			t0 = now_us();
+			pid = fork();
+			if (pid < 0)
+				die("fork");
+			if (pid == 0) {
+				execvp(args[0], args);
+				_exit(127);
+			}
+			if (wait4(pid, &status, 0, &ru) < 0)
+				die("wait4");
+			t1 = now_us();
+			for (int u = 0; u < nu; u++)
+				umount2(umounts[u], MNT_DETACH);
+			t2 = now_us();
+			if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+				char msg[512];
 
-			snprintf(msg, sizeof(msg), "%s exited with status %d", args[0],
-				 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-			return emit(msg, NULL);
-		}
-		if (run >= 0) {
-			add("run", t1 - t0);
-			add("total", t2 - t0);
-			add("maxrss_kb", (double)ru.ru_maxrss);
-			add("cpu_user", tv_us(&ru.ru_utime));
-			add("cpu_sys", tv_us(&ru.ru_stime));
+				snprintf(msg, sizeof(msg), "%s %s exited with status %d", args[0], args[1] ? args[1] : "",
+					 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+				return emit(msg, "\"failed_cmd\": %d", c);
+			}
+			if (run < 0)
+				continue;
+#define ADD(what, v) (snprintf(name, sizeof(name), "c%d_%s", c, what), add(name, v))
+			ADD("run", t1 - t0);
+			ADD("total", t2 - t0);
+			ADD("maxrss_kb", (double)ru.ru_maxrss);
+			ADD("cpu_user", tv_us(&ru.ru_utime));
+			ADD("cpu_sys", tv_us(&ru.ru_stime));
+#undef ADD
 		}
 	}
 	return emit(NULL, NULL);
@@ -482,25 +563,20 @@ static int mode_cli(int runs, int warm, int argc, char **argv)
 
 /* ---- conc ---------------------------------------------------------------------- */
 
-enum kind { K_LIB, K_LEGACY, K_FLOOR };
-
-struct method {
-	enum kind kind;
-	const char *layout_path;
-	struct rootasm_layout *l;
-	struct b_spec s;
-};
-
 /* One assembly, attached at @target and torn down again; 0 or -errno with @msg filled. */
-static int one(struct method *m, const char *stage, const char *target, char *msg, size_t size)
+static int one(struct cmp *c, bool legacy, const char *stage, const char *target, char *msg, size_t size)
 {
 	struct rootasm_error re = { 0 };
 	struct b_err e = { 0 };
 	int fd;
 
-	switch (m->kind) {
-	case K_LIB:
-		fd = rootasm_assemble(m->l, &re);
+	if (legacy) {
+		if (legacy_build(&c->s, stage, target, &e) < 0) {
+			snprintf(msg, size, "%s", e.what);
+			return -e.err;
+		}
+	} else {
+		fd = rootasm_assemble(c->l, &re);
 		if (fd < 0 || rootasm_attach(fd, target, &re) < 0) {
 			rootasm_error_format(&re, msg, size);
 			if (fd >= 0)
@@ -508,26 +584,6 @@ static int one(struct method *m, const char *stage, const char *target, char *ms
 			return -re.err;
 		}
 		close(fd);
-		break;
-	case K_LEGACY:
-		if (legacy_build(&m->s, stage, target, &e) < 0) {
-			snprintf(msg, size, "%s", e.what);
-			return -e.err;
-		}
-		break;
-	case K_FLOOR:
-		fd = floor_build(&m->s, &e);
-		if (fd < 0) {
-			snprintf(msg, size, "%s", e.what);
-			return fd;
-		}
-		if (move_mount(fd, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
-			snprintf(msg, size, "move_mount %s: %s", target, strerror(errno));
-			close(fd);
-			return -errno;
-		}
-		close(fd);
-		break;
 	}
 	return umount2(target, MNT_DETACH) < 0 ? -errno : 0;
 }
@@ -539,108 +595,114 @@ struct conc_shm {
 	double lat[];		/* µs per assembly */
 };
 
-static int mode_conc(int runs, int workers, int total, int argc, char **argv)
+static void conc_fail(struct conc_shm *shm, const char *msg)
 {
-	struct method m = { 0 };
-	const char *stage_base = NULL, *target_base = NULL;
+	if (!__atomic_exchange_n(&shm->failed, 1, __ATOMIC_SEQ_CST))
+		snprintf(shm->msg, sizeof(shm->msg), "%s", msg);
+}
+
+/* @total assemblies over @workers processes started together; returns the wall time (µs) or -1. */
+static double conc_once(struct cmp *c, bool legacy, int workers, int total, struct conc_shm *shm)
+{
+	int ready[2], go[2];
+	double t0, t1;
+	char ch;
+
+	memset(shm, 0, sizeof(*shm) + total * sizeof(double));
+	if (pipe(ready) < 0 || pipe(go) < 0)
+		die("pipe");
+	for (int w = 0; w < workers; w++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			die("fork");
+		if (pid == 0) {
+			char stage[4096], target[4096], msg[512];
+
+			close(ready[0]);
+			close(go[1]);
+			snprintf(target, sizeof(target), "%s/w%d", c->s.target, w);
+			snprintf(stage, sizeof(stage), "%s/w%d", c->s.stage, w);
+			/* Warm up outside the clock: rootasm's feature probe is per process. */
+			if (one(c, legacy, stage, target, msg, sizeof(msg)) < 0)
+				conc_fail(shm, msg);
+			(void)!write(ready[1], "r", 1);
+			(void)!read(go[0], &ch, 1);	/* returns 0 when the parent closes go[1] */
+			for (;;) {
+				int k = __atomic_fetch_add(&shm->next, 1, __ATOMIC_SEQ_CST);
+				double a;
+
+				if (k >= total || shm->failed)
+					break;
+				a = now_us();
+				if (one(c, legacy, stage, target, msg, sizeof(msg)) < 0) {
+					conc_fail(shm, msg);
+					break;
+				}
+				shm->lat[k] = now_us() - a;
+			}
+			_exit(0);
+		}
+	}
+	close(ready[1]);
+	close(go[0]);
+	for (int w = 0; w < workers; w++)
+		if (read(ready[0], &ch, 1) != 1)
+			die("worker start");
+	t0 = now_us();
+	close(go[1]);
+	while (wait(NULL) > 0)
+		;
+	t1 = now_us();
+	close(ready[0]);
+	return shm->failed ? -1 : t1 - t0;
+}
+
+static int mode_conc(int runs, int workers, int total, const char *layout, const char *spec)
+{
+	static struct cmp c;
+	struct rootasm_error e;
 	struct conc_shm *shm;
 	size_t shm_size = sizeof(*shm) + total * sizeof(double);
 
-	if (argc >= 3 && !strcmp(argv[0], "lib")) {
-		struct rootasm_error e;
-
-		m.kind = K_LIB;
-		m.layout_path = argv[1];
-		target_base = argv[2];
-		if (load(argv[1], &m.l, &e) < 0)
-			return emit_rootasm(&e);
-	} else if (argc >= 2 && (!strcmp(argv[0], "legacy") || !strcmp(argv[0], "floor"))) {
-		m.kind = argv[0][0] == 'l' ? K_LEGACY : K_FLOOR;
-		if (spec_or_emit(argv[1], &m.s) < 0)
-			return 3;
-		stage_base = m.s.stage;
-		target_base = m.s.target;
-	} else {
-		fprintf(stderr, "rootasm-bench: conc: lib LAYOUT TARGETBASE | legacy SPEC | floor SPEC\n");
+	if (workers < 1 || total < 1)
 		return 2;
-	}
+	if (spec_or_emit(spec, &c.s) < 0)
+		return 3;
+	if (load(layout, &c.l, &e) < 0)
+		return emit_rootasm(&e);
 	shm = mmap(NULL, shm_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (shm == MAP_FAILED)
 		die("mmap");
 	for (int w = 0; w < workers; w++) {
 		char p[4096];
 
-		snprintf(p, sizeof(p), "%s/w%d", target_base, w);
+		snprintf(p, sizeof(p), "%s/w%d", c.s.target, w);
 		if (mkdir(p, 0755) < 0 && errno != EEXIST)
 			die("mkdir worker target");
-		if (stage_base) {
-			snprintf(p, sizeof(p), "%s/w%d", stage_base, w);
-			if (mkdir(p, 0755) < 0 && errno != EEXIST)
-				die("mkdir worker stage");
-		}
+		snprintf(p, sizeof(p), "%s/w%d", c.s.stage, w);
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			die("mkdir worker stage");
 	}
-	for (int run = 0; run < runs; run++) {
-		int ready[2], go[2];
-		double t0, t1;
-		char c;
+	for (int run = 0; run < runs; run++)
+		for (int k = 0; k < 2; k++) {
+			bool legacy = (k + run) % 2;
+			const char *m = legacy ? "legacy" : "rootasm";
+			char name[32];
+			double wall = conc_once(&c, legacy, workers, total, shm);
 
-		memset(shm, 0, shm_size);
-		if (pipe(ready) < 0 || pipe(go) < 0)
-			die("pipe");
-		for (int w = 0; w < workers; w++) {
-			pid_t pid = fork();
+			if (wall < 0) {
+				char msg[600];
 
-			if (pid < 0)
-				die("fork");
-			if (pid == 0) {
-				char stage[4096], target[4096], msg[512];
-
-				close(ready[0]);
-				close(go[1]);
-				snprintf(target, sizeof(target), "%s/w%d", target_base, w);
-				if (stage_base)
-					snprintf(stage, sizeof(stage), "%s/w%d", stage_base, w);
-				/* Warm up outside the clock: rootasm's feature probe is per process. */
-				if (one(&m, stage, target, msg, sizeof(msg)) < 0) {
-					if (!__atomic_exchange_n(&shm->failed, 1, __ATOMIC_SEQ_CST))
-						snprintf(shm->msg, sizeof(shm->msg), "%s", msg);
-				}
-				(void)!write(ready[1], "r", 1);
-				(void)!read(go[0], &c, 1);	/* returns 0 when the parent closes go[1] */
-				for (;;) {
-					int k = __atomic_fetch_add(&shm->next, 1, __ATOMIC_SEQ_CST);
-					double a;
-
-					if (k >= total || shm->failed)
-						break;
-					a = now_us();
-					if (one(&m, stage, target, msg, sizeof(msg)) < 0) {
-						if (!__atomic_exchange_n(&shm->failed, 1, __ATOMIC_SEQ_CST))
-							snprintf(shm->msg, sizeof(shm->msg), "%s", msg);
-						break;
-					}
-					shm->lat[k] = now_us() - a;
-				}
-				_exit(0);
+				snprintf(msg, sizeof(msg), "%s: %s", m, shm->msg);
+				return emit(msg, NULL);
 			}
+			snprintf(name, sizeof(name), "%s_wall", m);
+			add(name, wall);
+			snprintf(name, sizeof(name), "%s_latency", m);
+			for (int a = 0; a < total; a++)
+				add(name, shm->lat[a]);
 		}
-		close(ready[1]);
-		close(go[0]);
-		for (int w = 0; w < workers; w++)
-			if (read(ready[0], &c, 1) != 1)
-				die("worker start");
-		t0 = now_us();
-		close(go[1]);
-		while (wait(NULL) > 0)
-			;
-		t1 = now_us();
-		close(ready[0]);
-		if (shm->failed)
-			return emit(shm->msg, NULL);
-		add("wall", t1 - t0);
-		for (int k = 0; k < total; k++)
-			add("latency", shm->lat[k]);
-	}
 	return emit(NULL, "\"workers\": %d, \"total\": %d", workers, total);
 }
 
@@ -719,9 +781,9 @@ static int mode_micro(int runs, int warm, const char *dir, const char *image)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: rootasm-bench [-n RUNS] [-w WARMUP] lib LAYOUT TARGET | first LAYOUT | "
-			"legacy SPEC | floor SPEC | legacy-once SPEC | cli [--umount DIR]... [--cgroup2] -- CMD... | "
-			"conc WORKERS TOTAL (lib LAYOUT TARGETBASE | legacy SPEC | floor SPEC)\n");
+	fprintf(stderr, "usage: rootasm-bench [-n RUNS] [-w WARMUP] compare LAYOUT SPEC TARGET | legacy SPEC | "
+			"first LAYOUT | cli [--umount DIR]... [--cgroup2] -- CMD... [::: CMD...]... | "
+			"conc WORKERS TOTAL LAYOUT SPEC | micro DIR IMAGE | legacy-once SPEC\n");
 	return 2;
 }
 
@@ -746,19 +808,17 @@ int main(int argc, char **argv)
 		return mode_legacy_once(argv[1]);	/* runs in its parent's namespace, as the CLI does */
 	private_ns();
 	signal(SIGPIPE, SIG_IGN);
-	if (!strcmp(mode, "lib") && argc == 3)
-		return mode_lib(runs, warm, argv[1], argv[2]);
-	if (!strcmp(mode, "first") && argc == 2)
-		return mode_first(runs, argv[1]);
+	if (!strcmp(mode, "compare") && argc == 4)
+		return mode_compare(runs, warm, argv[1], argv[2], argv[3]);
 	if (!strcmp(mode, "legacy") && argc == 2)
 		return mode_legacy(runs, warm, argv[1]);
-	if (!strcmp(mode, "floor") && argc == 2)
-		return mode_floor(runs, warm, argv[1]);
-	if (!strcmp(mode, "micro") && argc == 3)
-		return mode_micro(runs, warm, argv[1], argv[2]);
+	if (!strcmp(mode, "first") && argc == 2)
+		return mode_first(runs, argv[1]);
 	if (!strcmp(mode, "cli"))
 		return mode_cli(runs, warm, argc - 1, argv + 1);
-	if (!strcmp(mode, "conc") && argc >= 4)
-		return mode_conc(runs, atoi(argv[1]), atoi(argv[2]), argc - 3, argv + 3);
+	if (!strcmp(mode, "conc") && argc == 5)
+		return mode_conc(runs, atoi(argv[1]), atoi(argv[2]), argv[3], argv[4]);
+	if (!strcmp(mode, "micro") && argc == 3)
+		return mode_micro(runs, warm, argv[1], argv[2]);
 	return usage();
 }
