@@ -13,7 +13,9 @@
  *   floor   the detached way with nothing but syscalls (no parser, no probe,
  *           no error context): layers by O_PATH fd or loop+fsmount, overlay via
  *           fsconfig(FSCONFIG_SET_FD), volumes via open_tree/fsmount +
- *           openat2(RESOLVE_IN_ROOT) + move_mount.
+ *           openat2(RESOLVE_IN_ROOT) + move_mount. With @strings, directory
+ *           layers go in as fsconfig(FSCONFIG_SET_STRING, "lowerdir+", path):
+ *           one syscall per layer instead of open + fsconfig + close.
  *
  * The caller tears both down the way it tears down rootasm's tree.
  */
@@ -368,7 +370,7 @@ static int floor_target(int root, const char *target, bool file, struct b_err *e
 	return d;
 }
 
-int floor_build(const struct b_spec *s, struct b_err *e)
+int floor_build(const struct b_spec *s, bool strings, struct b_err *e)
 {
 	int *fds = calloc(s->nlayers + 2, sizeof(int));
 	int ctl = -1, fsfd = -1, root = -1, ubase = -1, r = 0;
@@ -394,6 +396,13 @@ int floor_build(const struct b_spec *s, struct b_err *e)
 				goto out;
 			}
 			fds[n] = image_mount(ctl, l, e);
+		} else if (strings && strlen(l->path) < 256) {
+			/* fsconfig strings are capped at 256 bytes; each lowerdir+ is one value */
+			if (fsconfig(fsfd, FSCONFIG_SET_STRING, "lowerdir+", l->path, 0) < 0) {
+				r = b_fail(e, errno, "lowerdir+ %s: %s", l->path, strerror(errno));
+				goto out;
+			}
+			continue;
 		} else {
 			fds[n] = open(l->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 			if (fds[n] < 0)

@@ -73,9 +73,10 @@ char *legacy_data_page_tail(const struct b_spec *s, const char *stage);
 
 /*
  * The bare-syscall floor of the detached way: the same tree as rootasm builds,
- * with nothing but the syscalls. Returns the root's fd; caller owns it.
+ * with nothing but the syscalls; with @strings, directory layers are passed as
+ * "lowerdir+" strings instead of O_PATH fds. Returns the root's fd; caller owns it.
  */
-int floor_build(const struct b_spec *s, struct b_err *e);
+int floor_build(const struct b_spec *s, bool strings, struct b_err *e);
 
 /* One image layer as the floor mounts it (loop + fsmount); returns the mount fd. */
 int floor_image(const struct b_layer *l, struct b_err *e);

@@ -7,21 +7,22 @@
  *   rootasm-bench [-n RUNS] [-w WARMUP] MODE ...
  *
  * The shared cores of a build machine make single numbers noisy, so the modes
- * that compare methods interleave them run by run, rotating their order.
+ * that compare methods interleave them run by run, in a shuffled order.
  *
  *   compare LAYOUT SPEC TARGET
- *                         per run, in rotating order:
+ *                         per run, in shuffled order:
  *                         A: rootasm_layout_load | rootasm_assemble | close (tree dissolves)
  *                         B: rootasm_assemble | rootasm_attach(TARGET) | close + umount2(DETACH)
  *                         legacy: legacy_build (ends attached at the spec's target) | umount2(DETACH)
  *                         floor: floor_build | move_mount to the target | close + umount2(DETACH)
+ *                         fstr: the same with directory layers as "lowerdir+" strings
  *                         A legacy failure (a lowerdir= string over a page) is recorded with the
  *                         kernel's error and log line, and the other methods go on.
  *   legacy SPEC           the legacy method alone
  *   first LAYOUT          one fresh process per run: load, the first assemble (with the
  *                         feature probe), close, then a second assemble in the same process
  *   cli [--umount DIR]... [--cgroup2] -- CMD... [::: CMD...]...
- *                         per run, each CMD in rotating order: fork+exec (an argument "@N@"
+ *                         per run, each CMD in shuffled order: fork+exec (an argument "@N@"
  *                         becomes the run number), wait4 (ru_maxrss, ru_utime, ru_stime),
  *                         then umount2(DIR, MNT_DETACH) for each --umount; series c0_*, c1_*...
  *   conc WORKERS TOTAL LAYOUT SPEC
@@ -186,6 +187,26 @@ static void private_ns(void)
 		die("make / private");
 }
 
+/*
+ * A random order of 0..n-1 (fixed seed: runs are repeatable). Each method
+ * follows each other one equally often, so what a teardown leaves for later
+ * (RCU callbacks, the loop device's release) does not always land on the same
+ * method.
+ */
+static void shuffle(int *order, int n)
+{
+	static unsigned int seed = 1;
+
+	for (int i = 0; i < n; i++)
+		order[i] = i;
+	for (int i = n - 1; i > 0; i--) {
+		int j = rand_r(&seed) % (i + 1), t = order[i];
+
+		order[i] = order[j];
+		order[j] = t;
+	}
+}
+
 static int load(const char *path, struct rootasm_layout **l, struct rootasm_error *e)
 {
 	memset(e, 0, sizeof(*e));
@@ -339,7 +360,7 @@ static int run_legacy(struct cmp *c, bool rec)
 	return 0;
 }
 
-static int run_floor(struct cmp *c, bool rec)
+static int floor_variant(struct cmp *c, bool rec, bool strings, const char *prefix)
 {
 	struct b_err e = { 0 };
 	double t0, t1, t2, t3;
@@ -348,7 +369,7 @@ static int run_floor(struct cmp *c, bool rec)
 	if (c->floor_failed)
 		return 0;
 	t0 = now_us();
-	fd = floor_build(&c->s, &e);
+	fd = floor_build(&c->s, strings, &e);
 	if (fd < 0) {
 		snprintf(c->floor_error, sizeof(c->floor_error), "%s", e.what);
 		c->floor_failed = true;
@@ -363,11 +384,26 @@ static int run_floor(struct cmp *c, bool rec)
 		die("umount2 target");
 	t3 = now_us();
 	if (rec) {
-		add("floor_build", t1 - t0);
-		add("floor_attach", t2 - t1);
-		add("floor_teardown", t3 - t2);
+		char name[32];
+
+		snprintf(name, sizeof(name), "%s_build", prefix);
+		add(name, t1 - t0);
+		snprintf(name, sizeof(name), "%s_attach", prefix);
+		add(name, t2 - t1);
+		snprintf(name, sizeof(name), "%s_teardown", prefix);
+		add(name, t3 - t2);
 	}
 	return 0;
+}
+
+static int run_floor(struct cmp *c, bool rec)
+{
+	return floor_variant(c, rec, false, "floor");
+}
+
+static int run_floor_str(struct cmp *c, bool rec)
+{
+	return floor_variant(c, rec, true, "fstr");
 }
 
 static int emit_cmp(struct cmp *c)
@@ -380,7 +416,8 @@ static int emit_cmp(struct cmp *c)
 
 static int mode_compare(int runs, int warm, const char *layout, const char *spec, const char *target)
 {
-	static int (*const methods[])(struct cmp *, bool) = { run_a, run_b, run_legacy, run_floor };
+	static int (*const methods[])(struct cmp *, bool) = { run_a, run_b, run_legacy, run_floor, run_floor_str };
+	const int nm = sizeof(methods) / sizeof(methods[0]);
 	static struct cmp c;
 	struct rootasm_error e;
 
@@ -391,13 +428,17 @@ static int mode_compare(int runs, int warm, const char *layout, const char *spec
 		return 3;
 	if (load(layout, &c.l, &e) < 0)
 		return emit_rootasm(&e);
-	for (int i = -warm; i < runs; i++)
-		for (int k = 0; k < 4; k++) {
-			int r = methods[(k + i + warm) % 4](&c, i >= 0);
+	for (int i = -warm; i < runs; i++) {
+		int order[8];
+
+		shuffle(order, nm);
+		for (int k = 0; k < nm; k++) {
+			int r = methods[order[k]](&c, i >= 0);
 
 			if (r)
 				return r;
 		}
+	}
 	return emit_cmp(&c);
 }
 
@@ -515,8 +556,11 @@ static int mode_cli(int runs, int warm, int argc, char **argv)
 		return 2;
 	}
 	for (int run = -warm; run < runs; run++) {
+		int order[16];
+
+		shuffle(order, nc);
 		for (int k = 0; k < nc; k++) {
-			int c = (k + run + warm) % nc, argn = 0, status;
+			int c = order[k], argn = 0, status;
 			char *args[256], num[16], name[32];
 			struct rusage ru;
 			double t0, t1, t2;
