@@ -54,6 +54,9 @@ struct b_err {
 	char what[1024];
 };
 
+/* Room for element @n of an array of @n elements of @size bytes (doubling at powers of two). */
+void *b_grow(void *p, size_t n, size_t size);
+
 int b_fail(struct b_err *e, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 int spec_load(const char *path, struct b_spec *ret, struct b_err *e);

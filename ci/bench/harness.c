@@ -99,11 +99,7 @@ static void add(const char *name, double v)
 {
 	struct series *s = series(name);
 
-	if (!(s->n & (s->n - 1)) || !s->n) {
-		s->v = realloc(s->v, (s->n ? 2 * s->n : 1) * sizeof(double));
-		if (!s->v)
-			abort();
-	}
+	s->v = b_grow(s->v, s->n, sizeof(double));
 	s->v[s->n++] = v;
 }
 

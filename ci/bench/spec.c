@@ -20,7 +20,7 @@ int b_fail(struct b_err *e, int err, const char *fmt, ...)
 	return -err;
 }
 
-static void *grow(void *p, size_t n, size_t size)
+void *b_grow(void *p, size_t n, size_t size)
 {
 	/* capacity doubles at powers of two */
 	if (n && (n & (n - 1)))
@@ -100,7 +100,7 @@ int spec_load(const char *path, struct b_spec *s, struct b_err *e)
 		} else if (!strcmp(w[0], "layer") && n >= 3) {
 			struct b_layer *l;
 
-			s->layers = grow(s->layers, s->nlayers, sizeof(*l));
+			s->layers = b_grow(s->layers, s->nlayers, sizeof(*l));
 			l = &s->layers[s->nlayers++];
 			l->image = !strcmp(w[1], "image");
 			l->path = strdup(w[2]);
@@ -114,7 +114,7 @@ int spec_load(const char *path, struct b_spec *s, struct b_err *e)
 			char *opts = w[bind ? 3 : 2];
 			int r;
 
-			s->vols = grow(s->vols, s->nvols, sizeof(*v));
+			s->vols = b_grow(s->vols, s->nvols, sizeof(*v));
 			v = &s->vols[s->nvols++];
 			memset(v, 0, sizeof(*v));
 			v->tmpfs = !bind;
