@@ -23,6 +23,8 @@
 #include <sys/capability.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 
 #include "layout.h"
 #include "probe.h"
@@ -238,8 +240,27 @@ static int build_root(const struct rootasm_layout *l, struct rootasm_error *e)
 		goto out;
 	}
 	root = fsmount(fsfd, FSMOUNT_CLOEXEC, ubase < 0 ? MOUNT_ATTR_RDONLY : 0);
-	if (root < 0)
+	if (root < 0) {
 		r = ra_err(e, errno, fsfd, "fsmount", "overlay", NULL);
+	} else if (ubase >= 0) {
+		struct statfs sf;
+
+		/*
+		 * Some kernels (6.12) do not fail when the work directory cannot
+		 * be set up: they mount read-only and say so only in the kernel
+		 * log. A writable layout must not silently become read-only.
+		 */
+		if (fstatfs(root, &sf) < 0) {
+			r = ra_err(e, errno, -EBADF, "statfs", "overlay", NULL);
+		} else if (sf.f_flags & ST_RDONLY) {
+			r = ra_err(e, EROFS, -EBADF, "create overlay", l->file,
+				   "overlayfs could not set up its work directory and mounted read-only%s",
+				   l->creds.set && !(l->creds.caps & (1ULL << CAP_DAC_OVERRIDE)) ?
+				   "; the override_creds credential needs CAP_DAC_OVERRIDE" : "");
+		}
+		if (r < 0)
+			close_fdp(&root);
+	}
 out:
 	for (size_t i = 0; i < n; i++)
 		close_fdp(&fds[i]);
