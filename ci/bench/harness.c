@@ -28,7 +28,8 @@
  *   conc WORKERS TOTAL LAYOUT SPEC
  *                         TOTAL assemblies (assemble, attach, teardown) spread over WORKERS
  *                         processes that start together, rootasm (B) and legacy in turn;
- *                         wall time per run and latency of each assembly
+ *                         wall time per run and latency of each assembly; a method that
+ *                         fails is reported ("rootasm_error"/"legacy_error") and dropped
  *   micro DIR IMAGE       the primitives: a detached tmpfs made and dissolved, the loop probe,
  *                         an image layer mounted and dissolved, O_PATH open, open_tree clone,
  *                         stat, realpath, fork+wait
@@ -704,6 +705,7 @@ static int mode_conc(int runs, int workers, int total, const char *layout, const
 	struct rootasm_error e;
 	struct conc_shm *shm;
 	size_t shm_size = sizeof(*shm) + total * sizeof(double);
+	char failed[2][600] = { "", "" };	/* rootasm, legacy */
 
 	if (workers < 1 || total < 1)
 		return 2;
@@ -729,13 +731,14 @@ static int mode_conc(int runs, int workers, int total, const char *layout, const
 			bool legacy = (k + run) % 2;
 			const char *m = legacy ? "legacy" : "rootasm";
 			char name[32];
-			double wall = conc_once(&c, legacy, workers, total, shm);
+			double wall;
 
+			if (*failed[legacy])
+				continue;	/* one method failing does not stop the other */
+			wall = conc_once(&c, legacy, workers, total, shm);
 			if (wall < 0) {
-				char msg[600];
-
-				snprintf(msg, sizeof(msg), "%s: %s", m, shm->msg);
-				return emit(msg, NULL);
+				snprintf(failed[legacy], sizeof(failed[legacy]), "%s", shm->msg);
+				continue;
 			}
 			snprintf(name, sizeof(name), "%s_wall", m);
 			add(name, wall);
@@ -743,6 +746,13 @@ static int mode_conc(int runs, int workers, int total, const char *layout, const
 			for (int a = 0; a < total; a++)
 				add(name, shm->lat[a]);
 		}
+	if (*failed[0] || *failed[1]) {
+		char r[1300], l[1300];
+
+		return emit(NULL, "\"workers\": %d, \"total\": %d, \"rootasm_error\": %s, \"legacy_error\": %s",
+			    workers, total, *failed[0] ? json_esc(failed[0], r, sizeof(r)) : "null",
+			    *failed[1] ? json_esc(failed[1], l, sizeof(l)) : "null");
+	}
 	return emit(NULL, "\"workers\": %d, \"total\": %d", workers, total);
 }
 
