@@ -268,24 +268,42 @@ out:
 }
 
 /*
+ * openat2() inside the rootfs. A lookup that meets ".." (a symlink in a
+ * layer) says EAGAIN when a mount changes anywhere meanwhile: ask again.
+ */
+static int in_root(int root, const char *path, uint64_t resolve)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = resolve };
+	int fd = -1;
+
+	for (int tries = 0; tries < 16; tries++) {
+		fd = sys_openat2(root, path, &how);
+		if (fd >= 0 || errno != EAGAIN)
+			break;
+	}
+	return fd;
+}
+
+#define IN_ROOT (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
+
+/*
  * Resolve @target beneath @root, creating what is missing (directories, and
  * for a non-directory source an empty file as the last component). Symlinks
  * resolve inside the rootfs (RESOLVE_IN_ROOT), so none can lead out of it.
- * Returns an O_PATH fd; caller owns it.
+ * Missing components are walked one step at a time from their parent; a
+ * component that is a symlink, or that appears under us, is resolved again
+ * from the root. Returns an O_PATH fd; caller owns it.
  */
 static int resolve_target(int root, const char *target, bool dir, struct rootasm_error *e)
 {
-	struct open_how how = {
-		.flags = O_PATH | O_CLOEXEC,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
 	char prefix[RA_PATH_MAX];
 	_cleanup_close_ int parent = -EBADF;
 	const char *s = target;
+	bool made = false;	/* we created the last component: its type is known */
 	struct stat st;
 	int fd;
 
-	fd = sys_openat2(root, target, &how);
+	fd = in_root(root, target, IN_ROOT);
 	if (fd < 0 && errno != ENOENT)
 		return ra_err(e, errno, -EBADF, "resolve target", target, NULL);
 	if (fd < 0) {
@@ -296,6 +314,7 @@ static int resolve_target(int root, const char *target, bool dir, struct rootasm
 			const char *c;
 			char name[256];
 			size_t len;
+			bool last;
 			int next;
 
 			while (*s == '/')
@@ -312,9 +331,11 @@ static int resolve_target(int root, const char *target, bool dir, struct rootasm
 			name[len] = '\0';
 			memcpy(prefix, target, s - target);
 			prefix[s - target] = '\0';
-			next = sys_openat2(root, prefix, &how);
+			last = !*s || !s[strspn(s, "/")];
+			made = false;
+			/* a plain entry of the parent: one step */
+			next = in_root(parent, name, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 			if (next < 0 && errno == ENOENT) {
-				bool last = !*s || !s[strspn(s, "/")];
 				int r;
 
 				if (last && !dir)
@@ -324,9 +345,18 @@ static int resolve_target(int root, const char *target, bool dir, struct rootasm
 				if (r < 0 && errno != EEXIST)
 					return ra_err(e, errno, -EBADF, "create mount point", prefix,
 						      errno == EROFS ? "the rootfs is read-only; the target must exist in a layer" : NULL);
-				if (r >= 0 && last && !dir)
-					close(r);
-				next = sys_openat2(root, prefix, &how);
+				if (r >= 0) {
+					if (last && !dir)
+						close(r);
+					/* what we made is no symlink; O_NOFOLLOW keeps a racing one from being followed */
+					next = openat(parent, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+					made = next >= 0;
+				} else {
+					next = in_root(root, prefix, IN_ROOT);
+				}
+			} else if (next < 0 && (errno == ELOOP || errno == EXDEV)) {
+				/* a symlink: resolve it inside the rootfs */
+				next = in_root(root, prefix, IN_ROOT);
 			}
 			if (next < 0)
 				return ra_err(e, errno, -EBADF, "resolve target", prefix, NULL);
@@ -335,6 +365,8 @@ static int resolve_target(int root, const char *target, bool dir, struct rootasm
 		}
 		fd = take_fd(parent);
 	}
+	if (made)
+		return fd;
 	if (fstat(fd, &st) < 0) {
 		int r = ra_err(e, errno, -EBADF, "stat target", target, NULL);
 

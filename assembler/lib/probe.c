@@ -64,32 +64,58 @@ static int fs_fail(char *d, int fsfd, const char *what)
 	return r;
 }
 
-static int tmpfs_with_dirs(char *detail)
+/*
+ * One throwaway detached tmpfs serves all probes of a session (ra_require()
+ * or rootasm_probe()); it is closed, and so dissolved, when the session ends.
+ * Each probe that needs directories of its own makes them with a fresh name.
+ */
+static int scratch_fd = -EBADF;
+static unsigned int scratch_seq;
+static int session;	/* > 0 while ra_require()/rootasm_probe() run several probes */
+
+static int scratch(char *detail)
 {
-	int mfd = ra_tmpfs_mount(NULL, 0, NULL);
+	if (scratch_fd >= 0)
+		return scratch_fd;
+	scratch_fd = ra_tmpfs_mount(NULL, 0, NULL);
+	if (scratch_fd < 0) {
+		int r = scratch_fd;
 
-	if (mfd < 0) {
-		DETAIL(detail, "tmpfs: %s", strerror(-mfd));
-		return mfd;
-	}
-	if (mkdirat(mfd, "l1", 0755) < 0 || mkdirat(mfd, "l2", 0755) < 0 ||
-	    mkdirat(mfd, "u", 0755) < 0 || mkdirat(mfd, "w", 0755) < 0) {
-		int r = -errno;
-
-		DETAIL(detail, "mkdir in tmpfs: %s", strerror(errno));
-		close(mfd);
+		DETAIL(detail, "fsopen/fsmount tmpfs: %s", strerror(-r));
+		scratch_fd = -EBADF;
 		return r;
+	}
+	return scratch_fd;
+}
+
+static void scratch_end(void)
+{
+	close_fdp(&scratch_fd);
+	scratch_fd = -EBADF;
+}
+
+/* A new directory in the scratch tmpfs; its name is written to @name. */
+static int scratch_dir(char *detail, char *name, size_t size)
+{
+	int mfd = scratch(detail);
+
+	if (mfd < 0)
+		return mfd;
+	snprintf(name, size, "d%u", scratch_seq++);
+	if (mkdirat(mfd, name, 0755) < 0) {
+		DETAIL(detail, "mkdir in tmpfs: %s", strerror(errno));
+		return -errno;
 	}
 	return mfd;
 }
 
 static int p_mount_api(char *d)
 {
-	_cleanup_close_ int mfd = -EBADF, cfd = -EBADF;
+	_cleanup_close_ int cfd = -EBADF;
+	int mfd = scratch(d);
 
-	mfd = ra_tmpfs_mount(NULL, 0, NULL);
 	if (mfd < 0)
-		return DETAIL(d, "fsopen/fsmount: %s", strerror(-mfd)), mfd;
+		return mfd;
 	cfd = open_tree(mfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
 	/* EINVAL here only means "detached source": open_tree itself exists */
 	if (cfd < 0 && errno == ENOSYS)
@@ -99,11 +125,11 @@ static int p_mount_api(char *d)
 
 static int p_setattr(char *d)
 {
-	_cleanup_close_ int mfd = ra_tmpfs_mount(NULL, 0, NULL);
+	int mfd = scratch(d);
 	struct mount_attr a = { .attr_set = MOUNT_ATTR_NOSUID };
 
 	if (mfd < 0)
-		return DETAIL(d, "tmpfs: %s", strerror(-mfd)), mfd;
+		return mfd;
 	if (mount_setattr(mfd, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)
 		return DETAIL(d, "mount_setattr: %s", strerror(errno)), -errno;
 	return 0;
@@ -111,12 +137,15 @@ static int p_setattr(char *d)
 
 static int p_openat2(char *d)
 {
-	_cleanup_close_ int mfd = tmpfs_with_dirs(d), fd = -EBADF;
+	_cleanup_close_ int fd = -EBADF;
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT };
+	char name[16];
+	int mfd = scratch_dir(d, name, sizeof(name));
 
 	if (mfd < 0)
 		return mfd;
-	fd = sys_openat2(mfd, "/../l1", &how);
+	/* no "..": a lookup with ".." in it may say EAGAIN when any mount changes */
+	fd = sys_openat2(mfd, name, &how);
 	if (fd < 0)
 		return DETAIL(d, "openat2: %s", strerror(errno)), -errno;
 	return 0;
@@ -148,11 +177,13 @@ static int p_loop(char *d)
 /* lowerdir+ by fd: parsing happens at fsconfig time, so no create is needed. */
 static int p_fd_layer(char *d, int oflags)
 {
-	_cleanup_close_ int mfd = tmpfs_with_dirs(d), fsfd = -EBADF, lfd = -EBADF;
+	_cleanup_close_ int fsfd = -EBADF, lfd = -EBADF;
+	char name[16];
+	int mfd = scratch_dir(d, name, sizeof(name));
 
 	if (mfd < 0)
 		return mfd;
-	lfd = openat(mfd, "l1", oflags | O_DIRECTORY | O_CLOEXEC);
+	lfd = openat(mfd, name, oflags | O_DIRECTORY | O_CLOEXEC);
 	fsfd = fsopen("overlay", FSOPEN_CLOEXEC);
 	if (lfd < 0 || fsfd < 0)
 		return DETAIL(d, "fsopen overlay: %s", strerror(errno)), -errno;
@@ -173,10 +204,11 @@ static int p_opath(char *d)
 
 static int p_open_tree_detached(char *d)
 {
-	_cleanup_close_ int mfd = ra_tmpfs_mount(NULL, 0, NULL), cfd = -EBADF;
+	_cleanup_close_ int cfd = -EBADF;
+	int mfd = scratch(d);
 
 	if (mfd < 0)
-		return DETAIL(d, "tmpfs: %s", strerror(-mfd)), mfd;
+		return mfd;
 	cfd = open_tree(mfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
 	if (cfd < 0)
 		return DETAIL(d, "open_tree(detached): %s", strerror(errno)), -errno;
@@ -185,14 +217,16 @@ static int p_open_tree_detached(char *d)
 
 static int p_move_detached(char *d)
 {
-	_cleanup_close_ int a = tmpfs_with_dirs(d), b = -EBADF;
+	_cleanup_close_ int b = -EBADF;
+	char name[16];
+	int a = scratch_dir(d, name, sizeof(name));
 
 	if (a < 0)
 		return a;
 	b = ra_tmpfs_mount(NULL, 0, NULL);
 	if (b < 0)
 		return DETAIL(d, "tmpfs: %s", strerror(-b)), b;
-	if (move_mount(b, "", a, "l1", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+	if (move_mount(b, "", a, name, MOVE_MOUNT_F_EMPTY_PATH) < 0)
 		return DETAIL(d, "move_mount(detached, detached): %s", strerror(errno)), -errno;
 	return 0;
 }
@@ -200,13 +234,17 @@ static int p_move_detached(char *d)
 /* An overlay whose two lowers and upper live on a detached tmpfs; @creds optional. */
 static int overlay_on_detached(char *d, const struct ra_cred_spec *creds)
 {
-	_cleanup_close_ int mfd = tmpfs_with_dirs(d), fsfd = -EBADF, root = -EBADF;
+	_cleanup_close_ int fsfd = -EBADF, root = -EBADF;
 	static const char *const keys[] = { "lowerdir+", "lowerdir+", "upperdir", "workdir" };
-	static const char *const dirs[] = { "l1", "l2", "u", "w" };
+	char dirs[4][16];
 	struct rootasm_error e;
+	int mfd = -EBADF;
 
-	if (mfd < 0)
-		return mfd;
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		mfd = scratch_dir(d, dirs[i], sizeof(dirs[i]));
+		if (mfd < 0)
+			return mfd;
+	}
 	fsfd = fsopen("overlay", FSOPEN_CLOEXEC);
 	if (fsfd < 0)
 		return DETAIL(d, "fsopen overlay: %s", strerror(errno)), -errno;
@@ -328,11 +366,12 @@ static const struct ra_idrange probe_range = { 0, 100000, 65536 }, probe_range2 
 
 static int p_open_tree_attr(char *d)
 {
-	_cleanup_close_ int mfd = ra_tmpfs_mount(NULL, 0, NULL), cfd = -EBADF;
+	_cleanup_close_ int cfd = -EBADF;
 	struct mount_attr a = { .attr_set = MOUNT_ATTR_NOSUID };
+	int mfd = scratch(d);
 
 	if (mfd < 0)
-		return DETAIL(d, "tmpfs: %s", strerror(-mfd)), mfd;
+		return mfd;
 	cfd = syscall(__NR_open_tree_attr, mfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH, &a, sizeof(a));
 	if (cfd < 0)
 		return DETAIL(d, "open_tree_attr: %s", strerror(errno)), -errno;
@@ -390,11 +429,24 @@ bool ra_feature(enum rootasm_feature f)
 	if (!cache[f]) {
 		int r;
 
-		cache_detail[f][0] = '\0';
-		r = probes[f](cache_detail[f]);
+		/* a transient answer (a lookup racing a mount elsewhere) is asked again */
+		for (int tries = 0; tries < 8; tries++) {
+			cache_detail[f][0] = '\0';
+			r = probes[f](cache_detail[f]);
+			if (r != -EAGAIN && r != -EINTR)
+				break;
+		}
 		if (r < 0 && !cache_detail[f][0])
 			DETAIL(cache_detail[f], "%s", strerror(-r));
+		if (r == -EAGAIN || r == -EINTR) {
+			/* no definite answer: say absent now, ask again next time */
+			if (!session)
+				scratch_end();
+			return false;
+		}
 		cache[f] = r < 0 ? -1 : 1;
+		if (!session)
+			scratch_end();
 	}
 	return cache[f] > 0;
 }
@@ -406,24 +458,33 @@ const char *ra_feature_detail(enum rootasm_feature f)
 
 int rootasm_probe(struct rootasm_probe *ret)
 {
+	session++;
 	for (int f = 0; f < _ROOTASM_FEAT_MAX; f++) {
 		ret->present[f] = ra_feature(f);
 		snprintf(ret->detail[f], sizeof(ret->detail[f]), "%s", cache_detail[f]);
 	}
+	if (!--session)
+		scratch_end();
 	return 0;
 }
 
 int ra_require(unsigned int needs, struct rootasm_error *e)
 {
-	for (int f = 0; f < _ROOTASM_FEAT_MAX; f++) {
+	int r = 0;
+
+	session++;
+	for (int f = 0; f < _ROOTASM_FEAT_MAX && !r; f++) {
 		if (!(needs & (1u << f)) || ra_feature(f))
 			continue;
 		if (f == ROOTASM_FEAT_OVL_CREDS_NOADMIN && ra_feature(ROOTASM_FEAT_OVL_OVERRIDE_CREDS))
-			return ra_err(e, EPERM, -EBADF, "kernel refuses override_creds without CAP_SYS_ADMIN", NULL,
-				      "Linux 6.17+ checks CAP_SYS_ADMIN under the recorded credential; add CAP_SYS_ADMIN to "
-				      "overlay.override_creds.capabilities, or use Linux 6.15/6.16 or the kernel/ series");
-		return ra_err(e, EOPNOTSUPP, -EBADF, "kernel lacks", feats[f].name,
-			      "%s; needs Linux 6.15 or the kernel/ series [%s]", feats[f].desc, cache_detail[f]);
+			r = ra_err(e, EPERM, -EBADF, "kernel refuses override_creds without CAP_SYS_ADMIN", NULL,
+				   "Linux 6.17+ checks CAP_SYS_ADMIN under the recorded credential; add CAP_SYS_ADMIN to "
+				   "overlay.override_creds.capabilities, or use Linux 6.15/6.16 or the kernel/ series");
+		else
+			r = ra_err(e, EOPNOTSUPP, -EBADF, "kernel lacks", feats[f].name,
+				   "%s; needs Linux 6.15 or the kernel/ series [%s]", feats[f].desc, cache_detail[f]);
 	}
-	return 0;
+	if (!--session)
+		scratch_end();
+	return r;
 }
