@@ -168,7 +168,13 @@ static void __attribute__((noreturn)) child_init(int tree_fd, char *const argv[]
 		if (sig < 0)
 			continue;
 		if (sig != SIGCHLD) {
-			kill(cmd, sig);
+			/*
+			 * A signal from the terminal (SI_KERNEL) went to the whole
+			 * foreground process group, CMD included: pass on only what
+			 * a process sent, so CMD sees each signal once.
+			 */
+			if (si.si_code != SI_KERNEL)
+				kill(cmd, sig);
 			continue;
 		}
 		/* Reap everything; the namespace ends when CMD does. */
@@ -225,7 +231,9 @@ int rootasm_exec(int tree_fd, char *const argv[], const struct rootasm_exec_opts
 
 		if (poll(p, sfd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
 			break;
-		if (sfd >= 0 && (p[1].revents & POLLIN) && read(sfd, &ssi, sizeof(ssi)) == sizeof(ssi))
+		/* terminal signals reached the child's process group already */
+		if (sfd >= 0 && (p[1].revents & POLLIN) && read(sfd, &ssi, sizeof(ssi)) == sizeof(ssi) &&
+		    ssi.ssi_code != SI_KERNEL)
 			sys_pidfd_send_signal(pidfd, ssi.ssi_signo);
 		if (p[0].revents & (POLLIN | POLLHUP))
 			break;
