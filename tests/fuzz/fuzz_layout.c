@@ -3,7 +3,7 @@
  * Fuzz target for the layout parser. Built with -fsanitize=fuzzer when
  * ROOTASM_FUZZ=ON (clang); otherwise a driver that replays the corpus files
  * given on the command line, so the corpus runs as a unit test.
- * Relative paths resolve against the corpus directory (it has l1/ and a.sqfs).
+ * Relative paths resolve against the corpus directory (it has l1/ and a.img).
  */
 #include <stddef.h>
 #include <stdint.h>
