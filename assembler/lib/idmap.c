@@ -109,6 +109,7 @@ int ra_idmap_apply(int mfd, const struct ra_idmap *m, bool recursive, const char
 	if (mount_setattr(mfd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) < 0)
 		return ra_err(e, errno, -EBADF, "mount_setattr MOUNT_ATTR_IDMAP", what,
 			      errno == EPERM ? "an idmapped mount can be idmapped again only through "
-					       "open_tree_attr() on Linux 6.15 or the kernel/ series" : NULL);
+					       "open_tree_attr() on Linux 6.15 or the kernel/ series" :
+			      errno == EINVAL ? "the filesystem may not support idmapped mounts" : NULL);
 	return 0;
 }

@@ -852,7 +852,7 @@ TEST(watch_reports_attach_move_detach)
 	ASSERT_CONTAINS(s, "/w2 fs_type=tmpfs");
 	s = strchr(s, '\n') + 1;
 	ASSERT_TRUE(!strncmp(s, "attach ", 7));
-	ASSERT_CONTAINS(s, "/w1 fs_type=ext4");
+	ASSERT_CONTAINS(s, "/w1 fs_type=");	/* the bind of data/: whatever fs holds the fixture */
 	s = strchr(s, '\n') + 1;
 	ASSERT_TRUE(!strncmp(s, "detach ", 7));
 	ASSERT_CONTAINS(s, "(gone");
@@ -891,7 +891,7 @@ TEST(idmapped_layers_and_volumes)
 		strncat(all, line, sizeof(all) - strlen(all) - 1);
 	ASSERT_EQ(pclose(f), 0);
 	ASSERT_CONTAINS(all, "/mi1 fs_type=overlay");
-	ASSERT_CONTAINS(all, "/mi1/data fs_type=ext4 source=");
+	ASSERT_CONTAINS(all, "/mi1/data fs_type=");
 	ASSERT_CONTAINS(all, "uidmap=0:200000:1000 gidmap=0:200000:1000");
 }
 
