@@ -373,6 +373,33 @@ static const struct {
 	{ "unbindable", MS_UNBINDABLE },
 };
 
+/* One tmpfs option, from the mapping form or a "name=value" option: size, nr_inodes, mode. */
+static int set_tmpfs_opt(struct pctx *p, const yaml_node_t *n, const char *key, const char *name,
+			 const char *v, struct ra_tmpfs *t)
+{
+	if (!strcmp(name, "size")) {
+		if (check_size(v) < 0)
+			return perr(p, n, key, "bad size '%s' (expected bytes with an optional k/m/g/t suffix, or 1-100%%)", v);
+		free(t->size);
+		t->size = strdup(v);
+		return t->size ? 0 : -ENOMEM;
+	}
+	if (!strcmp(name, "nr_inodes")) {
+		if (check_size(v) < 0 || strchr(v, '%'))
+			return perr(p, n, key, "bad nr_inodes '%s'", v);
+		free(t->nr_inodes);
+		t->nr_inodes = strdup(v);
+		return t->nr_inodes ? 0 : -ENOMEM;
+	}
+	if (!strcmp(name, "mode")) {
+		int r = get_mode(p, n, key, v, &t->mode);
+
+		t->has_mode = r == 0;
+		return r;
+	}
+	return 1;	/* not a tmpfs option */
+}
+
 enum { OPT_ATTRS = 1, OPT_RECURSIVE = 2, OPT_TMPFS = 4 };
 
 static int parse_options(struct pctx *p, yaml_node_t *seq, const char *where, unsigned int allow,
@@ -419,29 +446,14 @@ static int parse_options(struct pctx *p, yaml_node_t *seq, const char *where, un
 		}
 		eq = strchr(s, '=');
 		if (eq && (allow & OPT_TMPFS)) {
-			const char *v = eq + 1;
+			char name[16];
 
-			if (!strncmp(s, "size=", 5)) {
-				if (check_size(v) < 0)
-					return perr(p, n, key, "bad size '%s' (expected bytes with an optional k/m/g/t suffix, or 1-100%%)", v);
-				free(t->size);
-				t->size = strdup(v);
+			snprintf(name, sizeof(name), "%.*s", (int)(eq - s), s);
+			r = set_tmpfs_opt(p, n, key, name, eq + 1, t);
+			if (r < 0)
+				return r;
+			if (r == 0)
 				continue;
-			}
-			if (!strncmp(s, "nr_inodes=", 10)) {
-				if (check_size(v) < 0 || strchr(v, '%'))
-					return perr(p, n, key, "bad nr_inodes '%s'", v);
-				free(t->nr_inodes);
-				t->nr_inodes = strdup(v);
-				continue;
-			}
-			if (!strncmp(s, "mode=", 5)) {
-				r = get_mode(p, n, key, v, &t->mode);
-				if (r < 0)
-					return r;
-				t->has_mode = true;
-				continue;
-			}
 		}
 		return perr(p, n, key, "unknown option '%s' (expected %s)", s,
 			    allow & OPT_TMPFS ? "ro, rw, nosuid, nodev, noexec, nosymfollow, noatime, relatime, strictatime, nodiratime, private, shared, slave, unbindable, size=, mode=, nr_inodes=" :
@@ -467,33 +479,16 @@ static int parse_tmpfs_map(struct pctx *p, yaml_node_t *map, const char *where, 
 	r = check_keys(p, map, where, keys);
 	if (r < 0)
 		return r;
-	if ((v = lookup(p, map, "size"))) {
-		snprintf(key, sizeof(key), "%s.size", where);
+	for (const char *const *k = keys; *k; k++) {
+		if (!(v = lookup(p, map, *k)))
+			continue;
+		snprintf(key, sizeof(key), "%s.%s", where, *k);
 		r = get_string(p, v, key, &s);
 		if (r < 0)
 			return r;
-		if (check_size(s) < 0)
-			return perr(p, v, key, "bad size '%s' (expected bytes with an optional k/m/g/t suffix, or 1-100%%)", s);
-		t->size = strdup(s);
-	}
-	if ((v = lookup(p, map, "nr_inodes"))) {
-		snprintf(key, sizeof(key), "%s.nr_inodes", where);
-		r = get_string(p, v, key, &s);
+		r = set_tmpfs_opt(p, v, key, *k, s, t);
 		if (r < 0)
 			return r;
-		if (check_size(s) < 0 || strchr(s, '%'))
-			return perr(p, v, key, "bad nr_inodes '%s'", s);
-		t->nr_inodes = strdup(s);
-	}
-	if ((v = lookup(p, map, "mode"))) {
-		snprintf(key, sizeof(key), "%s.mode", where);
-		r = get_string(p, v, key, &s);
-		if (r < 0)
-			return r;
-		r = get_mode(p, v, key, s, &t->mode);
-		if (r < 0)
-			return r;
-		t->has_mode = true;
 	}
 	return 0;
 }
