@@ -24,7 +24,7 @@
 #include "harness.h"
 #include "rootasm.h"
 
-static char fix[] = "/tmp/rootasm-host-XXXXXX";
+static char fix[4096];		/* $TMPDIR (or /tmp)/rootasm-host-XXXXXX */
 static const char *bin;		/* the rootasm CLI */
 
 static void sh(const char *fmt, ...)
@@ -954,6 +954,7 @@ int main(int argc, char **argv)
 	setenv("ROOTASM_BIN", bin, 1);
 	if (geteuid() != 0)
 		return harness_main(argc, argv);
+	snprintf(fix, sizeof(fix), "%s/rootasm-host-XXXXXX", getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(fix))
 		return 2;
 	main_pid = getpid();
