@@ -382,6 +382,44 @@ static int resolve_target(int root, const char *target, bool dir, struct rootasm
 	return fd;
 }
 
+/* A bind volume's clone with its idmap and attributes set; caller owns the fd. */
+static int clone_bind(const struct ra_mount *m, struct rootasm_error *e)
+{
+	unsigned int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->attrs.recursive ? AT_RECURSIVE : 0);
+	int fd, r;
+
+	if (m->idmap.set && ra_feature(ROOTASM_FEAT_OPEN_TREE_ATTR)) {
+		/*
+		 * One call clones, sets the attributes and the idmapping; unlike
+		 * mount_setattr() it may also change the mapping of a source that
+		 * is idmapped already (Linux 6.15).
+		 */
+		_cleanup_close_ int ns = ra_userns_open(&m->idmap, e);
+		struct mount_attr a = {
+			.attr_set = m->attrs.set | MOUNT_ATTR_IDMAP,
+			.attr_clr = m->attrs.clr,
+			.propagation = m->attrs.propagation,
+		};
+
+		if (ns < 0)
+			return ns;
+		a.userns_fd = ns;
+		fd = syscall(__NR_open_tree_attr, AT_FDCWD, m->source, flags, &a, sizeof(a));
+		return fd < 0 ? ra_err(e, errno, -EBADF, "open_tree_attr", m->source, NULL) : fd;
+	}
+	fd = open_tree(AT_FDCWD, m->source, flags);
+	if (fd < 0)
+		return ra_err(e, errno, -EBADF, "open_tree", m->source, NULL);
+	r = ra_idmap_apply(fd, &m->idmap, m->attrs.recursive, m->source, e);
+	if (r == 0)
+		r = setattr(fd, &m->attrs, m->attrs.recursive, m->source, e);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
 /* A volume as a detached mount; caller owns the fd. */
 static int open_volume(const struct ra_mount *m, bool *ret_dir, struct rootasm_error *e)
 {
@@ -415,54 +453,15 @@ static int open_volume(const struct ra_mount *m, bool *ret_dir, struct rootasm_e
 	case RA_MOUNT_BIND:
 		break;
 	}
-	if (m->idmap.set && ra_feature(ROOTASM_FEAT_OPEN_TREE_ATTR)) {
-		/*
-		 * One call clones, sets the attributes and the idmapping; unlike
-		 * mount_setattr() it may also change the mapping of a source that
-		 * is idmapped already (Linux 6.15).
-		 */
-		_cleanup_close_ int ns = ra_userns_open(&m->idmap, e);
-		struct mount_attr a = {
-			.attr_set = m->attrs.set | MOUNT_ATTR_IDMAP,
-			.attr_clr = m->attrs.clr,
-			.propagation = m->attrs.propagation,
-		};
-
-		if (ns < 0)
-			return ns;
-		a.userns_fd = ns;
-		fd = syscall(__NR_open_tree_attr, AT_FDCWD, m->source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-			     (m->attrs.recursive ? AT_RECURSIVE : 0), &a, sizeof(a));
-		if (fd < 0)
-			return ra_err(e, errno, -EBADF, "open_tree_attr", m->source, NULL);
-		if (fstat(fd, &st) < 0) {
-			r = ra_err(e, errno, -EBADF, "stat", m->source, NULL);
-			close(fd);
-			return r;
-		}
-		*ret_dir = S_ISDIR(st.st_mode);
-		return fd;
-	}
-	fd = open_tree(AT_FDCWD, m->source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-		       (m->attrs.recursive ? AT_RECURSIVE : 0));
+	fd = clone_bind(m, e);
 	if (fd < 0)
-		return ra_err(e, errno, -EBADF, "open_tree", m->source, NULL);
-	r = ra_idmap_apply(fd, &m->idmap, m->attrs.recursive, m->source, e);
-	if (r < 0) {
-		close(fd);
-		return r;
-	}
+		return fd;
 	if (fstat(fd, &st) < 0) {
 		r = ra_err(e, errno, -EBADF, "stat", m->source, NULL);
 		close(fd);
 		return r;
 	}
 	*ret_dir = S_ISDIR(st.st_mode);
-	r = setattr(fd, &m->attrs, m->attrs.recursive, m->source, e);
-	if (r < 0) {
-		close(fd);
-		return r;
-	}
 	return fd;
 }
 

@@ -69,6 +69,8 @@ static int fs_fail(char *d, int fsfd, const char *what)
  * or rootasm_probe()); it is closed, and so dissolved, when the session ends.
  * Each probe that needs directories of its own makes them with a fresh name.
  */
+static signed char cache[_ROOTASM_FEAT_MAX];	/* 0 unknown, 1 present, -1 absent */
+static char cache_detail[_ROOTASM_FEAT_MAX][160];
 static int scratch_fd = -EBADF;
 static unsigned int scratch_seq;
 static int session;	/* > 0 while ra_require()/rootasm_probe() run several probes */
@@ -295,10 +297,11 @@ static int p_creds_noadmin(char *d)
 	}
 	cap_free(cur);
 	c.caps &= ~((1ULL << CAP_SYS_ADMIN) | (1ULL << CAP_MKNOD));
-	if (p_override_creds(d) < 0)
-		return -EOPNOTSUPP;
-	if (p_ovl_detached(d) < 0)
-		return -EOPNOTSUPP;
+	/* the cached answers: these two have usually been probed already */
+	if (!ra_feature(ROOTASM_FEAT_OVL_OVERRIDE_CREDS))
+		return DETAIL(d, "%s", cache_detail[ROOTASM_FEAT_OVL_OVERRIDE_CREDS]), -EOPNOTSUPP;
+	if (!ra_feature(ROOTASM_FEAT_OVL_DETACHED_LAYERS))
+		return DETAIL(d, "%s", cache_detail[ROOTASM_FEAT_OVL_DETACHED_LAYERS]), -EOPNOTSUPP;
 	return overlay_on_detached(d, &c);
 }
 
@@ -421,8 +424,6 @@ static int (*const probes[_ROOTASM_FEAT_MAX])(char *) = {
 	[ROOTASM_FEAT_IDMAP_IDMAPPED] = p_idmap_idmapped,
 };
 
-static signed char cache[_ROOTASM_FEAT_MAX];	/* 0 unknown, 1 present, -1 absent */
-static char cache_detail[_ROOTASM_FEAT_MAX][160];
 
 bool ra_feature(enum rootasm_feature f)
 {
