@@ -51,7 +51,7 @@ int cmd_assemble(int argc, char **argv)
 			return cli_fail(&e);
 		}
 	}
-	fd = rootasm_assemble(l, &e);
+	fd = rootasm_assemble(cli_ctx, l, &e);
 	if (fd < 0) {
 		rootasm_layout_free(l);
 		if (wfd >= 0)

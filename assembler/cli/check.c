@@ -35,7 +35,7 @@ int cmd_check(int argc, char **argv)
 	r = cli_load(path, &l);
 	if (r < 0)
 		return -r;
-	r = rootasm_layout_print_plan(l, stdout, json ? ROOTASM_PLAN_JSON : ROOTASM_PLAN_TEXT);
+	r = rootasm_plan_print(cli_ctx, l, stdout, json ? ROOTASM_PLAN_JSON : 0);
 	rootasm_layout_free(l);
 	return r < 0 ? EXIT_RUNTIME : 0;
 }

@@ -18,4 +18,6 @@ int cli_fail(const struct rootasm_error *e);
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_load(const char *path, struct rootasm_layout **ret);
 
+extern struct rootasm_ctx *cli_ctx;
+
 #endif

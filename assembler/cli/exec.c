@@ -11,7 +11,7 @@ int cmd_exec(int argc, char **argv)
 {
 	struct rootasm_error e = { 0 };
 	struct rootasm_exec_result res = { 0 };
-	struct rootasm_exec_opts o = { 0 };
+	struct rootasm_exec_opts o = { .size = sizeof(o) };
 	struct rootasm_layout *l;
 	int i = 1, fd, r;
 	bool report = false;
@@ -34,11 +34,11 @@ int cmd_exec(int argc, char **argv)
 		return cli_usage("exec: missing CMD");
 	}
 	o.deny_mount_api = rootasm_layout_deny_mount_api(l);
-	fd = rootasm_assemble(l, &e);
+	fd = rootasm_assemble(cli_ctx, l, &e);
 	rootasm_layout_free(l);
 	if (fd < 0)
 		return cli_fail(&e);
-	r = rootasm_exec(fd, argv + i, &o, &res, &e);
+	r = rootasm_exec(cli_ctx, fd, argv + i, &o, &res, &e);
 	close(fd);
 	if (r < 0)
 		return cli_fail(&e);

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "cli.h"
 
@@ -50,16 +51,29 @@ int cli_fail(const struct rootasm_error *e)
 	char buf[8192];
 
 	fprintf(stderr, "rootasm: %s\n", rootasm_error_format(e, buf, sizeof(buf)));
-	return e->usage ? EXIT_USAGE : EXIT_RUNTIME;
+	return rootasm_error_is_usage(e) ? EXIT_USAGE : EXIT_RUNTIME;
 }
+
+struct rootasm_ctx *cli_ctx;
 
 int cli_load(const char *path, struct rootasm_layout **ret)
 {
 	struct rootasm_error e = { 0 };
 
-	if (rootasm_layout_load(path, ret, &e) < 0)
+	if (rootasm_layout_load(cli_ctx, path, NULL, ret, &e) < 0)
 		return -cli_fail(&e);
 	return 0;
+}
+
+/* A layout holds one fd per host object: take what the hard limit allows. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 int main(int argc, char **argv)
@@ -75,6 +89,11 @@ int main(int argc, char **argv)
 		{ "watch", cmd_watch },
 	};
 
+	raise_nofile();
+	if (rootasm_ctx_new(0, &cli_ctx) < 0) {
+		fputs("rootasm: out of memory\n", stderr);
+		return EXIT_RUNTIME;
+	}
 	if (argc < 2)
 		return cli_usage("missing command");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

@@ -2,53 +2,141 @@
 /*
  * rootasm - assemble a container root filesystem out of detached mounts.
  *
- * Public API. Every function returns >= 0 on success (which may be an fd)
- * and -errno on failure. Functions that take a struct rootasm_error fill it
- * on failure (when non-NULL) with the operation, the path and, where the
- * kernel gave one, the fs_context message; it is left untouched on success.
+ * Public API. Every function that returns int returns >= 0 on success (which
+ * may be an fd) and -errno on failure. Functions that take a struct
+ * rootasm_error fill it on failure (when non-NULL) with the operation, the
+ * path, the cause and, where the kernel gave one, its fs_context message; it
+ * is left untouched on success. Out of memory is reported like any other
+ * failure (err ENOMEM, op naming what was being allocated).
+ *
+ * The data path: a layout is parsed (pure: no filesystem access), then every
+ * host object it names is opened once (rootasm_layout_load() returns a layout
+ * that holds one fd per host object), then planned (an ordered list of
+ * operations, printed by rootasm_plan_print()) and executed
+ * (rootasm_assemble()). Nothing after the load resolves a host path again.
+ *
+ * Threads: a struct rootasm_ctx may be shared by any number of threads (its
+ * probe cache is locked). A loaded layout is read-only after
+ * rootasm_layout_load(): several threads may assemble it at once. The library
+ * never changes the process' signal mask, signal handlers or working
+ * directory; helper processes are made with clone3(CLONE_PIDFD) without an
+ * exit signal (a SIGCHLD handler of the caller never sees them), die with the
+ * thread that made them (PR_SET_PDEATHSIG), and are reaped before the call
+ * returns. rootasm_exec() is the exception documented there.
+ *
+ * Structs whose first member is "size" can grow: set size to sizeof() of the
+ * struct as your header declares it; fields past that size take their
+ * documented defaults. Unknown flag bits are refused with EINVAL.
  */
 #ifndef ROOTASM_H
 #define ROOTASM_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+#define ROOTASM_VERSION_MAJOR	0
+#define ROOTASM_VERSION_MINOR	2
+#define ROOTASM_VERSION_PATCH	0
+#define ROOTASM_VERSION_STRING	"0.2.0"
+#define ROOTASM_VERSION_NUMBER	(ROOTASM_VERSION_MAJOR * 10000 + ROOTASM_VERSION_MINOR * 100 + ROOTASM_VERSION_PATCH)
+
+/* The library's version at run time ("0.2.0"). */
+const char *rootasm_version(void);
+
+/* ------------------------------------------------------------------ errors */
+
 #define ROOTASM_ERR_OP_MAX	64
 #define ROOTASM_ERR_PATH_MAX	4096
 #define ROOTASM_ERR_MSG_MAX	512
 
-struct rootasm_error {
-	int err;				/* positive errno, or 0 */
-	char op[ROOTASM_ERR_OP_MAX];		/* "fsconfig lowerdir+", "parse", ... */
-	char path[ROOTASM_ERR_PATH_MAX];	/* path the operation was on */
-	char msg[ROOTASM_ERR_MSG_MAX];		/* kernel fs_context message, or detail */
-	char file[ROOTASM_ERR_PATH_MAX];	/* layout file, when the error has a location */
-	unsigned int line, column;		/* 1-based; 0 when unknown */
-	bool usage;				/* bad input (exit 2), not a runtime failure */
+enum rootasm_error_kind {
+	ROOTASM_ERROR_RUNTIME = 0,	/* a runtime failure (exit status 1) */
+	ROOTASM_ERROR_USAGE,		/* bad input: a layout, an option (exit status 2) */
+	ROOTASM_ERROR_UNSUPPORTED,	/* the kernel lacks a feature the layout needs */
+	ROOTASM_ERROR_PERMISSION,	/* the caller is not permitted (no privilege) */
 };
 
-/* Format @e as one line (no trailing newline) into @buf; returns @buf. */
+struct rootasm_error {
+	int err;				/* positive errno */
+	enum rootasm_error_kind kind;
+	char op[ROOTASM_ERR_OP_MAX];		/* "fsconfig lowerdir+"; for a layout error its key */
+	char path[ROOTASM_ERR_PATH_MAX];	/* the path the operation was on */
+	char msg[ROOTASM_ERR_MSG_MAX];		/* the kernel's fs_context message, or detail */
+	char file[ROOTASM_ERR_PATH_MAX];	/* layout file, when the error has a location */
+	unsigned int line, column;		/* 1-based; 0 when unknown */
+	char feature[ROOTASM_ERR_OP_MAX];	/* ROOTASM_ERROR_UNSUPPORTED: the feature's name */
+	unsigned char reserved[64];
+};
+
+/* Whether @e is a usage error (exit status 2). */
+static inline bool rootasm_error_is_usage(const struct rootasm_error *e)
+{
+	return e->kind == ROOTASM_ERROR_USAGE;
+}
+
+/* Format @e as one line (no trailing newline, no control characters) into @buf; returns @buf. */
 const char *rootasm_error_format(const struct rootasm_error *e, char *buf, size_t size);
+
+/* Write @e as one JSON object ({"error": {...}}, see rootasm(1)) and a newline to @out. */
+int rootasm_error_print_json(const struct rootasm_error *e, FILE *out, bool pretty);
+
+/* ----------------------------------------------------------------- context */
+
+struct rootasm_ctx;
+
+#define ROOTASM_CTX_DEBUG	0x1u	/* trace every operation (also: ROOTASM_DEBUG=1 in the environment) */
+
+/* A context: the feature probe cache and the debug log. Caller owns *ret. */
+int rootasm_ctx_new(unsigned int flags, struct rootasm_ctx **ret);
+void rootasm_ctx_free(struct rootasm_ctx *ctx);
+/* Where the debug trace goes (default: stderr, one line each, "rootasm: debug: ..."). */
+void rootasm_ctx_set_log(struct rootasm_ctx *ctx, void (*fn)(void *userdata, const char *line), void *userdata);
+
+/* ------------------------------------------------------------------ layout */
 
 struct rootasm_layout;
 
-/* Parse and validate a layout file (YAML or JSON). Caller owns *ret. */
-int rootasm_layout_load(const char *path, struct rootasm_layout **ret, struct rootasm_error *e);
-void rootasm_layout_free(struct rootasm_layout *l);
+#define ROOTASM_LOAD_OFFLINE	0x1u	/* parse and validate only: open no host object (check --offline) */
+#define ROOTASM_LOAD_DIR_FD	0x2u	/* rootasm_load_opts.dir_fd anchors relative paths */
 
-enum rootasm_plan_format {
-	ROOTASM_PLAN_TEXT,
-	ROOTASM_PLAN_JSON,
+struct rootasm_load_opts {
+	size_t size;				/* sizeof(struct rootasm_load_opts) */
+	unsigned int flags;			/* ROOTASM_LOAD_* */
+	/* Called for every problem found (not only the first), in file order. */
+	void (*diag)(const struct rootasm_error *e, void *userdata);
+	void *userdata;
+	const char *name;			/* rootasm_layout_load_mem(): the name in diagnostics */
+	int dir_fd;				/* with ROOTASM_LOAD_DIR_FD: anchor of relative paths */
 };
 
-/* Write the ordered plan of @l to @out (a FILE *). */
-int rootasm_layout_print_plan(const struct rootasm_layout *l, void *out, enum rootasm_plan_format fmt);
+/*
+ * Parse and validate a layout file (YAML or JSON), then open every host
+ * object it names (unless ROOTASM_LOAD_OFFLINE). @opts may be NULL. Caller
+ * owns *ret; it holds one fd per host object until rootasm_layout_free().
+ */
+int rootasm_layout_load(struct rootasm_ctx *ctx, const char *path, const struct rootasm_load_opts *opts,
+			struct rootasm_layout **ret, struct rootasm_error *e);
+/* The same from memory: relative paths are relative to the working directory, or opts->dir_fd. */
+int rootasm_layout_load_mem(struct rootasm_ctx *ctx, const void *buf, size_t len,
+			    const struct rootasm_load_opts *opts, struct rootasm_layout **ret,
+			    struct rootasm_error *e);
+void rootasm_layout_free(struct rootasm_layout *l);
 
-/* Kernel features, probed by trying each on a throwaway tmpfs. */
+#define ROOTASM_PLAN_JSON	0x1u
+#define ROOTASM_PLAN_PRETTY	0x2u	/* indented JSON */
+
+/* Write the plan of @l (the operations rootasm_assemble() will make, in order) to @out. */
+int rootasm_plan_print(struct rootasm_ctx *ctx, const struct rootasm_layout *l, FILE *out, unsigned int flags);
+
+/* ----------------------------------------------------------------- probe */
+
+/* Kernel features, probed by trying each on a throwaway detached tmpfs. New ones are added at the end. */
 enum rootasm_feature {
 	ROOTASM_FEAT_MOUNT_API,		/* fsopen/fsconfig/fsmount/move_mount/open_tree (5.2) */
 	ROOTASM_FEAT_MOUNT_SETATTR,	/* mount_setattr (5.12) */
@@ -66,31 +154,36 @@ enum rootasm_feature {
 	ROOTASM_FEAT_STATMOUNT_IDMAP,	/* statmount STATMOUNT_MNT_UIDMAP/GIDMAP (6.15) */
 	ROOTASM_FEAT_OPEN_TREE_ATTR,	/* open_tree_attr() (6.15) */
 	ROOTASM_FEAT_IDMAP_IDMAPPED,	/* an idmapped mount of an idmapped mount (6.15) */
-	_ROOTASM_FEAT_MAX,
 };
 
-struct rootasm_probe {
-	bool present[_ROOTASM_FEAT_MAX];
-	char detail[_ROOTASM_FEAT_MAX][160];
-};
-
-/* Probe every feature; needs CAP_SYS_ADMIN. Touches no attached mount. */
-int rootasm_probe(struct rootasm_probe *ret);
-const char *rootasm_feature_name(enum rootasm_feature f);
+/* How many features this library knows (enum values 0 .. count-1). */
+unsigned int rootasm_feature_count(void);
+const char *rootasm_feature_name(enum rootasm_feature f);	/* NULL when unknown */
 const char *rootasm_feature_desc(enum rootasm_feature f);
 
-/* Whether exec should deny the mount API to the command (layout exec.deny_mount_api). */
-bool rootasm_layout_deny_mount_api(const struct rootasm_layout *l);
+#define ROOTASM_FEATURE_ABSENT	0
+#define ROOTASM_FEATURE_PRESENT	1
 
-/* Features that @l needs, as a bit mask of (1u << enum rootasm_feature). */
-unsigned int rootasm_layout_needs(const struct rootasm_layout *l);
+/*
+ * Probe feature @f (once per context; the answer is cached). Returns
+ * ROOTASM_FEATURE_PRESENT, ROOTASM_FEATURE_ABSENT (the kernel lacks it), or
+ * -EPERM when the caller lacks the privilege to try it (not a kernel
+ * verdict). @detail (may be NULL) receives what the probe saw. Touches no
+ * attached mount.
+ */
+int rootasm_probe_feature(struct rootasm_ctx *ctx, enum rootasm_feature f, char *detail, size_t size);
+
+/* Features @l needs, as a mask of (1 << enum rootasm_feature), a fold over its plan. */
+uint64_t rootasm_layout_needs(struct rootasm_ctx *ctx, const struct rootasm_layout *l);
+
+/* --------------------------------------------------------------- assemble */
 
 /*
  * Assemble @l into a detached mount tree. Returns an O_PATH fd of the tree's
  * root mount; the caller owns it. Closing it dissolves the whole tree.
  * On failure nothing is left behind: no mount, no loop device, no fd.
  */
-int rootasm_assemble(const struct rootasm_layout *l, struct rootasm_error *e);
+int rootasm_assemble(struct rootasm_ctx *ctx, const struct rootasm_layout *l, struct rootasm_error *e);
 
 /* Attach the tree @tree_fd at @dir with one move_mount(). */
 int rootasm_attach(int tree_fd, const char *dir, struct rootasm_error *e);
@@ -104,6 +197,7 @@ int rootasm_send_fd(int tree_fd, const char *socket_path, const char *layout_pat
 		    struct rootasm_error *e);
 
 struct rootasm_exec_opts {
+	size_t size;			/* sizeof(struct rootasm_exec_opts) */
 	bool deny_mount_api;		/* seccomp filter that denies the mount API */
 	bool quiet;
 };
@@ -120,8 +214,13 @@ struct rootasm_exec_result {
  * (the caller still owns and closes the fd, but cannot attach the tree again).
  * Returns 0 and fills @res (the command's status), or -errno.
  */
-int rootasm_exec(int tree_fd, char *const argv[], const struct rootasm_exec_opts *opts,
+int rootasm_exec(struct rootasm_ctx *ctx, int tree_fd, char *const argv[], const struct rootasm_exec_opts *opts,
 		 struct rootasm_exec_result *res, struct rootasm_error *e);
+
+/* Whether exec should deny the mount API to the command (layout exec.deny_mount_api). */
+bool rootasm_layout_deny_mount_api(const struct rootasm_layout *l);
+
+/* ------------------------------------------------------------------- watch */
 
 /*
  * Mount notifications (fanotify FAN_MNT_ATTACH/FAN_MNT_DETACH, Linux 6.15).
@@ -137,12 +236,12 @@ int rootasm_watch_open(int mntns_fd, struct rootasm_error *e);
 /* Read what is queued (waiting up to @timeout_ms; 0 = do not wait); returns the count. */
 int rootasm_watch_read(int fd, struct rootasm_mount_event *ev, size_t max, int timeout_ms);
 
-/* Describe mount @mnt_id (in the namespace of @mntns_fd, or ours if < 0) as one line. */
+/* Describe mount @mnt_id (in the namespace of @mntns_fd, or ours if < 0) as one line (text or JSON). */
 int rootasm_mount_describe(unsigned long long mnt_id, int mntns_fd, bool json, char *buf, size_t size);
 /* Count the mounts of the tree whose root is mounted at @path (it and all below it). */
 int rootasm_tree_count(const char *path);
 /* Print each mount of the tree at @path, with its id mappings, read back with statmount. */
-int rootasm_tree_print(const char *path, void *out, bool json, struct rootasm_error *e);
+int rootasm_tree_print(const char *path, FILE *out, bool json, struct rootasm_error *e);
 
 #ifdef __cplusplus
 }

@@ -192,7 +192,7 @@ static void __attribute__((noreturn)) child_init(int tree_fd, char *const argv[]
 	}
 }
 
-int rootasm_exec(int tree_fd, char *const argv[], const struct rootasm_exec_opts *opts,
+int rootasm_exec(struct rootasm_ctx *ctx, int tree_fd, char *const argv[], const struct rootasm_exec_opts *opts,
 		 struct rootasm_exec_result *res, struct rootasm_error *e)
 {
 	_cleanup_close_ int pidfd = -EBADF, sfd = -EBADF;

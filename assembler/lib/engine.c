@@ -1,21 +1,27 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The assembly engine: a validated layout -> one detached mount tree.
+ * The execute stage: a loop over the plan's operations (plan.c), with one
+ * owner for every fd it makes (struct xstate). The host objects are the
+ * layout's fds from the open stage: borrowed, never re-resolved, never closed
+ * here. Each operation maps to its syscalls:
  *
- *   layers    image: ra_image_mount() (loop + fsmount)        -> detached mount fd
- *             dir:   open(O_PATH)  (a clone only when the layer is the whole root)
- *   upper     tmpfs: ra_tmpfs_mount() + mkdirat(upper, work)  dir: mkdirat inside it
- *   overlay   fsopen("overlay"); FSCONFIG_SET_FD lowerdir+ (top first), upperdir, workdir;
- *             override_creds from a child holding the reduced credential; CMD_CREATE; fsmount
- *   volumes   bind: open_tree(OPEN_TREE_CLONE[|AT_RECURSIVE]) + mount_setattr
- *             tmpfs/image: fsmount; layout: rootasm_assemble() of the nested layout
- *             target: openat2(root, RESOLVE_IN_ROOT|RESOLVE_NO_MAGICLINKS), created if missing
- *             then move_mount(volume, "", target, "", F_EMPTY_PATH|T_EMPTY_PATH)
- *   root      mount_setattr(attributes)
+ *   LAYER      image: loop device (LOOP_CONFIGURE on the image fd) + fsmount -> slot
+ *              dir:   the O_PATH fd as is, or open_tree(fd, "", OPEN_TREE_CLONE) -> slot
+ *              idmap: mount_setattr(MOUNT_ATTR_IDMAP) on the mount in the slot
+ *   UPPER      tmpfs: fsmount; dir: the host directory's fd; mkdirat(upper, work) in it
+ *   OVERLAY    fsopen("overlay"); FSCONFIG_SET_FD lowerdir+ (slots, top first), upperdir,
+ *              workdir; override_creds from a child holding the reduced credential
+ *              (mount.c); CMD_CREATE; fsmount -> root
+ *   ROOT_LAYER the one slot becomes the root; mount_setattr(ro) for a directory clone
+ *   VOLUME     bind: open_tree[_attr](source fd, "", OPEN_TREE_CLONE) + mount_setattr
+ *              tmpfs/image: fsmount; layout: the nested plan executed into a tree
+ *              target: openat2(root, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS), created if
+ *              missing; then move_mount(volume, "", target, "", F_EMPTY_PATH | T_EMPTY_PATH)
+ *   ROOT_ATTRS mount_setattr(attributes) on the root
  *
- * Every fd is owned by exactly one variable; on failure they are closed on
- * the way out, and closing the root's fd dissolves whatever was built.
- * Layer fds stay open until CMD_CREATE returns: the overlay clones them then.
+ * On failure every fd made so far is closed on the way out, and closing the
+ * root's fd dissolves whatever was built. Layer fds stay open until
+ * CMD_CREATE returns: the overlay clones them then.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -26,52 +32,37 @@
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 
+#include "context.h"
 #include "layout.h"
+#include "plan.h"
 #include "probe.h"
 #include "sysmnt.h"
 #include "uapi.h"
 #include "util.h"
 
-#define F(x) (1u << ROOTASM_FEAT_##x)
+struct xstate {
+	struct rootasm_ctx *ctx;
+	const struct ra_plan *p;
+	int *slots;			/* layer fds, top first; LAYER_FD slots are borrowed */
+	bool *own;			/* whether slots[i] is ours to close */
+	int ubase, ufd, wfd;		/* the upper's base (tmpfs: ours; dir: borrowed), upper/, work/ */
+	bool own_ubase;
+	int root;
+	char what[RA_PATH_MAX];		/* what the current op works on, for messages */
+};
 
-static bool is_overlay(const struct rootasm_layout *l)
+static void xstate_close(struct xstate *x)
 {
-	return l->nlayers > 1 || l->upper.kind != RA_UPPER_NONE;
-}
-
-unsigned int rootasm_layout_needs(const struct rootasm_layout *l)
-{
-	unsigned int n = F(MOUNT_API);
-
-	for (size_t i = 0; i < l->nlayers; i++) {
-		if (l->layers[i].kind == RA_LAYER_IMAGE)
-			n |= F(LOOP_CONFIGURE);
-		if (l->layers[i].idmap.set)
-			n |= F(MOUNT_SETATTR);
-	}
-	if (is_overlay(l)) {
-		n |= F(OVL_FD_LAYERS) | F(FSCONFIG_OPATH) | F(OVL_DETACHED_LAYERS);
-		if (l->creds.set) {
-			n |= F(OVL_OVERRIDE_CREDS);
-			if (!(l->creds.caps & (1ULL << CAP_SYS_ADMIN)))
-				n |= F(OVL_CREDS_NOADMIN);
-		}
-	}
-	if (l->nmounts)
-		n |= F(OPENAT2) | F(MOVE_DETACHED) | F(MOUNT_SETATTR);
-	if (l->attributes.set || l->attributes.clr || l->attributes.propagation)
-		n |= F(MOUNT_SETATTR);
-	for (size_t i = 0; i < l->nmounts; i++) {
-		const struct ra_mount *m = &l->mounts[i];
-
-		if (m->kind == RA_MOUNT_IMAGE)
-			n |= F(LOOP_CONFIGURE);
-		if (m->idmap.set)
-			n |= F(MOUNT_SETATTR);
-		if (m->nested)
-			n |= rootasm_layout_needs(m->nested);
-	}
-	return n;
+	for (size_t i = 0; x->slots && i < x->p->nslots; i++)
+		if (x->own[i])
+			close_fdp(&x->slots[i]);
+	free(x->slots);
+	free(x->own);
+	if (x->own_ubase)
+		close_fdp(&x->ubase);
+	close_fdp(&x->ufd);
+	close_fdp(&x->wfd);
+	close_fdp(&x->root);
 }
 
 static int setattr(int fd, const struct ra_attrs *a, bool recursive, const char *what,
@@ -90,28 +81,61 @@ static int setattr(int fd, const struct ra_attrs *a, bool recursive, const char 
 	return 0;
 }
 
-/* A layer as an fd overlayfs can take; caller owns it. */
-static int open_layer(const struct ra_layer *ly, bool clone, struct rootasm_error *e)
+static int x_layer(struct xstate *x, const struct ra_op *op, struct rootasm_error *e)
 {
+	const struct ra_layer *ly = op->layer;
 	int fd, r;
 
-	if (ly->kind == RA_LAYER_IMAGE)
-		fd = ra_image_mount(ly->path, ly->fstype, MOUNT_ATTR_RDONLY, e);
-	else if (clone || ly->idmap.set)
-		fd = open_tree(AT_FDCWD, ly->path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-	else
-		fd = open(ly->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 && ly->kind == RA_LAYER_IMAGE)
-		return fd;
-	if (fd < 0)
-		return ra_err(e, errno, -EBADF, clone || ly->idmap.set ? "open_tree" : "open layer", ly->path, NULL);
-	/* an idmapped layer must be a mount of its own: a clone, or the image mount */
-	r = ra_idmap_apply(fd, &ly->idmap, false, ly->path, e);
-	if (r < 0) {
-		close(fd);
-		return r;
+	switch (op->route) {
+	case RA_ROUTE_IMAGE:
+		fd = ra_image_mount(ly->src.fd, ly->src.display, ly->fstype, MOUNT_ATTR_RDONLY, e);
+		if (fd < 0)
+			return fd;
+		break;
+	case RA_ROUTE_LAYER_CLONE:
+		fd = open_tree(ly->src.fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+		if (fd < 0)
+			return ra_err(e, errno, -EBADF, "open_tree", ly->src.display, NULL);
+		break;
+	default:
+		/* the O_PATH fd goes to overlayfs as it is: borrowed */
+		x->slots[op->slot] = ly->src.fd;
+		return 0;
 	}
-	return fd;
+	x->slots[op->slot] = fd;
+	x->own[op->slot] = true;
+	/* an idmapped layer is a mount of its own: a clone, or the image mount */
+	r = ra_idmap_apply(fd, &ly->idmap, false, ly->src.display, e);
+	RA_TRACE(x->ctx, "%s: %s %s -> fd %d", op->key, ra_route_name(op->route), ly->src.display, fd);
+	return r;
+}
+
+/* upper/ and work/ inside x->ubase (a dir fd, O_PATH is enough for mkdirat). */
+static int x_upper(struct xstate *x, const struct ra_op *op, struct rootasm_error *e)
+{
+	const struct ra_upper *u = &op->l->upper;
+	const char *what = u->kind == RA_UPPER_DIR ? u->src.display : "tmpfs upper";
+
+	if (u->kind == RA_UPPER_TMPFS) {
+		x->ubase = ra_tmpfs_mount(&u->tmpfs, 0, e);
+		if (x->ubase < 0)
+			return x->ubase;
+		x->own_ubase = true;
+	} else {
+		x->ubase = u->src.fd;
+	}
+	if (mkdirat(x->ubase, "upper", 0755) < 0 && errno != EEXIST)
+		return ra_err(e, errno, -EBADF, "mkdir", what, "upper");
+	if (mkdirat(x->ubase, "work", 0700) < 0 && errno != EEXIST)
+		return ra_err(e, errno, -EBADF, "mkdir", what, "work");
+	x->ufd = openat(x->ubase, "upper", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (x->ufd < 0)
+		return ra_err(e, errno, -EBADF, "open", what, "upper");
+	x->wfd = openat(x->ubase, "work", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (x->wfd < 0)
+		return ra_err(e, errno, -EBADF, "open", what, "work");
+	RA_TRACE(x->ctx, "upper: %s: upper fd %d, work fd %d", what, x->ufd, x->wfd);
+	return 0;
 }
 
 static int set_fd(int fsfd, const char *key, int fd, const char *what, struct rootasm_error *e)
@@ -124,105 +148,39 @@ static int set_fd(int fsfd, const char *key, int fd, const char *what, struct ro
 	return ra_err(e, errno, fsfd, op, what, NULL);
 }
 
-/* upper/ and work/ inside @base (an O_PATH dir fd); returns 0 and two fds the caller owns. */
-static int make_upper(int base, const char *what, int *ret_upper, int *ret_work, struct rootasm_error *e)
+static int x_overlay(struct xstate *x, const struct ra_op *op, struct rootasm_error *e)
 {
-	_cleanup_close_ int u = -EBADF, w = -EBADF;
+	const struct rootasm_layout *l = op->l;
+	const struct ra_creds *c = &l->creds;
+	_cleanup_close_ int fsfd = -EBADF;
+	bool upper = x->ufd >= 0;
+	int r;
 
-	if (mkdirat(base, "upper", 0755) < 0 && errno != EEXIST)
-		return ra_err(e, errno, -EBADF, "mkdir", what, "upper");
-	if (mkdirat(base, "work", 0700) < 0 && errno != EEXIST)
-		return ra_err(e, errno, -EBADF, "mkdir", what, "work");
-	u = openat(base, "upper", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (u < 0)
-		return ra_err(e, errno, -EBADF, "open", what, "upper");
-	w = openat(base, "work", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (w < 0)
-		return ra_err(e, errno, -EBADF, "open", what, "work");
-	*ret_upper = take_fd(u);
-	*ret_work = take_fd(w);
-	return 0;
-}
-
-/* Build the root mount: an overlay, or the one read-only layer itself. Caller owns the fd. */
-static int build_root(const struct rootasm_layout *l, struct rootasm_error *e)
-{
-	_cleanup_close_ int fsfd = -EBADF, ubase = -EBADF, ufd = -EBADF, wfd = -EBADF;
-	_cleanup_free_ int *fds = NULL;
-	const char *upath = l->upper.kind == RA_UPPER_DIR ? l->upper.path : "tmpfs upper";
-	int root = -EBADF, r = 0;
-	size_t n = 0;
-
-	if (!is_overlay(l)) {
-		root = open_layer(&l->layers[0], true, e);
-		if (root < 0)
-			return root;
-		if (l->layers[0].kind == RA_LAYER_DIR) {
-			struct ra_attrs ro = { .set = MOUNT_ATTR_RDONLY };
-
-			r = setattr(root, &ro, false, l->layers[0].path, e);
-			if (r < 0) {
-				close(root);
-				return r;
-			}
-		}
-		return root;
-	}
-	fds = calloc(l->nlayers, sizeof(int));
-	if (!fds)
-		return -ENOMEM;
 	fsfd = fsopen("overlay", FSOPEN_CLOEXEC);
-	if (fsfd < 0) {
-		r = ra_err(e, errno, -EBADF, "fsopen", "overlay", NULL);
-		goto out;
-	}
-	/* lowerdir+ appends below what is there: the layout's top layer goes first. */
-	for (size_t i = l->nlayers; i-- > 0; n++) {
-		fds[n] = open_layer(&l->layers[i], false, e);
-		if (fds[n] < 0) {
-			r = fds[n];
-			goto out;
-		}
-		r = set_fd(fsfd, "lowerdir+", fds[n], l->layers[i].path, e);
-		if (r < 0) {
-			n++;
-			goto out;
-		}
-	}
-	if (l->upper.kind == RA_UPPER_TMPFS) {
-		ubase = ra_tmpfs_mount(&l->upper.tmpfs, 0, e);
-		if (ubase < 0) {
-			r = ubase;
-			goto out;
-		}
-	} else if (l->upper.kind == RA_UPPER_DIR) {
-		ubase = open(l->upper.path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (ubase < 0) {
-			r = ra_err(e, errno, -EBADF, "open upper", l->upper.path, NULL);
-			goto out;
-		}
-	}
-	if (ubase >= 0) {
-		r = make_upper(ubase, upath, &ufd, &wfd, e);
+	if (fsfd < 0)
+		return ra_err(e, errno, -EBADF, "fsopen", "overlay", NULL);
+	for (size_t i = 0; i < x->p->nslots; i++) {
+		r = set_fd(fsfd, "lowerdir+", x->slots[i], l->layers[l->nlayers - 1 - i].src.display, e);
 		if (r < 0)
-			goto out;
-		r = set_fd(fsfd, "upperdir", ufd, upath, e);
-		if (r < 0)
-			goto out;
-		r = set_fd(fsfd, "workdir", wfd, upath, e);
-		if (r < 0)
-			goto out;
+			return r;
 	}
-	if (l->creds.set) {
-		struct ra_cred_spec c = {
-			.uid = l->creds.uid, .gid = l->creds.gid,
-			.groups = l->creds.groups, .ngroups = l->creds.ngroups,
-			.caps = l->creds.caps,
+	if (upper) {
+		const char *what = l->upper.kind == RA_UPPER_DIR ? l->upper.src.display : "tmpfs upper";
+
+		r = set_fd(fsfd, "upperdir", x->ufd, what, e);
+		if (r == 0)
+			r = set_fd(fsfd, "workdir", x->wfd, what, e);
+		if (r < 0)
+			return r;
+	}
+	if (c->set) {
+		struct ra_cred_spec cs = {
+			.uid = c->uid, .gid = c->gid, .groups = c->groups, .ngroups = c->ngroups, .caps = c->caps,
 		};
 
-		r = ra_set_override_creds(fsfd, &c, e);
+		r = ra_set_override_creds(fsfd, &cs, e);
 		if (r < 0)
-			goto out;
+			return r;
 	}
 	if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		int err = errno;
@@ -233,16 +191,15 @@ static int build_root(const struct rootasm_layout *l, struct rootasm_error *e)
 		 * sets it up under the recorded credential: without CAP_DAC_OVERRIDE
 		 * that fails with EACCES and a message only in the kernel log.
 		 */
-		if (e && err == EACCES && l->creds.set && ubase >= 0 && !e->msg[0] &&
-		    !(l->creds.caps & (1ULL << CAP_DAC_OVERRIDE)))
+		if (e && err == EACCES && c->set && upper && !e->msg[0] && !(c->caps & (1ULL << CAP_DAC_OVERRIDE)))
 			snprintf(e->msg, sizeof(e->msg), "with an upper layer the override_creds credential "
 				 "needs CAP_DAC_OVERRIDE: overlayfs sets up its mode-000 work directory under it");
-		goto out;
+		return r;
 	}
-	root = fsmount(fsfd, FSMOUNT_CLOEXEC, ubase < 0 ? MOUNT_ATTR_RDONLY : 0);
-	if (root < 0) {
-		r = ra_err(e, errno, fsfd, "fsmount", "overlay", NULL);
-	} else if (ubase >= 0) {
+	x->root = fsmount(fsfd, FSMOUNT_CLOEXEC, upper ? 0 : MOUNT_ATTR_RDONLY);
+	if (x->root < 0)
+		return ra_err(e, errno, fsfd, "fsmount", "overlay", NULL);
+	if (upper) {
 		struct statfs sf;
 
 		/*
@@ -250,21 +207,29 @@ static int build_root(const struct rootasm_layout *l, struct rootasm_error *e)
 		 * be set up: they mount read-only and say so only in the kernel
 		 * log. A writable layout must not silently become read-only.
 		 */
-		if (fstatfs(root, &sf) < 0) {
-			r = ra_err(e, errno, -EBADF, "statfs", "overlay", NULL);
-		} else if (sf.f_flags & ST_RDONLY) {
-			r = ra_err(e, EROFS, -EBADF, "create overlay", l->file,
-				   "overlayfs could not set up its work directory and mounted read-only%s",
-				   l->creds.set && !(l->creds.caps & (1ULL << CAP_DAC_OVERRIDE)) ?
-				   "; the override_creds credential needs CAP_DAC_OVERRIDE" : "");
-		}
-		if (r < 0)
-			close_fdp(&root);
+		if (fstatfs(x->root, &sf) < 0)
+			return ra_err(e, errno, -EBADF, "statfs", "overlay", NULL);
+		if (sf.f_flags & ST_RDONLY)
+			return ra_err(e, EROFS, -EBADF, "create overlay", l->file,
+				      "overlayfs could not set up its work directory and mounted read-only%s",
+				      c->set && !(c->caps & (1ULL << CAP_DAC_OVERRIDE)) ?
+				      "; the override_creds credential needs CAP_DAC_OVERRIDE" : "");
 	}
-out:
-	for (size_t i = 0; i < n; i++)
-		close_fdp(&fds[i]);
-	return r < 0 ? r : root;
+	RA_TRACE(x->ctx, "overlay: %zu layers%s%s -> root fd %d", x->p->nslots, upper ? ", upper" : "",
+		 c->set ? ", override_creds" : "", x->root);
+	return 0;
+}
+
+static int x_root_layer(struct xstate *x, const struct ra_op *op, struct rootasm_error *e)
+{
+	struct ra_attrs ro = { .set = MOUNT_ATTR_RDONLY };
+
+	x->root = x->slots[0];
+	x->own[0] = false;
+	x->slots[0] = -EBADF;
+	if (op->route != RA_ROUTE_SETATTR)
+		return 0;
+	return setattr(x->root, &ro, false, op->l->layers[0].src.display, e);
 }
 
 /*
@@ -292,16 +257,17 @@ static int in_root(int root, const char *path, uint64_t resolve)
  * resolve inside the rootfs (RESOLVE_IN_ROOT), so none can lead out of it.
  * Missing components are walked one step at a time from their parent; a
  * component that is a symlink, or that appears under us, is resolved again
- * from the root. Returns an O_PATH fd; caller owns it.
+ * from the root. A target that resolves to the root itself (a symlink to /
+ * in a layer) is refused: it would cover the whole tree. Returns an O_PATH
+ * fd; caller owns it.
  */
 static int resolve_target(int root, const char *target, bool dir, struct rootasm_error *e)
 {
 	char prefix[RA_PATH_MAX];
-	_cleanup_close_ int parent = -EBADF;
+	_cleanup_close_ int parent = -EBADF, fd = -EBADF;
 	const char *s = target;
 	bool made = false;	/* we created the last component: its type is known */
-	struct stat st;
-	int fd;
+	struct stat st, rst;
 
 	fd = in_root(root, target, IN_ROOT);
 	if (fd < 0 && errno != ENOENT)
@@ -365,30 +331,27 @@ static int resolve_target(int root, const char *target, bool dir, struct rootasm
 		}
 		fd = take_fd(parent);
 	}
-	if (made)
-		return fd;
-	if (fstat(fd, &st) < 0) {
-		int r = ra_err(e, errno, -EBADF, "stat target", target, NULL);
-
-		close(fd);
-		return r;
-	}
-	if (dir != !!S_ISDIR(st.st_mode)) {
-		close(fd);
+	if (fstat(fd, &st) < 0 || fstat(root, &rst) < 0)
+		return ra_err(e, errno, -EBADF, "stat target", target, NULL);
+	if (st.st_dev == rst.st_dev && st.st_ino == rst.st_ino)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "mount target", target,
+				   "resolves to the root of the tree (a symlink in a layer?); a volume may not cover the root");
+	if (!made && dir != !!S_ISDIR(st.st_mode))
 		return ra_err(e, dir ? ENOTDIR : EISDIR, -EBADF, "mount target", target,
 			      dir ? "the source is a directory, the target is not" :
 				    "the source is not a directory, the target is");
-	}
-	return fd;
+	return take_fd(fd);
 }
 
-/* A bind volume's clone with its idmap and attributes set; caller owns the fd. */
-static int clone_bind(const struct ra_mount *m, struct rootasm_error *e)
+/* A bind volume's clone (of the source fd) with its idmap and attributes set; caller owns the fd. */
+static int clone_bind(const struct ra_op *op, struct rootasm_error *e)
 {
-	unsigned int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->attrs.recursive ? AT_RECURSIVE : 0);
+	const struct ra_mount *m = op->mount;
+	unsigned int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+			     (m->attrs.recursive ? AT_RECURSIVE : 0);
 	int fd, r;
 
-	if (m->idmap.set && ra_feature(ROOTASM_FEAT_OPEN_TREE_ATTR)) {
+	if (op->route == RA_ROUTE_BIND_ATTR) {
 		/*
 		 * One call clones, sets the attributes and the idmapping; unlike
 		 * mount_setattr() it may also change the mapping of a source that
@@ -404,15 +367,15 @@ static int clone_bind(const struct ra_mount *m, struct rootasm_error *e)
 		if (ns < 0)
 			return ns;
 		a.userns_fd = ns;
-		fd = syscall(__NR_open_tree_attr, AT_FDCWD, m->source, flags, &a, sizeof(a));
-		return fd < 0 ? ra_err(e, errno, -EBADF, "open_tree_attr", m->source, NULL) : fd;
+		fd = syscall(__NR_open_tree_attr, m->src.fd, "", flags, &a, sizeof(a));
+		return fd < 0 ? ra_err(e, errno, -EBADF, "open_tree_attr", m->src.display, NULL) : fd;
 	}
-	fd = open_tree(AT_FDCWD, m->source, flags);
+	fd = open_tree(m->src.fd, "", flags);
 	if (fd < 0)
-		return ra_err(e, errno, -EBADF, "open_tree", m->source, NULL);
-	r = ra_idmap_apply(fd, &m->idmap, m->attrs.recursive, m->source, e);
+		return ra_err(e, errno, -EBADF, "open_tree", m->src.display, NULL);
+	r = ra_idmap_apply(fd, &m->idmap, m->attrs.recursive, m->src.display, e);
 	if (r == 0)
-		r = setattr(fd, &m->attrs, m->attrs.recursive, m->source, e);
+		r = setattr(fd, &m->attrs, m->attrs.recursive, m->src.display, e);
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -420,98 +383,134 @@ static int clone_bind(const struct ra_mount *m, struct rootasm_error *e)
 	return fd;
 }
 
+static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, struct rootasm_error *e);
+
 /* A volume as a detached mount; caller owns the fd. */
-static int open_volume(const struct ra_mount *m, bool *ret_dir, struct rootasm_error *e)
+static int open_volume(struct xstate *x, const struct ra_op *op, bool *ret_dir, struct rootasm_error *e)
 {
-	struct stat st;
+	const struct ra_mount *m = op->mount;
+	struct ra_attrs prop = { .propagation = m->attrs.propagation };
 	int fd, r;
 
 	*ret_dir = true;
-	switch (m->kind) {
-	case RA_MOUNT_TMPFS:
-	case RA_MOUNT_IMAGE: {
+	switch (op->route) {
+	case RA_ROUTE_TMPFS:
+	case RA_ROUTE_IMAGE:
 		/* fsmount() took the attribute flags; idmap and propagation come after */
-		struct ra_attrs p = { .propagation = m->attrs.propagation };
-
-		if (m->kind == RA_MOUNT_TMPFS)
+		if (op->route == RA_ROUTE_TMPFS)
 			fd = ra_tmpfs_mount(&m->tmpfs, m->attrs.set, e);
 		else
-			fd = ra_image_mount(m->source, m->fstype, m->attrs.set, e);
+			fd = ra_image_mount(m->src.fd, m->src.display, m->fstype, m->attrs.set, e);
 		if (fd < 0)
 			return fd;
 		r = ra_idmap_apply(fd, &m->idmap, false, m->target, e);
 		if (r == 0)
-			r = setattr(fd, &p, false, m->target, e);
+			r = setattr(fd, &prop, false, m->target, e);
 		if (r < 0) {
 			close(fd);
 			return r;
 		}
 		return fd;
+	case RA_ROUTE_NESTED:
+		return execute(x->ctx, op->sub, e);
+	default:
+		/* the source's type was seen by the open stage, on this very fd */
+		*ret_dir = S_ISDIR(m->src.mode);
+		return clone_bind(op, e);
 	}
-	case RA_MOUNT_LAYOUT:
-		return rootasm_assemble(m->nested, e);
-	case RA_MOUNT_BIND:
-		break;
-	}
-	fd = clone_bind(m, e);
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st) < 0) {
-		r = ra_err(e, errno, -EBADF, "stat", m->source, NULL);
-		close(fd);
-		return r;
-	}
-	*ret_dir = S_ISDIR(st.st_mode);
-	return fd;
 }
 
-static int add_volume(int root, const struct rootasm_layout *l, const struct ra_mount *m,
-		      struct rootasm_error *e)
+static int x_volume(struct xstate *x, const struct ra_op *op, struct rootasm_error *e)
 {
+	const struct ra_mount *m = op->mount;
 	_cleanup_close_ int vfd = -EBADF, tfd = -EBADF;
 	bool dir;
-	int r;
 
-	vfd = r = open_volume(m, &dir, e);
-	if (r < 0)
-		goto fail;
-	tfd = r = resolve_target(root, m->target, dir, e);
-	if (r < 0)
-		goto fail;
-	if (move_mount(vfd, "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
-		r = ra_err(e, errno, -EBADF, "move_mount", m->target, NULL);
-		goto fail;
-	}
+	vfd = open_volume(x, op, &dir, e);
+	if (vfd < 0)
+		return vfd;
+	tfd = resolve_target(x->root, m->target, dir, e);
+	if (tfd < 0)
+		return tfd;
+	if (move_mount(vfd, "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return ra_err(e, errno, -EBADF, "move_mount", m->target, NULL);
+	RA_TRACE(x->ctx, "%s: %s %s -> %s", op->key, ra_route_name(op->route),
+		 m->src.path ? m->src.display : "tmpfs", m->target);
 	return 0;
-fail:
-	/* Point the error at the layout line that asked for this volume. */
-	if (e && !e->file[0]) {
-		snprintf(e->file, sizeof(e->file), "%s", l->file);
-		e->line = m->loc.line;
-		e->column = m->loc.column;
+}
+
+/* Execute @p; returns the tree's root fd (caller owns it) or -errno with @e filled. */
+static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, struct rootasm_error *e)
+{
+	struct xstate x = { .ctx = ctx, .p = p, .ubase = -EBADF, .ufd = -EBADF, .wfd = -EBADF, .root = -EBADF };
+	int r = 0;
+
+	x.slots = malloc(p->nslots * sizeof(*x.slots));
+	x.own = calloc(p->nslots, sizeof(*x.own));
+	if (!x.slots || !x.own) {
+		xstate_close(&x);
+		return ra_oom(e, "assemble");
 	}
+	for (size_t i = 0; i < p->nslots; i++)
+		x.slots[i] = -EBADF;
+	for (size_t i = 0; i < p->n && r >= 0; i++) {
+		const struct ra_op *op = &p->ops[i];
+
+		switch (op->kind) {
+		case RA_OP_LAYER:
+			r = x_layer(&x, op, e);
+			break;
+		case RA_OP_UPPER:
+			r = x_upper(&x, op, e);
+			break;
+		case RA_OP_OVERLAY:
+			r = x_overlay(&x, op, e);
+			break;
+		case RA_OP_ROOT_LAYER:
+			r = x_root_layer(&x, op, e);
+			break;
+		case RA_OP_VOLUME:
+			/* the layers were cloned at CMD_CREATE: their fds can go before the volumes */
+			if (op == p->ops || op[-1].kind != RA_OP_VOLUME) {
+				for (size_t s = 0; s < p->nslots; s++)
+					if (x.own[s])
+						close_fdp(&x.slots[s]), x.own[s] = false;
+			}
+			r = x_volume(&x, op, e);
+			break;
+		case RA_OP_ROOT_ATTRS:
+			r = setattr(x.root, &op->l->attributes, false, "/", e);
+			break;
+		}
+		/* point the error at the layout line that asked for this operation */
+		if (r < 0 && e && !e->file[0] && op->loc.line) {
+			snprintf(e->file, sizeof(e->file), "%s", op->l->file);
+			e->line = op->loc.line;
+			e->column = op->loc.column;
+		}
+	}
+	if (r >= 0)
+		r = take_fd(x.root);
+	xstate_close(&x);
 	return r;
 }
 
-int rootasm_assemble(const struct rootasm_layout *l, struct rootasm_error *e)
+int rootasm_assemble(struct rootasm_ctx *ctx, const struct rootasm_layout *l, struct rootasm_error *e)
 {
-	_cleanup_close_ int root = -EBADF;
+	struct rootasm_ctx *c = ra_ctx(ctx);
+	struct ra_plan *p = NULL;
 	int r;
 
+	if (!l->opened)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble", l->file,
+				   "the layout was loaded offline: its host objects are not open");
+	r = ra_plan_build(l, ra_feature_bool, c, &p, e);
+	if (r < 0)
+		return r;
 	/* Stop before touching anything when the kernel cannot do all of it. */
-	r = ra_require(rootasm_layout_needs(l), e);
-	if (r < 0)
-		return r;
-	root = build_root(l, e);
-	if (root < 0)
-		return root;
-	for (size_t i = 0; i < l->nmounts; i++) {
-		r = add_volume(root, l, &l->mounts[i], e);
-		if (r < 0)
-			return r;
-	}
-	r = setattr(root, &l->attributes, false, "/", e);
-	if (r < 0)
-		return r;
-	return take_fd(root);
+	r = ra_require(c, p->needs, e);
+	if (r == 0)
+		r = execute(c, p, e);
+	ra_plan_free(p);
+	return r;
 }

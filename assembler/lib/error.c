@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json.h"
 #include "util.h"
 
 void ra_fs_messages(int fsfd, char *buf, size_t size)
@@ -28,8 +29,8 @@ void ra_fs_messages(int fsfd, char *buf, size_t size)
 	}
 }
 
-int ra_err(struct rootasm_error *e, int err, int fsfd, const char *op, const char *path,
-	   const char *fmt, ...)
+static int fill(struct rootasm_error *e, enum rootasm_error_kind kind, int err, int fsfd, const char *op,
+		const char *path, const char *fmt, va_list ap)
 {
 	if (err < 0)
 		err = -err;
@@ -37,23 +38,45 @@ int ra_err(struct rootasm_error *e, int err, int fsfd, const char *op, const cha
 		err = EIO;
 	if (!e)
 		return -err;
+	memset(e, 0, sizeof(*e));
 	e->err = err;
-	e->usage = false;
-	e->file[0] = '\0';
-	e->line = e->column = 0;
-	snprintf(e->op, sizeof(e->op), "%s", op ? op : "");
+	e->kind = kind;
+	snprintf(e->op, sizeof(e->op), "%s", op && *op ? op : "rootasm");
 	snprintf(e->path, sizeof(e->path), "%s", path ? path : "");
-	e->msg[0] = '\0';
 	if (fsfd >= 0)
 		ra_fs_messages(fsfd, e->msg, sizeof(e->msg));
-	if (fmt && !e->msg[0]) {
-		va_list ap;
-
-		va_start(ap, fmt);
+	if (fmt && !e->msg[0])
 		vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
-		va_end(ap);
-	}
 	return -err;
+}
+
+int ra_err(struct rootasm_error *e, int err, int fsfd, const char *op, const char *path,
+	   const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = fill(e, ROOTASM_ERROR_RUNTIME, err, fsfd, op, path, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int ra_err_kind(struct rootasm_error *e, enum rootasm_error_kind kind, int err, const char *op,
+		const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = fill(e, kind, err, -EBADF, op, path, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int ra_oom(struct rootasm_error *e, const char *op)
+{
+	return ra_err(e, ENOMEM, -EBADF, op, NULL, "out of memory");
 }
 
 /* One line, always: control characters from user input become '?'. */
@@ -76,7 +99,7 @@ const char *rootasm_error_format(const struct rootasm_error *e, char *buf, size_
 		n = snprintf(buf, size, "%s: ", e->file);
 	if (n < 0 || (size_t)n >= size)
 		return one_line(buf);
-	if (e->usage) {
+	if (e->kind == ROOTASM_ERROR_USAGE) {
 		/* Layout errors: the message is the whole story. */
 		const char *m = e->msg[0] ? e->msg : strerror(e->err ? e->err : EINVAL);
 
@@ -89,4 +112,33 @@ const char *rootasm_error_format(const struct rootasm_error *e, char *buf, size_
 	snprintf(buf + n, size - n, "%s%s%s: %s%s%s%s", e->op, e->path[0] ? " " : "", e->path,
 		 strerror(e->err ? e->err : EIO), e->msg[0] ? " (" : "", e->msg, e->msg[0] ? ")" : "");
 	return one_line(buf);
+}
+
+static const char *const kind_names[] = {
+	[ROOTASM_ERROR_RUNTIME] = "runtime",
+	[ROOTASM_ERROR_USAGE] = "usage",
+	[ROOTASM_ERROR_UNSUPPORTED] = "unsupported",
+	[ROOTASM_ERROR_PERMISSION] = "permission",
+};
+
+int rootasm_error_print_json(const struct rootasm_error *e, FILE *out, bool pretty)
+{
+	struct ra_jb b = { false };
+	json_t *o = json_object(), *in = json_object();
+	char line[8192];
+	const char *name = e->err > 0 ? strerrorname_np(e->err) : NULL;
+
+	ra_jset(&b, in, "message", ra_jstr(rootasm_error_format(e, line, sizeof(line))));
+	ra_jset(&b, in, "kind", ra_jstr((unsigned int)e->kind < ARRAY_SIZE(kind_names) ? kind_names[e->kind] : "runtime"));
+	ra_jset(&b, in, "errno", json_integer(e->err));
+	ra_jset(&b, in, "errname", ra_jstr(name));
+	ra_jset(&b, in, "op", ra_jstr(e->op));
+	ra_jset(&b, in, "path", ra_jstr(e->path[0] ? e->path : NULL));
+	ra_jset(&b, in, "detail", ra_jstr(e->msg[0] ? e->msg : NULL));
+	ra_jset(&b, in, "file", ra_jstr(e->file[0] ? e->file : NULL));
+	ra_jset(&b, in, "line", e->line ? json_integer(e->line) : json_null());
+	ra_jset(&b, in, "column", e->column ? json_integer(e->column) : json_null());
+	ra_jset(&b, in, "feature", ra_jstr(e->feature[0] ? e->feature : NULL));
+	ra_jset(&b, o, "error", in);
+	return ra_jdump(&b, o, out, pretty);
 }

@@ -1,64 +1,81 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Layout parser: YAML (or JSON, which YAML reads) -> struct rootasm_layout.
+ * The parse stage: YAML (or JSON, which YAML reads) -> struct rootasm_layout.
  *
- * Three rules hold for every diagnostic: it names file:line:column, it names
- * the key (as a path such as "mounts[2].options[1]"), and it says what was
- * expected. Every user-controlled size has a cap (layout.h).
+ * It owns the text and nothing else: no stat(), realpath() or open(); a host
+ * path is kept as written (struct ra_src), and the open stage (open.c) turns
+ * it into an fd. The fuzz target runs this stage with no filesystem at all.
+ *
+ * Every diagnostic names file:line:column, the key (as a path such as
+ * "mounts[2].options[1]"), and what was expected. Every problem is reported
+ * (through struct ra_diag), not only the first: after an error the parser
+ * goes on with the next list item or top-level key. Every user-controlled
+ * size has a cap (layout.h), checked before it costs anything: the YAML
+ * nesting depth, the number of documents and aliases are counted in an event
+ * pass before libyaml builds the document.
  */
 #include <ctype.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/mount.h>
-#include <sys/stat.h>
 #include <yaml.h>
 
 #include "layout.h"
 #include "util.h"
 
-/* realpaths of the layouts being loaded, outermost first: cycle detection */
-static __thread char load_stack[RA_MAX_DEPTH][RA_PATH_MAX];
-
 struct pctx {
 	yaml_document_t *doc;
 	const char *file;
 	const char *dir;
-	int depth;
+	struct ra_diag *d;
 	struct rootasm_error *e;
+	int oom;				/* -ENOMEM once an allocation failed */
 };
 
-static int perr(struct pctx *p, const yaml_node_t *n, const char *key, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int perr(struct pctx *p, const yaml_node_t *n, const char *key, const char *fmt, ...)
+int ra_layout_err(struct ra_diag *d, struct rootasm_error *e, const char *file, struct ra_loc loc,
+		  const char *key, const char *fmt, ...)
 {
-	struct rootasm_error *e = p->e;
+	struct rootasm_error one, *t = e && (!d || !d->count) ? e : &one;
 	va_list ap;
 
-	if (!e)
-		return -EINVAL;
-	memset(e, 0, sizeof(*e));
-	e->err = EINVAL;
-	e->usage = true;
-	snprintf(e->file, sizeof(e->file), "%s", p->file);
-	if (n) {
-		e->line = n->start_mark.line + 1;
-		e->column = n->start_mark.column + 1;
-	}
-	snprintf(e->op, sizeof(e->op), "%s", key ? key : "");
+	memset(t, 0, sizeof(*t));
+	t->err = EINVAL;
+	t->kind = ROOTASM_ERROR_USAGE;
+	snprintf(t->file, sizeof(t->file), "%s", file);
+	t->line = loc.line;
+	t->column = loc.column;
+	snprintf(t->op, sizeof(t->op), "%s", key ? key : "");
 	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	vsnprintf(t->msg, sizeof(t->msg), fmt, ap);
 	va_end(ap);
+	if (d) {
+		d->count++;
+		if (d->fn)
+			d->fn(t, d->userdata);
+	}
 	return -EINVAL;
 }
 
 static struct ra_loc loc_of(const yaml_node_t *n)
 {
-	return (struct ra_loc){ n->start_mark.line + 1, n->start_mark.column + 1 };
+	return n ? (struct ra_loc){ n->start_mark.line + 1, n->start_mark.column + 1 } : (struct ra_loc){ 0, 0 };
+}
+
+#define perr(p, n, key, ...) ra_layout_err((p)->d, (p)->e, (p)->file, loc_of(n), key, __VA_ARGS__)
+
+/* Out of memory: remembered, so that the whole parse ends with ENOMEM. */
+static int poom(struct pctx *p, const char *what)
+{
+	p->oom = -ENOMEM;
+	return ra_oom(p->e, what);
+}
+
+/* An error in one item of a list: go on with the next one; anything else ends the parse. */
+static bool go_on(int r)
+{
+	return r == -EINVAL;
 }
 
 static const char *node_type(const yaml_node_t *n)
@@ -104,15 +121,32 @@ static bool is_null(const yaml_node_t *n)
 	return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL");
 }
 
+/* A scalar holds no NUL (it would cut a path short) and no control character. */
+static int clean_scalar(struct pctx *p, const yaml_node_t *n, const char *key)
+{
+	const unsigned char *s = n->data.scalar.value;
+
+	for (size_t i = 0; i < n->data.scalar.length; i++) {
+		if (!s[i])
+			return perr(p, n, key, "value contains a NUL character (at byte %zu)", i);
+		if (s[i] < 0x20 || s[i] == 0x7f)
+			return perr(p, n, key, "value contains the control character 0x%02x (at byte %zu)", s[i], i);
+	}
+	return 0;
+}
+
 static int get_string(struct pctx *p, const yaml_node_t *n, const char *key, const char **ret)
 {
 	int r = want(p, n, key, YAML_SCALAR_NODE);
 
 	if (r < 0)
 		return r;
-	if (is_null(n) || !*scalar(n))
+	if (is_null(n) || !n->data.scalar.length)
 		return perr(p, n, key, "expected a non-empty string");
-	if (strlen(scalar(n)) >= RA_PATH_MAX)
+	r = clean_scalar(p, n, key);
+	if (r < 0)
+		return r;
+	if (n->data.scalar.length >= RA_PATH_MAX)
 		return perr(p, n, key, "value longer than %d bytes", RA_PATH_MAX - 1);
 	*ret = scalar(n);
 	return 0;
@@ -124,22 +158,22 @@ static int get_bool(struct pctx *p, const yaml_node_t *n, const char *key, bool 
 
 	if (r < 0)
 		return r;
-	if (!strcmp(scalar(n), "true"))
+	if (!strcmp(scalar(n), "true") && n->data.scalar.length == 4)
 		*ret = true;
-	else if (!strcmp(scalar(n), "false"))
+	else if (!strcmp(scalar(n), "false") && n->data.scalar.length == 5)
 		*ret = false;
 	else
-		return perr(p, n, key, "expected true or false, got '%s'", scalar(n));
+		return perr(p, n, key, "expected true or false");
 	return 0;
 }
 
-/* The one checked number parser: decimal (or octal with @base 8), no sign, no junk. */
+/* The one checked number parser: digits only (decimal, or octal with @base 8), no sign, no junk. */
 static int parse_u64(const char *s, int base, uint64_t max, uint64_t *ret)
 {
 	unsigned long long v;
 	char *end;
 
-	if (!*s || !isdigit((unsigned char)*s))
+	if (!*s || strspn(s, base == 8 ? "01234567" : "0123456789") != strlen(s))
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, base);
@@ -154,6 +188,8 @@ static int get_id(struct pctx *p, const yaml_node_t *n, const char *key, uint32_
 	uint64_t v;
 	int r = want(p, n, key, YAML_SCALAR_NODE);
 
+	if (r == 0)
+		r = clean_scalar(p, n, key);
 	if (r < 0)
 		return r;
 	/* (uid_t)-1 means "no change" to the kernel: never a valid id */
@@ -163,22 +199,44 @@ static int get_id(struct pctx *p, const yaml_node_t *n, const char *key, uint32_
 	return 0;
 }
 
-/* Sizes for tmpfs: digits with an optional k/m/g/t suffix, or a percentage. */
-static int check_size(const char *s)
+#define RA_SIZE_MAX	(1ULL << 62)	/* 4 EiB: far beyond any tmpfs, far from wrapping */
+
+/*
+ * A tmpfs size or inode count: digits with an optional k/m/g/t/p/e suffix
+ * (powers of 1024, as the kernel's memparse() reads them), or for a size a
+ * percentage of RAM. 0 means "unlimited" to tmpfs: refused, say so instead.
+ */
+static int check_size(const char *s, bool percent_ok, const char **why)
 {
+	static const char suffixes[] = "kmgtpe";
 	uint64_t v;
 	size_t len = strlen(s);
-	char num[32];
+	char num[24];
+	unsigned int shift = 0;
+	const char *sf;
 
+	*why = "expected bytes with an optional k/m/g/t suffix, or 1-100%";
 	if (!len || len >= sizeof(num))
 		return -EINVAL;
 	memcpy(num, s, len + 1);
-	if (strchr("kKmMgGtT%", num[len - 1]))
+	if (num[len - 1] == '%') {
+		if (!percent_ok)
+			return -EINVAL;
 		num[--len] = '\0';
-	if (parse_u64(num, 10, UINT64_MAX >> 10, &v) < 0)
+		if (parse_u64(num, 10, 100, &v) < 0 || v == 0)
+			return (*why = "a percentage is 1-100%"), -ERANGE;
+		return 0;
+	}
+	if ((sf = strchr(suffixes, tolower((unsigned char)num[len - 1]))) && num[len - 1]) {
+		shift = 10 * (unsigned int)(sf - suffixes + 1);
+		num[--len] = '\0';
+	}
+	if (parse_u64(num, 10, UINT64_MAX, &v) < 0)
 		return -EINVAL;
-	if (s[strlen(s) - 1] == '%' && (v == 0 || v > 100))
-		return -ERANGE;
+	if (v > (RA_SIZE_MAX >> shift))
+		return (*why = "larger than 4 EiB: the kernel would wrap it around"), -ERANGE;
+	if (v == 0)
+		return (*why = "0 means unlimited to tmpfs; give a limit"), -ERANGE;
 	return 0;
 }
 
@@ -193,26 +251,40 @@ static int get_mode(struct pctx *p, const yaml_node_t *n, const char *key, const
 	return 0;
 }
 
-/* Iterate a mapping, rejecting duplicate keys and non-scalar keys. */
-#define for_pairs(p, map, pair) \
+/* Iterate a mapping's pairs. */
+#define for_pairs(map, pair) \
 	for (yaml_node_pair_t *pair = (map)->data.mapping.pairs.start; \
 	     pair < (map)->data.mapping.pairs.top; pair++)
+
+#define for_items(seq, it) \
+	for (yaml_node_item_t *it = (seq)->data.sequence.items.start; \
+	     it < (seq)->data.sequence.items.top; it++)
+
+static size_t nitems(const yaml_node_t *seq)
+{
+	return seq->data.sequence.items.top - seq->data.sequence.items.start;
+}
 
 static yaml_node_t *node(struct pctx *p, int id)
 {
 	return yaml_document_get_node(p->doc, id);
 }
 
+/* Keys of @map: scalars, known, each once. */
 static int check_keys(struct pctx *p, yaml_node_t *map, const char *where,
 		      const char *const *allowed)
 {
-	for_pairs(p, map, a) {
+	for_pairs(map, a) {
 		yaml_node_t *k = node(p, a->key);
 		bool ok = false;
 		char buf[256] = "";
+		int r;
 
 		if (k->type != YAML_SCALAR_NODE)
 			return perr(p, k, where, "keys must be scalars");
+		r = clean_scalar(p, k, where);
+		if (r < 0)
+			return r;
 		for (const char *const *s = allowed; *s; s++)
 			ok |= !strcmp(*s, scalar(k));
 		for (yaml_node_pair_t *b = map->data.mapping.pairs.start; b < a; b++) {
@@ -234,7 +306,7 @@ static int check_keys(struct pctx *p, yaml_node_t *map, const char *where,
 
 static yaml_node_t *lookup(struct pctx *p, yaml_node_t *map, const char *key)
 {
-	for_pairs(p, map, a) {
+	for_pairs(map, a) {
 		yaml_node_t *k = node(p, a->key);
 
 		if (k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), key))
@@ -299,34 +371,35 @@ static int get_target(struct pctx *p, const yaml_node_t *n, const char *key, cha
 	if (!strcmp(buf, "/"))
 		return perr(p, n, key, "target '/' is the rootfs itself; mount volumes below it");
 	*ret = strdup(buf);
-	return *ret ? 0 : -ENOMEM;
+	return *ret ? 0 : poom(p, "parse target");
 }
 
-/* A host-side path: relative ones are relative to the layout file's directory. */
-static int get_source(struct pctx *p, const yaml_node_t *n, const char *key, mode_t type,
-		      char **ret)
+/*
+ * A host-side path, kept as written: the open stage opens it (relative paths
+ * from the layout file's directory) and checks what it is.
+ */
+static int get_source(struct pctx *p, const yaml_node_t *n, const char *key, enum ra_src_kind kind,
+		      struct ra_src *src)
 {
 	const char *s;
-	char buf[RA_PATH_MAX];
-	struct stat st;
 	int r = get_string(p, n, key, &s);
 
 	if (r < 0)
 		return r;
-	if (s[0] == '/')
-		r = snprintf(buf, sizeof(buf), "%s", s);
-	else
-		r = snprintf(buf, sizeof(buf), "%s/%s", p->dir, s);
-	if (r < 0 || (size_t)r >= sizeof(buf))
-		return perr(p, n, key, "path '%s' is too long", s);
-	if (stat(buf, &st) < 0)
-		return perr(p, n, key, "%s: %s", buf, strerror(errno));
-	if (type == S_IFDIR && !S_ISDIR(st.st_mode))
-		return perr(p, n, key, "%s: not a directory", buf);
-	if (type == S_IFREG && !S_ISREG(st.st_mode))
-		return perr(p, n, key, "%s: not a regular file", buf);
-	*ret = realpath(buf, NULL);
-	return *ret ? 0 : -ENOMEM;
+	src->kind = kind;
+	src->loc = loc_of(n);
+	src->fd = -EBADF;
+	src->path = strdup(s);
+	src->key = strdup(key);
+	if (s[0] == '/' || !p->dir)
+		src->display = strdup(s);
+	else if (asprintf(&src->display, "%s/%s", p->dir, s) < 0)
+		src->display = NULL;
+	if (!src->path || !src->key || !src->display)
+		return poom(p, "parse path");
+	if (strlen(src->display) >= RA_PATH_MAX)
+		return perr(p, n, key, "path '%s' is too long", src->display);
+	return 0;
 }
 
 static int get_fstype(struct pctx *p, const yaml_node_t *n, const char *key, enum ra_fstype *ret)
@@ -373,23 +446,29 @@ static const struct {
 	{ "unbindable", MS_UNBINDABLE },
 };
 
+static int set_str(struct pctx *p, char **dst, const char *v)
+{
+	free(*dst);
+	*dst = strdup(v);
+	return *dst ? 0 : poom(p, "parse tmpfs option");
+}
+
 /* One tmpfs option, from the mapping form or a "name=value" option: size, nr_inodes, mode. */
 static int set_tmpfs_opt(struct pctx *p, const yaml_node_t *n, const char *key, const char *name,
 			 const char *v, struct ra_tmpfs *t)
 {
+	const char *why;
+
 	if (!strcmp(name, "size")) {
-		if (check_size(v) < 0)
-			return perr(p, n, key, "bad size '%s' (expected bytes with an optional k/m/g/t suffix, or 1-100%%)", v);
-		free(t->size);
-		t->size = strdup(v);
-		return t->size ? 0 : -ENOMEM;
+		if (check_size(v, true, &why) < 0)
+			return perr(p, n, key, "bad size '%s' (%s)", v, why);
+		return set_str(p, &t->size, v);
 	}
 	if (!strcmp(name, "nr_inodes")) {
-		if (check_size(v) < 0 || strchr(v, '%'))
-			return perr(p, n, key, "bad nr_inodes '%s'", v);
-		free(t->nr_inodes);
-		t->nr_inodes = strdup(v);
-		return t->nr_inodes ? 0 : -ENOMEM;
+		if (check_size(v, false, &why) < 0)
+			return perr(p, n, key, "bad nr_inodes '%s' (%s)", v,
+				    strchr(v, '%') ? "a count, not a percentage" : why);
+		return set_str(p, &t->nr_inodes, v);
 	}
 	if (!strcmp(name, "mode")) {
 		int r = get_mode(p, n, key, v, &t->mode);
@@ -402,65 +481,71 @@ static int set_tmpfs_opt(struct pctx *p, const yaml_node_t *n, const char *key, 
 
 enum { OPT_ATTRS = 1, OPT_RECURSIVE = 2, OPT_TMPFS = 4 };
 
-static int parse_options(struct pctx *p, yaml_node_t *seq, const char *where, unsigned int allow,
-			 struct ra_attrs *a, struct ra_tmpfs *t)
+static int parse_option(struct pctx *p, yaml_node_t *n, const char *key, unsigned int allow,
+			struct ra_attrs *a, struct ra_tmpfs *t)
 {
-	char key[96];
-	size_t i = 0;
-	int r = want(p, seq, where, YAML_SEQUENCE_NODE);
+	const char *s, *eq;
+	int r = get_string(p, n, key, &s);
 
 	if (r < 0)
 		return r;
-	for (yaml_node_item_t *it = seq->data.sequence.items.start;
-	     it < seq->data.sequence.items.top; it++, i++) {
-		yaml_node_t *n = node(p, *it);
-		const char *s, *eq;
-		bool found = false;
-
-		snprintf(key, sizeof(key), "%s[%zu]", where, i);
-		r = get_string(p, n, key, &s);
-		if (r < 0)
-			return r;
-		for (size_t j = 0; j < ARRAY_SIZE(attr_table) && !found; j++) {
-			if (strcmp(s, attr_table[j].name))
-				continue;
-			a->set = (a->set & ~attr_table[j].clr) | attr_table[j].set;
-			a->clr |= attr_table[j].clr;
-			if (attr_table[j].clr == MOUNT_ATTR_RDONLY)
-				a->set &= ~MOUNT_ATTR_RDONLY;
-			found = true;
-		}
-		for (size_t j = 0; j < ARRAY_SIZE(prop_table) && !found; j++) {
-			if (strcmp(s, prop_table[j].name))
-				continue;
-			if (a->propagation)
-				return perr(p, n, key, "more than one propagation type");
-			a->propagation = prop_table[j].flag;
-			found = true;
-		}
-		if (found)
+	for (size_t j = 0; j < ARRAY_SIZE(attr_table); j++) {
+		if (strcmp(s, attr_table[j].name))
 			continue;
-		if (!strcmp(s, "recursive") && (allow & OPT_RECURSIVE)) {
-			a->recursive = true;
-			continue;
-		}
-		eq = strchr(s, '=');
-		if (eq && (allow & OPT_TMPFS)) {
-			char name[16];
-
-			snprintf(name, sizeof(name), "%.*s", (int)(eq - s), s);
-			r = set_tmpfs_opt(p, n, key, name, eq + 1, t);
-			if (r < 0)
-				return r;
-			if (r == 0)
-				continue;
-		}
-		return perr(p, n, key, "unknown option '%s' (expected %s)", s,
-			    allow & OPT_TMPFS ? "ro, rw, nosuid, nodev, noexec, nosymfollow, noatime, relatime, strictatime, nodiratime, private, shared, slave, unbindable, size=, mode=, nr_inodes=" :
-			    allow & OPT_RECURSIVE ? "ro, rw, nosuid, nodev, noexec, nosymfollow, noatime, relatime, strictatime, nodiratime, private, shared, slave, unbindable, recursive" :
-			    "ro, rw, nosuid, nodev, noexec, nosymfollow, noatime, relatime, strictatime, nodiratime, private, shared, slave, unbindable");
+		a->set = (a->set & ~attr_table[j].clr) | attr_table[j].set;
+		a->clr |= attr_table[j].clr;
+		if (attr_table[j].clr == MOUNT_ATTR_RDONLY)
+			a->set &= ~MOUNT_ATTR_RDONLY;
+		return 0;
 	}
-	return 0;
+	for (size_t j = 0; j < ARRAY_SIZE(prop_table); j++) {
+		if (strcmp(s, prop_table[j].name))
+			continue;
+		if (a->propagation)
+			return perr(p, n, key, "more than one propagation type");
+		a->propagation = prop_table[j].flag;
+		return 0;
+	}
+	if (!strcmp(s, "recursive") && (allow & OPT_RECURSIVE)) {
+		a->recursive = true;
+		return 0;
+	}
+	eq = strchr(s, '=');
+	if (eq && (allow & OPT_TMPFS) && eq - s < 16) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - s), s);
+		r = set_tmpfs_opt(p, n, key, name, eq + 1, t);
+		if (r <= 0)
+			return r;
+	}
+	return perr(p, n, key, "unknown option '%s' (expected %s)", s,
+		    allow & OPT_TMPFS ? "ro, rw, nosuid, nodev, noexec, nosymfollow, noatime, relatime, strictatime, nodiratime, private, shared, slave, unbindable, size=, mode=, nr_inodes=" :
+		    allow & OPT_RECURSIVE ? "ro, rw, nosuid, nodev, noexec, nosymfollow, noatime, relatime, strictatime, nodiratime, private, shared, slave, unbindable, recursive" :
+		    "ro, rw, nosuid, nodev, noexec, nosymfollow, noatime, relatime, strictatime, nodiratime, private, shared, slave, unbindable");
+}
+
+static int parse_options(struct pctx *p, yaml_node_t *seq, const char *where, unsigned int allow,
+			 struct ra_attrs *a, struct ra_tmpfs *t)
+{
+	size_t i = 0;
+	int r = want(p, seq, where, YAML_SEQUENCE_NODE), bad = 0;
+
+	if (r < 0)
+		return r;
+	if (nitems(seq) > 64)
+		return perr(p, seq, where, "%zu options; at most 64", nitems(seq));
+	for_items(seq, it) {
+		char key[96];
+
+		snprintf(key, sizeof(key), "%s[%zu]", where, i++);
+		r = parse_option(p, node(p, *it), key, allow, a, t);
+		if (go_on(r))
+			bad = r;
+		else if (r < 0)
+			return r;
+	}
+	return bad;
 }
 
 static int parse_tmpfs_map(struct pctx *p, yaml_node_t *map, const char *where, struct ra_tmpfs *t)
@@ -474,9 +559,8 @@ static int parse_tmpfs_map(struct pctx *p, yaml_node_t *map, const char *where, 
 	if (is_null(map))
 		return 0;
 	r = want(p, map, where, YAML_MAPPING_NODE);
-	if (r < 0)
-		return r;
-	r = check_keys(p, map, where, keys);
+	if (r == 0)
+		r = check_keys(p, map, where, keys);
 	if (r < 0)
 		return r;
 	for (const char *const *k = keys; *k; k++) {
@@ -484,50 +568,88 @@ static int parse_tmpfs_map(struct pctx *p, yaml_node_t *map, const char *where, 
 			continue;
 		snprintf(key, sizeof(key), "%s.%s", where, *k);
 		r = get_string(p, v, key, &s);
-		if (r < 0)
-			return r;
-		r = set_tmpfs_opt(p, v, key, *k, s, t);
+		if (r == 0)
+			r = set_tmpfs_opt(p, v, key, *k, s, t);
 		if (r < 0)
 			return r;
 	}
 	return 0;
 }
 
+/* "inside:outside:count": three decimal numbers, nothing else. */
+static int parse_range(const char *s, struct ra_idrange *ret)
+{
+	uint64_t v[3];
+	const char *c = s;
+
+	for (int i = 0; i < 3; i++) {
+		size_t n = strspn(c, "0123456789");
+		char num[16];
+
+		if (!n || n > 10 || c[n] != (i < 2 ? ':' : '\0'))
+			return -EINVAL;
+		memcpy(num, c, n);
+		num[n] = '\0';
+		if (parse_u64(num, 10, 4294967295ULL, &v[i]) < 0)
+			return -EINVAL;
+		c += n + 1;
+	}
+	/* 4294967295 is no id; a range may end at it, but not start there or wrap */
+	if (v[2] == 0 || v[0] + v[2] > 4294967295ULL || v[1] + v[2] > 4294967295ULL)
+		return -ERANGE;
+	*ret = (struct ra_idrange){ v[0], v[1], v[2] };
+	return 0;
+}
+
+static bool overlaps(uint32_t a, uint32_t an, uint32_t b, uint32_t bn)
+{
+	return (uint64_t)a < (uint64_t)b + bn && (uint64_t)b < (uint64_t)a + an;
+}
+
 static int parse_ranges(struct pctx *p, yaml_node_t *seq, const char *where, struct ra_idrange **ret,
 			size_t *n)
 {
-	size_t cnt, i = 0;
+	size_t cnt, i = 0, text = 0;
 	int r = want(p, seq, where, YAML_SEQUENCE_NODE);
 
 	if (r < 0)
 		return r;
-	cnt = seq->data.sequence.items.top - seq->data.sequence.items.start;
+	cnt = nitems(seq);
 	if (cnt == 0 || cnt > RA_MAX_IDRANGES)
 		return perr(p, seq, where, "expected 1 to %d ranges, got %zu", RA_MAX_IDRANGES, cnt);
 	*ret = calloc(cnt, sizeof(**ret));
 	if (!*ret)
-		return -ENOMEM;
-	for (yaml_node_item_t *it = seq->data.sequence.items.start;
-	     it < seq->data.sequence.items.top; it++, i++) {
+		return poom(p, "parse id ranges");
+	for_items(seq, it) {
 		yaml_node_t *nd = node(p, *it);
-		char key[96], num[3][16];
-		uint64_t v[3];
+		struct ra_idrange *rg = &(*ret)[i];
+		char key[96];
 		const char *s;
 
 		snprintf(key, sizeof(key), "%s[%zu]", where, i);
 		r = get_string(p, nd, key, &s);
 		if (r < 0)
 			return r;
-		if (sscanf(s, "%15[0-9]:%15[0-9]:%15[0-9]", num[0], num[1], num[2]) != 3 ||
-		    strspn(s, "0123456789:") != strlen(s) ||
-		    parse_u64(num[0], 10, 4294967294ULL, &v[0]) < 0 ||
-		    parse_u64(num[1], 10, 4294967294ULL, &v[1]) < 0 ||
-		    parse_u64(num[2], 10, 4294967295ULL, &v[2]) < 0 || v[2] == 0 ||
-		    v[0] + v[2] > 4294967295ULL || v[1] + v[2] > 4294967295ULL)
-			return perr(p, nd, key, "expected a range 'inside:outside:count', got '%s'", s);
-		(*ret)[i] = (struct ra_idrange){ v[0], v[1], v[2] };
-		*n = i + 1;
+		r = parse_range(s, rg);
+		if (r == -ERANGE)
+			return perr(p, nd, key, "range '%s' is empty or runs past 4294967294", s);
+		if (r < 0)
+			return perr(p, nd, key, "expected a range 'inside:outside:count' of three decimal numbers, got '%s'", s);
+		for (size_t j = 0; j < i; j++) {
+			const struct ra_idrange *o = &(*ret)[j];
+
+			/* the kernel refuses overlapping ranges on either side */
+			if (overlaps(rg->inside, rg->count, o->inside, o->count) ||
+			    overlaps(rg->outside, rg->count, o->outside, o->count))
+				return perr(p, nd, key, "range '%s' overlaps %s[%zu]", s, where, j);
+		}
+		text += snprintf(NULL, 0, "%u %u %u\n", rg->inside, rg->outside, rg->count);
+		*n = ++i;
 	}
+	/* what the kernel takes in one write of /proc/PID/uid_map: less than a page */
+	if (text > RA_IDMAP_TEXT_MAX)
+		return perr(p, seq, where, "the map is %zu bytes as /proc/PID/%s text; the kernel takes at most %d",
+			    text, strstr(where, "gids") ? "gid_map" : "uid_map", RA_IDMAP_TEXT_MAX);
 	return 0;
 }
 
@@ -538,20 +660,20 @@ static int parse_idmap(struct pctx *p, yaml_node_t *m, const char *where, struct
 	char key[96];
 	int r = want(p, m, where, YAML_MAPPING_NODE);
 
-	if (r < 0)
-		return r;
-	r = check_keys(p, m, where, keys);
+	if (r == 0)
+		r = check_keys(p, m, where, keys);
 	if (r < 0)
 		return r;
 	ns = lookup(p, m, "userns");
 	u = lookup(p, m, "uids");
 	g = lookup(p, m, "gids");
 	im->set = true;
+	im->userns.fd = -EBADF;
 	if (ns) {
 		if (u || g)
 			return perr(p, m, where, "give either 'userns' or 'uids' and 'gids', not both");
 		snprintf(key, sizeof(key), "%s.userns", where);
-		return get_source(p, ns, key, 0, &im->userns);
+		return get_source(p, ns, key, RA_SRC_USERNS, &im->userns);
 	}
 	if (!u || !g)
 		return perr(p, m, where, "needs 'userns', or both 'uids' and 'gids'");
@@ -563,72 +685,75 @@ static int parse_idmap(struct pctx *p, yaml_node_t *m, const char *where, struct
 	return parse_ranges(p, g, key, &im->gids, &im->ngids);
 }
 
-static int parse_layers(struct pctx *p, yaml_node_t *seq, struct rootasm_layout *l)
+static int parse_layer(struct pctx *p, yaml_node_t *m, size_t i, struct ra_layer *ly)
 {
 	static const char *const keys[] = { "image", "dir", "type", "idmap", NULL };
+	yaml_node_t *img, *dir, *ty, *idm;
+	char key[64];
+	int r;
+
+	snprintf(key, sizeof(key), "layers[%zu]", i);
+	ly->src.fd = -EBADF;
+	ly->idmap.userns.fd = -EBADF;
+	r = want(p, m, key, YAML_MAPPING_NODE);
+	if (r == 0)
+		r = check_keys(p, m, key, keys);
+	if (r < 0)
+		return r;
+	img = lookup(p, m, "image");
+	dir = lookup(p, m, "dir");
+	ty = lookup(p, m, "type");
+	ly->loc = loc_of(m);
+	if (!!img == !!dir)
+		return perr(p, m, key, "a layer needs exactly one of 'image' or 'dir'");
+	if (ty && !img)
+		return perr(p, ty, key, "'type' applies to image layers only");
+	if ((idm = lookup(p, m, "idmap"))) {
+		snprintf(key, sizeof(key), "layers[%zu].idmap", i);
+		r = parse_idmap(p, idm, key, &ly->idmap);
+		if (r < 0)
+			return r;
+	}
+	if (img) {
+		snprintf(key, sizeof(key), "layers[%zu].image", i);
+		ly->kind = RA_LAYER_IMAGE;
+		r = get_source(p, img, key, RA_SRC_IMAGE, &ly->src);
+		if (r == 0 && ty) {
+			snprintf(key, sizeof(key), "layers[%zu].type", i);
+			r = get_fstype(p, ty, key, &ly->fstype);
+		}
+		return r;
+	}
+	snprintf(key, sizeof(key), "layers[%zu].dir", i);
+	ly->kind = RA_LAYER_DIR;
+	return get_source(p, dir, key, RA_SRC_DIR, &ly->src);
+}
+
+static int parse_layers(struct pctx *p, yaml_node_t *seq, struct rootasm_layout *l)
+{
 	size_t n, i = 0;
-	int r = want(p, seq, "layers", YAML_SEQUENCE_NODE);
+	int r = want(p, seq, "layers", YAML_SEQUENCE_NODE), bad = 0;
 
 	if (r < 0)
 		return r;
-	n = seq->data.sequence.items.top - seq->data.sequence.items.start;
+	n = nitems(seq);
 	if (n == 0)
 		return perr(p, seq, "layers", "at least one layer is needed");
 	if (n > RA_MAX_LAYERS)
 		return perr(p, seq, "layers", "%zu layers; overlayfs takes at most %d", n, RA_MAX_LAYERS);
 	l->layers = calloc(n, sizeof(*l->layers));
 	if (!l->layers)
-		return -ENOMEM;
-	for (yaml_node_item_t *it = seq->data.sequence.items.start;
-	     it < seq->data.sequence.items.top; it++, i++) {
-		yaml_node_t *m = node(p, *it), *img, *dir, *ty, *idm;
-		struct ra_layer *ly = &l->layers[i];
-		char key[64];
-
+		return poom(p, "parse layers");
+	for_items(seq, it) {
 		l->nlayers = i + 1;
-		snprintf(key, sizeof(key), "layers[%zu]", i);
-		r = want(p, m, key, YAML_MAPPING_NODE);
-		if (r < 0)
+		r = parse_layer(p, node(p, *it), i, &l->layers[i]);
+		i++;
+		if (go_on(r))
+			bad = r;
+		else if (r < 0)
 			return r;
-		r = check_keys(p, m, key, keys);
-		if (r < 0)
-			return r;
-		img = lookup(p, m, "image");
-		dir = lookup(p, m, "dir");
-		ty = lookup(p, m, "type");
-		ly->loc = loc_of(m);
-		if ((idm = lookup(p, m, "idmap"))) {
-			snprintf(key, sizeof(key), "layers[%zu].idmap", i);
-			r = parse_idmap(p, idm, key, &ly->idmap);
-			if (r < 0)
-				return r;
-			snprintf(key, sizeof(key), "layers[%zu]", i);
-		}
-		if (!!img == !!dir)
-			return perr(p, m, key, "a layer needs exactly one of 'image' or 'dir'");
-		if (ty && !img)
-			return perr(p, ty, key, "'type' applies to image layers only");
-		if (img) {
-			snprintf(key, sizeof(key), "layers[%zu].image", i);
-			ly->kind = RA_LAYER_IMAGE;
-			r = get_source(p, img, key, S_IFREG, &ly->path);
-			if (r < 0)
-				return r;
-			if (ty) {
-				snprintf(key, sizeof(key), "layers[%zu].type", i);
-				r = get_fstype(p, ty, key, &ly->fstype);
-				if (r < 0)
-					return r;
-			}
-		} else {
-			snprintf(key, sizeof(key), "layers[%zu].dir", i);
-			ly->kind = RA_LAYER_DIR;
-			r = get_source(p, dir, key, S_IFDIR, &ly->path);
-			if (r < 0)
-				return r;
-		}
 	}
-	return 0;
+	return bad;
 }
 
 static int parse_upper(struct pctx *p, yaml_node_t *m, struct rootasm_layout *l)
@@ -637,9 +762,8 @@ static int parse_upper(struct pctx *p, yaml_node_t *m, struct rootasm_layout *l)
 	yaml_node_t *t, *d;
 	int r = want(p, m, "upper", YAML_MAPPING_NODE);
 
-	if (r < 0)
-		return r;
-	r = check_keys(p, m, "upper", keys);
+	if (r == 0)
+		r = check_keys(p, m, "upper", keys);
 	if (r < 0)
 		return r;
 	t = lookup(p, m, "tmpfs");
@@ -652,42 +776,49 @@ static int parse_upper(struct pctx *p, yaml_node_t *m, struct rootasm_layout *l)
 		return parse_tmpfs_map(p, t, "upper.tmpfs", &l->upper.tmpfs);
 	}
 	l->upper.kind = RA_UPPER_DIR;
-	return get_source(p, d, "upper.dir", S_IFDIR, &l->upper.path);
+	return get_source(p, d, "upper.dir", RA_SRC_DIR, &l->upper.src);
 }
 
-static int parse_caps(struct pctx *p, yaml_node_t *seq, uint64_t *ret)
+static int parse_caps(struct pctx *p, yaml_node_t *seq, const char *where, uint64_t *ret)
 {
 	size_t i = 0;
-	int r = want(p, seq, "overlay.override_creds.capabilities", YAML_SEQUENCE_NODE);
+	int r = want(p, seq, where, YAML_SEQUENCE_NODE), bad = 0;
 
 	if (r < 0)
 		return r;
 	*ret = 0;
-	for (yaml_node_item_t *it = seq->data.sequence.items.start;
-	     it < seq->data.sequence.items.top; it++, i++) {
+	for_items(seq, it) {
 		yaml_node_t *n = node(p, *it);
 		char key[96], name[64];
 		const char *s;
 		cap_value_t cap;
 		size_t j;
 
-		snprintf(key, sizeof(key), "overlay.override_creds.capabilities[%zu]", i);
+		snprintf(key, sizeof(key), "%s[%zu]", where, i++);
 		r = get_string(p, n, key, &s);
-		if (r < 0)
-			return r;
-		if (strlen(s) + 5 > sizeof(name))
-			return perr(p, n, key, "unknown capability '%s'", s);
-		/* CAP_SYS_ADMIN, cap_sys_admin and sys_admin all name the same one */
-		j = snprintf(name, sizeof(name), "%s%s", strncasecmp(s, "cap_", 4) ? "cap_" : "", s);
+		if (r < 0) {
+			bad = r;
+			continue;
+		}
+		/* CAP_SYS_ADMIN, cap_sys_admin and sys_admin all name the same one; nothing else does */
+		if (strlen(s) + 5 > sizeof(name) || strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_") != strlen(s)) {
+			bad = perr(p, n, key, "unknown capability '%s'", s);
+			continue;
+		}
+		snprintf(name, sizeof(name), "%s%s", strncasecmp(s, "cap_", 4) ? "cap_" : "", s);
 		for (j = 0; name[j]; j++)
 			name[j] = tolower((unsigned char)name[j]);
-		if (cap_from_name(name, &cap) < 0 || cap < 0 || cap > 63 || isdigit((unsigned char)s[0]))
-			return perr(p, n, key, "unknown capability '%s'", s);
-		if (*ret & (1ULL << cap))
-			return perr(p, n, key, "capability '%s' listed twice", s);
+		if (cap_from_name(name, &cap) < 0 || cap < 0 || cap > 63) {
+			bad = perr(p, n, key, "unknown capability '%s'", s);
+			continue;
+		}
+		if (*ret & (1ULL << cap)) {
+			bad = perr(p, n, key, "capability '%s' listed twice", s);
+			continue;
+		}
 		*ret |= 1ULL << cap;
 	}
-	return 0;
+	return bad;
 }
 
 static int parse_overlay(struct pctx *p, yaml_node_t *m, struct rootasm_layout *l)
@@ -697,63 +828,58 @@ static int parse_overlay(struct pctx *p, yaml_node_t *m, struct rootasm_layout *
 	struct ra_creds *c = &l->creds;
 	yaml_node_t *oc, *v;
 	size_t i = 0;
-	int r = want(p, m, "overlay", YAML_MAPPING_NODE);
+	int r = want(p, m, "overlay", YAML_MAPPING_NODE), bad = 0;
 
-	if (r < 0)
-		return r;
-	r = check_keys(p, m, "overlay", keys);
+	if (r == 0)
+		r = check_keys(p, m, "overlay", keys);
 	if (r < 0)
 		return r;
 	oc = lookup(p, m, "override_creds");
 	if (!oc)
 		return 0;
 	r = want(p, oc, "overlay.override_creds", YAML_MAPPING_NODE);
-	if (r < 0)
-		return r;
-	r = check_keys(p, oc, "overlay.override_creds", ckeys);
+	if (r == 0)
+		r = check_keys(p, oc, "overlay.override_creds", ckeys);
 	if (r < 0)
 		return r;
 	c->set = true;
 	c->loc = loc_of(oc);
 	if (!(v = lookup(p, oc, "uid")))
-		return perr(p, oc, "overlay.override_creds", "missing key 'uid'");
-	r = get_id(p, v, "overlay.override_creds.uid", &c->uid);
-	if (r < 0)
-		return r;
+		bad = perr(p, oc, "overlay.override_creds", "missing key 'uid'");
+	else if ((r = get_id(p, v, "overlay.override_creds.uid", &c->uid)) < 0)
+		bad = r;
 	if (!(v = lookup(p, oc, "gid")))
-		return perr(p, oc, "overlay.override_creds", "missing key 'gid'");
-	r = get_id(p, v, "overlay.override_creds.gid", &c->gid);
-	if (r < 0)
-		return r;
+		bad = perr(p, oc, "overlay.override_creds", "missing key 'gid'");
+	else if ((r = get_id(p, v, "overlay.override_creds.gid", &c->gid)) < 0)
+		bad = r;
 	if ((v = lookup(p, oc, "groups"))) {
 		size_t n;
 
 		r = want(p, v, "overlay.override_creds.groups", YAML_SEQUENCE_NODE);
 		if (r < 0)
 			return r;
-		n = v->data.sequence.items.top - v->data.sequence.items.start;
+		n = nitems(v);
 		if (n > RA_MAX_GROUPS)
 			return perr(p, v, "overlay.override_creds.groups", "%zu groups; at most %d", n, RA_MAX_GROUPS);
 		c->groups = calloc(n ? n : 1, sizeof(gid_t));
 		if (!c->groups)
-			return -ENOMEM;
-		for (yaml_node_item_t *it = v->data.sequence.items.start;
-		     it < v->data.sequence.items.top; it++, i++) {
+			return poom(p, "parse groups");
+		for_items(v, it) {
 			char key[96];
 
 			snprintf(key, sizeof(key), "overlay.override_creds.groups[%zu]", i);
 			r = get_id(p, node(p, *it), key, &c->groups[i]);
 			if (r < 0)
-				return r;
-			c->ngroups = i + 1;
+				bad = r;
+			c->ngroups = ++i;
 		}
 	}
 	if ((v = lookup(p, oc, "capabilities"))) {
-		r = parse_caps(p, v, &c->caps);
+		r = parse_caps(p, v, "overlay.override_creds.capabilities", &c->caps);
 		if (r < 0)
-			return r;
+			bad = r;
 	}
-	return 0;
+	return bad;
 }
 
 static int parse_mount(struct pctx *p, yaml_node_t *m, size_t i, struct ra_mount *mt)
@@ -761,16 +887,18 @@ static int parse_mount(struct pctx *p, yaml_node_t *m, size_t i, struct ra_mount
 	static const char *const keys[] = { "bind", "tmpfs", "image", "layout", "target", "options", "type",
 					    "idmap", NULL };
 	static const char *const kinds[] = { "bind", "tmpfs", "image", "layout" };
+	static const enum ra_src_kind src_kinds[] = { RA_SRC_BIND, 0, RA_SRC_IMAGE, RA_SRC_LAYOUT };
 	yaml_node_t *kind_node = NULL, *v;
 	char key[96], where[64];
 	unsigned int allow = OPT_ATTRS;
 	int nkinds = 0, r;
 
 	snprintf(where, sizeof(where), "mounts[%zu]", i);
+	mt->src.fd = -EBADF;
+	mt->idmap.userns.fd = -EBADF;
 	r = want(p, m, where, YAML_MAPPING_NODE);
-	if (r < 0)
-		return r;
-	r = check_keys(p, m, where, keys);
+	if (r == 0)
+		r = check_keys(p, m, where, keys);
 	if (r < 0)
 		return r;
 	mt->loc = loc_of(m);
@@ -785,35 +913,25 @@ static int parse_mount(struct pctx *p, yaml_node_t *m, size_t i, struct ra_mount
 		return perr(p, m, where, "a mount needs exactly one of 'bind', 'tmpfs', 'image' or 'layout'");
 	snprintf(key, sizeof(key), "%s.%s", where, kinds[mt->kind]);
 	v = lookup(p, m, "target");
-	switch (mt->kind) {
-	case RA_MOUNT_TMPFS:
+	if (mt->kind == RA_MOUNT_TMPFS) {
 		/* "tmpfs: /tmp" names the target itself */
 		if (v)
 			return perr(p, v, where, "a tmpfs mount names its target in 'tmpfs'; drop 'target'");
 		r = get_target(p, kind_node, key, &mt->target);
 		allow |= OPT_TMPFS;
-		break;
-	case RA_MOUNT_BIND:
-		allow |= OPT_RECURSIVE;
-		r = get_source(p, kind_node, key, 0, &mt->source);
-		break;
-	case RA_MOUNT_IMAGE:
-		r = get_source(p, kind_node, key, S_IFREG, &mt->source);
-		break;
-	case RA_MOUNT_LAYOUT:
-		r = get_source(p, kind_node, key, S_IFREG, &mt->source);
-		break;
+	} else {
+		if (mt->kind == RA_MOUNT_BIND)
+			allow |= OPT_RECURSIVE;
+		r = get_source(p, kind_node, key, src_kinds[mt->kind], &mt->src);
+		if (r == 0 && !v)
+			return perr(p, m, where, "missing key 'target'");
+		if (r == 0) {
+			snprintf(key, sizeof(key), "%s.target", where);
+			r = get_target(p, v, key, &mt->target);
+		}
 	}
 	if (r < 0)
 		return r;
-	if (mt->kind != RA_MOUNT_TMPFS) {
-		if (!v)
-			return perr(p, m, where, "missing key 'target'");
-		snprintf(key, sizeof(key), "%s.target", where);
-		r = get_target(p, v, key, &mt->target);
-		if (r < 0)
-			return r;
-	}
 	if ((v = lookup(p, m, "type"))) {
 		snprintf(key, sizeof(key), "%s.type", where);
 		if (mt->kind != RA_MOUNT_IMAGE)
@@ -838,43 +956,32 @@ static int parse_mount(struct pctx *p, yaml_node_t *m, size_t i, struct ra_mount
 		if (r < 0)
 			return r;
 	}
-	if (mt->kind == RA_MOUNT_LAYOUT) {
-		_cleanup_free_ char *real = realpath(mt->source, NULL);
-
-		snprintf(key, sizeof(key), "%s.layout", where);
-		for (int d = 0; real && d <= p->depth && d < RA_MAX_DEPTH; d++)
-			if (!strcmp(load_stack[d], real))
-				return perr(p, kind_node, key, "layout %s includes itself (a cycle)", mt->source);
-		if (p->depth + 1 >= RA_MAX_DEPTH)
-			return perr(p, kind_node, key, "layouts nested deeper than %d", RA_MAX_DEPTH);
-		r = rootasm_layout_load_depth(mt->source, p->depth + 1, &mt->nested, p->e);
-		if (r < 0)
-			return r;
-	}
 	return 0;
 }
 
 static int parse_mounts(struct pctx *p, yaml_node_t *seq, struct rootasm_layout *l)
 {
 	size_t n, i = 0;
-	int r = want(p, seq, "mounts", YAML_SEQUENCE_NODE);
+	int r = want(p, seq, "mounts", YAML_SEQUENCE_NODE), bad = 0;
 
 	if (r < 0)
 		return r;
-	n = seq->data.sequence.items.top - seq->data.sequence.items.start;
+	n = nitems(seq);
 	if (n > RA_MAX_MOUNTS)
 		return perr(p, seq, "mounts", "%zu mounts; at most %d", n, RA_MAX_MOUNTS);
 	l->mounts = calloc(n ? n : 1, sizeof(*l->mounts));
 	if (!l->mounts)
-		return -ENOMEM;
-	for (yaml_node_item_t *it = seq->data.sequence.items.start;
-	     it < seq->data.sequence.items.top; it++, i++) {
+		return poom(p, "parse mounts");
+	for_items(seq, it) {
 		l->nmounts = i + 1;
 		r = parse_mount(p, node(p, *it), i, &l->mounts[i]);
-		if (r < 0)
+		i++;
+		if (go_on(r))
+			bad = r;
+		else if (r < 0)
 			return r;
 	}
-	return 0;
+	return bad;
 }
 
 static int parse_exec(struct pctx *p, yaml_node_t *m, struct rootasm_layout *l)
@@ -883,9 +990,8 @@ static int parse_exec(struct pctx *p, yaml_node_t *m, struct rootasm_layout *l)
 	yaml_node_t *v;
 	int r = want(p, m, "exec", YAML_MAPPING_NODE);
 
-	if (r < 0)
-		return r;
-	r = check_keys(p, m, "exec", keys);
+	if (r == 0)
+		r = check_keys(p, m, "exec", keys);
 	if (r < 0)
 		return r;
 	if ((v = lookup(p, m, "deny_mount_api")))
@@ -898,98 +1004,171 @@ static int parse_root(struct pctx *p, yaml_node_t *root, struct rootasm_layout *
 	static const char *const keys[] = { "version", "layers", "upper", "overlay", "mounts",
 					    "attributes", "exec", NULL };
 	yaml_node_t *v;
-	int r;
+	int r, bad = 0;
 
 	if (!root)
 		return perr(p, NULL, "", "empty layout");
 	r = want(p, root, "(top level)", YAML_MAPPING_NODE);
-	if (r < 0)
-		return r;
-	r = check_keys(p, root, "(top level)", keys);
+	if (r == 0)
+		r = check_keys(p, root, "(top level)", keys);
 	if (r < 0)
 		return r;
 	if (!(v = lookup(p, root, "version")))
-		return perr(p, root, "version", "missing key 'version' (this tool reads version: 1)");
-	if (v->type != YAML_SCALAR_NODE || strcmp(scalar(v), "1"))
-		return perr(p, v, "version", "unsupported version '%s' (this tool reads version: 1)",
-			    v->type == YAML_SCALAR_NODE ? scalar(v) : node_type(v));
+		bad = perr(p, root, "version", "missing key 'version' (this tool reads version: 1)");
+	else if (v->type != YAML_SCALAR_NODE || strcmp(scalar(v), "1") || v->data.scalar.length != 1)
+		bad = perr(p, v, "version", "unsupported version '%s' (this tool reads version: 1)",
+			   v->type == YAML_SCALAR_NODE && !clean_scalar(p, v, "version") ? scalar(v) : node_type(v));
 	if (!(v = lookup(p, root, "layers")))
-		return perr(p, root, "layers", "missing key 'layers'");
-	r = parse_layers(p, v, l);
-	if (r < 0)
+		bad = perr(p, root, "layers", "missing key 'layers'");
+	else if ((r = parse_layers(p, v, l)) < 0 && !go_on(r))
 		return r;
-	if ((v = lookup(p, root, "upper")) && !is_null(v)) {
-		r = parse_upper(p, v, l);
-		if (r < 0)
+	else if (r < 0)
+		bad = r;
+	/* each section on its own: an error in one does not hide those in the next */
+	static const struct {
+		const char *key;
+		int (*fn)(struct pctx *, yaml_node_t *, struct rootasm_layout *);
+	} sections[] = {
+		{ "upper", parse_upper }, { "overlay", parse_overlay }, { "mounts", parse_mounts },
+		{ "exec", parse_exec },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(sections); i++) {
+		if (!(v = lookup(p, root, sections[i].key)) || (i == 0 && is_null(v)))
+			continue;
+		r = sections[i].fn(p, v, l);
+		if (r < 0 && !go_on(r))
 			return r;
-	}
-	if ((v = lookup(p, root, "overlay"))) {
-		r = parse_overlay(p, v, l);
 		if (r < 0)
-			return r;
-		if (l->creds.set && l->nlayers < 2 && l->upper.kind == RA_UPPER_NONE)
-			return perr(p, v, "overlay.override_creds",
-				    "a single read-only layer is not an overlay; add a layer or an upper");
-	}
-	if ((v = lookup(p, root, "mounts"))) {
-		r = parse_mounts(p, v, l);
-		if (r < 0)
-			return r;
+			bad = r;
 	}
 	if ((v = lookup(p, root, "attributes"))) {
 		r = parse_options(p, v, "attributes", OPT_ATTRS, &l->attributes, NULL);
-		if (r < 0)
+		if (r < 0 && !go_on(r))
 			return r;
-	}
-	if ((v = lookup(p, root, "exec"))) {
-		r = parse_exec(p, v, l);
 		if (r < 0)
-			return r;
+			bad = r;
 	}
-	return 0;
+	if (!bad && l->creds.set && l->nlayers < 2 && l->upper.kind == RA_UPPER_NONE)
+		return perr(p, lookup(p, root, "overlay"), "overlay.override_creds",
+			    "a single read-only layer is not an overlay; add a layer or an upper");
+	return bad;
 }
 
-int ra_layout_parse(const char *buf, size_t len, const char *file, const char *dir, int depth,
+/* libyaml's own failure: a syntax error at its mark, or out of memory. */
+static int yaml_fail(struct pctx *p, yaml_parser_t *parser)
+{
+	struct ra_loc at = { parser->problem_mark.line + 1, parser->problem_mark.column + 1 };
+
+	if (parser->error == YAML_MEMORY_ERROR)
+		return poom(p, "parse YAML (libyaml)");
+	return ra_layout_err(p->d, p->e, p->file, at, "syntax", "%s%s%s",
+			     parser->problem ? parser->problem : "malformed YAML",
+			     parser->context ? " " : "", parser->context ? parser->context : "");
+}
+
+/*
+ * One pass over the events before libyaml builds a document: exactly one
+ * document, collections nested at most RA_MAX_YAML_DEPTH deep (libyaml's
+ * scanner is quadratic in the nesting of flow collections), at most
+ * RA_MAX_YAML_ALIASES aliases.
+ */
+static int prescan(struct pctx *p, const char *buf, size_t len)
+{
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	int depth = 0, docs = 0, aliases = 0, r = 0;
+	bool done = false;
+
+	if (!yaml_parser_initialize(&parser))
+		return poom(p, "parse YAML (libyaml)");
+	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
+	while (!done && r == 0) {
+		struct ra_loc at;
+
+		if (!yaml_parser_parse(&parser, &ev)) {
+			r = yaml_fail(p, &parser);
+			break;
+		}
+		at = (struct ra_loc){ ev.start_mark.line + 1, ev.start_mark.column + 1 };
+		switch (ev.type) {
+		case YAML_DOCUMENT_START_EVENT:
+			if (++docs > 1)
+				r = ra_layout_err(p->d, p->e, p->file, at, "syntax",
+						  "a second YAML document; a layout is exactly one document");
+			break;
+		case YAML_SEQUENCE_START_EVENT:
+		case YAML_MAPPING_START_EVENT:
+			if (++depth > RA_MAX_YAML_DEPTH)
+				r = ra_layout_err(p->d, p->e, p->file, at, "syntax",
+						  "collections nested deeper than %d levels", RA_MAX_YAML_DEPTH);
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			depth--;
+			break;
+		case YAML_ALIAS_EVENT:
+			if (++aliases > RA_MAX_YAML_ALIASES)
+				r = ra_layout_err(p->d, p->e, p->file, at, "syntax",
+						  "more than %d aliases", RA_MAX_YAML_ALIASES);
+			break;
+		case YAML_STREAM_END_EVENT:
+			done = true;
+			break;
+		default:
+			break;
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&parser);
+	return r;
+}
+
+int ra_layout_parse(const char *buf, size_t len, const char *file, const char *dir, struct ra_diag *d,
 		    struct rootasm_layout **ret, struct rootasm_error *e)
 {
 	struct rootasm_layout *l;
 	yaml_parser_t parser;
 	yaml_document_t doc;
-	struct pctx p = { .doc = &doc, .file = file, .dir = dir, .depth = depth, .e = e };
+	struct ra_diag none = { 0 };
+	struct pctx p = { .doc = &doc, .file = file, .dir = dir, .d = d ? d : &none, .e = e };
 	int r;
 
 	if (len > RA_LAYOUT_MAX_BYTES)
-		return perr(&p, NULL, "", "layout is %zu bytes; at most %u", len, RA_LAYOUT_MAX_BYTES);
+		return ra_layout_err(p.d, e, file, (struct ra_loc){ 0, 0 }, "", "layout is %zu bytes; at most %u",
+				     len, RA_LAYOUT_MAX_BYTES);
+	if (memchr(buf, '\0', len))
+		return ra_layout_err(p.d, e, file, (struct ra_loc){ 0, 0 }, "syntax",
+				     "a NUL byte at offset %zu; a layout is text", (size_t)((const char *)memchr(buf, '\0', len) - buf));
+	r = prescan(&p, buf, len);
+	if (r < 0)
+		return r;
 	l = calloc(1, sizeof(*l));
 	if (!l)
-		return -ENOMEM;
+		return ra_oom(e, "parse layout");
 	l->deny_mount_api = true;
+	l->upper.src.fd = -EBADF;
 	l->file = strdup(file);
-	l->dir = strdup(dir);
+	l->dir = dir ? strdup(dir) : NULL;
+	if (!l->file || (dir && !l->dir)) {
+		rootasm_layout_free(l);
+		return ra_oom(e, "parse layout");
+	}
 	if (!yaml_parser_initialize(&parser)) {
 		rootasm_layout_free(l);
-		return -ENOMEM;
+		return ra_oom(e, "parse YAML (libyaml)");
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	if (!yaml_parser_load(&parser, &doc)) {
-		if (e) {
-			memset(e, 0, sizeof(*e));
-			e->err = EINVAL;
-			e->usage = true;
-			snprintf(e->file, sizeof(e->file), "%s", file);
-			e->line = parser.problem_mark.line + 1;
-			e->column = parser.problem_mark.column + 1;
-			snprintf(e->op, sizeof(e->op), "syntax");
-			snprintf(e->msg, sizeof(e->msg), "%s%s%s", parser.problem ? parser.problem : "malformed YAML",
-				 parser.context ? " " : "", parser.context ? parser.context : "");
-		}
+		r = yaml_fail(&p, &parser);
 		yaml_parser_delete(&parser);
 		rootasm_layout_free(l);
-		return -EINVAL;
+		return r;
 	}
 	r = parse_root(&p, yaml_document_get_root_node(&doc), l);
 	yaml_document_delete(&doc);
 	yaml_parser_delete(&parser);
+	if (p.oom)
+		r = p.oom;
 	if (r < 0) {
 		rootasm_layout_free(l);
 		return r;
@@ -998,63 +1177,18 @@ int ra_layout_parse(const char *buf, size_t len, const char *file, const char *d
 	return 0;
 }
 
-int rootasm_layout_load_depth(const char *path, int depth, struct rootasm_layout **ret,
-			      struct rootasm_error *e)
+static void src_free(struct ra_src *s)
 {
-	_cleanup_close_ int fd = -EBADF;
-	_cleanup_free_ char *buf = NULL, *abs = NULL;
-	struct stat st;
-	size_t len = 0;
-	char *dir;
-	int r;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		r = ra_err(e, errno, -EBADF, "open layout", path, NULL);
-		if (e)
-			e->usage = true, snprintf(e->file, sizeof(e->file), "%s", path);
-		return r;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size > RA_LAYOUT_MAX_BYTES) {
-		r = ra_err(e, S_ISREG(st.st_mode) ? EFBIG : EINVAL, -EBADF, "open layout", path,
-			   S_ISREG(st.st_mode) ? "larger than %u bytes" : "not a regular file%.0u",
-			   RA_LAYOUT_MAX_BYTES);
-		if (e)
-			e->usage = true;
-		return r;
-	}
-	buf = malloc(st.st_size + 1);
-	if (!buf)
-		return -ENOMEM;
-	while (len < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + len, st.st_size - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return ra_err(e, errno, -EBADF, "read layout", path, NULL);
-		if (n == 0)
-			break;
-		len += n;
-	}
-	buf[len] = '\0';
-	abs = realpath(path, NULL);
-	if (!abs)
-		return ra_err(e, errno, -EBADF, "resolve layout", path, NULL);
-	if (depth < RA_MAX_DEPTH)
-		snprintf(load_stack[depth], sizeof(load_stack[depth]), "%s", abs);
-	dir = dirname(abs);
-	return ra_layout_parse(buf, len, path, dir, depth, ret, e);
-}
-
-int rootasm_layout_load(const char *path, struct rootasm_layout **ret, struct rootasm_error *e)
-{
-	return rootasm_layout_load_depth(path, 0, ret, e);
+	close_fdp(&s->fd);
+	s->fd = -EBADF;
+	free(s->path);
+	free(s->display);
+	free(s->key);
 }
 
 static void idmap_free(struct ra_idmap *m)
 {
-	free(m->userns);
+	src_free(&m->userns);
 	free(m->uids);
 	free(m->gids);
 }
@@ -1070,19 +1204,19 @@ void rootasm_layout_free(struct rootasm_layout *l)
 	if (!l)
 		return;
 	for (size_t i = 0; i < l->nlayers; i++) {
-		free(l->layers[i].path);
+		src_free(&l->layers[i].src);
 		idmap_free(&l->layers[i].idmap);
 	}
 	free(l->layers);
 	for (size_t i = 0; i < l->nmounts; i++) {
-		free(l->mounts[i].source);
+		src_free(&l->mounts[i].src);
 		free(l->mounts[i].target);
 		tmpfs_free(&l->mounts[i].tmpfs);
 		idmap_free(&l->mounts[i].idmap);
 		rootasm_layout_free(l->mounts[i].nested);
 	}
 	free(l->mounts);
-	free(l->upper.path);
+	src_free(&l->upper.src);
 	tmpfs_free(&l->upper.tmpfs);
 	free(l->creds.groups);
 	free(l->file);
@@ -1090,12 +1224,11 @@ void rootasm_layout_free(struct rootasm_layout *l)
 	free(l);
 }
 
-const char *ra_cap_name(unsigned int cap)
+const char *ra_cap_name(unsigned int cap, char *buf, size_t size)
 {
-	static char buf[64];
 	char *s = cap_to_name(cap);
 
-	snprintf(buf, sizeof(buf), "%s", s ? s : "?");
+	snprintf(buf, size, "%s", s ? s : "?");
 	cap_free(s);
 	return buf;
 }

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The layout model: what a layout file says, validated, with source locations. */
+/*
+ * The layout model: what a layout file says, validated, with source
+ * locations. The parse stage (layout.c) fills it from text alone; the open
+ * stage (open.c) adds one fd per host object (struct ra_src) and loads the
+ * nested layouts. After that the model is read-only.
+ */
 #ifndef ROOTASM_LAYOUT_H
 #define ROOTASM_LAYOUT_H
 
@@ -11,12 +16,40 @@
 
 #define RA_LAYOUT_MAX_BYTES	(1u << 20)	/* layout file size cap */
 #define RA_MAX_LAYERS		500		/* overlayfs' own limit */
-#define RA_MAX_MOUNTS		4096
+#define RA_MAX_MOUNTS		4096		/* per layout */
+#define RA_MAX_TOTAL_MOUNTS	4096		/* per assembly, nested layouts included */
+#define RA_MAX_LAYOUTS		64		/* layout files per assembly, the top one included */
 #define RA_MAX_GROUPS		256
 #define RA_MAX_DEPTH		8		/* nested layouts */
+#define RA_MAX_YAML_DEPTH	32		/* nesting of YAML collections */
+#define RA_MAX_YAML_ALIASES	1024
 #define RA_PATH_MAX		4096
-
 #define RA_MAX_IDRANGES		340		/* the kernel's own limit per map */
+#define RA_IDMAP_TEXT_MAX	4095		/* a uid_map/gid_map write is at most one page, less one */
+
+struct ra_loc {
+	unsigned int line, column;		/* 1-based */
+};
+
+/* What kind of host object a path must name. */
+enum ra_src_kind {
+	RA_SRC_DIR,				/* a directory (layer, upper) */
+	RA_SRC_IMAGE,				/* a regular file, read (squashfs/erofs image) */
+	RA_SRC_BIND,				/* anything but a symlink (bind source) */
+	RA_SRC_USERNS,				/* a user namespace (nsfs) */
+	RA_SRC_LAYOUT,				/* a regular file, read (nested layout) */
+};
+
+/* A host object the layout names: parsed as a path, opened once as an fd. */
+struct ra_src {
+	enum ra_src_kind kind;
+	char *path;				/* as written (relative: to the layout's directory) */
+	char *display;				/* for messages and the plan: the layout's directory joined on */
+	char *key;				/* "layers[2].image" */
+	struct ra_loc loc;
+	int fd;					/* open stage; -EBADF before and when offline */
+	mode_t mode;				/* st_mode of what was opened */
+};
 
 struct ra_idrange {
 	uint32_t inside, outside, count;
@@ -25,13 +58,9 @@ struct ra_idrange {
 /* An idmapped mount: a given user namespace, or one made from ranges. */
 struct ra_idmap {
 	bool set;
-	char *userns;				/* path of an nsfs file, or NULL */
+	struct ra_src userns;			/* path NULL when ranges are given */
 	struct ra_idrange *uids, *gids;
 	size_t nuids, ngids;
-};
-
-struct ra_loc {
-	unsigned int line, column;		/* 1-based */
 };
 
 enum ra_fstype {
@@ -54,7 +83,7 @@ enum ra_layer_kind {
 
 struct ra_layer {
 	enum ra_layer_kind kind;
-	char *path;				/* absolute */
+	struct ra_src src;
 	enum ra_fstype fstype;
 	struct ra_idmap idmap;
 	struct ra_loc loc;
@@ -69,13 +98,13 @@ enum ra_upper_kind {
 struct ra_tmpfs {
 	char *size;				/* validated "123", "64M", "50%"; NULL = default */
 	char *nr_inodes;
-	unsigned int mode;			/* 0 = default */
+	unsigned int mode;
 	bool has_mode;
 };
 
 struct ra_upper {
 	enum ra_upper_kind kind;
-	char *path;				/* RA_UPPER_DIR */
+	struct ra_src src;			/* RA_UPPER_DIR */
 	struct ra_tmpfs tmpfs;
 	struct ra_loc loc;
 };
@@ -99,19 +128,19 @@ enum ra_mount_kind {
 
 struct ra_mount {
 	enum ra_mount_kind kind;
-	char *source;				/* absolute; NULL for tmpfs */
+	struct ra_src src;			/* bind, image, layout; path NULL for tmpfs */
 	char *target;				/* absolute, normalized, inside the rootfs */
 	enum ra_fstype fstype;
 	struct ra_attrs attrs;
 	struct ra_tmpfs tmpfs;
-	struct rootasm_layout *nested;		/* RA_MOUNT_LAYOUT */
 	struct ra_idmap idmap;
+	struct rootasm_layout *nested;		/* RA_MOUNT_LAYOUT, after the open stage */
 	struct ra_loc loc;
 };
 
 struct rootasm_layout {
-	char *file;				/* the layout file as given */
-	char *dir;				/* its directory, absolute */
+	char *file;				/* the layout file as given, for messages */
+	char *dir;				/* its directory as given (display only) */
 	struct ra_layer *layers;
 	size_t nlayers;
 	struct ra_upper upper;
@@ -120,24 +149,37 @@ struct rootasm_layout {
 	size_t nmounts;
 	struct ra_attrs attributes;		/* on the root mount */
 	bool deny_mount_api;			/* exec: seccomp filter (default true) */
+	bool opened;				/* the open stage ran: every ra_src has its fd */
 };
 
-/* Parse from memory; @file names the source in diagnostics, @dir anchors relative paths. */
-int ra_layout_parse(const char *buf, size_t len, const char *file, const char *dir, int depth,
+/* Diagnostics of one load: the first error goes to @e, every one to @fn. */
+struct ra_diag {
+	void (*fn)(const struct rootasm_error *e, void *userdata);
+	void *userdata;
+	unsigned int count;
+};
+
+/*
+ * The parse stage: text -> model. Pure: it touches no file. @file names the
+ * text in diagnostics; @dir is prefixed to relative paths for display only.
+ */
+int ra_layout_parse(const char *buf, size_t len, const char *file, const char *dir, struct ra_diag *d,
 		    struct rootasm_layout **ret, struct rootasm_error *e);
 
 /* Normalize an absolute in-rootfs target: collapse "//" and "/./"; reject "..". */
 int ra_normalize_target(const char *in, char *out, size_t size);
 
-const char *ra_cap_name(unsigned int cap);
+/* The name of capability @cap ("cap_chown") into @buf. */
+const char *ra_cap_name(unsigned int cap, char *buf, size_t size);
 
-/* idmap.c: a user namespace for @m (caller owns the fd), and applying it to a detached mount. */
-int ra_userns_open(const struct ra_idmap *m, struct rootasm_error *e);
-int ra_idmap_apply(int mfd, const struct ra_idmap *m, bool recursive, const char *what,
-		   struct rootasm_error *e);
+/* A layout error at @file:@loc, key @key; also reported through @d. Returns -EINVAL. */
+int ra_layout_err(struct ra_diag *d, struct rootasm_error *e, const char *file, struct ra_loc loc,
+		  const char *key, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
-/* Load a layout file nested @depth levels deep (0 = top). */
-int rootasm_layout_load_depth(const char *path, int depth, struct rootasm_layout **ret,
-			      struct rootasm_error *e);
+/* Whether the layout makes an overlay (more than one layer, or an upper). */
+static inline bool ra_is_overlay(const struct rootasm_layout *l)
+{
+	return l->nlayers > 1 || l->upper.kind != RA_UPPER_NONE;
+}
 
 #endif

@@ -3,9 +3,9 @@
  * Building blocks, each mapped to its syscalls:
  *
  *   tmpfs   fsopen("tmpfs") -> fsconfig(size/mode/nr_inodes) -> CMD_CREATE -> fsmount
- *   image   open(file) -> LOOP_CTL_GET_FREE -> open(/dev/loopN) -> LOOP_CONFIGURE(ro, autoclear)
+ *   image   (the image fd from the open stage) -> LOOP_CTL_GET_FREE -> open(/dev/loopN) -> LOOP_CONFIGURE(ro, autoclear)
  *           -> fsopen(squashfs|erofs) -> fsconfig(source=/dev/loopN, ro) -> CMD_CREATE -> fsmount
- *   creds   fork -> setgroups/setresgid/setresuid/capset -> fsconfig(SET_FLAG "override_creds")
+ *   creds   clone3 (child.h) -> setgroups/setresgid/setresuid/capset (raw) -> fsconfig(SET_FLAG "override_creds")
  *
  * The loop fd is closed as soon as the superblock holds the device: with
  * LO_FLAGS_AUTOCLEAR the device is released when the last mount goes, and
@@ -16,15 +16,15 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/capability.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <grp.h>
+#include <linux/capability.h>
 #include <linux/loop.h>
 
+#include "child.h"
 #include "sysmnt.h"
 #include "util.h"
 
@@ -86,9 +86,10 @@ static int loop_attach(int backing, const char *path, char *dev, size_t size, st
 
 	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
 	if (ctl < 0)
-		return ra_err(e, errno, -EBADF, "open", "/dev/loop-control", NULL);
+		return ra_err_kind(e, errno == EACCES || errno == EPERM ? ROOTASM_ERROR_PERMISSION : ROOTASM_ERROR_RUNTIME,
+				   errno, "open", "/dev/loop-control", NULL);
 	snprintf((char *)cfg.info.lo_file_name, LO_NAME_SIZE, "%s", path);
-	/* Another process may take the free device between GET_FREE and CONFIGURE. */
+	/* Another process may take the free device between GET_FREE and CONFIGURE: ask again. */
 	for (int tries = 0; tries < 64; tries++) {
 		_cleanup_close_ int lfd = -EBADF;
 		int nr = ioctl(ctl, LOOP_CTL_GET_FREE);
@@ -97,34 +98,32 @@ static int loop_attach(int backing, const char *path, char *dev, size_t size, st
 			return ra_err(e, errno, -EBADF, "LOOP_CTL_GET_FREE", path, NULL);
 		snprintf(dev, size, "/dev/loop%d", nr);
 		lfd = open(dev, O_RDONLY | O_CLOEXEC);
-		if (lfd < 0 && errno == ENOENT) {
-			usleep(1000);	/* the node may not be there yet */
-			continue;
-		}
+		if (lfd < 0 && errno == ENOENT)
+			continue;	/* removed again by another process before we opened it */
 		if (lfd < 0)
 			return ra_err(e, errno, -EBADF, "open", dev, NULL);
 		if (ioctl(lfd, LOOP_CONFIGURE, &cfg) == 0)
 			return take_fd(lfd);
+		if (errno == EPERM)
+			return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, errno, "LOOP_CONFIGURE", path,
+					   "loop devices need CAP_SYS_ADMIN in the initial user namespace");
 		if (errno != EBUSY)
 			return ra_err(e, errno, -EBADF, "LOOP_CONFIGURE", path, "%s", dev);
 	}
-	return ra_err(e, EBUSY, -EBADF, "LOOP_CONFIGURE", path, "no free loop device");
+	return ra_err(e, EBUSY, -EBADF, "LOOP_CONFIGURE", path, "no free loop device after 64 tries");
 }
 
-int ra_image_mount(const char *path, enum ra_fstype type, uint64_t attrs, struct rootasm_error *e)
+int ra_image_mount(int fd, const char *path, enum ra_fstype type, uint64_t attrs, struct rootasm_error *e)
 {
-	_cleanup_close_ int fd = -EBADF, lfd = -EBADF, fsfd = -EBADF;
+	_cleanup_close_ int lfd = -EBADF, fsfd = -EBADF;
 	char dev[64];
 	const char *fs;
 	int mfd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return ra_err(e, errno, -EBADF, "open image", path, NULL);
 	if (type == RA_FS_AUTO)
 		type = detect(fd);
 	if (type == RA_FS_AUTO)
-		return ra_err(e, EINVAL, -EBADF, "open image", path, "neither squashfs nor erofs");
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "open image", path, "neither squashfs nor erofs");
 	fs = type == RA_FS_SQUASHFS ? "squashfs" : "erofs";
 	fsfd = fsopen(fs, FSOPEN_CLOEXEC);
 	if (fsfd < 0)
@@ -144,86 +143,73 @@ int ra_image_mount(const char *path, enum ra_fstype type, uint64_t attrs, struct
 	return mfd;
 }
 
-struct cred_report {
-	int step;
-	int err;
+/*
+ * The override_creds child: it becomes the credential with raw system calls
+ * only (it runs right after clone3, see child.h), then sets the flag on the
+ * fs_context it shares with us. overlayfs records the credential of the task
+ * that sets the option.
+ */
+struct creds_arg {
+	int fsfd;
+	const struct ra_cred_spec *c;
+	struct __user_cap_header_struct hdr;
+	struct __user_cap_data_struct data[2];
 };
 
 static const char *const cred_steps[] = {
-	"setgroups", "prctl", "setresgid", "setresuid", "capset", "fsconfig override_creds",
+	"setgroups", "prctl", "setresgid", "setresuid", "capset", "fsconfig", NULL,
 };
 
-static int become(const struct ra_cred_spec *c, int *step)
+static int creds_child(void *p, int *step)
 {
-	cap_t caps;
-	int r;
+	struct creds_arg *a = p;
 
 	*step = 0;
-	if (setgroups(c->ngroups, c->groups) < 0)
+	if (syscall(SYS_setgroups, a->c->ngroups, a->c->groups) < 0)
 		return -errno;
 	*step = 1;
 	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
 		return -errno;
 	*step = 2;
-	if (setresgid(c->gid, c->gid, c->gid) < 0)
+	if (syscall(SYS_setresgid, a->c->gid, a->c->gid, a->c->gid) < 0)
 		return -errno;
 	*step = 3;
-	if (setresuid(c->uid, c->uid, c->uid) < 0)
+	if (syscall(SYS_setresuid, a->c->uid, a->c->uid, a->c->uid) < 0)
 		return -errno;
 	*step = 4;
-	caps = cap_init();
-	if (!caps)
-		return -ENOMEM;
-	for (cap_value_t v = 0; v < 64; v++) {
-		if (!(c->caps & (1ULL << v)))
-			continue;
-		if (cap_set_flag(caps, CAP_EFFECTIVE, 1, &v, CAP_SET) < 0 ||
-		    cap_set_flag(caps, CAP_PERMITTED, 1, &v, CAP_SET) < 0) {
-			cap_free(caps);
-			return -EINVAL;
-		}
-	}
-	r = cap_set_proc(caps) < 0 ? -errno : 0;
-	cap_free(caps);
-	return r;
+	if (syscall(SYS_capset, &a->hdr, a->data) < 0)
+		return -errno;
+	*step = 5;
+	if (fsconfig(a->fsfd, FSCONFIG_SET_FLAG, "override_creds", NULL, 0) < 0)
+		return -errno;
+	return 0;
 }
 
 int ra_set_override_creds(int fsfd, const struct ra_cred_spec *c, struct rootasm_error *e)
 {
-	_cleanup_close_ int rd = -EBADF, wr = -EBADF;
-	struct cred_report rep = { 0, 0 };
-	int pipefd[2], status;
-	pid_t pid;
-	char what[96];
+	struct creds_arg a = {
+		.fsfd = fsfd,
+		.c = c,
+		.hdr = { .version = _LINUX_CAPABILITY_VERSION_3 },
+		.data = {
+			{ .effective = (uint32_t)c->caps, .permitted = (uint32_t)c->caps },
+			{ .effective = (uint32_t)(c->caps >> 32), .permitted = (uint32_t)(c->caps >> 32) },
+		},
+	};
+	struct ra_child ch;
+	int r;
 
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return ra_err(e, errno, -EBADF, "pipe", NULL, NULL);
-	rd = pipefd[0];
-	wr = pipefd[1];
-	pid = fork();
-	if (pid < 0)
-		return ra_err(e, errno, -EBADF, "fork", NULL, NULL);
-	if (pid == 0) {
-		int r = become(c, &rep.step);
-
-		if (r == 0) {
-			rep.step = 5;
-			r = fsconfig(fsfd, FSCONFIG_SET_FLAG, "override_creds", NULL, 0) < 0 ? -errno : 0;
-		}
-		rep.err = -r;
-		(void)!write(wr, &rep, sizeof(rep));
-		_exit(r ? 1 : 0);
+	r = ra_child_start(&ch, 0, 0, creds_child, &a, "override_creds", e);
+	if (r < 0)
+		return r;
+	r = ra_child_finish(&ch, "override_creds", cred_steps, e);
+	if (r < 0 && e) {
+		/* the kernel's own message, when it was fsconfig that refused */
+		if (!strcmp(e->op, "override_creds fsconfig"))
+			ra_fs_messages(fsfd, e->msg, sizeof(e->msg));
+		if (!e->msg[0])
+			snprintf(e->msg, sizeof(e->msg), "credential uid %u gid %u", (unsigned int)c->uid,
+				 (unsigned int)c->gid);
 	}
-	close_fdp(&wr);
-	wr = -EBADF;
-	if (read(rd, &rep, sizeof(rep)) != sizeof(rep))
-		rep.err = EPIPE, rep.step = 5;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (rep.err) {
-		snprintf(what, sizeof(what), "override_creds %s", cred_steps[rep.step]);
-		return ra_err(e, rep.err, rep.step == 5 ? fsfd : -EBADF, what, NULL,
-			      "credential uid %u gid %u", (unsigned int)c->uid, (unsigned int)c->gid);
-	}
-	return 0;
+	return r;
 }

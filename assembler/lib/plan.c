@@ -1,205 +1,524 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* The plan: the ordered operations a layout turns into, as text or JSON. */
+/*
+ * The plan stage: a layout -> an ordered list of operations, each with its
+ * layout location, the model element (and so the fds) it works on, the
+ * syscall route it takes and the kernel features it needs. No system calls
+ * here. The engine (engine.c) executes exactly this list; `rootasm check`
+ * prints exactly this list, losslessly (idmaps, tmpfs options, the
+ * credential, routes), as text or JSON.
+ *
+ *   overlay root:  LAYER (top first, one per layer) ... [UPPER] OVERLAY
+ *   single layer:  LAYER ROOT_LAYER
+ *   then:          VOLUME ... (in layout order; a nested layout carries its own plan)
+ *                  [ROOT_ATTRS]
+ */
 #include <stdio.h>
 #include <string.h>
+#include <sys/capability.h>
 #include <sys/mount.h>
 
-#include "layout.h"
+#include "context.h"
+#include "json.h"
+#include "plan.h"
+#include "probe.h"
 #include "util.h"
 
-static const char *const layer_kind[] = { "image", "dir" };
-static const char *const mount_kind[] = { "bind", "tmpfs", "image", "layout" };
-static const char *const fstype[] = { "auto", "squashfs", "erofs" };
+#define F(x) (1ULL << ROOTASM_FEAT_##x)
 
-static void json_str(FILE *f, const char *s)
+const char *ra_route_name(enum ra_route r)
 {
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = *s;
+	static const char *const names[] = {
+		[RA_ROUTE_NONE] = "-",
+		[RA_ROUTE_LAYER_FD] = "o_path-fd",
+		[RA_ROUTE_LAYER_CLONE] = "open_tree-clone",
+		[RA_ROUTE_IMAGE] = "loop+fsmount",
+		[RA_ROUTE_UPPER_TMPFS] = "tmpfs+mkdirat",
+		[RA_ROUTE_UPPER_DIR] = "mkdirat",
+		[RA_ROUTE_OVERLAY] = "fsconfig-set-fd+fsmount",
+		[RA_ROUTE_BIND_CLONE] = "open_tree+mount_setattr",
+		[RA_ROUTE_BIND_ATTR] = "open_tree_attr",
+		[RA_ROUTE_TMPFS] = "fsmount",
+		[RA_ROUTE_NESTED] = "nested-plan",
+		[RA_ROUTE_SETATTR] = "mount_setattr",
+	};
 
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	return r < ARRAY_SIZE(names) ? names[r] : "?";
 }
 
-static void attrs_list(FILE *f, const struct ra_attrs *a, bool json)
+void ra_plan_free(struct ra_plan *p)
 {
-	static const struct {
-		uint64_t bit;
-		const char *name;
-	} t[] = {
-		{ MOUNT_ATTR_RDONLY, "ro" }, { MOUNT_ATTR_NOSUID, "nosuid" }, { MOUNT_ATTR_NODEV, "nodev" },
-		{ MOUNT_ATTR_NOEXEC, "noexec" }, { MOUNT_ATTR_NOSYMFOLLOW, "nosymfollow" },
-		{ MOUNT_ATTR_NODIRATIME, "nodiratime" }, { MOUNT_ATTR_NOATIME, "noatime" },
-		{ MOUNT_ATTR_STRICTATIME, "strictatime" },
-	};
-	const char *prop = a->propagation == MS_PRIVATE ? "private" : a->propagation == MS_SHARED ? "shared" :
-			   a->propagation == MS_SLAVE ? "slave" : a->propagation == MS_UNBINDABLE ? "unbindable" : NULL;
-	bool first = true;
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++)
+		ra_plan_free(p->ops[i].sub);
+	free(p->ops);
+	free(p);
+}
 
-	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
-		if (!(a->set & t[i].bit))
-			continue;
-		fprintf(f, json ? "%s\"%s\"" : "%s%s", first ? "" : json ? ", " : ",", t[i].name);
-		first = false;
+/* @key and @idx name the op: "layers" 2 -> "layers[2]"; @idx < 0: the key alone. */
+static struct ra_op *add(struct ra_plan *p, enum ra_op_kind kind, enum ra_route route, struct ra_loc loc,
+			 uint64_t needs, const char *key, long idx)
+{
+	struct ra_op *op = &p->ops[p->n++];
+
+	*op = (struct ra_op){ .kind = kind, .route = route, .l = p->l, .loc = loc, .needs = needs };
+	if (idx < 0)
+		snprintf(op->key, sizeof(op->key), "%s", key);
+	else
+		snprintf(op->key, sizeof(op->key), "%s[%ld]", key, idx);
+	p->needs |= needs;
+	return op;
+}
+
+static bool attrs_set(const struct ra_attrs *a)
+{
+	return a->set || a->clr || a->propagation;
+}
+
+int ra_plan_build(const struct rootasm_layout *l, ra_have_fn have, void *ud, struct ra_plan **ret,
+		  struct rootasm_error *e)
+{
+	struct ra_plan *p = calloc(1, sizeof(*p));
+	bool overlay = ra_is_overlay(l);
+	int r;
+
+	if (!p)
+		return ra_oom(e, "plan");
+	p->l = l;
+	/* at most: every layer, upper, overlay or root layer, every mount, root attributes */
+	p->ops = calloc(l->nlayers + l->nmounts + 3, sizeof(*p->ops));
+	if (!p->ops) {
+		free(p);
+		return ra_oom(e, "plan");
 	}
-	if (prop) {
-		fprintf(f, json ? "%s\"%s\"" : "%s%s", first ? "" : json ? ", " : ",", prop);
-		first = false;
+	p->needs = F(MOUNT_API);
+	/* lowerdir+ appends below what is there: the layout's top layer goes first */
+	for (size_t i = l->nlayers; i-- > 0;) {
+		const struct ra_layer *ly = &l->layers[i];
+		enum ra_route route = ly->kind == RA_LAYER_IMAGE ? RA_ROUTE_IMAGE :
+				      !overlay || ly->idmap.set ? RA_ROUTE_LAYER_CLONE : RA_ROUTE_LAYER_FD;
+		uint64_t needs = (route == RA_ROUTE_IMAGE ? F(LOOP_CONFIGURE) : 0) |
+				 (ly->idmap.set ? F(MOUNT_SETATTR) : 0);
+		struct ra_op *op = add(p, RA_OP_LAYER, route, ly->loc, needs, "layers", (long)i);
+
+		op->layer = ly;
+		op->slot = p->nslots++;
 	}
-	if (a->recursive)
-		fprintf(f, json ? "%s\"%s\"" : "%s%s", first ? "" : json ? ", " : ",", "recursive");
-	else if (first && !json)
+	if (overlay) {
+		uint64_t needs = F(OVL_FD_LAYERS) | F(FSCONFIG_OPATH) | F(OVL_DETACHED_LAYERS);
+
+		if (l->upper.kind != RA_UPPER_NONE)
+			add(p, RA_OP_UPPER, l->upper.kind == RA_UPPER_TMPFS ? RA_ROUTE_UPPER_TMPFS : RA_ROUTE_UPPER_DIR,
+			    l->upper.loc, 0, "upper", -1);
+		if (l->creds.set) {
+			needs |= F(OVL_OVERRIDE_CREDS);
+			if (!(l->creds.caps & (1ULL << CAP_SYS_ADMIN)))
+				needs |= F(OVL_CREDS_NOADMIN);
+		}
+		add(p, RA_OP_OVERLAY, RA_ROUTE_OVERLAY, l->creds.set ? l->creds.loc : l->layers[0].loc, needs,
+		    "overlay", -1);
+	} else {
+		add(p, RA_OP_ROOT_LAYER, l->layers[0].kind == RA_LAYER_DIR ? RA_ROUTE_SETATTR : RA_ROUTE_NONE,
+		    l->layers[0].loc, l->layers[0].kind == RA_LAYER_DIR ? F(MOUNT_SETATTR) : 0, "layers", 0);
+	}
+	for (size_t i = 0; i < l->nmounts; i++) {
+		const struct ra_mount *m = &l->mounts[i];
+		uint64_t needs = F(OPENAT2) | F(MOVE_DETACHED) | F(MOUNT_SETATTR);
+		enum ra_route route;
+		struct ra_op *op;
+
+		switch (m->kind) {
+		case RA_MOUNT_BIND:
+			/* one call clones, sets attributes and the idmap (and may replace an idmap) */
+			route = m->idmap.set && have(ud, ROOTASM_FEAT_OPEN_TREE_ATTR) ? RA_ROUTE_BIND_ATTR :
+										   RA_ROUTE_BIND_CLONE;
+			if (route == RA_ROUTE_BIND_ATTR)
+				needs |= F(OPEN_TREE_ATTR);
+			break;
+		case RA_MOUNT_TMPFS:
+			route = RA_ROUTE_TMPFS;
+			break;
+		case RA_MOUNT_IMAGE:
+			route = RA_ROUTE_IMAGE;
+			needs |= F(LOOP_CONFIGURE);
+			break;
+		default:
+			route = RA_ROUTE_NESTED;
+			break;
+		}
+		op = add(p, RA_OP_VOLUME, route, m->loc, needs, "mounts", (long)i);
+		op->mount = m;
+		if (m->nested) {
+			r = ra_plan_build(m->nested, have, ud, &op->sub, e);
+			if (r < 0) {
+				ra_plan_free(p);
+				return r;
+			}
+			op->needs |= op->sub->needs;
+			p->needs |= op->sub->needs;
+		}
+	}
+	if (attrs_set(&l->attributes))
+		add(p, RA_OP_ROOT_ATTRS, RA_ROUTE_SETATTR, (struct ra_loc){ 0, 0 }, F(MOUNT_SETATTR), "attributes", -1);
+	*ret = p;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ printing */
+
+static const char *const fstype_name[] = { "auto", "squashfs", "erofs" };
+static const char *const mount_kind[] = { "bind", "tmpfs", "image", "layout" };
+
+static const struct {
+	uint64_t bit;
+	const char *name;
+} attr_names[] = {
+	{ MOUNT_ATTR_RDONLY, "ro" }, { MOUNT_ATTR_NOSUID, "nosuid" }, { MOUNT_ATTR_NODEV, "nodev" },
+	{ MOUNT_ATTR_NOEXEC, "noexec" }, { MOUNT_ATTR_NOSYMFOLLOW, "nosymfollow" },
+	{ MOUNT_ATTR_NODIRATIME, "nodiratime" }, { MOUNT_ATTR_NOATIME, "noatime" },
+	{ MOUNT_ATTR_STRICTATIME, "strictatime" },
+};
+
+static const char *prop_name(uint64_t p)
+{
+	return p == MS_PRIVATE ? "private" : p == MS_SHARED ? "shared" : p == MS_SLAVE ? "slave" :
+	       p == MS_UNBINDABLE ? "unbindable" : NULL;
+}
+
+/* The attributes as option names: what is set, "rw" for a cleared read-only, the propagation. */
+static size_t attr_words(const struct ra_attrs *a, const char **w, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(attr_names) && n < max; i++)
+		if (a->set & attr_names[i].bit)
+			w[n++] = attr_names[i].name;
+	if ((a->clr & MOUNT_ATTR_RDONLY) && n < max)
+		w[n++] = "rw";
+	if ((a->clr & MOUNT_ATTR__ATIME) && !(a->set & MOUNT_ATTR__ATIME) && n < max)
+		w[n++] = "relatime";
+	if (prop_name(a->propagation) && n < max)
+		w[n++] = prop_name(a->propagation);
+	if (a->recursive && n < max)
+		w[n++] = "recursive";
+	return n;
+}
+
+/* --- text */
+
+static void text_attrs(FILE *f, const struct ra_attrs *a)
+{
+	const char *w[16];
+	size_t n = attr_words(a, w, ARRAY_SIZE(w));
+
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s%s", i ? "," : "", w[i]);
+	if (!n)
 		fputc('-', f);
 }
 
-static void caps_list(FILE *f, uint64_t caps, bool json)
+static void text_ranges(FILE *f, const struct ra_idrange *r, size_t n)
 {
-	bool first = true;
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s%u:%u:%u", i ? "," : "", r[i].inside, r[i].outside, r[i].count);
+}
 
-	for (unsigned int c = 0; c < 64; c++) {
-		if (!(caps & (1ULL << c)))
-			continue;
-		fprintf(f, json ? "%s\"%s\"" : "%s%s", first ? "" : json ? ", " : ",", ra_cap_name(c));
-		first = false;
+static void text_idmap(FILE *f, const struct ra_idmap *m)
+{
+	if (!m->set)
+		return;
+	if (m->userns.path) {
+		fprintf(f, " idmap=userns:%s", m->userns.display);
+		return;
 	}
-	if (first && !json)
+	fputs(" idmap=uids:", f);
+	text_ranges(f, m->uids, m->nuids);
+	fputs(";gids:", f);
+	text_ranges(f, m->gids, m->ngids);
+}
+
+static void text_tmpfs(FILE *f, const struct ra_tmpfs *t)
+{
+	fprintf(f, " size=%s", t->size ? t->size : "default");
+	if (t->nr_inodes)
+		fprintf(f, " nr_inodes=%s", t->nr_inodes);
+	if (t->has_mode)
+		fprintf(f, " mode=%04o", t->mode);
+}
+
+static void text_creds(FILE *f, const struct ra_creds *c)
+{
+	char name[64];
+	bool any = false;
+
+	fprintf(f, " override_creds=uid:%u,gid:%u,groups:", c->uid, c->gid);
+	for (size_t i = 0; i < c->ngroups; i++)
+		fprintf(f, "%s%u", i ? "+" : "", c->groups[i]);
+	if (!c->ngroups)
+		fputs("none", f);
+	fputs(",caps:", f);
+	for (unsigned int v = 0; v < 64; v++) {
+		if (!(c->caps & (1ULL << v)))
+			continue;
+		fprintf(f, "%s%s", any ? "+" : "", ra_cap_name(v, name, sizeof(name)));
+		any = true;
+	}
+	if (!any)
 		fputs("none", f);
 }
 
-static void print_text(FILE *f, const struct rootasm_layout *l, int indent)
+static void text_plan(FILE *f, const struct ra_plan *p, int indent)
 {
-	int step = 1;
+	const struct rootasm_layout *l = p->l;
 
 	fprintf(f, "%*slayout %s\n", indent, "", l->file);
-	for (size_t i = 0; i < l->nlayers; i++) {
-		const struct ra_layer *ly = &l->layers[i];
+	for (size_t i = 0; i < p->n; i++) {
+		const struct ra_op *op = &p->ops[i];
 
-		fprintf(f, "%*s%2d. layer %zu (%s%s%s) %s\n", indent, "", step++, i, layer_kind[ly->kind],
-			ly->kind == RA_LAYER_IMAGE ? ", " : "", ly->kind == RA_LAYER_IMAGE ? fstype[ly->fstype] : "",
-			ly->path);
-	}
-	if (l->upper.kind == RA_UPPER_TMPFS)
-		fprintf(f, "%*s%2d. upper tmpfs size=%s\n", indent, "", step++,
-			l->upper.tmpfs.size ? l->upper.tmpfs.size : "default");
-	else if (l->upper.kind == RA_UPPER_DIR)
-		fprintf(f, "%*s%2d. upper dir %s\n", indent, "", step++, l->upper.path);
-	if (l->nlayers > 1 || l->upper.kind != RA_UPPER_NONE) {
-		fprintf(f, "%*s%2d. overlay of %zu layer(s)%s", indent, "", step++, l->nlayers,
-			l->upper.kind == RA_UPPER_NONE ? ", read-only" : "");
-		if (l->creds.set) {
-			fprintf(f, ", override_creds uid=%u gid=%u groups=", l->creds.uid, l->creds.gid);
-			for (size_t i = 0; i < l->creds.ngroups; i++)
-				fprintf(f, "%s%u", i ? "," : "", l->creds.groups[i]);
-			if (!l->creds.ngroups)
-				fputs("none", f);
-			fputs(" caps=", f);
-			caps_list(f, l->creds.caps, false);
+		fprintf(f, "%*s%2zu. ", indent, "", i + 1);
+		switch (op->kind) {
+		case RA_OP_LAYER:
+			fprintf(f, "%s %s %s", op->key, op->layer->kind == RA_LAYER_IMAGE ? "image" : "dir",
+				op->layer->src.display);
+			if (op->layer->kind == RA_LAYER_IMAGE)
+				fprintf(f, " type=%s", fstype_name[op->layer->fstype]);
+			text_idmap(f, &op->layer->idmap);
+			break;
+		case RA_OP_UPPER:
+			if (l->upper.kind == RA_UPPER_TMPFS) {
+				fputs("upper tmpfs", f);
+				text_tmpfs(f, &l->upper.tmpfs);
+			} else {
+				fprintf(f, "upper dir %s", l->upper.src.display);
+			}
+			break;
+		case RA_OP_OVERLAY:
+			fprintf(f, "overlay of %zu layer(s), %s", l->nlayers,
+				l->upper.kind == RA_UPPER_NONE ? "read-only" : "writable");
+			if (l->creds.set)
+				text_creds(f, &l->creds);
+			break;
+		case RA_OP_ROOT_LAYER:
+			fputs("root is layers[0] itself, read-only", f);
+			break;
+		case RA_OP_VOLUME: {
+			const struct ra_mount *m = op->mount;
+
+			fprintf(f, "%s %s", op->key, mount_kind[m->kind]);
+			if (m->src.path)
+				fprintf(f, " %s", m->src.display);
+			fprintf(f, " -> %s options=", m->target);
+			text_attrs(f, &m->attrs);
+			if (m->kind == RA_MOUNT_TMPFS)
+				text_tmpfs(f, &m->tmpfs);
+			if (m->kind == RA_MOUNT_IMAGE)
+				fprintf(f, " type=%s", fstype_name[m->fstype]);
+			text_idmap(f, &m->idmap);
+			break;
 		}
+		case RA_OP_ROOT_ATTRS:
+			fputs("root attributes ", f);
+			text_attrs(f, &l->attributes);
+			break;
+		}
+		fprintf(f, " [%s]", ra_route_name(op->route));
+		if (op->loc.line)
+			fprintf(f, " (line %u)", op->loc.line);
 		fputc('\n', f);
-	} else {
-		fprintf(f, "%*s%2d. root is layer 0, read-only\n", indent, "", step++);
+		if (op->sub)
+			text_plan(f, op->sub, indent + 4);
+		else if (op->kind == RA_OP_VOLUME && op->mount->kind == RA_MOUNT_LAYOUT)
+			fprintf(f, "%*s    (nested layout not loaded: offline)\n", indent, "");
 	}
-	for (size_t i = 0; i < l->nmounts; i++) {
-		const struct ra_mount *m = &l->mounts[i];
-
-		fprintf(f, "%*s%2d. mount %s %s on %s options=", indent, "", step++, mount_kind[m->kind],
-			m->source ? m->source : "-", m->target);
-		attrs_list(f, &m->attrs, false);
-		if (m->tmpfs.size)
-			fprintf(f, " size=%s", m->tmpfs.size);
-		if (m->tmpfs.nr_inodes)
-			fprintf(f, " nr_inodes=%s", m->tmpfs.nr_inodes);
-		if (m->tmpfs.has_mode)
-			fprintf(f, " mode=%o", m->tmpfs.mode);
-		fputc('\n', f);
-		if (m->nested)
-			print_text(f, m->nested, indent + 4);
-	}
-	if (l->attributes.set || l->attributes.propagation) {
-		fprintf(f, "%*s%2d. root attributes ", indent, "", step++);
-		attrs_list(f, &l->attributes, false);
-		fputc('\n', f);
-	}
+	if (indent == 0)
+		fprintf(f, "exec: deny_mount_api=%s\n", l->deny_mount_api ? "true" : "false");
 }
 
-static void print_json(FILE *f, const struct rootasm_layout *l)
-{
-	fputs("{\"layout\": ", f);
-	json_str(f, l->file);
-	fputs(", \"layers\": [", f);
-	for (size_t i = 0; i < l->nlayers; i++) {
-		fprintf(f, "%s{\"kind\": \"%s\", \"path\": ", i ? ", " : "", layer_kind[l->layers[i].kind]);
-		json_str(f, l->layers[i].path);
-		if (l->layers[i].kind == RA_LAYER_IMAGE)
-			fprintf(f, ", \"type\": \"%s\"", fstype[l->layers[i].fstype]);
-		fputc('}', f);
-	}
-	fputs("], \"upper\": ", f);
-	if (l->upper.kind == RA_UPPER_TMPFS) {
-		fputs("{\"kind\": \"tmpfs\", \"size\": ", f);
-		if (l->upper.tmpfs.size)
-			json_str(f, l->upper.tmpfs.size);
-		else
-			fputs("null", f);
-		fputc('}', f);
-	} else if (l->upper.kind == RA_UPPER_DIR) {
-		fputs("{\"kind\": \"dir\", \"path\": ", f);
-		json_str(f, l->upper.path);
-		fputc('}', f);
-	} else {
-		fputs("null", f);
-	}
-	fputs(", \"override_creds\": ", f);
-	if (l->creds.set) {
-		fprintf(f, "{\"uid\": %u, \"gid\": %u, \"groups\": [", l->creds.uid, l->creds.gid);
-		for (size_t i = 0; i < l->creds.ngroups; i++)
-			fprintf(f, "%s%u", i ? ", " : "", l->creds.groups[i]);
-		fputs("], \"capabilities\": [", f);
-		caps_list(f, l->creds.caps, true);
-		fputs("]}", f);
-	} else {
-		fputs("null", f);
-	}
-	fputs(", \"mounts\": [", f);
-	for (size_t i = 0; i < l->nmounts; i++) {
-		const struct ra_mount *m = &l->mounts[i];
+/* --- JSON (json.h: a NULL from any constructor makes the whole document fail with ENOMEM) */
 
-		fprintf(f, "%s{\"kind\": \"%s\", \"source\": ", i ? ", " : "", mount_kind[m->kind]);
-		if (m->source)
-			json_str(f, m->source);
-		else
-			fputs("null", f);
-		fputs(", \"target\": ", f);
-		json_str(f, m->target);
-		fputs(", \"options\": [", f);
-		attrs_list(f, &m->attrs, true);
-		fputc(']', f);
-		if (m->nested) {
-			fputs(", \"nested\": ", f);
-			print_json(f, m->nested);
-		}
-		fputc('}', f);
-	}
-	fputs("], \"attributes\": [", f);
-	attrs_list(f, &l->attributes, true);
-	fprintf(f, "], \"exec\": {\"deny_mount_api\": %s}}", l->deny_mount_api ? "true" : "false");
+#define jset ra_jset
+#define japp ra_japp
+
+static json_t *jattrs(struct ra_jb *b, const struct ra_attrs *a)
+{
+	const char *w[16];
+	size_t n = attr_words(a, w, ARRAY_SIZE(w));
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		japp(b, arr, ra_jstr(w[i]));
+	return arr;
 }
 
-int rootasm_layout_print_plan(const struct rootasm_layout *l, void *out, enum rootasm_plan_format fmt)
+static json_t *jranges(struct ra_jb *b, const struct ra_idrange *r, size_t n)
 {
-	FILE *f = out;
+	json_t *arr = json_array();
 
-	if (fmt == ROOTASM_PLAN_JSON) {
-		print_json(f, l);
-		fputc('\n', f);
-	} else {
-		print_text(f, l, 0);
+	for (size_t i = 0; i < n; i++) {
+		char s[40];
+
+		snprintf(s, sizeof(s), "%u:%u:%u", r[i].inside, r[i].outside, r[i].count);
+		japp(b, arr, ra_jstr(s));
 	}
-	return ferror(f) ? -EIO : 0;
+	return arr;
+}
+
+static json_t *jidmap(struct ra_jb *b, const struct ra_idmap *m)
+{
+	json_t *o;
+
+	if (!m->set)
+		return json_null();
+	o = json_object();
+	if (m->userns.path)
+		return jset(b, o, "userns", ra_jstr(m->userns.display));
+	jset(b, o, "uids", jranges(b, m->uids, m->nuids));
+	return jset(b, o, "gids", jranges(b, m->gids, m->ngids));
+}
+
+static json_t *jtmpfs(struct ra_jb *b, const struct ra_tmpfs *t)
+{
+	json_t *o = json_object();
+	char mode[8];
+
+	snprintf(mode, sizeof(mode), "%04o", t->mode);
+	jset(b, o, "size", t->size ? ra_jstr(t->size) : json_null());
+	jset(b, o, "nr_inodes", t->nr_inodes ? ra_jstr(t->nr_inodes) : json_null());
+	return jset(b, o, "mode", t->has_mode ? ra_jstr(mode) : json_null());
+}
+
+static json_t *jcreds(struct ra_jb *b, const struct ra_creds *c)
+{
+	json_t *o = json_object(), *g = json_array(), *caps = json_array();
+	char name[64];
+
+	for (size_t i = 0; i < c->ngroups; i++)
+		japp(b, g, json_integer(c->groups[i]));
+	for (unsigned int v = 0; v < 64; v++)
+		if (c->caps & (1ULL << v))
+			japp(b, caps, ra_jstr(ra_cap_name(v, name, sizeof(name))));
+	jset(b, o, "uid", json_integer(c->uid));
+	jset(b, o, "gid", json_integer(c->gid));
+	jset(b, o, "groups", g);
+	return jset(b, o, "capabilities", caps);
+}
+
+static json_t *jfeatures(struct ra_jb *b, uint64_t needs)
+{
+	json_t *arr = json_array();
+
+	for (unsigned int f = 0; f < RA_FEAT_COUNT; f++)
+		if (needs & (1ULL << f))
+			japp(b, arr, ra_jstr(rootasm_feature_name(f)));
+	return arr;
+}
+
+static json_t *jplan(struct ra_jb *b, const struct ra_plan *p)
+{
+	const struct rootasm_layout *l = p->l;
+	json_t *o = json_object(), *ops = json_array();
+
+	jset(b, o, "layout", ra_jstr(l->file));
+	for (size_t i = 0; i < p->n; i++) {
+		const struct ra_op *op = &p->ops[i];
+		json_t *j = json_object();
+		static const char *const kinds[] = { "layer", "upper", "overlay", "root-layer", "volume", "root-attributes" };
+
+		jset(b, j, "op", ra_jstr(kinds[op->kind]));
+		jset(b, j, "key", ra_jstr(op->key));
+		jset(b, j, "route", ra_jstr(ra_route_name(op->route)));
+		if (op->loc.line) {
+			jset(b, j, "line", json_integer(op->loc.line));
+			jset(b, j, "column", json_integer(op->loc.column));
+		}
+		switch (op->kind) {
+		case RA_OP_LAYER:
+			jset(b, j, "kind", ra_jstr(op->layer->kind == RA_LAYER_IMAGE ? "image" : "dir"));
+			jset(b, j, "path", ra_jstr(op->layer->src.display));
+			if (op->layer->kind == RA_LAYER_IMAGE)
+				jset(b, j, "type", ra_jstr(fstype_name[op->layer->fstype]));
+			jset(b, j, "idmap", jidmap(b, &op->layer->idmap));
+			break;
+		case RA_OP_UPPER:
+			jset(b, j, "kind", ra_jstr(l->upper.kind == RA_UPPER_TMPFS ? "tmpfs" : "dir"));
+			if (l->upper.kind == RA_UPPER_TMPFS)
+				jset(b, j, "tmpfs", jtmpfs(b, &l->upper.tmpfs));
+			else
+				jset(b, j, "path", ra_jstr(l->upper.src.display));
+			break;
+		case RA_OP_OVERLAY:
+			jset(b, j, "layers", json_integer(l->nlayers));
+			jset(b, j, "writable", json_boolean(l->upper.kind != RA_UPPER_NONE));
+			jset(b, j, "override_creds", l->creds.set ? jcreds(b, &l->creds) : json_null());
+			break;
+		case RA_OP_ROOT_LAYER:
+			jset(b, j, "readonly", json_true());
+			break;
+		case RA_OP_VOLUME: {
+			const struct ra_mount *m = op->mount;
+
+			jset(b, j, "kind", ra_jstr(mount_kind[m->kind]));
+			jset(b, j, "source", m->src.path ? ra_jstr(m->src.display) : json_null());
+			jset(b, j, "target", ra_jstr(m->target));
+			jset(b, j, "options", jattrs(b, &m->attrs));
+			if (m->kind == RA_MOUNT_TMPFS)
+				jset(b, j, "tmpfs", jtmpfs(b, &m->tmpfs));
+			if (m->kind == RA_MOUNT_IMAGE)
+				jset(b, j, "type", ra_jstr(fstype_name[m->fstype]));
+			if (m->kind == RA_MOUNT_BIND || m->kind == RA_MOUNT_IMAGE)
+				jset(b, j, "idmap", jidmap(b, &m->idmap));
+			if (op->sub)
+				jset(b, j, "nested", jplan(b, op->sub));
+			else if (m->kind == RA_MOUNT_LAYOUT)
+				jset(b, j, "nested", json_null());
+			break;
+		}
+		case RA_OP_ROOT_ATTRS:
+			jset(b, j, "attributes", jattrs(b, &l->attributes));
+			break;
+		}
+		jset(b, j, "needs", jfeatures(b, op->needs));
+		japp(b, ops, j);
+	}
+	jset(b, o, "ops", ops);
+	jset(b, o, "needs", jfeatures(b, p->needs));
+	return o;
+}
+
+int rootasm_plan_print(struct rootasm_ctx *ctx, const struct rootasm_layout *l, FILE *out, unsigned int flags)
+{
+	struct ra_plan *p = NULL;
+	int r;
+
+	if (flags & ~(ROOTASM_PLAN_JSON | ROOTASM_PLAN_PRETTY))
+		return -EINVAL;
+	r = ra_plan_build(l, ra_feature_bool, ra_ctx(ctx), &p, NULL);
+	if (r < 0)
+		return r;
+	if (flags & ROOTASM_PLAN_JSON) {
+		struct ra_jb b = { false };
+		json_t *o = jplan(&b, p), *ex = json_object();
+
+		jset(&b, ex, "deny_mount_api", json_boolean(l->deny_mount_api));
+		jset(&b, o, "exec", ex);
+		r = ra_jdump(&b, o, out, flags & ROOTASM_PLAN_PRETTY);
+	} else {
+		text_plan(out, p, 0);
+	}
+	ra_plan_free(p);
+	if (r == 0 && ferror(out))
+		r = -EIO;
+	return r;
+}
+
+uint64_t rootasm_layout_needs(struct rootasm_ctx *ctx, const struct rootasm_layout *l)
+{
+	struct ra_plan *p = NULL;
+	uint64_t n;
+
+	if (ra_plan_build(l, ra_feature_bool, ra_ctx(ctx), &p, NULL) < 0)
+		return 0;
+	n = p->needs;
+	ra_plan_free(p);
+	return n;
 }

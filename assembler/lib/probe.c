@@ -15,14 +15,21 @@
 #include <sys/wait.h>
 #include <linux/loop.h>
 
+#include "context.h"
 #include "mntinfo.h"
+#include "child.h"
 #include "probe.h"
 #include "sysmnt.h"
 #include "util.h"
 
+static int child_exit42(void *arg, int *step)
+{
+	_exit(42);
+}
+
 static const struct {
 	const char *name, *desc;
-} feats[_ROOTASM_FEAT_MAX] = {
+} feats[RA_FEAT_COUNT] = {
 	[ROOTASM_FEAT_MOUNT_API] = { "mount-api", "fsopen/fsconfig/fsmount/move_mount/open_tree (Linux 5.2)" },
 	[ROOTASM_FEAT_MOUNT_SETATTR] = { "mount-setattr", "mount_setattr() (Linux 5.12)" },
 	[ROOTASM_FEAT_OPENAT2] = { "openat2-in-root", "openat2() with RESOLVE_IN_ROOT (Linux 5.6)" },
@@ -41,17 +48,22 @@ static const struct {
 	[ROOTASM_FEAT_IDMAP_IDMAPPED] = { "idmap-of-idmapped", "an idmapped mount created from an idmapped mount (Linux 6.15)" },
 };
 
+unsigned int rootasm_feature_count(void)
+{
+	return RA_FEAT_COUNT;
+}
+
 const char *rootasm_feature_name(enum rootasm_feature f)
 {
-	return f < _ROOTASM_FEAT_MAX ? feats[f].name : "?";
+	return (unsigned int)f < RA_FEAT_COUNT ? feats[f].name : NULL;
 }
 
 const char *rootasm_feature_desc(enum rootasm_feature f)
 {
-	return f < _ROOTASM_FEAT_MAX ? feats[f].desc : "?";
+	return (unsigned int)f < RA_FEAT_COUNT ? feats[f].desc : NULL;
 }
 
-#define DETAIL(buf, ...) snprintf(buf, 160, __VA_ARGS__)
+#define DETAIL(buf, ...) snprintf(buf, RA_DETAIL_MAX, __VA_ARGS__)
 
 /* A failed fsconfig(): the detail names @what, the error and the kernel's message. */
 static int fs_fail(char *d, int fsfd, const char *what)
@@ -65,45 +77,44 @@ static int fs_fail(char *d, int fsfd, const char *what)
 }
 
 /*
+ * The probes. Each returns 0 (present), -EPERM when the caller may not try
+ * (the privilege gate itself said no: no CAP_SYS_ADMIN for fsopen, no access
+ * to /dev/loop-control), or another -errno: the kernel lacks it.
+ *
  * One throwaway detached tmpfs serves all probes of a session (ra_require()
- * or rootasm_probe()); it is closed, and so dissolved, when the session ends.
- * Each probe that needs directories of its own makes them with a fresh name.
+ * or rootasm_probe_feature()); it is closed, and so dissolved, when the
+ * session ends. Each probe that needs directories of its own makes them with
+ * a fresh name. The context's lock is held throughout.
  */
-static signed char cache[_ROOTASM_FEAT_MAX];	/* 0 unknown, 1 present, -1 absent */
-static char cache_detail[_ROOTASM_FEAT_MAX][160];
-static int scratch_fd = -EBADF;
-static unsigned int scratch_seq;
-static int session;	/* > 0 while ra_require()/rootasm_probe() run several probes */
-
-static int scratch(char *detail)
+static int scratch(struct rootasm_ctx *c, char *detail)
 {
-	if (scratch_fd >= 0)
-		return scratch_fd;
-	scratch_fd = ra_tmpfs_mount(NULL, 0, NULL);
-	if (scratch_fd < 0) {
-		int r = scratch_fd;
+	if (c->scratch_fd >= 0)
+		return c->scratch_fd;
+	c->scratch_fd = ra_tmpfs_mount(NULL, 0, NULL);
+	if (c->scratch_fd < 0) {
+		int r = c->scratch_fd;
 
 		DETAIL(detail, "fsopen/fsmount tmpfs: %s", strerror(-r));
-		scratch_fd = -EBADF;
-		return r;
+		c->scratch_fd = -EBADF;
+		return r == -EACCES ? -EPERM : r;
 	}
-	return scratch_fd;
+	return c->scratch_fd;
 }
 
-static void scratch_end(void)
+static void scratch_end(struct rootasm_ctx *c)
 {
-	close_fdp(&scratch_fd);
-	scratch_fd = -EBADF;
+	close_fdp(&c->scratch_fd);
+	c->scratch_fd = -EBADF;
 }
 
 /* A new directory in the scratch tmpfs; its name is written to @name. */
-static int scratch_dir(char *detail, char *name, size_t size)
+static int scratch_dir(struct rootasm_ctx *c, char *detail, char *name, size_t size)
 {
-	int mfd = scratch(detail);
+	int mfd = scratch(c, detail);
 
 	if (mfd < 0)
 		return mfd;
-	snprintf(name, size, "d%u", scratch_seq++);
+	snprintf(name, size, "d%u", c->scratch_seq++);
 	if (mkdirat(mfd, name, 0755) < 0) {
 		DETAIL(detail, "mkdir in tmpfs: %s", strerror(errno));
 		return -errno;
@@ -111,10 +122,16 @@ static int scratch_dir(char *detail, char *name, size_t size)
 	return mfd;
 }
 
-static int p_mount_api(char *d)
+/* A failure of the feature itself: never "not permitted", whatever errno the kernel chose. */
+static int absent(int r)
+{
+	return r == -EPERM || r == -EACCES ? -EOPNOTSUPP : r;
+}
+
+static int p_mount_api(struct rootasm_ctx *c, char *d)
 {
 	_cleanup_close_ int cfd = -EBADF;
-	int mfd = scratch(d);
+	int mfd = scratch(c, d);
 
 	if (mfd < 0)
 		return mfd;
@@ -125,35 +142,35 @@ static int p_mount_api(char *d)
 	return 0;
 }
 
-static int p_setattr(char *d)
+static int p_setattr(struct rootasm_ctx *c, char *d)
 {
-	int mfd = scratch(d);
+	int mfd = scratch(c, d);
 	struct mount_attr a = { .attr_set = MOUNT_ATTR_NOSUID };
 
 	if (mfd < 0)
 		return mfd;
 	if (mount_setattr(mfd, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)
-		return DETAIL(d, "mount_setattr: %s", strerror(errno)), -errno;
+		return DETAIL(d, "mount_setattr: %s", strerror(errno)), absent(-errno);
 	return 0;
 }
 
-static int p_openat2(char *d)
+static int p_openat2(struct rootasm_ctx *c, char *d)
 {
 	_cleanup_close_ int fd = -EBADF;
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT };
 	char name[16];
-	int mfd = scratch_dir(d, name, sizeof(name));
+	int mfd = scratch_dir(c, d, name, sizeof(name));
 
 	if (mfd < 0)
 		return mfd;
 	/* no "..": a lookup with ".." in it may say EAGAIN when any mount changes */
 	fd = sys_openat2(mfd, name, &how);
 	if (fd < 0)
-		return DETAIL(d, "openat2: %s", strerror(errno)), -errno;
+		return DETAIL(d, "openat2: %s", strerror(errno)), absent(-errno);
 	return 0;
 }
 
-static int p_loop(char *d)
+static int p_loop(struct rootasm_ctx *c, char *d)
 {
 	_cleanup_close_ int ctl = -EBADF, lfd = -EBADF;
 	struct loop_config cfg = { .fd = (unsigned int)-1 };
@@ -161,27 +178,33 @@ static int p_loop(char *d)
 	int nr;
 
 	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	if (ctl < 0 && (errno == EACCES || errno == EPERM))
+		return DETAIL(d, "/dev/loop-control: %s (loop devices need root in the initial user namespace)",
+			      strerror(errno)), -EPERM;
 	if (ctl < 0)
 		return DETAIL(d, "/dev/loop-control: %s", strerror(errno)), -errno;
 	nr = ioctl(ctl, LOOP_CTL_GET_FREE);
 	if (nr < 0)
-		return DETAIL(d, "LOOP_CTL_GET_FREE: %s", strerror(errno)), -errno;
+		return DETAIL(d, "LOOP_CTL_GET_FREE: %s", strerror(errno)), errno == EPERM ? -EPERM : -errno;
 	snprintf(dev, sizeof(dev), "/dev/loop%d", nr);
 	lfd = open(dev, O_RDONLY | O_CLOEXEC);
 	if (lfd < 0)
-		return DETAIL(d, "%s: %s", dev, strerror(errno)), -errno;
+		return DETAIL(d, "%s: %s", dev, strerror(errno)), errno == EACCES ? -EPERM : -errno;
 	/* With an invalid backing fd a kernel that knows the ioctl says EBADF. */
 	if (ioctl(lfd, LOOP_CONFIGURE, &cfg) == 0 || errno == EBADF || errno == EBUSY)
 		return 0;
+	if (errno == EPERM)
+		return DETAIL(d, "LOOP_CONFIGURE: %s (needs CAP_SYS_ADMIN in the initial user namespace)",
+			      strerror(errno)), -EPERM;
 	return DETAIL(d, "LOOP_CONFIGURE: %s", strerror(errno)), -errno;
 }
 
 /* lowerdir+ by fd: parsing happens at fsconfig time, so no create is needed. */
-static int p_fd_layer(char *d, int oflags)
+static int p_fd_layer(struct rootasm_ctx *c, char *d, int oflags)
 {
 	_cleanup_close_ int fsfd = -EBADF, lfd = -EBADF;
 	char name[16];
-	int mfd = scratch_dir(d, name, sizeof(name));
+	int mfd = scratch_dir(c, d, name, sizeof(name));
 
 	if (mfd < 0)
 		return mfd;
@@ -190,38 +213,38 @@ static int p_fd_layer(char *d, int oflags)
 	if (lfd < 0 || fsfd < 0)
 		return DETAIL(d, "fsopen overlay: %s", strerror(errno)), -errno;
 	if (fsconfig(fsfd, FSCONFIG_SET_FD, "lowerdir+", NULL, lfd) < 0)
-		return fs_fail(d, fsfd, "fsconfig lowerdir+ fd");
+		return absent(fs_fail(d, fsfd, "fsconfig lowerdir+ fd"));
 	return 0;
 }
 
-static int p_ovl_fd(char *d)
+static int p_ovl_fd(struct rootasm_ctx *c, char *d)
 {
-	return p_fd_layer(d, O_RDONLY);
+	return p_fd_layer(c, d, O_RDONLY);
 }
 
-static int p_opath(char *d)
+static int p_opath(struct rootasm_ctx *c, char *d)
 {
-	return p_fd_layer(d, O_PATH);
+	return p_fd_layer(c, d, O_PATH);
 }
 
-static int p_open_tree_detached(char *d)
+static int p_open_tree_detached(struct rootasm_ctx *c, char *d)
 {
 	_cleanup_close_ int cfd = -EBADF;
-	int mfd = scratch(d);
+	int mfd = scratch(c, d);
 
 	if (mfd < 0)
 		return mfd;
 	cfd = open_tree(mfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
 	if (cfd < 0)
-		return DETAIL(d, "open_tree(detached): %s", strerror(errno)), -errno;
+		return DETAIL(d, "open_tree(detached): %s", strerror(errno)), absent(-errno);
 	return 0;
 }
 
-static int p_move_detached(char *d)
+static int p_move_detached(struct rootasm_ctx *c, char *d)
 {
 	_cleanup_close_ int b = -EBADF;
 	char name[16];
-	int a = scratch_dir(d, name, sizeof(name));
+	int a = scratch_dir(c, d, name, sizeof(name));
 
 	if (a < 0)
 		return a;
@@ -229,12 +252,12 @@ static int p_move_detached(char *d)
 	if (b < 0)
 		return DETAIL(d, "tmpfs: %s", strerror(-b)), b;
 	if (move_mount(b, "", a, name, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-		return DETAIL(d, "move_mount(detached, detached): %s", strerror(errno)), -errno;
+		return DETAIL(d, "move_mount(detached, detached): %s", strerror(errno)), absent(-errno);
 	return 0;
 }
 
 /* An overlay whose two lowers and upper live on a detached tmpfs; @creds optional. */
-static int overlay_on_detached(char *d, const struct ra_cred_spec *creds)
+static int overlay_on_detached(struct rootasm_ctx *c, char *d, const struct ra_cred_spec *creds)
 {
 	_cleanup_close_ int fsfd = -EBADF, root = -EBADF;
 	static const char *const keys[] = { "lowerdir+", "lowerdir+", "upperdir", "workdir" };
@@ -243,7 +266,7 @@ static int overlay_on_detached(char *d, const struct ra_cred_spec *creds)
 	int mfd = -EBADF;
 
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-		mfd = scratch_dir(d, dirs[i], sizeof(dirs[i]));
+		mfd = scratch_dir(c, d, dirs[i], sizeof(dirs[i]));
 		if (mfd < 0)
 			return mfd;
 	}
@@ -254,76 +277,81 @@ static int overlay_on_detached(char *d, const struct ra_cred_spec *creds)
 		_cleanup_close_ int fd = openat(mfd, dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 		if (fsconfig(fsfd, FSCONFIG_SET_FD, keys[i], NULL, fd) < 0)
-			return DETAIL(d, "fsconfig %s: %s", keys[i], strerror(errno)), -errno;
+			return DETAIL(d, "fsconfig %s: %s", keys[i], strerror(errno)), absent(-errno);
 	}
 	if (creds && ra_set_override_creds(fsfd, creds, &e) < 0)
-		return DETAIL(d, "%s: %s%s%s", e.op, strerror(e.err), *e.msg ? ": " : "", e.msg), -e.err;
+		return DETAIL(d, "%s: %s%s%s", e.op, strerror(e.err), *e.msg ? ": " : "", e.msg), absent(-e.err);
 	if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-		return fs_fail(d, fsfd, "create");
+		return absent(fs_fail(d, fsfd, "create"));
 	root = fsmount(fsfd, FSMOUNT_CLOEXEC, 0);
 	if (root < 0)
-		return DETAIL(d, "fsmount overlay: %s", strerror(errno)), -errno;
+		return DETAIL(d, "fsmount overlay: %s", strerror(errno)), absent(-errno);
 	return 0;
 }
 
-static int p_ovl_detached(char *d)
+static int p_ovl_detached(struct rootasm_ctx *c, char *d)
 {
-	return overlay_on_detached(d, NULL);
+	return overlay_on_detached(c, d, NULL);
 }
 
-static int p_override_creds(char *d)
+static int p_override_creds(struct rootasm_ctx *c, char *d)
 {
 	_cleanup_close_ int fsfd = fsopen("overlay", FSOPEN_CLOEXEC);
 
+	if (fsfd < 0 && errno == EPERM)
+		return DETAIL(d, "fsopen overlay: %s", strerror(errno)), -EPERM;
 	if (fsfd < 0)
 		return DETAIL(d, "fsopen overlay: %s", strerror(errno)), -errno;
 	if (fsconfig(fsfd, FSCONFIG_SET_FLAG, "override_creds", NULL, 0) < 0)
-		return fs_fail(d, fsfd, "fsconfig override_creds");
+		return absent(fs_fail(d, fsfd, "fsconfig override_creds"));
 	return 0;
 }
 
-static int p_creds_noadmin(char *d)
-{
-	struct ra_cred_spec c = { .uid = 0, .gid = 0 };
+static int feature_locked(struct rootasm_ctx *c, enum rootasm_feature f);
 
+static int p_creds_noadmin(struct rootasm_ctx *c, char *d)
+{
+	struct ra_cred_spec cs = { .uid = 0, .gid = 0 };
 	cap_t cur = cap_get_proc();
+	int r;
 
 	/* What we hold, less CAP_SYS_ADMIN (and CAP_MKNOD, as rootasm's tests use) */
 	for (cap_value_t v = 0; cur && v < 64 && cap_valid(v); v++) {
 		cap_flag_value_t on = CAP_CLEAR;
 
 		if (cap_get_flag(cur, v, CAP_PERMITTED, &on) == 0 && on == CAP_SET)
-			c.caps |= 1ULL << v;
+			cs.caps |= 1ULL << v;
 	}
 	cap_free(cur);
-	c.caps &= ~((1ULL << CAP_SYS_ADMIN) | (1ULL << CAP_MKNOD));
+	cs.caps &= ~((1ULL << CAP_SYS_ADMIN) | (1ULL << CAP_MKNOD));
 	/* the cached answers: these two have usually been probed already */
-	if (!ra_feature(ROOTASM_FEAT_OVL_OVERRIDE_CREDS))
-		return DETAIL(d, "%s", cache_detail[ROOTASM_FEAT_OVL_OVERRIDE_CREDS]), -EOPNOTSUPP;
-	if (!ra_feature(ROOTASM_FEAT_OVL_DETACHED_LAYERS))
-		return DETAIL(d, "%s", cache_detail[ROOTASM_FEAT_OVL_DETACHED_LAYERS]), -EOPNOTSUPP;
-	return overlay_on_detached(d, &c);
+	r = feature_locked(c, ROOTASM_FEAT_OVL_OVERRIDE_CREDS);
+	if (r <= 0)
+		return DETAIL(d, "%s", c->detail[ROOTASM_FEAT_OVL_OVERRIDE_CREDS]), r < 0 ? r : -EOPNOTSUPP;
+	r = feature_locked(c, ROOTASM_FEAT_OVL_DETACHED_LAYERS);
+	if (r <= 0)
+		return DETAIL(d, "%s", c->detail[ROOTASM_FEAT_OVL_DETACHED_LAYERS]), r < 0 ? r : -EOPNOTSUPP;
+	return overlay_on_detached(c, d, &cs);
 }
 
-static int p_pidfd_exit(char *d)
+static int p_pidfd_exit(struct rootasm_ctx *c, char *d)
 {
-	_cleanup_close_ int pidfd = -EBADF;
+	struct ra_child ch;
 	struct ra_pidfd_info info = { .mask = PIDFD_INFO_EXIT };
+	_cleanup_close_ int pidfd = -EBADF;
 	siginfo_t si;
-	pid_t pid;
+	int r;
 
-	pid = fork();
-	if (pid < 0)
-		return DETAIL(d, "fork: %s", strerror(errno)), -errno;
-	if (pid == 0)
-		_exit(42);
-	pidfd = sys_pidfd_open(pid, 0);
-	while (waitid(P_PID, pid, &si, WEXITED) < 0 && errno == EINTR)
-		;
+	r = ra_child_start(&ch, 0, 0, child_exit42, NULL, "probe pidfd", NULL);
+	if (r < 0)
+		return DETAIL(d, "clone3: %s", strerror(-r)), r;
+	pidfd = fcntl(ch.pidfd, F_DUPFD_CLOEXEC, 3);
+	ra_child_wait(&ch, &si);
+	ra_child_kill(&ch);
 	if (pidfd < 0)
-		return DETAIL(d, "pidfd_open: %s", strerror(errno)), -errno;
+		return DETAIL(d, "dup pidfd: %s", strerror(errno)), -errno;
 	if (ioctl(pidfd, PIDFD_GET_INFO, &info) < 0)
-		return DETAIL(d, "PIDFD_GET_INFO: %s", strerror(errno)), -errno;
+		return DETAIL(d, "PIDFD_GET_INFO: %s", strerror(errno)), absent(-errno);
 	if (!(info.mask & PIDFD_INFO_EXIT))
 		return DETAIL(d, "PIDFD_GET_INFO: no PIDFD_INFO_EXIT after reaping"), -EOPNOTSUPP;
 	if (!WIFEXITED(info.exit_code) || WEXITSTATUS(info.exit_code) != 42)
@@ -331,7 +359,7 @@ static int p_pidfd_exit(char *d)
 	return 0;
 }
 
-static int p_fanotify_mnt(char *d)
+static int p_fanotify_mnt(struct rootasm_ctx *c, char *d)
 {
 	_cleanup_close_ int ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC), fd = -EBADF;
 	struct rootasm_error e;
@@ -344,7 +372,7 @@ static int p_fanotify_mnt(char *d)
 	return 0;
 }
 
-static int p_statmount_idmap(char *d)
+static int p_statmount_idmap(struct rootasm_ctx *c, char *d)
 {
 	struct ra_statmount *sm = NULL;
 	uint64_t id;
@@ -352,10 +380,10 @@ static int p_statmount_idmap(char *d)
 	bool ok;
 
 	if (r < 0)
-		return DETAIL(d, "statx STATX_MNT_ID_UNIQUE: %s", strerror(-r)), r;
+		return DETAIL(d, "statx STATX_MNT_ID_UNIQUE: %s", strerror(-r)), absent(r);
 	r = ra_statmount(id, RA_STATMOUNT_SUPPORTED_MASK, 0, &sm);
 	if (r < 0)
-		return DETAIL(d, "statmount: %s", strerror(-r)), r;
+		return DETAIL(d, "statmount: %s", strerror(-r)), absent(r);
 	ok = (sm->mask & RA_STATMOUNT_SUPPORTED_MASK) &&
 	     (sm->supported_mask & (RA_STATMOUNT_MNT_UIDMAP | RA_STATMOUNT_MNT_GIDMAP)) ==
 		     (RA_STATMOUNT_MNT_UIDMAP | RA_STATMOUNT_MNT_GIDMAP);
@@ -367,45 +395,45 @@ static int p_statmount_idmap(char *d)
 
 static const struct ra_idrange probe_range = { 0, 100000, 65536 }, probe_range2 = { 0, 200000, 65536 };
 
-static int p_open_tree_attr(char *d)
+static int p_open_tree_attr(struct rootasm_ctx *c, char *d)
 {
 	_cleanup_close_ int cfd = -EBADF;
 	struct mount_attr a = { .attr_set = MOUNT_ATTR_NOSUID };
-	int mfd = scratch(d);
+	int mfd = scratch(c, d);
 
 	if (mfd < 0)
 		return mfd;
 	cfd = syscall(__NR_open_tree_attr, mfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH, &a, sizeof(a));
 	if (cfd < 0)
-		return DETAIL(d, "open_tree_attr: %s", strerror(errno)), -errno;
+		return DETAIL(d, "open_tree_attr: %s", strerror(errno)), absent(-errno);
 	return 0;
 }
 
-static int p_idmap_idmapped(char *d)
+static int p_idmap_idmapped(struct rootasm_ctx *c, char *d)
 {
-	struct ra_idmap m1 = { .set = true, .uids = (struct ra_idrange *)&probe_range, .nuids = 1,
-			       .gids = (struct ra_idrange *)&probe_range, .ngids = 1 };
-	struct ra_idmap m2 = { .set = true, .uids = (struct ra_idrange *)&probe_range2, .nuids = 1,
-			       .gids = (struct ra_idrange *)&probe_range2, .ngids = 1 };
+	struct ra_idmap m1 = { .set = true, .userns.fd = -EBADF, .uids = (struct ra_idrange *)&probe_range,
+			       .nuids = 1, .gids = (struct ra_idrange *)&probe_range, .ngids = 1 };
+	struct ra_idmap m2 = { .set = true, .userns.fd = -EBADF, .uids = (struct ra_idrange *)&probe_range2,
+			       .nuids = 1, .gids = (struct ra_idrange *)&probe_range2, .ngids = 1 };
 	_cleanup_close_ int mfd = ra_tmpfs_mount(NULL, 0, NULL), ns = -EBADF, cfd = -EBADF;
 	struct rootasm_error e;
 	struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP };
 
 	if (mfd < 0)
-		return DETAIL(d, "tmpfs: %s", strerror(-mfd)), mfd;
+		return DETAIL(d, "tmpfs: %s", strerror(-mfd)), mfd == -EACCES ? -EPERM : mfd;
 	if (ra_idmap_apply(mfd, &m1, false, "tmpfs", &e) < 0)
-		return DETAIL(d, "first idmap: %s", strerror(e.err)), -e.err;
+		return DETAIL(d, "first idmap: %s", strerror(e.err)), absent(-e.err);
 	ns = ra_userns_open(&m2, &e);
 	if (ns < 0)
-		return DETAIL(d, "user namespace: %s", strerror(e.err)), ns;
+		return DETAIL(d, "user namespace: %s", strerror(e.err)), absent(ns);
 	a.userns_fd = ns;
 	cfd = syscall(__NR_open_tree_attr, mfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH, &a, sizeof(a));
 	if (cfd < 0)
-		return DETAIL(d, "open_tree_attr(idmapped, MOUNT_ATTR_IDMAP): %s", strerror(errno)), -errno;
+		return DETAIL(d, "open_tree_attr(idmapped, MOUNT_ATTR_IDMAP): %s", strerror(errno)), absent(-errno);
 	return 0;
 }
 
-static int (*const probes[_ROOTASM_FEAT_MAX])(char *) = {
+static int (*const probes[RA_FEAT_COUNT])(struct rootasm_ctx *, char *) = {
 	[ROOTASM_FEAT_MOUNT_API] = p_mount_api,
 	[ROOTASM_FEAT_MOUNT_SETATTR] = p_setattr,
 	[ROOTASM_FEAT_OPENAT2] = p_openat2,
@@ -424,68 +452,100 @@ static int (*const probes[_ROOTASM_FEAT_MAX])(char *) = {
 	[ROOTASM_FEAT_IDMAP_IDMAPPED] = p_idmap_idmapped,
 };
 
-
-bool ra_feature(enum rootasm_feature f)
+/* With the context locked: 1 present, 0 absent, -EPERM not permitted to probe. */
+static int feature_locked(struct rootasm_ctx *c, enum rootasm_feature f)
 {
-	if (!cache[f]) {
+	if (!c->cache[f]) {
+		char *detail = c->detail[f];
 		int r;
 
+		c->session++;
 		/* a transient answer (a lookup racing a mount elsewhere) is asked again */
 		for (int tries = 0; tries < 8; tries++) {
-			cache_detail[f][0] = '\0';
-			r = probes[f](cache_detail[f]);
+			detail[0] = '\0';
+			r = probes[f](c, detail);
 			if (r != -EAGAIN && r != -EINTR)
 				break;
 		}
-		if (r < 0 && !cache_detail[f][0])
-			DETAIL(cache_detail[f], "%s", strerror(-r));
-		if (r == -EAGAIN || r == -EINTR) {
-			/* no definite answer: say absent now, ask again next time */
-			if (!session)
-				scratch_end();
-			return false;
-		}
-		cache[f] = r < 0 ? -1 : 1;
-		if (!session)
-			scratch_end();
+		c->session--;
+		if (r < 0 && !detail[0])
+			DETAIL(detail, "%s", strerror(-r));
+		RA_TRACE(c, "probe %s: %s%s%s", feats[f].name, r == 0 ? "present" : r == -EPERM ? "not permitted" : "absent",
+			 detail[0] ? ": " : "", detail);
+		if (!c->session)
+			scratch_end(c);
+		/* no definite answer: say absent now, ask again next time */
+		if (r == -EAGAIN || r == -EINTR)
+			return 0;
+		c->cache[f] = r == 0 ? 1 : r == -EPERM ? -2 : -1;
 	}
-	return cache[f] > 0;
+	return c->cache[f] == 1 ? 1 : c->cache[f] == -2 ? -EPERM : 0;
 }
 
-const char *ra_feature_detail(enum rootasm_feature f)
+int ra_feature(struct rootasm_ctx *ctx, enum rootasm_feature f)
 {
-	return cache_detail[f];
+	struct rootasm_ctx *c = ra_ctx(ctx);
+	int r;
+
+	if ((unsigned int)f >= RA_FEAT_COUNT)
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	r = feature_locked(c, f);
+	pthread_mutex_unlock(&c->lock);
+	return r;
 }
 
-int rootasm_probe(struct rootasm_probe *ret)
+bool ra_feature_bool(void *ctx, enum rootasm_feature f)
 {
-	session++;
-	for (int f = 0; f < _ROOTASM_FEAT_MAX; f++) {
-		ret->present[f] = ra_feature(f);
-		snprintf(ret->detail[f], sizeof(ret->detail[f]), "%s", cache_detail[f]);
-	}
-	if (!--session)
-		scratch_end();
-	return 0;
+	return ra_feature(ctx, f) > 0;
 }
 
-int ra_require(unsigned int needs, struct rootasm_error *e)
+int rootasm_probe_feature(struct rootasm_ctx *ctx, enum rootasm_feature f, char *detail, size_t size)
 {
+	struct rootasm_ctx *c = ra_ctx(ctx);
+	int r;
+
+	if ((unsigned int)f >= RA_FEAT_COUNT)
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	r = feature_locked(c, f);
+	if (detail && size)
+		snprintf(detail, size, "%s", c->detail[f]);
+	pthread_mutex_unlock(&c->lock);
+	return r;
+}
+
+int ra_require(struct rootasm_ctx *ctx, uint64_t needs, struct rootasm_error *e)
+{
+	struct rootasm_ctx *c = ra_ctx(ctx);
 	int r = 0;
 
-	session++;
-	for (int f = 0; f < _ROOTASM_FEAT_MAX && !r; f++) {
-		if (!(needs & (1u << f)) || ra_feature(f))
+	pthread_mutex_lock(&c->lock);
+	c->session++;
+	for (unsigned int f = 0; f < RA_FEAT_COUNT && !r; f++) {
+		int have;
+
+		if (!(needs & (1ULL << f)))
 			continue;
-		if (f == ROOTASM_FEAT_OVL_CREDS_NOADMIN && ra_feature(ROOTASM_FEAT_OVL_OVERRIDE_CREDS))
-			r = ra_err(e, EPERM, -EBADF, "kernel refuses override_creds without CAP_SYS_ADMIN", NULL,
-				   "Linux 6.17+ checks CAP_SYS_ADMIN under the recorded credential; add CAP_SYS_ADMIN to "
-				   "overlay.override_creds.capabilities, or use Linux 6.15/6.16 or the kernel/ series");
+		have = feature_locked(c, f);
+		if (have > 0)
+			continue;
+		if (have == -EPERM)
+			r = ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "not permitted", feats[f].name,
+					"%s; rootasm could not try it [%s]", feats[f].desc, c->detail[f]);
+		else if (f == ROOTASM_FEAT_OVL_CREDS_NOADMIN && feature_locked(c, ROOTASM_FEAT_OVL_OVERRIDE_CREDS) > 0)
+			r = ra_err_kind(e, ROOTASM_ERROR_UNSUPPORTED, EPERM,
+					"kernel refuses override_creds without CAP_SYS_ADMIN", NULL,
+					"Linux 6.17+ checks CAP_SYS_ADMIN under the recorded credential; add CAP_SYS_ADMIN to "
+					"overlay.override_creds.capabilities, or use Linux 6.15/6.16 or the kernel/ series");
 		else
-			r = ra_err(e, EOPNOTSUPP, -EBADF, "kernel lacks", feats[f].name,
-				   "%s; needs Linux 6.15 or the kernel/ series [%s]", feats[f].desc, cache_detail[f]);
+			r = ra_err_kind(e, ROOTASM_ERROR_UNSUPPORTED, EOPNOTSUPP, "kernel lacks", feats[f].name,
+					"%s; needs Linux 6.15 or the kernel/ series [%s]", feats[f].desc, c->detail[f]);
+		if (r < 0 && e)
+			snprintf(e->feature, sizeof(e->feature), "%s", feats[f].name);
 	}
-	if (!--session)
-		scratch_end();
+	if (!--c->session)
+		scratch_end(c);
+	pthread_mutex_unlock(&c->lock);
 	return r;
 }

@@ -3,14 +3,17 @@
 #define ROOTASM_PROBE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "rootasm.h"
 
-/* Probe @f once per process (cached). */
-bool ra_feature(enum rootasm_feature f);
-const char *ra_feature_detail(enum rootasm_feature f);
+/* Probe @f once per context (cached): 1 present, 0 absent, -EPERM not permitted to try. */
+int ra_feature(struct rootasm_ctx *ctx, enum rootasm_feature f);
 
-/* Fail with one line naming the first missing feature in @needs. */
-int ra_require(unsigned int needs, struct rootasm_error *e);
+/* ra_feature() as a plan "have" callback (plan.h): present or not. */
+bool ra_feature_bool(void *ctx, enum rootasm_feature f);
+
+/* Fail with one line naming the first missing (or not permitted) feature in @needs. */
+int ra_require(struct rootasm_ctx *ctx, uint64_t needs, struct rootasm_error *e);
 
 #endif

@@ -17,9 +17,11 @@ int ra_tmpfs_mount(const struct ra_tmpfs *t, uint64_t attrs, struct rootasm_erro
 /*
  * Attach @image_fd to a free loop device read-only with autoclear, create a
  * squashfs/erofs superblock on it and return a detached mount; caller owns
- * it. The loop device lives exactly as long as the mount.
+ * it. The loop device lives exactly as long as the mount. @path names the
+ * image in messages and in the loop device's lo_file_name.
  */
-int ra_image_mount(const char *path, enum ra_fstype type, uint64_t attrs, struct rootasm_error *e);
+int ra_image_mount(int image_fd, const char *path, enum ra_fstype type, uint64_t attrs,
+		   struct rootasm_error *e);
 
 struct ra_cred_spec {
 	uid_t uid;
@@ -34,5 +36,10 @@ struct ra_cred_spec {
  * child that holds @c; the calling process keeps its own credentials.
  */
 int ra_set_override_creds(int fsfd, const struct ra_cred_spec *c, struct rootasm_error *e);
+
+/* idmap.c: a user namespace for @m (caller owns the fd), and applying it to a detached mount. */
+int ra_userns_open(const struct ra_idmap *m, struct rootasm_error *e);
+int ra_idmap_apply(int mfd, const struct ra_idmap *m, bool recursive, const char *what,
+		   struct rootasm_error *e);
 
 #endif

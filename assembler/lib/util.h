@@ -34,6 +34,9 @@ static inline void freep(void *p)
 #define _cleanup_close_ __attribute__((cleanup(close_fdp)))
 #define _cleanup_free_ __attribute__((cleanup(freep)))
 
+/* Hand ownership of a pointer on: returns it and leaves NULL behind. */
+#define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
+
 /* Hand ownership of an fd on: returns it and leaves -EBADF behind. */
 #define take_fd(fd) ({ int _t = (fd); (fd) = -EBADF; _t; })
 
@@ -43,6 +46,16 @@ static inline void freep(void *p)
  */
 int ra_err(struct rootasm_error *e, int err, int fsfd, const char *op, const char *path,
 	   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* Out of memory while doing @op: fills @e and returns -ENOMEM. */
+int ra_oom(struct rootasm_error *e, const char *op);
+
+/* The same, with an error kind (usage, unsupported, permission). */
+int ra_err_kind(struct rootasm_error *e, enum rootasm_error_kind kind, int err, const char *op,
+		const char *path, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* Re-open @fd (an O_PATH fd) with @flags through /proc/self/fd; caller owns the result. */
+int ra_reopen(int fd, int flags);
 
 /* Drain the fs_context message log of @fsfd into @buf ("" when empty). */
 void ra_fs_messages(int fsfd, char *buf, size_t size);

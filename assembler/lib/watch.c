@@ -15,6 +15,7 @@
 #include <sys/fanotify.h>
 #include <sys/ioctl.h>
 
+#include "json.h"
 #include "mntinfo.h"
 #include "util.h"
 
@@ -81,21 +82,6 @@ static int statmount_ns(unsigned long long id, int nsfd, uint64_t mask, struct r
 	return ra_statmount(id, mask, nsid, ret);
 }
 
-static void json_esc(char *out, size_t size, const char *s)
-{
-	size_t o = 0;
-
-	for (; *s && o + 7 < size; s++) {
-		if (*s == '"' || *s == '\\')
-			out[o++] = '\\', out[o++] = *s;
-		else if ((unsigned char)*s < 0x20)
-			o += snprintf(out + o, size - o, "\\u%04x", *s);
-		else
-			out[o++] = *s;
-	}
-	out[o] = '\0';
-}
-
 int rootasm_mount_describe(unsigned long long mnt_id, int mntns_fd, bool json, char *buf, size_t size)
 {
 	struct ra_statmount *sm = NULL;
@@ -109,7 +95,7 @@ int rootasm_mount_describe(unsigned long long mnt_id, int mntns_fd, bool json, c
 		r = statmount_ns(mnt_id, mntns_fd, mask & ~(RA_STATMOUNT_MNT_UIDMAP | RA_STATMOUNT_MNT_GIDMAP), &sm);
 	}
 	if (r < 0) {
-		snprintf(buf, size, json ? "{\"mnt_id\": %llu, \"gone\": true}" : "mnt_id=%llu (gone: %s)",
+		snprintf(buf, size, json ? "{\"mnt_id\":%llu,\"gone\":true}" : "mnt_id=%llu (gone: %s)",
 			 mnt_id, strerror(-r));
 		return r;
 	}
@@ -124,13 +110,25 @@ int rootasm_mount_describe(unsigned long long mnt_id, int mntns_fd, bool json, c
 	if (sm->mask & RA_STATMOUNT_MNT_GIDMAP)
 		ra_format_idmap(sm->str + sm->mnt_gidmap, sm->mnt_gidmap_num, gid, sizeof(gid));
 	if (json) {
-		char jmp[2048], jsrc[2048];
+		struct ra_jb b = { false };
+		json_t *o = json_object();
+		char *text;
 
-		json_esc(jmp, sizeof(jmp), mp);
-		json_esc(jsrc, sizeof(jsrc), src);
-		snprintf(buf, size, "{\"mnt_id\": %llu, \"parent_id\": %llu, \"mount_point\": \"%s\", \"fs_type\": \"%s\", "
-			 "\"source\": \"%s\", \"uidmap\": \"%s\", \"gidmap\": \"%s\"}", mnt_id,
-			 (unsigned long long)sm->mnt_parent_id, jmp, fs, jsrc, uid, gid);
+		ra_jset(&b, o, "mnt_id", json_integer(mnt_id));
+		ra_jset(&b, o, "parent_id", json_integer(sm->mnt_parent_id));
+		ra_jset(&b, o, "mount_point", ra_jstr(mp));
+		ra_jset(&b, o, "fs_type", ra_jstr(fs));
+		ra_jset(&b, o, "source", ra_jstr(src));
+		ra_jset(&b, o, "uidmap", ra_jstr(uid));
+		ra_jset(&b, o, "gidmap", ra_jstr(gid));
+		text = b.oom ? NULL : json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		snprintf(buf, size, "%s", text ? text : "{\"error\":\"out of memory\"}");
+		free(text);
+		json_decref(o);
+		if (!text) {
+			free(sm);
+			return -ENOMEM;
+		}
 	} else {
 		snprintf(buf, size, "mnt_id=%llu mount_point=%s fs_type=%s source=%s%s%s%s%s", mnt_id, mp, fs,
 			 src[0] ? src : "-", uid[0] ? " uidmap=" : "", uid, gid[0] ? " gidmap=" : "", gid);
@@ -172,7 +170,7 @@ int rootasm_tree_count(const char *path)
 	return r < 0 ? r : n;
 }
 
-int rootasm_tree_print(const char *path, void *out, bool json, struct rootasm_error *e)
+int rootasm_tree_print(const char *path, FILE *out, bool json, struct rootasm_error *e)
 {
 	uint64_t id;
 	int n = 0, r = ra_mount_id(AT_FDCWD, path, &id);

@@ -207,7 +207,7 @@ static void shuffle(int *order, int n)
 static int load(const char *path, struct rootasm_layout **l, struct rootasm_error *e)
 {
 	memset(e, 0, sizeof(*e));
-	return rootasm_layout_load(path, l, e);
+	return rootasm_layout_load(NULL, path, NULL, l, e);
 }
 
 /* ---- the four methods, one run each ------------------------------------------ */
@@ -292,7 +292,7 @@ static int run_a(struct cmp *c, bool rec)
 	if (load(c->layout, &l, &e) < 0)
 		return emit_rootasm(&e);
 	t1 = now_us();
-	fd = rootasm_assemble(l, &e);
+	fd = rootasm_assemble(NULL, l, &e);
 	t2 = now_us();
 	if (fd < 0)
 		return emit_rootasm(&e);
@@ -317,7 +317,7 @@ static int run_b(struct cmp *c, bool rec)
 	int fd;
 
 	t0 = now_us();
-	fd = rootasm_assemble(c->l, &e);
+	fd = rootasm_assemble(NULL, c->l, &e);
 	t1 = now_us();
 	if (fd < 0 || rootasm_attach(fd, c->target, &e) < 0)
 		return emit_rootasm(&e);
@@ -491,12 +491,12 @@ static int mode_first(int runs, const char *path)
 			if (load(path, &l, &e) < 0)
 				_exit(emit_rootasm(&e));
 			t[1] = now_us();
-			if ((fd = rootasm_assemble(l, &e)) < 0)
+			if ((fd = rootasm_assemble(NULL, l, &e)) < 0)
 				_exit(emit_rootasm(&e));
 			t[2] = now_us();
 			close(fd);
 			t[3] = now_us();
-			if ((fd = rootasm_assemble(l, &e)) < 0)
+			if ((fd = rootasm_assemble(NULL, l, &e)) < 0)
 				_exit(emit_rootasm(&e));
 			t[4] = now_us();
 			close(fd);
@@ -617,7 +617,7 @@ static int one(struct cmp *c, bool legacy, const char *stage, const char *target
 			return -e.err;
 		}
 	} else {
-		fd = rootasm_assemble(c->l, &re);
+		fd = rootasm_assemble(NULL, c->l, &re);
 		if (fd < 0 || rootasm_attach(fd, target, &re) < 0) {
 			rootasm_error_format(&re, msg, size);
 			if (fd >= 0)

@@ -23,12 +23,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int r;
 
 	memset(&e, 0, sizeof(e));
-	r = ra_layout_parse((const char *)data, size, "fuzz.yaml", anchor, 0, &l, &e);
+	r = ra_layout_parse((const char *)data, size, "fuzz.yaml", anchor, NULL, &l, &e);
 	if (r == 0) {
 		FILE *f = fopen("/dev/null", "w");
 
-		rootasm_layout_print_plan(l, f, ROOTASM_PLAN_JSON);
-		rootasm_layout_print_plan(l, f, ROOTASM_PLAN_TEXT);
+		rootasm_plan_print(NULL, l, f, ROOTASM_PLAN_JSON);
+		rootasm_plan_print(NULL, l, f, 0);
 		fclose(f);
 		rootasm_layout_free(l);
 	} else {
@@ -66,7 +66,7 @@ int main(int argc, char **argv)
 		LLVMFuzzerTestOneInput((const uint8_t *)buf, n);
 		/* files named bad-* must be rejected, good-* accepted */
 		memset(&e, 0, sizeof(e));
-		if (ra_layout_parse(buf, n, argv[i], anchor, 0, &l, &e) == 0) {
+		if (ra_layout_parse(buf, n, argv[i], anchor, NULL, &l, &e) == 0) {
 			rootasm_layout_free(l);
 			if (strstr(argv[i], "/bad-")) {
 				fprintf(stderr, "FAIL: %s was accepted\n", argv[i]);

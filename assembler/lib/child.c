@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Helper processes: clone3 + pidfd + death signal + a report pipe (child.h). */
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/sched.h>
+
+#include "child.h"
+#include "util.h"
+
+#ifndef CLONE_CLEAR_SIGHAND
+#define CLONE_CLEAR_SIGHAND 0x100000000ULL
+#endif
+
+static void __attribute__((noreturn)) child_main(struct ra_child *c, uint64_t clone_flags, pid_t ppid,
+						 int report_wr, int hold_rd, ra_child_fn fn, void *arg)
+{
+	struct ra_child_report rep = { 0, 0 };
+	int step = 0, r;
+
+	/* die with the thread that made us; if it is gone already, go too */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		_exit(126);
+	if (clone_flags & CLONE_NEWPID) {
+		/* our parent is outside our pid namespace: ask the pipe whether it is still read */
+		struct pollfd p = { report_wr, 0, 0 };
+
+		if (poll(&p, 1, 0) > 0 && (p.revents & POLLERR))
+			_exit(126);
+	} else if (syscall(SYS_getppid) != ppid) {
+		_exit(126);
+	}
+	r = fn(arg, &step);
+	if (r < 0 || (c->flags & RA_CHILD_HOLD)) {
+		rep.step = step;
+		rep.err = r < 0 ? -r : 0;
+		(void)!write(report_wr, &rep, sizeof(rep));
+	}
+	if (r < 0)
+		_exit(1);
+	if (c->flags & RA_CHILD_HOLD) {
+		char b;
+
+		while (read(hold_rd, &b, 1) < 0 && errno == EINTR)
+			;
+	}
+	_exit(0);
+}
+
+int ra_child_start(struct ra_child *c, uint64_t clone_flags, unsigned int flags, ra_child_fn fn, void *arg,
+		   const char *what, struct rootasm_error *e)
+{
+	_cleanup_close_ int rep_rd = -EBADF, rep_wr = -EBADF, hold_rd = -EBADF, hold_wr = -EBADF;
+	int p[2], pidfd = -1;
+	struct clone_args ca = {
+		.flags = CLONE_PIDFD | CLONE_CLEAR_SIGHAND | clone_flags,
+		.exit_signal = 0,
+	};
+	pid_t ppid = getpid();
+	long pid;
+
+	*c = (struct ra_child){ .pidfd = -EBADF, .report = -EBADF, .hold = -EBADF, .flags = flags };
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return ra_err(e, errno, -EBADF, "pipe", what, NULL);
+	rep_rd = p[0];
+	rep_wr = p[1];
+	if (flags & RA_CHILD_HOLD) {
+		if (pipe2(p, O_CLOEXEC) < 0)
+			return ra_err(e, errno, -EBADF, "pipe", what, NULL);
+		hold_rd = p[0];
+		hold_wr = p[1];
+	}
+	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
+	pid = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid == 0) {
+		/* only the ends the child uses stay open in it (all are CLOEXEC anyway) */
+		close(rep_rd);
+		if (hold_wr >= 0)
+			close(hold_wr);
+		child_main(c, clone_flags, ppid, rep_wr, hold_rd, fn, arg);
+	}
+	if (pid < 0)
+		return ra_err(e, errno, -EBADF, "clone3", what, NULL);
+	c->pid = pid;
+	c->pidfd = pidfd;
+	c->report = take_fd(rep_rd);
+	c->hold = take_fd(hold_wr);
+	return 0;
+}
+
+int ra_child_read_report(struct ra_child *c, struct ra_child_report *r)
+{
+	ssize_t n;
+
+	do
+		n = read(c->report, r, sizeof(*r));
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return n == sizeof(*r) ? 1 : 0;
+}
+
+int ra_child_wait(struct ra_child *c, siginfo_t *si)
+{
+	int r = 0;
+
+	memset(si, 0, sizeof(*si));
+	if (c->pidfd < 0)
+		return -ECHILD;
+	while (waitid(P_PIDFD, c->pidfd, si, WEXITED | __WALL) < 0) {
+		if (errno != EINTR) {
+			r = -errno;
+			break;
+		}
+	}
+	close_fdp(&c->pidfd);
+	c->pidfd = -EBADF;
+	return r;
+}
+
+static void close_pipes(struct ra_child *c)
+{
+	close_fdp(&c->report);
+	close_fdp(&c->hold);
+	c->report = c->hold = -EBADF;
+}
+
+int ra_child_finish(struct ra_child *c, const char *what, const char *const *steps, struct rootasm_error *e)
+{
+	struct ra_child_report rep = { 0, 0 };
+	siginfo_t si;
+	int got, r;
+
+	/* a held child reports when fn is done, then waits for this EOF */
+	got = ra_child_read_report(c, &rep);
+	close_fdp(&c->hold);
+	c->hold = -EBADF;
+	r = ra_child_wait(c, &si);
+	close_pipes(c);
+	if (r < 0)
+		return ra_err(e, r, -EBADF, "waitid", what, NULL);
+	if (got > 0 && rep.err) {
+		const char *step = NULL;
+		char op[ROOTASM_ERR_OP_MAX];
+
+		for (int i = 0; steps && steps[i]; i++)
+			if (i == rep.step)
+				step = steps[i];
+		snprintf(op, sizeof(op), "%s%s%s", what, step ? " " : "", step ? step : "");
+		return ra_err(e, rep.err, -EBADF, op, NULL, NULL);
+	}
+	if (si.si_code == CLD_EXITED && si.si_status == 0)
+		return 0;
+	if (si.si_code == CLD_EXITED)
+		return ra_err(e, EIO, -EBADF, what, NULL, "helper process exited with status %d without a report",
+			      si.si_status);
+	return ra_err(e, EINTR, -EBADF, what, NULL, "helper process killed by signal %d (%s)", si.si_status,
+		      sigdescr_np(si.si_status) ? sigdescr_np(si.si_status) : "?");
+}
+
+void ra_child_kill(struct ra_child *c)
+{
+	siginfo_t si;
+
+	if (c->pidfd >= 0) {
+		sys_pidfd_send_signal(c->pidfd, SIGKILL);
+		ra_child_wait(c, &si);
+	}
+	close_pipes(c);
+}

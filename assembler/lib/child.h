@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Helper processes, one way for all of them:
+ *
+ *   clone3(CLONE_PIDFD | CLONE_CLEAR_SIGHAND | extra, exit_signal 0)
+ *     child:  PR_SET_PDEATHSIG(SIGKILL) (and gone at once if the parent already is),
+ *             fn(arg, &step), a report {step, errno} on a pipe, _exit
+ *     parent: reads the report (EOF = the child ended without one), then
+ *             waitid(P_PIDFD, WEXITED | __WALL) and checks the status
+ *
+ * No exit signal: a SIGCHLD handler of the caller never sees the child, and
+ * waitpid(-1) without __WALL cannot reap it. No sleeps: the parent blocks on
+ * the report pipe, the child on the hold pipe (RA_CHILD_HOLD).
+ *
+ * fn runs right after clone3 in what may be a multi-threaded process: it may
+ * only make system calls (raw ones for set*id/setgroups/capset: glibc's
+ * wrappers signal the parent's threads) and must not allocate.
+ */
+#ifndef ROOTASM_CHILD_H
+#define ROOTASM_CHILD_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "rootasm.h"
+
+#define RA_CHILD_HOLD		0x1u	/* after fn, wait until the parent lets go (ra_child_finish) */
+
+struct ra_child {
+	int pidfd;
+	pid_t pid;
+	int report;			/* read end of the report pipe */
+	int hold;			/* write end of the hold pipe (RA_CHILD_HOLD) */
+	unsigned int flags;
+};
+
+struct ra_child_report {
+	int32_t step;			/* index into the caller's step names */
+	int32_t err;			/* positive errno, 0 = fn succeeded */
+};
+
+/* fn returns 0 or -errno and sets *step to what it was doing. */
+typedef int (*ra_child_fn)(void *arg, int *step);
+
+/*
+ * Start a child running @fn(@arg). @what names the helper in errors.
+ * On success @c owns a pidfd and pipes: end with ra_child_finish() or ra_child_kill().
+ */
+int ra_child_start(struct ra_child *c, uint64_t clone_flags, unsigned int flags, ra_child_fn fn, void *arg,
+		   const char *what, struct rootasm_error *e);
+
+/*
+ * Let a held child go, read its report and reap it. Returns 0 when fn
+ * succeeded and the child exited 0; otherwise fills @e: the step (from
+ * @steps, NULL-terminated or NULL) and errno from the report, or how the child
+ * died (a signal, an exit status) when it sent none.
+ */
+int ra_child_finish(struct ra_child *c, const char *what, const char *const *steps, struct rootasm_error *e);
+
+/* Kill and reap the child (error paths); closes everything. */
+void ra_child_kill(struct ra_child *c);
+
+/* Reap the child: waitid(P_PIDFD) into @si; closes the pidfd. */
+int ra_child_wait(struct ra_child *c, siginfo_t *si);
+
+/* Read the report: 1 when one came, 0 at EOF (none sent), -errno. */
+int ra_child_read_report(struct ra_child *c, struct ra_child_report *r);
+
+#endif

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The context: probe cache, debug log. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "util.h"
+
+static void ctx_init(struct rootasm_ctx *c, unsigned int flags)
+{
+	const char *env = secure_getenv("ROOTASM_DEBUG");
+
+	memset(c, 0, sizeof(*c));
+	pthread_mutex_init(&c->lock, NULL);
+	c->scratch_fd = -EBADF;
+	c->debug = (flags & ROOTASM_CTX_DEBUG) || (env && *env && strcmp(env, "0"));
+}
+
+int rootasm_ctx_new(unsigned int flags, struct rootasm_ctx **ret)
+{
+	struct rootasm_ctx *c;
+
+	if (flags & ~ROOTASM_CTX_DEBUG)
+		return -EINVAL;
+	c = malloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	ctx_init(c, flags);
+	*ret = c;
+	return 0;
+}
+
+void rootasm_ctx_free(struct rootasm_ctx *c)
+{
+	if (!c)
+		return;
+	close_fdp(&c->scratch_fd);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+void rootasm_ctx_set_log(struct rootasm_ctx *c, void (*fn)(void *, const char *), void *userdata)
+{
+	c = ra_ctx(c);
+	pthread_mutex_lock(&c->lock);
+	c->log = fn;
+	c->log_userdata = userdata;
+	pthread_mutex_unlock(&c->lock);
+}
+
+static struct rootasm_ctx default_ctx;
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+
+static void default_init(void)
+{
+	ctx_init(&default_ctx, 0);
+}
+
+struct rootasm_ctx *ra_ctx(struct rootasm_ctx *ctx)
+{
+	if (ctx)
+		return ctx;
+	pthread_once(&default_once, default_init);
+	return &default_ctx;
+}
+
+void ra_trace(struct rootasm_ctx *c, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	int saved = errno;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (c->log)
+		c->log(c->log_userdata, line);
+	else
+		fprintf(stderr, "rootasm: debug: %s\n", line);
+	errno = saved;
+}
+
+const char *rootasm_version(void)
+{
+	return ROOTASM_VERSION_STRING;
+}

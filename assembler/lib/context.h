@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The library's state lives in a context, never in statics: the feature
+ * probe cache with its scratch mount, and the debug log. One mutex guards
+ * the cache; everything else in a context is set once.
+ */
+#ifndef ROOTASM_CONTEXT_H
+#define ROOTASM_CONTEXT_H
+
+#include <pthread.h>
+
+#include "rootasm.h"
+
+#define RA_FEAT_COUNT		(ROOTASM_FEAT_IDMAP_IDMAPPED + 1)
+#define RA_DETAIL_MAX		160
+
+struct rootasm_ctx {
+	pthread_mutex_t lock;			/* guards everything below it */
+	signed char cache[RA_FEAT_COUNT];	/* 0 unknown, 1 present, -1 absent, -2 not permitted */
+	char detail[RA_FEAT_COUNT][RA_DETAIL_MAX];
+	int scratch_fd;				/* a detached tmpfs for the probes of one session */
+	unsigned int scratch_seq;
+	int session;				/* > 0 while a series of probes runs */
+
+	bool debug;
+	void (*log)(void *userdata, const char *line);
+	void *log_userdata;
+};
+
+/* @ctx, or the process-wide default context when NULL (made once, thread-safe). */
+struct rootasm_ctx *ra_ctx(struct rootasm_ctx *ctx);
+
+/* One line of debug trace, when the context traces. */
+void ra_trace(struct rootasm_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define RA_TRACE(ctx, ...) do { if ((ctx)->debug) ra_trace((ctx), __VA_ARGS__); } while (0)
+
+#endif

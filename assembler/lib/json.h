@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * JSON output through jansson, the one JSON library of the project. Strings
+ * from the host (paths, messages) need not be UTF-8: ra_jstr() replaces what
+ * is not with U+FFFD instead of failing. A builder (struct ra_jb) remembers an
+ * allocation failure anywhere in a document so that it is reported once.
+ */
+#ifndef ROOTASM_JSON_H
+#define ROOTASM_JSON_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <jansson.h>
+
+struct ra_jb {
+	bool oom;
+};
+
+/* A JSON string of @s (NULL -> null); invalid UTF-8 becomes U+FFFD. */
+json_t *ra_jstr(const char *s);
+/* o[k] = v; on any NULL the builder is marked. Returns @o. */
+json_t *ra_jset(struct ra_jb *b, json_t *o, const char *k, json_t *v);
+/* a += v; the same. Returns @a. */
+json_t *ra_japp(struct ra_jb *b, json_t *a, json_t *v);
+/* Dump @o and a newline (pretty: indented); -ENOMEM if the builder failed, -EIO. Drops @o. */
+int ra_jdump(struct ra_jb *b, json_t *o, FILE *out, bool pretty);
+
+#endif

@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The open stage: every host object a layout names (layer directories,
+ * images, bind sources, the upper directory, user namespace files, nested
+ * layouts) is opened here, once, and validated on that fd. Nothing after this
+ * stage resolves a host path again: the plan and the engine use these fds.
+ *
+ * The policy, one for every host path:
+ *
+ *   openat2(layout dir fd, path, O_PATH | O_NOFOLLOW, RESOLVE_NO_MAGICLINKS)
+ *     - relative paths resolve from the layout file's directory (an fd opened
+ *       once per layout file), absolute ones from /;
+ *     - symlinks in the directories leading to the object are followed (they
+ *       are the host's); the object itself may not be a symlink: a path whose
+ *       last component is a symlink is refused ("name its target"), so
+ *       swapping an object for a symlink can never bring another one in;
+ *     - magic links (/proc/PID/fd/N, /proc/PID/root, ...) are refused on the
+ *       way, except for `idmap.userns`, whose documented form
+ *       /proc/PID/ns/user is one: it is followed, and what it names must be a
+ *       user namespace (nsfs, NS_GET_NSTYPE = CLONE_NEWUSER);
+ *   fstat() on the fd: a layer or upper `dir` must be a directory, an
+ *   `image` or a nested `layout` a regular file, a `bind` source anything but
+ *   a symlink. Only then is a file opened for reading (O_RDONLY, through
+ *   /proc/self/fd of the O_PATH fd): a FIFO or a device node is never opened
+ *   for reading, so nothing can hang or be triggered by an open.
+ *
+ * A nested layout is read from its fd, parsed, and opened the same way from
+ * its own directory; a cycle is found by (st_dev, st_ino) of the layout files
+ * on the way down. Limits: RA_MAX_DEPTH levels, RA_MAX_LAYOUTS layout files
+ * and RA_MAX_TOTAL_MOUNTS mounts per assembly.
+ */
+#include <fcntl.h>
+#include <libgen.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+#include <linux/nsfs.h>
+
+#include "context.h"
+#include "layout.h"
+#include "open.h"
+#include "util.h"
+
+struct ostate {
+	struct rootasm_ctx *ctx;
+	struct ra_diag *d;
+	struct rootasm_error *e;
+	unsigned int layouts, mounts;
+	int depth;
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} stack[RA_MAX_DEPTH];
+};
+
+int ra_reopen(int fd, int flags)
+{
+	char p[64];
+
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	return open(p, flags | O_CLOEXEC | O_NOCTTY);
+}
+
+/* An error about a host object: the layout's location and key, the path, the cause. */
+static int src_err(struct ostate *st, const struct rootasm_layout *l, const struct ra_src *s, int err,
+		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static int src_err(struct ostate *st, const struct rootasm_layout *l, const struct ra_src *s, int err,
+		   const char *fmt, ...)
+{
+	struct rootasm_error one, *t = st->e && !st->d->count ? st->e : &one;
+	char msg[ROOTASM_ERR_MSG_MAX] = "";
+	va_list ap;
+
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		va_end(ap);
+	}
+	memset(t, 0, sizeof(*t));
+	t->err = err;
+	/* what the path names is the layout's business; a failing system is not */
+	t->kind = err == ENOENT || err == ENOTDIR || err == ELOOP || err == EISDIR || err == EINVAL ||
+		  err == EACCES || err == ENAMETOOLONG || err == EXDEV ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME;
+	snprintf(t->file, sizeof(t->file), "%s", l->file);
+	t->line = s->loc.line;
+	t->column = s->loc.column;
+	snprintf(t->op, sizeof(t->op), "%s", s->key);
+	snprintf(t->msg, sizeof(t->msg), "%s: %s", s->display, *msg ? msg : strerror(err));
+	st->d->count++;
+	if (st->d->fn)
+		st->d->fn(t, st->d->userdata);
+	return -err;
+}
+
+static const char *const kind_want[] = {
+	[RA_SRC_DIR] = "a directory",
+	[RA_SRC_IMAGE] = "a regular file (an image)",
+	[RA_SRC_BIND] = "a file, directory or other object",
+	[RA_SRC_USERNS] = "a user namespace file (/proc/PID/ns/user)",
+	[RA_SRC_LAYOUT] = "a regular file (a layout)",
+};
+
+static const char *type_name(mode_t m)
+{
+	switch (m & S_IFMT) {
+	case S_IFDIR:
+		return "a directory";
+	case S_IFREG:
+		return "a regular file";
+	case S_IFLNK:
+		return "a symbolic link";
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFSOCK:
+		return "a socket";
+	case S_IFCHR:
+		return "a character device";
+	case S_IFBLK:
+		return "a block device";
+	default:
+		return "of unknown type";
+	}
+}
+
+/* Open @s from @dirfd by the policy above; on success s->fd holds the object. */
+static int open_src(struct ostate *st, const struct rootasm_layout *l, int dirfd, struct ra_src *s)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_NO_MAGICLINKS,
+	};
+	_cleanup_close_ int fd = -EBADF;
+	struct stat sb;
+	bool ok;
+
+	if (s->kind == RA_SRC_USERNS) {
+		how.flags = O_PATH | O_CLOEXEC;		/* /proc/PID/ns/user is a magic link */
+		how.resolve = 0;
+	}
+	fd = sys_openat2(dirfd, s->path, &how);
+	if (fd < 0)
+		return src_err(st, l, s, errno, NULL);
+	if (fstat(fd, &sb) < 0)
+		return src_err(st, l, s, errno, "fstat: %s", strerror(errno));
+	s->mode = sb.st_mode;
+	switch (s->kind) {
+	case RA_SRC_DIR:
+		ok = S_ISDIR(sb.st_mode);
+		break;
+	case RA_SRC_IMAGE:
+	case RA_SRC_LAYOUT:
+		ok = S_ISREG(sb.st_mode);
+		break;
+	case RA_SRC_BIND:
+		ok = !S_ISLNK(sb.st_mode);
+		break;
+	case RA_SRC_USERNS: {
+		struct statfs sf;
+
+		ok = fstatfs(fd, &sf) == 0 && sf.f_type == NSFS_MAGIC;
+		break;
+	}
+	default:
+		ok = false;
+	}
+	if (!ok && S_ISLNK(sb.st_mode)) {
+		char to[256];
+		ssize_t n = readlinkat(fd, "", to, sizeof(to) - 1);
+
+		to[n > 0 ? n : 0] = '\0';
+		return src_err(st, l, s, ELOOP, "is a symbolic link (to %s); rootasm does not follow one as the "
+			       "last component of a host path: name what it points to", n > 0 ? to : "?");
+	}
+	if (!ok)
+		return src_err(st, l, s, s->kind == RA_SRC_DIR ? ENOTDIR : EINVAL, "is %s, expected %s",
+			       type_name(sb.st_mode), kind_want[s->kind]);
+	if (s->kind == RA_SRC_IMAGE || s->kind == RA_SRC_LAYOUT || s->kind == RA_SRC_USERNS) {
+		/* a regular file or an nsfs inode: re-opening it for reading cannot block */
+		int rfd = ra_reopen(fd, O_RDONLY);
+
+		if (rfd < 0)
+			return src_err(st, l, s, errno, "open for reading through /proc/self/fd: %s", strerror(errno));
+		close(fd);
+		fd = rfd;
+	}
+	if (s->kind == RA_SRC_USERNS) {
+		int t = ioctl(fd, NS_GET_NSTYPE);
+
+		if (t != CLONE_NEWUSER)
+			return src_err(st, l, s, EINVAL, "is a namespace, but not a user namespace");
+	}
+	RA_TRACE(st->ctx, "open %s %s: fd %d (%s)", s->key, s->display, fd, type_name(sb.st_mode));
+	s->fd = take_fd(fd);
+	return 0;
+}
+
+static int read_all(int fd, size_t max, char **ret, size_t *ret_len)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap + 1);
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			char *b;
+
+			if (cap > max) {
+				free(buf);
+				return -EFBIG;
+			}
+			cap *= 2;
+			b = realloc(buf, cap + 1);
+			if (!b) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = b;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int r = -errno;
+
+			free(buf);
+			return r;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	if (len > max) {
+		free(buf);
+		return -EFBIG;
+	}
+	buf[len] = '\0';
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
+
+static int open_layout(struct ostate *st, struct rootasm_layout *l, int dirfd);
+
+/* mounts[i].layout: read, parse and open the nested layout from @s's fd. */
+static int open_nested(struct ostate *st, struct rootasm_layout *l, int dirfd, struct ra_mount *m)
+{
+	struct ra_src *s = &m->src;
+	_cleanup_free_ char *buf = NULL, *dcopy = NULL, *bcopy = NULL, *ddisp = NULL;
+	_cleanup_close_ int ndir = -EBADF;
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
+	struct stat sb, sd;
+	size_t len;
+	int r;
+
+	if (fstat(s->fd, &sb) < 0)
+		return src_err(st, l, s, errno, "fstat: %s", strerror(errno));
+	for (int i = 0; i < st->depth; i++)
+		if (st->stack[i].dev == sb.st_dev && st->stack[i].ino == sb.st_ino)
+			return src_err(st, l, s, ELOOP, "includes itself (a cycle of nested layouts)");
+	if (st->depth >= RA_MAX_DEPTH)
+		return src_err(st, l, s, ELOOP, "layouts nested deeper than %d", RA_MAX_DEPTH);
+	if (++st->layouts > RA_MAX_LAYOUTS)
+		return src_err(st, l, s, E2BIG, "more than %d layout files in one assembly", RA_MAX_LAYOUTS);
+	/* its own directory, and the file must be the one in it */
+	dcopy = strdup(s->path);
+	bcopy = strdup(s->path);
+	ddisp = strdup(s->display);
+	if (!dcopy || !bcopy || !ddisp)
+		return ra_oom(st->e, "open nested layout");
+	ndir = sys_openat2(dirfd, dirname(dcopy), &how);
+	if (ndir < 0)
+		return src_err(st, l, s, errno, "open its directory: %s", strerror(errno));
+	if (fstatat(ndir, basename(bcopy), &sd, AT_SYMLINK_NOFOLLOW) < 0 || sd.st_dev != sb.st_dev ||
+	    sd.st_ino != sb.st_ino)
+		return src_err(st, l, s, ESTALE, "changed while it was being opened");
+	r = read_all(s->fd, RA_LAYOUT_MAX_BYTES, &buf, &len);
+	if (r == -EFBIG)
+		return src_err(st, l, s, EFBIG, "larger than %u bytes", RA_LAYOUT_MAX_BYTES);
+	if (r == -ENOMEM)
+		return ra_oom(st->e, "read nested layout");
+	if (r < 0)
+		return src_err(st, l, s, -r, "read: %s", strerror(-r));
+	r = ra_layout_parse(buf, len, s->display, dirname(ddisp), st->d, &m->nested, st->e);
+	if (r < 0)
+		return r;
+	st->stack[st->depth].dev = sb.st_dev;
+	st->stack[st->depth].ino = sb.st_ino;
+	st->depth++;
+	r = open_layout(st, m->nested, ndir);
+	st->depth--;
+	return r;
+}
+
+/* Every ra_src of @l, from @dirfd; errors about what a path names do not stop the others. */
+static int open_layout(struct ostate *st, struct rootasm_layout *l, int dirfd)
+{
+	int r, bad = 0;
+
+#define OPEN(s) do {							\
+		if ((s)->path) {					\
+			r = open_src(st, l, dirfd, (s));		\
+			if (r == -ENOMEM)				\
+				return r;				\
+			if (r < 0)					\
+				bad = r;				\
+		}							\
+	} while (0)
+
+	st->mounts += l->nmounts;
+	if (st->mounts > RA_MAX_TOTAL_MOUNTS)
+		return ra_layout_err(st->d, st->e, l->file, l->nmounts ? l->mounts[0].loc : (struct ra_loc){ 0, 0 },
+				     "mounts", "more than %d mounts in one assembly, nested layouts included",
+				     RA_MAX_TOTAL_MOUNTS);
+	for (size_t i = 0; i < l->nlayers; i++) {
+		OPEN(&l->layers[i].src);
+		OPEN(&l->layers[i].idmap.userns);
+	}
+	if (l->upper.kind == RA_UPPER_DIR)
+		OPEN(&l->upper.src);
+	for (size_t i = 0; i < l->nmounts; i++) {
+		struct ra_mount *m = &l->mounts[i];
+
+		OPEN(&m->src);
+		OPEN(&m->idmap.userns);
+		if (m->kind == RA_MOUNT_LAYOUT && m->src.fd >= 0) {
+			r = open_nested(st, l, dirfd, m);
+			if (r == -ENOMEM || r == -E2BIG)
+				return r;
+			if (r < 0)
+				bad = r;
+		}
+	}
+#undef OPEN
+	if (bad)
+		return bad;
+	l->opened = true;
+	return 0;
+}
+
+int ra_layout_open(struct rootasm_ctx *ctx, struct rootasm_layout *l, int dirfd, struct stat *top,
+		   struct ra_diag *d, struct rootasm_error *e)
+{
+	struct ostate st = { .ctx = ra_ctx(ctx), .d = d, .e = e, .layouts = 1 };
+
+	if (top) {
+		st.stack[0].dev = top->st_dev;
+		st.stack[0].ino = top->st_ino;
+		st.depth = 1;
+	}
+	return open_layout(&st, l, dirfd);
+}
+
+/* The directory part of @path for display: absolute (the working directory prefixed). */
+static char *display_dir(const char *path)
+{
+	_cleanup_free_ char *copy = strdup(path), *cwd = NULL;
+	const char *d;
+	char *r = NULL;
+
+	if (!copy)
+		return NULL;
+	d = dirname(copy);
+	if (d[0] == '/')
+		return strdup(d);
+	cwd = getcwd(NULL, 0);
+	if (!cwd)
+		return strdup(d);
+	if (!strcmp(d, "."))
+		return TAKE_PTR(cwd);
+	if (asprintf(&r, "%s/%s", strcmp(cwd, "/") ? cwd : "", d) < 0)
+		return NULL;
+	return r;
+}
+
+static bool opts_ok(const struct rootasm_load_opts *o)
+{
+	return !o || (o->size >= offsetof(struct rootasm_load_opts, diag) &&
+		      !(o->flags & ~(ROOTASM_LOAD_OFFLINE | ROOTASM_LOAD_DIR_FD)));
+}
+
+#define OPT(o, field, def) \
+	((o) && (o)->size >= offsetof(struct rootasm_load_opts, field) + sizeof((o)->field) ? (o)->field : (def))
+
+static int load(struct rootasm_ctx *ctx, const char *buf, size_t len, const char *name, const char *ddir,
+		int dirfd, struct stat *top, const struct rootasm_load_opts *o, struct rootasm_layout **ret,
+		struct rootasm_error *e)
+{
+	struct ra_diag d = { .fn = OPT(o, diag, NULL), .userdata = OPT(o, userdata, NULL) };
+	struct rootasm_layout *l = NULL;
+	int r;
+
+	r = ra_layout_parse(buf, len, name, ddir, &d, &l, e);
+	if (r == 0 && !(OPT(o, flags, 0u) & ROOTASM_LOAD_OFFLINE))
+		r = ra_layout_open(ctx, l, dirfd, top, &d, e);
+	if (r < 0) {
+		rootasm_layout_free(l);
+		return r;
+	}
+	*ret = l;
+	return 0;
+}
+
+int rootasm_layout_load(struct rootasm_ctx *ctx, const char *path, const struct rootasm_load_opts *o,
+			struct rootasm_layout **ret, struct rootasm_error *e)
+{
+	struct open_how dhow = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
+	struct open_how fhow = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
+	_cleanup_free_ char *dcopy = NULL, *bcopy = NULL, *ddir = NULL, *buf = NULL;
+	_cleanup_close_ int dirfd = -EBADF, pfd = -EBADF, fd = -EBADF;
+	struct stat sb;
+	size_t len;
+	int r;
+
+	if (!opts_ok(o) || !path || !*path)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "load layout", path, "invalid arguments");
+	dcopy = strdup(path);
+	bcopy = strdup(path);
+	ddir = display_dir(path);
+	if (!dcopy || !bcopy || !ddir)
+		return ra_oom(e, "load layout");
+	/* relative paths in it are relative to this directory: opened once, here */
+	dirfd = sys_openat2(AT_FDCWD, dirname(dcopy), &dhow);
+	if (dirfd < 0)
+		goto fail;
+	/* the layout file itself may be a symlink (it is the caller's argument) */
+	pfd = sys_openat2(dirfd, basename(bcopy), &fhow);
+	if (pfd < 0 || fstat(pfd, &sb) < 0)
+		goto fail;
+	if (!S_ISREG(sb.st_mode))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "open layout", path, "is %s, not a regular file",
+				   type_name(sb.st_mode));
+	fd = ra_reopen(pfd, O_RDONLY);
+	if (fd < 0)
+		goto fail;
+	r = read_all(fd, RA_LAYOUT_MAX_BYTES, &buf, &len);
+	if (r == -ENOMEM)
+		return ra_oom(e, "read layout");
+	if (r == -EFBIG)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EFBIG, "open layout", path, "larger than %u bytes",
+				   RA_LAYOUT_MAX_BYTES);
+	if (r < 0)
+		return ra_err(e, r, -EBADF, "read layout", path, NULL);
+	r = load(ctx, buf, len, path, ddir, dirfd, &sb, o, ret, e);
+	if (r == 0)
+		RA_TRACE(ra_ctx(ctx), "loaded %s (%zu bytes)", path, len);
+	return r;
+fail:
+	r = errno;
+	return ra_err_kind(e, r == ENOENT || r == ENOTDIR || r == EACCES || r == ELOOP ? ROOTASM_ERROR_USAGE :
+			   ROOTASM_ERROR_RUNTIME, r, "open layout", path, NULL);
+}
+
+int rootasm_layout_load_mem(struct rootasm_ctx *ctx, const void *buf, size_t len,
+			    const struct rootasm_load_opts *o, struct rootasm_layout **ret,
+			    struct rootasm_error *e)
+{
+	_cleanup_free_ char *ddir = NULL;
+	const char *name = OPT(o, name, NULL);
+	int dirfd = AT_FDCWD;
+
+	if (!opts_ok(o) || (!buf && len))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "load layout", name, "invalid arguments");
+	if (OPT(o, flags, 0u) & ROOTASM_LOAD_DIR_FD) {
+		char p[64], t[RA_PATH_MAX];
+		ssize_t n;
+
+		dirfd = OPT(o, dir_fd, -EBADF);
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", dirfd);
+		n = readlink(p, t, sizeof(t) - 1);
+		ddir = strndup(n > 0 ? t : "(directory fd)", n > 0 ? (size_t)n : 14);
+	} else {
+		ddir = getcwd(NULL, 0);
+	}
+	if (!ddir)
+		return ra_oom(e, "load layout");
+	return load(ctx, buf ? buf : "", len, name ? name : "(memory)", ddir, dirfd, NULL, o, ret, e);
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The plan stage: a layout (opened, or parsed only) -> the ordered operations
+ * the engine carries out. No system calls: which route an operation takes
+ * (e.g. open_tree_attr() or open_tree() + mount_setattr() for an idmapped
+ * bind) is decided from the features the caller says the kernel has.
+ */
+#ifndef ROOTASM_PLAN_H
+#define ROOTASM_PLAN_H
+
+#include <stdint.h>
+
+#include "layout.h"
+
+enum ra_op_kind {
+	RA_OP_LAYER,		/* one lower layer -> a layer slot */
+	RA_OP_UPPER,		/* the upper: upper/ and work/ inside a tmpfs or a host directory */
+	RA_OP_OVERLAY,		/* the overlay of the slots (top first) and the upper -> the root */
+	RA_OP_ROOT_LAYER,	/* the one layer is the root itself, read-only */
+	RA_OP_VOLUME,		/* a mount moved onto the detached root */
+	RA_OP_ROOT_ATTRS,	/* mount_setattr() of the root */
+};
+
+enum ra_route {
+	RA_ROUTE_NONE,
+	RA_ROUTE_LAYER_FD,	/* dir layer: its O_PATH fd goes to overlayfs as is */
+	RA_ROUTE_LAYER_CLONE,	/* dir layer: open_tree(OPEN_TREE_CLONE) of its fd */
+	RA_ROUTE_IMAGE,		/* image: loop device (LOOP_CONFIGURE) + fsopen/fsmount */
+	RA_ROUTE_UPPER_TMPFS,	/* fsopen("tmpfs") + fsmount, mkdirat upper/ work/ */
+	RA_ROUTE_UPPER_DIR,	/* mkdirat upper/ work/ in the host directory's fd */
+	RA_ROUTE_OVERLAY,	/* fsopen("overlay"), FSCONFIG_SET_FD lowerdir+/upperdir/workdir, CMD_CREATE, fsmount */
+	RA_ROUTE_BIND_CLONE,	/* open_tree(OPEN_TREE_CLONE) of the source fd, then mount_setattr() */
+	RA_ROUTE_BIND_ATTR,	/* open_tree_attr(): clone, attributes and idmap in one call (6.15) */
+	RA_ROUTE_TMPFS,		/* fsopen("tmpfs") + fsmount */
+	RA_ROUTE_NESTED,	/* the nested layout's own plan, assembled into a tree */
+	RA_ROUTE_SETATTR,	/* mount_setattr() */
+};
+
+struct ra_plan;
+
+struct ra_op {
+	enum ra_op_kind kind;
+	enum ra_route route;
+	const struct rootasm_layout *l;		/* the layout it comes from (file, for messages) */
+	struct ra_loc loc;
+	char key[32];				/* "layers[2]", "mounts[0]", "upper", "attributes" */
+	const struct ra_layer *layer;		/* RA_OP_LAYER */
+	const struct ra_mount *mount;		/* RA_OP_VOLUME */
+	size_t slot;				/* RA_OP_LAYER: index of its fd (top layer = 0) */
+	struct ra_plan *sub;			/* RA_ROUTE_NESTED */
+	uint64_t needs;				/* features this operation needs */
+};
+
+struct ra_plan {
+	const struct rootasm_layout *l;
+	struct ra_op *ops;
+	size_t n;
+	size_t nslots;				/* layer fds the overlay (or root layer) takes */
+	uint64_t needs;				/* the fold of the ops' needs, sub-plans included */
+};
+
+/* Whether the kernel has feature @f (the caller's answer; the plan makes no syscall). */
+typedef bool (*ra_have_fn)(void *userdata, enum rootasm_feature f);
+
+int ra_plan_build(const struct rootasm_layout *l, ra_have_fn have, void *userdata, struct ra_plan **ret,
+		  struct rootasm_error *e);
+void ra_plan_free(struct ra_plan *p);
+
+const char *ra_route_name(enum ra_route r);
+
+#endif
