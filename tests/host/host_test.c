@@ -213,7 +213,7 @@ static struct rootasm_layout *load(const char *rel)
 	struct rootasm_error e = { 0 };
 	char buf[8192];
 
-	if (rootasm_layout_load(path(rel), &l, &e) < 0)
+	if (rootasm_layout_load(NULL, path(rel), NULL, &l, &e) < 0)
 		FAILF("load %s: %s", rel, rootasm_error_format(&e, buf, sizeof(buf)));
 	return l;
 }
@@ -227,7 +227,7 @@ static const char *assemble_at(const char *rel, const char *mnt)
 	int fd;
 
 	mkdir(path(mnt), 0755);
-	fd = rootasm_assemble(l, &e);
+	fd = rootasm_assemble(NULL, l, &e);
 	if (fd < 0)
 		FAILF("assemble %s: %s", rel, rootasm_error_format(&e, buf, sizeof(buf)));
 	if (rootasm_attach(fd, path(mnt), &e) < 0)
@@ -343,12 +343,14 @@ TEST(readonly_rootfs_refuses_writes)
 	ASSERT_STR(slurp(path("m3b/etc/motd")), "base\n");
 }
 
+static bool have(enum rootasm_feature f)
+{
+	return rootasm_probe_feature(NULL, f, NULL, 0) > 0;
+}
+
 static bool creds_noadmin_works(void)
 {
-	struct rootasm_probe p;
-
-	rootasm_probe(&p);
-	return p.present[ROOTASM_FEAT_OVL_CREDS_NOADMIN];
+	return have(ROOTASM_FEAT_OVL_CREDS_NOADMIN);
 }
 
 TEST(override_creds_without_mknod_denies_mknod)
@@ -517,7 +519,7 @@ TEST(attach_adds_exactly_the_tree)
 	l = load("t9.yaml");
 	mkdir(path("m9"), 0755);
 	before = mountinfo();
-	fd = rootasm_assemble(l, &e);
+	fd = rootasm_assemble(NULL, l, &e);
 	ASSERT_TRUE(fd >= 0);
 	/* the whole tree exists, and the namespace has not seen any of it */
 	during = mountinfo();
@@ -659,7 +661,7 @@ static void expect_clean_failure(const char *rel, const char *want, void (*betwe
 	mi = mountinfo();
 	lo = loops();
 	fd_before = fds();
-	fd = rootasm_assemble(l, &e);
+	fd = rootasm_assemble(NULL, l, &e);
 	ASSERT_TRUE(fd < 0);
 	rootasm_error_format(&e, buf, sizeof(buf));
 	ASSERT_CONTAINS(buf, want);
@@ -670,17 +672,45 @@ static void expect_clean_failure(const char *rel, const char *want, void (*betwe
 	rootasm_layout_free(l);
 }
 
-static void remove_image(void)
+static void corrupt_image(void)
 {
-	sh("rm -f %s/gone.sqfs", fix);
+	/* the same file (inode), its contents gone: the fd the layout holds sees it */
+	sh("truncate -s 0 %s/bad.sqfs && truncate -s 1M %s/bad.sqfs", fix, fix);
 }
 
-TEST(failure_missing_image_leaves_nothing)
+TEST(failure_corrupted_image_leaves_nothing)
 {
-	sh("cp %s/l2.sqfs %s/gone.sqfs", fix, fix);
-	/* the image vanishes after the layout was checked: the third layer fails to open */
-	layoutf("f1.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l3.erofs\n  - image: gone.sqfs\nupper: { tmpfs: {} }\n");
-	expect_clean_failure("f1.yaml", "gone.sqfs: No such file or directory", remove_image);
+	sh("cp %s/l2.sqfs %s/bad.sqfs", fix, fix);
+	/* the image is emptied after the layout was loaded: the third layer fails to mount */
+	layoutf("f1.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l3.erofs\n  - image: bad.sqfs\nupper: { tmpfs: {} }\n");
+	expect_clean_failure("f1.yaml", "bad.sqfs: neither squashfs nor erofs", corrupt_image);
+}
+
+TEST(loaded_layout_uses_the_objects_it_opened)
+{
+	struct rootasm_layout *l;
+	struct rootasm_error e = { 0 };
+	int fd;
+
+	/* once loaded, the layout holds the image and the directories it names, by fd */
+	sh("rm -rf %s/swap && mkdir -p %s/swap/dir/etc && echo original > %s/swap/dir/etc/marker && cp %s/l2.sqfs %s/swap/img.sqfs",
+	   fix, fix, fix, fix, fix);
+	layoutf("swap/s.yaml", "version: 1\nlayers:\n  - dir: dir\n  - image: img.sqfs\nupper: { tmpfs: {} }\n"
+		"mounts:\n  - { bind: dir, target: /b }\n");
+	l = load("swap/s.yaml");
+	/* everything is swapped after the load: other files, a symlink to the host's /etc */
+	sh("cd %s/swap && mv dir dir.old && ln -s /etc dir && mv img.sqfs img.old && cp %s/vol.sqfs img.sqfs", fix, fix);
+	mkdir(path("ms"), 0755);
+	fd = rootasm_assemble(NULL, l, &e);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(rootasm_attach(fd, path("ms"), &e), 0);
+	close(fd);
+	ASSERT_STR(slurp(path("ms/etc/marker")), "original\n");
+	ASSERT_STR(slurp(path("ms/b/etc/marker")), "original\n");
+	ASSERT_STR(slurp(path("ms/etc/motd")), "l2\n");		/* the original image */
+	ASSERT_TRUE(access(path("ms/volfile"), F_OK) < 0);		/* not the new one */
+	ASSERT_TRUE(access(path("ms/etc/shadow"), F_OK) < 0);	/* not the host's /etc */
+	rootasm_layout_free(l);
 }
 
 TEST(failure_bad_option_leaves_nothing)
@@ -738,37 +768,29 @@ TEST(probe_reports_every_feature)
 	while (fgets(line, sizeof(line), f))
 		;
 	pclose(f);
-	for (int i = 0; i < _ROOTASM_FEAT_MAX; i++)
-		n += rootasm_feature_name(i)[0] != '?';
-	ASSERT_EQ(n, _ROOTASM_FEAT_MAX);
+	for (unsigned int i = 0; i < rootasm_feature_count(); i++)
+		n += rootasm_feature_name(i) != NULL;
+	ASSERT_EQ(n, rootasm_feature_count());
+	ASSERT_TRUE(rootasm_feature_name(rootasm_feature_count()) == NULL);
 	/*
 	 * The assembler's mount features are present on every kernel these tests
 	 * run on (>= 6.15, or the kernel/ series); the others are checked by the
 	 * tests that use them. ROOTASM_EXPECT_ALL=1 (the host run) wants all.
 	 */
 	{
-		struct rootasm_probe p;
 		bool all = getenv("ROOTASM_EXPECT_ALL") != NULL;
+		char d[256];
 
-		rootasm_probe(&p);
 		for (int i = 0; i <= ROOTASM_FEAT_OVL_OVERRIDE_CREDS; i++)
-			if (!p.present[i])
-				FAILF("%s absent: %s", rootasm_feature_name(i), p.detail[i]);
-		for (int i = ROOTASM_FEAT_PIDFD_INFO_EXIT; all && i < _ROOTASM_FEAT_MAX; i++)
-			if (!p.present[i])
-				FAILF("%s absent: %s", rootasm_feature_name(i), p.detail[i]);
+			if (rootasm_probe_feature(NULL, i, d, sizeof(d)) != 1)
+				FAILF("%s absent: %s", rootasm_feature_name(i), d);
+		for (unsigned int i = ROOTASM_FEAT_PIDFD_INFO_EXIT; all && i < rootasm_feature_count(); i++)
+			if (rootasm_probe_feature(NULL, i, d, sizeof(d)) != 1)
+				FAILF("%s absent: %s", rootasm_feature_name(i), d);
 	}
 }
 
 static pid_t main_pid;
-
-static bool have(enum rootasm_feature f)
-{
-	struct rootasm_probe p;
-
-	rootasm_probe(&p);
-	return p.present[f];
-}
 
 TEST(audit_sees_nothing_while_assembling_and_exactly_the_tree_at_attach)
 {

@@ -18,7 +18,7 @@ t 2 "missing LAYOUT" check
 t 2 "unknown option '--yaml'" check --yaml x
 t 2 "exactly one of --attach" assemble /nonexistent.yaml
 t 2 "missing LAYOUT" exec
-t 2 "nonexistent.yaml: open layout" check /nonexistent.yaml
+t 2 "open layout /nonexistent.yaml: No such file or directory" check /nonexistent.yaml
 t 2 "unknown argument" probe --xml
 "$bin" --help | grep -q "rootasm check LAYOUT" || { echo "FAIL: --help"; fail=$((fail + 1)); }
 n=$((n + 1))

@@ -49,6 +49,12 @@ static int setup(void **state)
 	put("sub.yaml", "version: 1\nlayers:\n  - dir: l1\n");
 	put("loop-a.yaml", "version: 1\nlayers: [{dir: l1}]\nmounts: [{layout: loop-b.yaml, target: /b}]\n");
 	put("loop-b.yaml", "version: 1\nlayers: [{dir: l1}]\nmounts: [{layout: loop-a.yaml, target: /a}]\n");
+	snprintf(p, sizeof(p), "%s/link-to-l1", tmpdir);
+	if (symlink("l1", p) < 0)
+		return -1;
+	snprintf(p, sizeof(p), "%s/fifo", tmpdir);
+	if (mkfifo(p, 0644) < 0)
+		return -1;
 	return 0;
 }
 
@@ -63,7 +69,18 @@ static int teardown(void **state)
 static int parse(const char *text, struct rootasm_layout **l, struct rootasm_error *e)
 {
 	memset(e, 0, sizeof(*e));
-	return ra_layout_parse(text, strlen(text), "test.yaml", tmpdir, 0, l, e);
+	return ra_layout_parse(text, strlen(text), "test.yaml", tmpdir, NULL, l, e);
+}
+
+/* The whole load (parse + open stage) of @text written to tmpdir/test.yaml. */
+static int load(const char *text, struct rootasm_layout **l, struct rootasm_error *e)
+{
+	char p[512];
+
+	put("test.yaml", text);
+	snprintf(p, sizeof(p), "%s/test.yaml", tmpdir);
+	memset(e, 0, sizeof(*e));
+	return rootasm_layout_load(NULL, p, NULL, l, e);
 }
 
 struct bad {
@@ -92,9 +109,6 @@ static const struct bad bad_cases[] = {
 	{ "layer not a mapping", "version: 1\nlayers:\n  - l1\n", 3, "layers[0]", "expected a mapping" },
 	{ "layer with both kinds", "version: 1\nlayers:\n  - {dir: l1, image: base.sqfs}\n", 3, "layers[0]", "exactly one of 'image' or 'dir'" },
 	{ "layer unknown key", "version: 1\nlayers:\n  - dir: l1\n  - imag: base.sqfs\n", 4, "layers[1]", "unknown key 'imag'" },
-	{ "layer missing dir", "version: 1\nlayers:\n  - dir: nonexistent\n", 3, "layers[0].dir", "No such file or directory" },
-	{ "layer dir is a file", "version: 1\nlayers:\n  - dir: base.sqfs\n", 3, "layers[0].dir", "not a directory" },
-	{ "layer image is a dir", "version: 1\nlayers:\n  - image: l1\n", 3, "layers[0].image", "not a regular file" },
 	{ "layer bad type", "version: 1\nlayers:\n  - {image: base.sqfs, type: ext4}\n", 3, "layers[0].type", "unknown image type 'ext4'" },
 	{ "type on dir layer", "version: 1\nlayers:\n  - {dir: l1, type: erofs}\n", 3, "layers[0]", "'type' applies to image layers only" },
 	{ "layer empty path", "version: 1\nlayers:\n  - dir: ''\n", 3, "layers[0].dir", "non-empty string" },
@@ -120,7 +134,6 @@ static const struct bad bad_cases[] = {
 	{ "mount target with dotdot", HDR "mounts:\n  - { bind: data, target: /srv/../../etc }\n", 5, "mounts[0].target", "contains '..'" },
 	{ "mount target is root", HDR "mounts:\n  - { bind: data, target: /./ }\n", 5, "mounts[0].target", "rootfs itself" },
 	{ "mount missing target", HDR "mounts:\n  - { bind: data }\n", 5, "mounts[0]", "missing key 'target'" },
-	{ "mount missing source", HDR "mounts:\n  - { bind: nope, target: /x }\n", 5, "mounts[0].bind", "No such file or directory" },
 	{ "mount bad option", HDR "mounts:\n  - { bind: data, target: /x, options: [ro, nosiud] }\n", 5, "mounts[0].options[1]", "unknown option 'nosiud'" },
 	{ "mount options not a list", HDR "mounts:\n  - { bind: data, target: /x, options: ro }\n", 5, "mounts[0].options", "expected a list" },
 	{ "tmpfs size on bind", HDR "mounts:\n  - { bind: data, target: /x, options: [size=1M] }\n", 5, "mounts[0].options[0]", "unknown option 'size=1M'" },
@@ -132,17 +145,30 @@ static const struct bad bad_cases[] = {
 	{ "options on nested layout", HDR "mounts:\n  - { layout: sub.yaml, target: /x, options: [ro] }\n", 5, "mounts[0].options", "'options' does not apply" },
 	{ "type on bind", HDR "mounts:\n  - { bind: data, target: /x, type: erofs }\n", 5, "mounts[0].type", "image mounts only" },
 	{ "duplicate mount key", HDR "mounts:\n  - bind: data\n    target: /x\n    target: /y\n", 7, "mounts[0]", "duplicate key 'target' (first at line 6)" },
-	{ "nested layout cycle", HDR "mounts:\n  - { layout: loop-a.yaml, target: /x }\n", 3, "mounts[0].layout", "loop-a.yaml includes itself", "loop-b.yaml" },
 	{ "bad attribute", HDR "attributes: [nosuid, readonly]\n", 4, "attributes[1]", "unknown option 'readonly'" },
 	{ "exec bad bool", HDR "exec:\n  deny_mount_api: maybe\n", 5, "exec.deny_mount_api", "expected true or false" },
 	{ "exec unknown key", HDR "exec:\n  seccomp: false\n", 5, "exec", "unknown key 'seccomp'" },
 	{ "idmap bad range", "version: 1\nlayers:\n  - dir: l1\n    idmap: { uids: [\"0:100000\"], gids: [\"0:1:1\"] }\n", 4, "layers[0].idmap.uids[0]", "expected a range 'inside:outside:count'" },
-	{ "idmap zero count", "version: 1\nlayers:\n  - dir: l1\n    idmap: { uids: [\"0:1:1\"], gids: [\"0:1:0\"] }\n", 4, "layers[0].idmap.gids[0]", "expected a range" },
-	{ "idmap range overflows", "version: 1\nlayers:\n  - dir: l1\n    idmap: { uids: [\"4294967000:0:1000\"], gids: [\"0:1:1\"] }\n", 4, "layers[0].idmap.uids[0]", "expected a range" },
+	{ "idmap zero count", "version: 1\nlayers:\n  - dir: l1\n    idmap: { uids: [\"0:1:1\"], gids: [\"0:1:0\"] }\n", 4, "layers[0].idmap.gids[0]", "range '0:1:0' is empty" },
+	{ "idmap range overflows", "version: 1\nlayers:\n  - dir: l1\n    idmap: { uids: [\"4294967000:0:1000\"], gids: [\"0:1:1\"] }\n", 4, "layers[0].idmap.uids[0]", "runs past 4294967294" },
 	{ "idmap userns and ranges", "version: 1\nlayers:\n  - dir: l1\n    idmap: { userns: l1, uids: [\"0:1:1\"] }\n", 4, "layers[0].idmap", "not both" },
 	{ "idmap without gids", "version: 1\nlayers:\n  - dir: l1\n    idmap: { uids: [\"0:1:1\"] }\n", 4, "layers[0].idmap", "both 'uids' and 'gids'" },
 	{ "idmap on tmpfs", HDR "mounts:\n  - { tmpfs: /t, idmap: { userns: l1 } }\n", 5, "mounts[0].idmap", "bind and image mounts only" },
 	{ "scalar key is a list", HDR "? [a, b]\n: 1\n", 4, "(top level)", "keys must be scalars" },
+};
+
+/* Errors the open stage finds: what a host path names. */
+static const struct bad open_cases[] = {
+	{ "layer missing dir", "version: 1\nlayers:\n  - dir: nonexistent\n", 3, "layers[0].dir", "No such file or directory" },
+	{ "layer dir is a file", "version: 1\nlayers:\n  - dir: base.sqfs\n", 3, "layers[0].dir", "is a regular file, expected a directory" },
+	{ "layer image is a dir", "version: 1\nlayers:\n  - image: l1\n", 3, "layers[0].image", "is a directory, expected a regular file" },
+	{ "mount missing source", HDR "mounts:\n  - { bind: nope, target: /x }\n", 5, "mounts[0].bind", "No such file or directory" },
+	{ "nested layout cycle", HDR "mounts:\n  - { layout: loop-a.yaml, target: /x }\n", 3, "mounts[0].layout", "loop-a.yaml: includes itself", "loop-b.yaml" },
+	{ "layer dir is a symlink", "version: 1\nlayers:\n  - dir: link-to-l1\n", 3, "layers[0].dir", "is a symbolic link" },
+	{ "image is a FIFO", "version: 1\nlayers:\n  - image: fifo\n", 3, "layers[0].image", "is a FIFO" },
+	{ "userns is not a namespace", "version: 1\nlayers:\n  - dir: l1\n    idmap: { userns: base.sqfs }\n", 4, "layers[0].idmap.userns", "expected a user namespace" },
+	{ "userns is another namespace", "version: 1\nlayers:\n  - dir: l1\n    idmap: { userns: /proc/self/ns/mnt }\n", 4, "layers[0].idmap.userns", "not a user namespace" },
+	{ "bind through a magic link", "version: 1\nlayers:\n  - dir: l1\nmounts:\n  - { bind: /proc/self/root/etc, target: /x }\n", 5, "mounts[0].bind", "" },
 };
 
 /* The line starts with the file ("FILE:LINE:COL: " or "FILE: "), ending in @name. */
@@ -165,7 +191,7 @@ static void test_bad_cases(void **state)
 		int r = parse(b->yaml, &l, &e);
 
 		rootasm_error_format(&e, buf, sizeof(buf));
-		if (r != -EINVAL || !e.usage || (b->line && e.line != b->line) ||
+		if (r != -EINVAL || e.kind != ROOTASM_ERROR_USAGE || (b->line && e.line != b->line) ||
 		    !strstr(e.op, b->key) || !strstr(e.msg, b->msg) || strchr(buf, '\n') ||
 		    !names_file(buf, b->file ? b->file : "test.yaml"))
 			fail_msg("case '%s': r=%d line=%u (want %u) key='%s' (want '%s') msg='%s' (want '%s') line='%s'",
@@ -173,6 +199,26 @@ static void test_bad_cases(void **state)
 		assert_null(l);
 	}
 	print_message("%zu bad-input cases checked\n", sizeof(bad_cases) / sizeof(bad_cases[0]));
+}
+
+static void test_open_cases(void **state)
+{
+	char buf[8192];
+
+	for (size_t i = 0; i < sizeof(open_cases) / sizeof(open_cases[0]); i++) {
+		const struct bad *b = &open_cases[i];
+		struct rootasm_layout *l = NULL;
+		struct rootasm_error e;
+		int r = load(b->yaml, &l, &e);
+
+		rootasm_error_format(&e, buf, sizeof(buf));
+		if (r >= 0 || (b->line && e.line != b->line) || !strstr(e.op, b->key) || !strstr(e.msg, b->msg) ||
+		    strchr(buf, '\n') || !names_file(buf, b->file ? b->file : "test.yaml"))
+			fail_msg("case '%s': r=%d line=%u (want %u) key='%s' (want '%s') msg='%s' (want '%s') line='%s'",
+				 b->name, r, e.line, b->line, e.op, b->key, e.msg, b->msg, buf);
+		assert_null(l);
+	}
+	print_message("%zu open-stage cases checked\n", sizeof(open_cases) / sizeof(open_cases[0]));
 }
 
 static void test_good_full(void **state)
@@ -196,11 +242,14 @@ static void test_good_full(void **state)
 		"attributes: [nosuid, nodev]\n"
 		"exec: { deny_mount_api: false }\n";
 
-	assert_int_equal(parse(y, &l, &e), 0);
+	assert_int_equal(load(y, &l, &e), 0);
+	assert_true(l->opened);
 	assert_int_equal(l->nlayers, 2);
 	assert_int_equal(l->layers[0].kind, RA_LAYER_IMAGE);
-	assert_true(l->layers[0].path[0] == '/');
-	assert_non_null(strstr(l->layers[1].path, "/l1"));
+	assert_true(l->layers[0].src.display[0] == '/');
+	assert_true(l->layers[0].src.fd >= 0);
+	assert_true(l->layers[1].src.fd >= 0);
+	assert_non_null(strstr(l->layers[1].src.display, "/l1"));
 	assert_int_equal(l->upper.kind, RA_UPPER_TMPFS);
 	assert_string_equal(l->upper.tmpfs.size, "256M");
 	assert_int_equal(l->upper.tmpfs.mode, 0755);
@@ -218,9 +267,9 @@ static void test_good_full(void **state)
 	assert_int_equal(l->mounts[1].tmpfs.mode, 01777);
 	assert_non_null(l->mounts[3].nested);
 	assert_false(l->deny_mount_api);
-	assert_int_equal(rootasm_layout_needs(l) & (1u << ROOTASM_FEAT_MOVE_DETACHED), 1u << ROOTASM_FEAT_MOVE_DETACHED);
+	assert_int_equal(rootasm_layout_needs(NULL, l) & (1u << ROOTASM_FEAT_MOVE_DETACHED), 1u << ROOTASM_FEAT_MOVE_DETACHED);
 	/* creds keep CAP_SYS_ADMIN: the 6.17+ refusal does not apply */
-	assert_int_equal(rootasm_layout_needs(l) & (1u << ROOTASM_FEAT_OVL_CREDS_NOADMIN), 0);
+	assert_int_equal(rootasm_layout_needs(NULL, l) & (1u << ROOTASM_FEAT_OVL_CREDS_NOADMIN), 0);
 	rootasm_layout_free(l);
 }
 
@@ -280,7 +329,7 @@ static void test_limits(void **state)
 	/* the whole-file cap */
 	y = calloc(1, RA_LAYOUT_MAX_BYTES + 2);
 	memset(y, ' ', RA_LAYOUT_MAX_BYTES + 1);
-	assert_int_equal(ra_layout_parse(y, RA_LAYOUT_MAX_BYTES + 1, "big.yaml", tmpdir, 0, &l, &e), -EINVAL);
+	assert_int_equal(ra_layout_parse(y, RA_LAYOUT_MAX_BYTES + 1, "big.yaml", tmpdir, NULL, &l, &e), -EINVAL);
 	assert_non_null(strstr(e.msg, "at most"));
 	free(y);
 }
@@ -311,13 +360,14 @@ static void test_load_file(void **state)
 	/* relative paths are relative to the layout file, not the cwd */
 	snprintf(p, sizeof(p), "%s/sub.yaml", tmpdir);
 	assert_int_equal(chdir("/"), 0);
-	assert_int_equal(rootasm_layout_load(p, &l, &e), 0);
+	assert_int_equal(rootasm_layout_load(NULL, p, NULL, &l, &e), 0);
 	snprintf(buf, sizeof(buf), "%s/l1", tmpdir);
-	assert_string_equal(l->layers[0].path, buf);
+	assert_string_equal(l->layers[0].src.display, buf);
+	assert_true(l->layers[0].src.fd >= 0);
 	rootasm_layout_free(l);
 
 	snprintf(p, sizeof(p), "%s/missing.yaml", tmpdir);
-	assert_int_equal(rootasm_layout_load(p, &l, &e), -ENOENT);
+	assert_int_equal(rootasm_layout_load(NULL, p, NULL, &l, &e), -ENOENT);
 	rootasm_error_format(&e, buf, sizeof(buf));
 	assert_non_null(strstr(buf, "missing.yaml"));
 	assert_non_null(strstr(buf, "No such file"));
@@ -333,10 +383,10 @@ static void test_plan_json(void **state)
 
 	assert_int_equal(parse(HDR "upper: {tmpfs: {size: 1M}}\nmounts:\n  - {tmpfs: /tmp, options: [nosuid]}\n", &l, &e), 0);
 	f = open_memstream(&out, &len);
-	assert_int_equal(rootasm_layout_print_plan(l, f, ROOTASM_PLAN_JSON), 0);
+	assert_int_equal(rootasm_plan_print(NULL, l, f, ROOTASM_PLAN_JSON), 0);
 	fclose(f);
-	assert_non_null(strstr(out, "\"upper\": {\"kind\": \"tmpfs\", \"size\": \"1M\"}"));
-	assert_non_null(strstr(out, "\"target\": \"/tmp\", \"options\": [\"nosuid\"]"));
+	assert_non_null(strstr(out, "\"op\":\"upper\",\"key\":\"upper\",\"route\":\"tmpfs+mkdirat\",\"line\":4,\"column\":8,\"kind\":\"tmpfs\",\"tmpfs\":{\"size\":\"1M\",\"nr_inodes\":null,\"mode\":null}"));
+	assert_non_null(strstr(out, "\"target\":\"/tmp\",\"options\":[\"nosuid\"]"));
 	free(out);
 	rootasm_layout_free(l);
 }
@@ -345,6 +395,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_cases),
+		cmocka_unit_test(test_open_cases),
 		cmocka_unit_test(test_good_full),
 		cmocka_unit_test(test_json_layout),
 		cmocka_unit_test(test_limits),
