@@ -25,8 +25,44 @@
 #include "layout.h"
 #include "util.h"
 
+/*
+ * The document, built from libyaml's events by build_doc() (not by
+ * yaml_parser_load(), which leaks on some allocation failures and counts
+ * nothing): scalars, lists and mappings as nodes in one table, aliases as
+ * references to the anchored node.
+ */
+struct ypair {
+	int key, value;
+};
+
+struct ynode {
+	int type;				/* YAML_SCALAR_NODE, YAML_SEQUENCE_NODE, YAML_MAPPING_NODE */
+	struct ra_loc loc;
+	char *value;				/* scalar (NUL-terminated; length may tell of NULs inside) */
+	size_t length;
+	int style;
+	int *items;				/* sequence: node indices */
+	struct ypair *pairs;			/* mapping */
+	size_t n, cap;
+	bool open;				/* a collection not ended yet */
+	bool want_value;			/* a mapping whose last key has no value yet */
+};
+
+struct yanchor {
+	char *name;
+	int id;
+};
+
+struct ydoc {
+	struct ynode *nodes;
+	size_t n, cap;
+	int root;				/* -1: empty */
+	struct yanchor *anchors;
+	size_t nanchors, acap;
+};
+
 struct pctx {
-	yaml_document_t *doc;
+	struct ydoc *doc;
 	const char *file;
 	const char *dir;
 	struct ra_diag *d;
@@ -58,9 +94,9 @@ int ra_layout_err(struct ra_diag *d, struct rootasm_error *e, const char *file, 
 	return -EINVAL;
 }
 
-static struct ra_loc loc_of(const yaml_node_t *n)
+static struct ra_loc loc_of(const struct ynode *n)
 {
-	return n ? (struct ra_loc){ n->start_mark.line + 1, n->start_mark.column + 1 } : (struct ra_loc){ 0, 0 };
+	return n ? n->loc : (struct ra_loc){ 0, 0 };
 }
 
 #define perr(p, n, key, ...) ra_layout_err((p)->d, (p)->e, (p)->file, loc_of(n), key, __VA_ARGS__)
@@ -78,7 +114,7 @@ static bool go_on(int r)
 	return r == -EINVAL;
 }
 
-static const char *node_type(const yaml_node_t *n)
+static const char *node_type(const struct ynode *n)
 {
 	switch (n->type) {
 	case YAML_SCALAR_NODE:
@@ -92,7 +128,7 @@ static const char *node_type(const yaml_node_t *n)
 	}
 }
 
-static int want(struct pctx *p, const yaml_node_t *n, const char *key, yaml_node_type_t t)
+static int want(struct pctx *p, const struct ynode *n, const char *key, int t)
 {
 	static const char *const names[] = {
 		[YAML_SCALAR_NODE] = "a scalar",
@@ -105,28 +141,28 @@ static int want(struct pctx *p, const yaml_node_t *n, const char *key, yaml_node
 	return perr(p, n, key, "expected %s, got %s", names[t], node_type(n));
 }
 
-static const char *scalar(const yaml_node_t *n)
+static const char *scalar(const struct ynode *n)
 {
-	return (const char *)n->data.scalar.value;
+	return n->value;
 }
 
 /* A plain scalar that YAML would read as null: "~", "null" or nothing. */
-static bool is_null(const yaml_node_t *n)
+static bool is_null(const struct ynode *n)
 {
 	const char *s;
 
-	if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+	if (n->type != YAML_SCALAR_NODE || n->style != YAML_PLAIN_SCALAR_STYLE)
 		return false;
 	s = scalar(n);
 	return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL");
 }
 
 /* A scalar holds no NUL (it would cut a path short) and no control character. */
-static int clean_scalar(struct pctx *p, const yaml_node_t *n, const char *key)
+static int clean_scalar(struct pctx *p, const struct ynode *n, const char *key)
 {
-	const unsigned char *s = n->data.scalar.value;
+	const unsigned char *s = (const unsigned char *)n->value;
 
-	for (size_t i = 0; i < n->data.scalar.length; i++) {
+	for (size_t i = 0; i < n->length; i++) {
 		if (!s[i])
 			return perr(p, n, key, "value contains a NUL character (at byte %zu)", i);
 		if (s[i] < 0x20 || s[i] == 0x7f)
@@ -135,32 +171,32 @@ static int clean_scalar(struct pctx *p, const yaml_node_t *n, const char *key)
 	return 0;
 }
 
-static int get_string(struct pctx *p, const yaml_node_t *n, const char *key, const char **ret)
+static int get_string(struct pctx *p, const struct ynode *n, const char *key, const char **ret)
 {
 	int r = want(p, n, key, YAML_SCALAR_NODE);
 
 	if (r < 0)
 		return r;
-	if (is_null(n) || !n->data.scalar.length)
+	if (is_null(n) || !n->length)
 		return perr(p, n, key, "expected a non-empty string");
 	r = clean_scalar(p, n, key);
 	if (r < 0)
 		return r;
-	if (n->data.scalar.length >= RA_PATH_MAX)
+	if (n->length >= RA_PATH_MAX)
 		return perr(p, n, key, "value longer than %d bytes", RA_PATH_MAX - 1);
 	*ret = scalar(n);
 	return 0;
 }
 
-static int get_bool(struct pctx *p, const yaml_node_t *n, const char *key, bool *ret)
+static int get_bool(struct pctx *p, const struct ynode *n, const char *key, bool *ret)
 {
 	int r = want(p, n, key, YAML_SCALAR_NODE);
 
 	if (r < 0)
 		return r;
-	if (!strcmp(scalar(n), "true") && n->data.scalar.length == 4)
+	if (!strcmp(scalar(n), "true") && n->length == 4)
 		*ret = true;
-	else if (!strcmp(scalar(n), "false") && n->data.scalar.length == 5)
+	else if (!strcmp(scalar(n), "false") && n->length == 5)
 		*ret = false;
 	else
 		return perr(p, n, key, "expected true or false");
@@ -183,7 +219,7 @@ static int parse_u64(const char *s, int base, uint64_t max, uint64_t *ret)
 	return 0;
 }
 
-static int get_id(struct pctx *p, const yaml_node_t *n, const char *key, uint32_t *ret)
+static int get_id(struct pctx *p, const struct ynode *n, const char *key, uint32_t *ret)
 {
 	uint64_t v;
 	int r = want(p, n, key, YAML_SCALAR_NODE);
@@ -240,7 +276,7 @@ static int check_size(const char *s, bool percent_ok, const char **why)
 	return 0;
 }
 
-static int get_mode(struct pctx *p, const yaml_node_t *n, const char *key, const char *s,
+static int get_mode(struct pctx *p, const struct ynode *n, const char *key, const char *s,
 		    unsigned int *ret)
 {
 	uint64_t v;
@@ -253,29 +289,27 @@ static int get_mode(struct pctx *p, const yaml_node_t *n, const char *key, const
 
 /* Iterate a mapping's pairs. */
 #define for_pairs(map, pair) \
-	for (yaml_node_pair_t *pair = (map)->data.mapping.pairs.start; \
-	     pair < (map)->data.mapping.pairs.top; pair++)
+	for (struct ypair *pair = (map)->pairs; pair < (map)->pairs + (map)->n; pair++)
 
 #define for_items(seq, it) \
-	for (yaml_node_item_t *it = (seq)->data.sequence.items.start; \
-	     it < (seq)->data.sequence.items.top; it++)
+	for (int *it = (seq)->items; it < (seq)->items + (seq)->n; it++)
 
-static size_t nitems(const yaml_node_t *seq)
+static size_t nitems(const struct ynode *seq)
 {
-	return seq->data.sequence.items.top - seq->data.sequence.items.start;
+	return seq->n;
 }
 
-static yaml_node_t *node(struct pctx *p, int id)
+static struct ynode *node(struct pctx *p, int id)
 {
-	return yaml_document_get_node(p->doc, id);
+	return &p->doc->nodes[id];
 }
 
 /* Keys of @map: scalars, known, each once. */
-static int check_keys(struct pctx *p, yaml_node_t *map, const char *where,
+static int check_keys(struct pctx *p, struct ynode *map, const char *where,
 		      const char *const *allowed)
 {
 	for_pairs(map, a) {
-		yaml_node_t *k = node(p, a->key);
+		struct ynode *k = node(p, a->key);
 		bool ok = false;
 		char buf[256] = "";
 		int r;
@@ -287,12 +321,12 @@ static int check_keys(struct pctx *p, yaml_node_t *map, const char *where,
 			return r;
 		for (const char *const *s = allowed; *s; s++)
 			ok |= !strcmp(*s, scalar(k));
-		for (yaml_node_pair_t *b = map->data.mapping.pairs.start; b < a; b++) {
-			yaml_node_t *kb = node(p, b->key);
+		for (struct ypair *b = map->pairs; b < a; b++) {
+			struct ynode *kb = node(p, b->key);
 
 			if (kb->type == YAML_SCALAR_NODE && !strcmp(scalar(kb), scalar(k)))
-				return perr(p, k, where, "duplicate key '%s' (first at line %zu)",
-					    scalar(k), kb->start_mark.line + 1);
+				return perr(p, k, where, "duplicate key '%s' (first at line %u)",
+					    scalar(k), kb->loc.line);
 		}
 		if (ok)
 			continue;
@@ -304,10 +338,10 @@ static int check_keys(struct pctx *p, yaml_node_t *map, const char *where,
 	return 0;
 }
 
-static yaml_node_t *lookup(struct pctx *p, yaml_node_t *map, const char *key)
+static struct ynode *lookup(struct pctx *p, struct ynode *map, const char *key)
 {
 	for_pairs(map, a) {
-		yaml_node_t *k = node(p, a->key);
+		struct ynode *k = node(p, a->key);
 
 		if (k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), key))
 			return node(p, a->value);
@@ -353,7 +387,7 @@ int ra_normalize_target(const char *in, char *out, size_t size)
 	return 0;
 }
 
-static int get_target(struct pctx *p, const yaml_node_t *n, const char *key, char **ret)
+static int get_target(struct pctx *p, const struct ynode *n, const char *key, char **ret)
 {
 	char buf[RA_PATH_MAX];
 	const char *s;
@@ -378,7 +412,7 @@ static int get_target(struct pctx *p, const yaml_node_t *n, const char *key, cha
  * A host-side path, kept as written: the open stage opens it (relative paths
  * from the layout file's directory) and checks what it is.
  */
-static int get_source(struct pctx *p, const yaml_node_t *n, const char *key, enum ra_src_kind kind,
+static int get_source(struct pctx *p, const struct ynode *n, const char *key, enum ra_src_kind kind,
 		      struct ra_src *src)
 {
 	const char *s;
@@ -402,7 +436,7 @@ static int get_source(struct pctx *p, const yaml_node_t *n, const char *key, enu
 	return 0;
 }
 
-static int get_fstype(struct pctx *p, const yaml_node_t *n, const char *key, enum ra_fstype *ret)
+static int get_fstype(struct pctx *p, const struct ynode *n, const char *key, enum ra_fstype *ret)
 {
 	const char *s;
 	int r = get_string(p, n, key, &s);
@@ -454,7 +488,7 @@ static int set_str(struct pctx *p, char **dst, const char *v)
 }
 
 /* One tmpfs option, from the mapping form or a "name=value" option: size, nr_inodes, mode. */
-static int set_tmpfs_opt(struct pctx *p, const yaml_node_t *n, const char *key, const char *name,
+static int set_tmpfs_opt(struct pctx *p, const struct ynode *n, const char *key, const char *name,
 			 const char *v, struct ra_tmpfs *t)
 {
 	const char *why;
@@ -481,7 +515,7 @@ static int set_tmpfs_opt(struct pctx *p, const yaml_node_t *n, const char *key, 
 
 enum { OPT_ATTRS = 1, OPT_RECURSIVE = 2, OPT_TMPFS = 4 };
 
-static int parse_option(struct pctx *p, yaml_node_t *n, const char *key, unsigned int allow,
+static int parse_option(struct pctx *p, struct ynode *n, const char *key, unsigned int allow,
 			struct ra_attrs *a, struct ra_tmpfs *t)
 {
 	const char *s, *eq;
@@ -525,7 +559,7 @@ static int parse_option(struct pctx *p, yaml_node_t *n, const char *key, unsigne
 		    "ro, rw, nosuid, nodev, noexec, nosymfollow, noatime, relatime, strictatime, nodiratime, private, shared, slave, unbindable");
 }
 
-static int parse_options(struct pctx *p, yaml_node_t *seq, const char *where, unsigned int allow,
+static int parse_options(struct pctx *p, struct ynode *seq, const char *where, unsigned int allow,
 			 struct ra_attrs *a, struct ra_tmpfs *t)
 {
 	size_t i = 0;
@@ -548,11 +582,11 @@ static int parse_options(struct pctx *p, yaml_node_t *seq, const char *where, un
 	return bad;
 }
 
-static int parse_tmpfs_map(struct pctx *p, yaml_node_t *map, const char *where, struct ra_tmpfs *t)
+static int parse_tmpfs_map(struct pctx *p, struct ynode *map, const char *where, struct ra_tmpfs *t)
 {
 	static const char *const keys[] = { "size", "mode", "nr_inodes", NULL };
 	char key[96];
-	yaml_node_t *v;
+	struct ynode *v;
 	const char *s;
 	int r;
 
@@ -606,7 +640,7 @@ static bool overlaps(uint32_t a, uint32_t an, uint32_t b, uint32_t bn)
 	return (uint64_t)a < (uint64_t)b + bn && (uint64_t)b < (uint64_t)a + an;
 }
 
-static int parse_ranges(struct pctx *p, yaml_node_t *seq, const char *where, struct ra_idrange **ret,
+static int parse_ranges(struct pctx *p, struct ynode *seq, const char *where, struct ra_idrange **ret,
 			size_t *n)
 {
 	size_t cnt, i = 0, text = 0;
@@ -621,7 +655,7 @@ static int parse_ranges(struct pctx *p, yaml_node_t *seq, const char *where, str
 	if (!*ret)
 		return poom(p, "parse id ranges");
 	for_items(seq, it) {
-		yaml_node_t *nd = node(p, *it);
+		struct ynode *nd = node(p, *it);
 		struct ra_idrange *rg = &(*ret)[i];
 		char key[96];
 		const char *s;
@@ -653,10 +687,10 @@ static int parse_ranges(struct pctx *p, yaml_node_t *seq, const char *where, str
 	return 0;
 }
 
-static int parse_idmap(struct pctx *p, yaml_node_t *m, const char *where, struct ra_idmap *im)
+static int parse_idmap(struct pctx *p, struct ynode *m, const char *where, struct ra_idmap *im)
 {
 	static const char *const keys[] = { "userns", "uids", "gids", NULL };
-	yaml_node_t *ns, *u, *g;
+	struct ynode *ns, *u, *g;
 	char key[96];
 	int r = want(p, m, where, YAML_MAPPING_NODE);
 
@@ -685,10 +719,10 @@ static int parse_idmap(struct pctx *p, yaml_node_t *m, const char *where, struct
 	return parse_ranges(p, g, key, &im->gids, &im->ngids);
 }
 
-static int parse_layer(struct pctx *p, yaml_node_t *m, size_t i, struct ra_layer *ly)
+static int parse_layer(struct pctx *p, struct ynode *m, size_t i, struct ra_layer *ly)
 {
 	static const char *const keys[] = { "image", "dir", "type", "idmap", NULL };
-	yaml_node_t *img, *dir, *ty, *idm;
+	struct ynode *img, *dir, *ty, *idm;
 	char key[64];
 	int r;
 
@@ -729,7 +763,7 @@ static int parse_layer(struct pctx *p, yaml_node_t *m, size_t i, struct ra_layer
 	return get_source(p, dir, key, RA_SRC_DIR, &ly->src);
 }
 
-static int parse_layers(struct pctx *p, yaml_node_t *seq, struct rootasm_layout *l)
+static int parse_layers(struct pctx *p, struct ynode *seq, struct rootasm_layout *l)
 {
 	size_t n, i = 0;
 	int r = want(p, seq, "layers", YAML_SEQUENCE_NODE), bad = 0;
@@ -756,10 +790,10 @@ static int parse_layers(struct pctx *p, yaml_node_t *seq, struct rootasm_layout 
 	return bad;
 }
 
-static int parse_upper(struct pctx *p, yaml_node_t *m, struct rootasm_layout *l)
+static int parse_upper(struct pctx *p, struct ynode *m, struct rootasm_layout *l)
 {
 	static const char *const keys[] = { "tmpfs", "dir", NULL };
-	yaml_node_t *t, *d;
+	struct ynode *t, *d;
 	int r = want(p, m, "upper", YAML_MAPPING_NODE);
 
 	if (r == 0)
@@ -779,7 +813,7 @@ static int parse_upper(struct pctx *p, yaml_node_t *m, struct rootasm_layout *l)
 	return get_source(p, d, "upper.dir", RA_SRC_DIR, &l->upper.src);
 }
 
-static int parse_caps(struct pctx *p, yaml_node_t *seq, const char *where, uint64_t *ret)
+static int parse_caps(struct pctx *p, struct ynode *seq, const char *where, uint64_t *ret)
 {
 	size_t i = 0;
 	int r = want(p, seq, where, YAML_SEQUENCE_NODE), bad = 0;
@@ -788,7 +822,7 @@ static int parse_caps(struct pctx *p, yaml_node_t *seq, const char *where, uint6
 		return r;
 	*ret = 0;
 	for_items(seq, it) {
-		yaml_node_t *n = node(p, *it);
+		struct ynode *n = node(p, *it);
 		char key[96], name[64];
 		const char *s;
 		cap_value_t cap;
@@ -821,12 +855,12 @@ static int parse_caps(struct pctx *p, yaml_node_t *seq, const char *where, uint6
 	return bad;
 }
 
-static int parse_overlay(struct pctx *p, yaml_node_t *m, struct rootasm_layout *l)
+static int parse_overlay(struct pctx *p, struct ynode *m, struct rootasm_layout *l)
 {
 	static const char *const keys[] = { "override_creds", NULL };
 	static const char *const ckeys[] = { "uid", "gid", "groups", "capabilities", NULL };
 	struct ra_creds *c = &l->creds;
-	yaml_node_t *oc, *v;
+	struct ynode *oc, *v;
 	size_t i = 0;
 	int r = want(p, m, "overlay", YAML_MAPPING_NODE), bad = 0;
 
@@ -882,13 +916,13 @@ static int parse_overlay(struct pctx *p, yaml_node_t *m, struct rootasm_layout *
 	return bad;
 }
 
-static int parse_mount(struct pctx *p, yaml_node_t *m, size_t i, struct ra_mount *mt)
+static int parse_mount(struct pctx *p, struct ynode *m, size_t i, struct ra_mount *mt)
 {
 	static const char *const keys[] = { "bind", "tmpfs", "image", "layout", "target", "options", "type",
 					    "idmap", NULL };
 	static const char *const kinds[] = { "bind", "tmpfs", "image", "layout" };
 	static const enum ra_src_kind src_kinds[] = { RA_SRC_BIND, 0, RA_SRC_IMAGE, RA_SRC_LAYOUT };
-	yaml_node_t *kind_node = NULL, *v;
+	struct ynode *kind_node = NULL, *v;
 	char key[96], where[64];
 	unsigned int allow = OPT_ATTRS;
 	int nkinds = 0, r;
@@ -959,7 +993,7 @@ static int parse_mount(struct pctx *p, yaml_node_t *m, size_t i, struct ra_mount
 	return 0;
 }
 
-static int parse_mounts(struct pctx *p, yaml_node_t *seq, struct rootasm_layout *l)
+static int parse_mounts(struct pctx *p, struct ynode *seq, struct rootasm_layout *l)
 {
 	size_t n, i = 0;
 	int r = want(p, seq, "mounts", YAML_SEQUENCE_NODE), bad = 0;
@@ -984,10 +1018,10 @@ static int parse_mounts(struct pctx *p, yaml_node_t *seq, struct rootasm_layout 
 	return bad;
 }
 
-static int parse_exec(struct pctx *p, yaml_node_t *m, struct rootasm_layout *l)
+static int parse_exec(struct pctx *p, struct ynode *m, struct rootasm_layout *l)
 {
 	static const char *const keys[] = { "deny_mount_api", NULL };
-	yaml_node_t *v;
+	struct ynode *v;
 	int r = want(p, m, "exec", YAML_MAPPING_NODE);
 
 	if (r == 0)
@@ -999,11 +1033,11 @@ static int parse_exec(struct pctx *p, yaml_node_t *m, struct rootasm_layout *l)
 	return 0;
 }
 
-static int parse_root(struct pctx *p, yaml_node_t *root, struct rootasm_layout *l)
+static int parse_root(struct pctx *p, struct ynode *root, struct rootasm_layout *l)
 {
 	static const char *const keys[] = { "version", "layers", "upper", "overlay", "mounts",
 					    "attributes", "exec", NULL };
-	yaml_node_t *v;
+	struct ynode *v;
 	int r, bad = 0;
 
 	if (!root)
@@ -1015,7 +1049,7 @@ static int parse_root(struct pctx *p, yaml_node_t *root, struct rootasm_layout *
 		return r;
 	if (!(v = lookup(p, root, "version")))
 		bad = perr(p, root, "version", "missing key 'version' (this tool reads version: 1)");
-	else if (v->type != YAML_SCALAR_NODE || strcmp(scalar(v), "1") || v->data.scalar.length != 1)
+	else if (v->type != YAML_SCALAR_NODE || strcmp(scalar(v), "1") || v->length != 1)
 		bad = perr(p, v, "version", "unsupported version '%s' (this tool reads version: 1)",
 			   v->type == YAML_SCALAR_NODE && !clean_scalar(p, v, "version") ? scalar(v) : node_type(v));
 	if (!(v = lookup(p, root, "layers")))
@@ -1027,7 +1061,7 @@ static int parse_root(struct pctx *p, yaml_node_t *root, struct rootasm_layout *
 	/* each section on its own: an error in one does not hide those in the next */
 	static const struct {
 		const char *key;
-		int (*fn)(struct pctx *, yaml_node_t *, struct rootasm_layout *);
+		int (*fn)(struct pctx *, struct ynode *, struct rootasm_layout *);
 	} sections[] = {
 		{ "upper", parse_upper }, { "overlay", parse_overlay }, { "mounts", parse_mounts },
 		{ "exec", parse_exec },
@@ -1066,17 +1100,77 @@ static int yaml_fail(struct pctx *p, yaml_parser_t *parser)
 			     parser->context ? " " : "", parser->context ? parser->context : "");
 }
 
+static void doc_free(struct ydoc *d)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		free(d->nodes[i].value);
+		free(d->nodes[i].items);
+		free(d->nodes[i].pairs);
+	}
+	free(d->nodes);
+	for (size_t i = 0; i < d->nanchors; i++)
+		free(d->anchors[i].name);
+	free(d->anchors);
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	void *a;
+	size_t c = *cap ? *cap : 8;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	a = realloc(*arr, c * elem);
+	if (!a)
+		return -ENOMEM;
+	*arr = a;
+	*cap = c;
+	return 0;
+}
+
+/* Add node @id to the open collection on top of @stack (or make it the root). */
+static int attach(struct ydoc *d, const int *stack, int depth, int id)
+{
+	struct ynode *parent;
+
+	if (!depth) {
+		d->root = id;
+		return 0;
+	}
+	parent = &d->nodes[stack[depth - 1]];
+	if (parent->type == YAML_SEQUENCE_NODE) {
+		if (grow((void **)&parent->items, &parent->cap, parent->n + 1, sizeof(int)) < 0)
+			return -ENOMEM;
+		parent->items[parent->n++] = id;
+		return 0;
+	}
+	/* a mapping: keys and values alternate; a pair counts once its value came */
+	if (!parent->want_value) {
+		if (grow((void **)&parent->pairs, &parent->cap, parent->n + 1, sizeof(struct ypair)) < 0)
+			return -ENOMEM;
+		parent->pairs[parent->n] = (struct ypair){ id, -1 };
+		parent->want_value = true;
+	} else {
+		parent->pairs[parent->n++].value = id;
+		parent->want_value = false;
+	}
+	return 0;
+}
+
 /*
- * One pass over the events before libyaml builds a document: exactly one
- * document, collections nested at most RA_MAX_YAML_DEPTH deep (libyaml's
- * scanner is quadratic in the nesting of flow collections), at most
- * RA_MAX_YAML_ALIASES aliases.
+ * The document, from libyaml's events, with the limits checked as it grows:
+ * exactly one document, collections nested at most RA_MAX_YAML_DEPTH deep
+ * (libyaml's scanner is quadratic in the nesting of flow collections, so the
+ * depth is checked before it gets there), at most RA_MAX_YAML_ALIASES aliases
+ * and RA_MAX_YAML_NODES nodes, no alias to a collection that is still open.
  */
-static int prescan(struct pctx *p, const char *buf, size_t len)
+static int build_doc(struct pctx *p, const char *buf, size_t len, struct ydoc *d)
 {
 	yaml_parser_t parser;
 	yaml_event_t ev;
-	int depth = 0, docs = 0, aliases = 0, r = 0;
+	int stack[RA_MAX_YAML_DEPTH], depth = 0, docs = 0, aliases = 0, r = 0;
 	bool done = false;
 
 	if (!yaml_parser_initialize(&parser))
@@ -1084,6 +1178,8 @@ static int prescan(struct pctx *p, const char *buf, size_t len)
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	while (!done && r == 0) {
 		struct ra_loc at;
+		char *anchor = NULL;
+		int id = -1;
 
 		if (!yaml_parser_parse(&parser, &ev)) {
 			r = yaml_fail(p, &parser);
@@ -1096,27 +1192,93 @@ static int prescan(struct pctx *p, const char *buf, size_t len)
 				r = ra_layout_err(p->d, p->e, p->file, at, "syntax",
 						  "a second YAML document; a layout is exactly one document");
 			break;
+		case YAML_SCALAR_EVENT:
 		case YAML_SEQUENCE_START_EVENT:
 		case YAML_MAPPING_START_EVENT:
-			if (++depth > RA_MAX_YAML_DEPTH)
+			if (ev.type != YAML_SCALAR_EVENT && depth >= RA_MAX_YAML_DEPTH) {
 				r = ra_layout_err(p->d, p->e, p->file, at, "syntax",
 						  "collections nested deeper than %d levels", RA_MAX_YAML_DEPTH);
+				break;
+			}
+			if (d->n >= RA_MAX_YAML_NODES) {
+				r = ra_layout_err(p->d, p->e, p->file, at, "syntax", "more than %d YAML nodes",
+						  RA_MAX_YAML_NODES);
+				break;
+			}
+			if (grow((void **)&d->nodes, &d->cap, d->n + 1, sizeof(*d->nodes)) < 0) {
+				r = poom(p, "parse YAML");
+				break;
+			}
+			id = d->n++;
+			d->nodes[id] = (struct ynode){ .loc = at };
+			if (ev.type == YAML_SCALAR_EVENT) {
+				struct ynode *n = &d->nodes[id];
+
+				n->type = YAML_SCALAR_NODE;
+				/* taken from the event: libyaml allocated it, we free it */
+				n->value = (char *)ev.data.scalar.value;
+				n->length = ev.data.scalar.length;
+				n->style = ev.data.scalar.style;
+				ev.data.scalar.value = NULL;
+				anchor = (char *)ev.data.scalar.anchor;
+				ev.data.scalar.anchor = NULL;
+			} else if (ev.type == YAML_SEQUENCE_START_EVENT) {
+				d->nodes[id].type = YAML_SEQUENCE_NODE;
+				anchor = (char *)ev.data.sequence_start.anchor;
+				ev.data.sequence_start.anchor = NULL;
+			} else {
+				d->nodes[id].type = YAML_MAPPING_NODE;
+				anchor = (char *)ev.data.mapping_start.anchor;
+				ev.data.mapping_start.anchor = NULL;
+			}
+			if (attach(d, stack, depth, id) < 0) {
+				r = poom(p, "parse YAML");
+				break;
+			}
+			if (ev.type != YAML_SCALAR_EVENT) {
+				d->nodes[id].open = true;
+				stack[depth++] = id;
+			}
+			if (anchor) {
+				if (grow((void **)&d->anchors, &d->acap, d->nanchors + 1, sizeof(*d->anchors)) < 0) {
+					r = poom(p, "parse YAML");
+					break;
+				}
+				d->anchors[d->nanchors++] = (struct yanchor){ TAKE_PTR(anchor), id };
+			}
 			break;
 		case YAML_SEQUENCE_END_EVENT:
 		case YAML_MAPPING_END_EVENT:
-			depth--;
+			d->nodes[stack[--depth]].open = false;
 			break;
-		case YAML_ALIAS_EVENT:
-			if (++aliases > RA_MAX_YAML_ALIASES)
+		case YAML_ALIAS_EVENT: {
+			const char *name = (const char *)ev.data.alias.anchor;
+
+			if (++aliases > RA_MAX_YAML_ALIASES) {
+				r = ra_layout_err(p->d, p->e, p->file, at, "syntax", "more than %d aliases",
+						  RA_MAX_YAML_ALIASES);
+				break;
+			}
+			/* the latest anchor of that name (YAML lets a name be anchored again) */
+			for (size_t i = d->nanchors; i-- > 0 && id < 0;)
+				if (!strcmp(d->anchors[i].name, name))
+					id = d->anchors[i].id;
+			if (id < 0)
+				r = ra_layout_err(p->d, p->e, p->file, at, "syntax", "alias *%s names no anchor", name);
+			else if (d->nodes[id].open)
 				r = ra_layout_err(p->d, p->e, p->file, at, "syntax",
-						  "more than %d aliases", RA_MAX_YAML_ALIASES);
+						  "alias *%s refers to a collection that contains it", name);
+			else if (attach(d, stack, depth, id) < 0)
+				r = poom(p, "parse YAML");
 			break;
+		}
 		case YAML_STREAM_END_EVENT:
 			done = true;
 			break;
 		default:
 			break;
 		}
+		free(anchor);
 		yaml_event_delete(&ev);
 	}
 	yaml_parser_delete(&parser);
@@ -1127,8 +1289,7 @@ int ra_layout_parse(const char *buf, size_t len, const char *file, const char *d
 		    struct rootasm_layout **ret, struct rootasm_error *e)
 {
 	struct rootasm_layout *l;
-	yaml_parser_t parser;
-	yaml_document_t doc;
+	struct ydoc doc = { .root = -1 };
 	struct ra_diag none = { 0 };
 	struct pctx p = { .doc = &doc, .file = file, .dir = dir, .d = d ? d : &none, .e = e };
 	int r;
@@ -1139,34 +1300,25 @@ int ra_layout_parse(const char *buf, size_t len, const char *file, const char *d
 	if (memchr(buf, '\0', len))
 		return ra_layout_err(p.d, e, file, (struct ra_loc){ 0, 0 }, "syntax",
 				     "a NUL byte at offset %zu; a layout is text", (size_t)((const char *)memchr(buf, '\0', len) - buf));
-	r = prescan(&p, buf, len);
-	if (r < 0)
+	r = build_doc(&p, buf, len, &doc);
+	if (r < 0) {
+		doc_free(&doc);
 		return r;
+	}
 	l = calloc(1, sizeof(*l));
-	if (!l)
+	if (!l) {
+		doc_free(&doc);
 		return ra_oom(e, "parse layout");
+	}
 	l->deny_mount_api = true;
 	l->upper.src.fd = -EBADF;
 	l->file = strdup(file);
 	l->dir = dir ? strdup(dir) : NULL;
-	if (!l->file || (dir && !l->dir)) {
-		rootasm_layout_free(l);
-		return ra_oom(e, "parse layout");
-	}
-	if (!yaml_parser_initialize(&parser)) {
-		rootasm_layout_free(l);
-		return ra_oom(e, "parse YAML (libyaml)");
-	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		r = yaml_fail(&p, &parser);
-		yaml_parser_delete(&parser);
-		rootasm_layout_free(l);
-		return r;
-	}
-	r = parse_root(&p, yaml_document_get_root_node(&doc), l);
-	yaml_document_delete(&doc);
-	yaml_parser_delete(&parser);
+	if (!l->file || (dir && !l->dir))
+		r = ra_oom(e, "parse layout");
+	else
+		r = parse_root(&p, doc.root >= 0 ? &doc.nodes[doc.root] : NULL, l);
+	doc_free(&doc);
 	if (p.oom)
 		r = p.oom;
 	if (r < 0) {

@@ -23,6 +23,7 @@
 #define RA_MAX_DEPTH		8		/* nested layouts */
 #define RA_MAX_YAML_DEPTH	32		/* nesting of YAML collections */
 #define RA_MAX_YAML_ALIASES	1024
+#define RA_MAX_YAML_NODES	262144
 #define RA_PATH_MAX		4096
 #define RA_MAX_IDRANGES		340		/* the kernel's own limit per map */
 #define RA_IDMAP_TEXT_MAX	4095		/* a uid_map/gid_map write is at most one page, less one */
