@@ -27,21 +27,13 @@ static void __attribute__((noreturn)) child_main(struct ra_child *c, uint64_t cl
 	/* die with the thread that made us; if it is gone already, go too */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		_exit(126);
-	if (clone_flags & CLONE_NEWPID) {
-		/* our parent is outside our pid namespace: ask the pipe whether it is still read */
-		struct pollfd p = { report_wr, 0, 0 };
-
-		if (poll(&p, 1, 0) > 0 && (p.revents & POLLERR))
-			_exit(126);
-	} else if (syscall(SYS_getppid) != ppid) {
+	if (!(clone_flags & CLONE_NEWPID) && syscall(SYS_getppid) != ppid)
 		_exit(126);
-	}
+	/* (in a new pid namespace getppid() says 0: the death signal alone covers that case) */
 	r = fn(arg, &step);
-	if (r < 0 || (c->flags & RA_CHILD_HOLD)) {
-		rep.step = step;
-		rep.err = r < 0 ? -r : 0;
-		(void)!write(report_wr, &rep, sizeof(rep));
-	}
+	rep.step = step;
+	rep.err = r < 0 ? -r : 0;
+	(void)!write(report_wr, &rep, sizeof(rep));
 	if (r < 0)
 		_exit(1);
 	if (c->flags & RA_CHILD_HOLD) {
@@ -59,17 +51,19 @@ int ra_child_start(struct ra_child *c, uint64_t clone_flags, unsigned int flags,
 	_cleanup_close_ int rep_rd = -EBADF, rep_wr = -EBADF, hold_rd = -EBADF, hold_wr = -EBADF;
 	int p[2], pidfd = -1;
 	struct clone_args ca = {
-		.flags = CLONE_PIDFD | CLONE_CLEAR_SIGHAND | clone_flags,
+		.flags = CLONE_PIDFD | CLONE_CLEAR_SIGHAND | clone_flags | (flags & RA_CHILD_FILES ? CLONE_FILES : 0),
 		.exit_signal = 0,
 	};
 	pid_t ppid = getpid();
 	long pid;
 
-	*c = (struct ra_child){ .pidfd = -EBADF, .report = -EBADF, .hold = -EBADF, .flags = flags };
+	*c = (struct ra_child){ .pidfd = -EBADF, .report = -EBADF, .hold = -EBADF, .child_ends = { -EBADF, -EBADF }, .flags = flags };
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return ra_err(e, errno, -EBADF, "pipe", what, NULL);
 	rep_rd = p[0];
 	rep_wr = p[1];
+	if (fcntl(rep_rd, F_SETFL, O_NONBLOCK) < 0)
+		return ra_err(e, errno, -EBADF, "fcntl", what, NULL);
 	if (flags & RA_CHILD_HOLD) {
 		if (pipe2(p, O_CLOEXEC) < 0)
 			return ra_err(e, errno, -EBADF, "pipe", what, NULL);
@@ -78,34 +72,43 @@ int ra_child_start(struct ra_child *c, uint64_t clone_flags, unsigned int flags,
 	}
 	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
 	pid = syscall(SYS_clone3, &ca, sizeof(ca));
-	if (pid == 0) {
-		/* only the ends the child uses stay open in it (all are CLOEXEC anyway) */
-		close(rep_rd);
-		if (hold_wr >= 0)
-			close(hold_wr);
+	if (pid == 0)
 		child_main(c, clone_flags, ppid, rep_wr, hold_rd, fn, arg);
-	}
 	if (pid < 0)
 		return ra_err(e, errno, -EBADF, "clone3", what, NULL);
 	c->pid = pid;
 	c->pidfd = pidfd;
 	c->report = take_fd(rep_rd);
 	c->hold = take_fd(hold_wr);
+	/* the child's ends: with a shared fd table they stay open until the child is reaped */
+	if (flags & RA_CHILD_FILES) {
+		c->child_ends[0] = take_fd(rep_wr);
+		c->child_ends[1] = take_fd(hold_rd);
+	}
 	return 0;
 }
 
 int ra_child_read_report(struct ra_child *c, struct ra_child_report *r)
 {
-	ssize_t n;
+	for (;;) {
+		struct pollfd p[2] = { { c->report, POLLIN, 0 }, { c->pidfd, POLLIN, 0 } };
+		ssize_t n = read(c->report, r, sizeof(*r));
 
-	do
-		n = read(c->report, r, sizeof(*r));
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	return n == sizeof(*r) ? 1 : 0;
+		if (n == sizeof(*r))
+			return 1;
+		if (n >= 0 && n != 0)
+			return -EIO;
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return -errno;
+		/* nothing yet: the child exited (without a report), or wait for either */
+		if (p[1].fd < 0 || (poll(&p[1], 1, 0) > 0 && (p[1].revents & POLLIN))) {
+			n = read(c->report, r, sizeof(*r));
+			return n == sizeof(*r) ? 1 : 0;
+		}
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			return -errno;
+	}
 }
-
 int ra_child_wait(struct ra_child *c, siginfo_t *si)
 {
 	int r = 0;
@@ -128,7 +131,9 @@ static void close_pipes(struct ra_child *c)
 {
 	close_fdp(&c->report);
 	close_fdp(&c->hold);
-	c->report = c->hold = -EBADF;
+	close_fdp(&c->child_ends[0]);
+	close_fdp(&c->child_ends[1]);
+	c->report = c->hold = c->child_ends[0] = c->child_ends[1] = -EBADF;
 }
 
 int ra_child_finish(struct ra_child *c, const char *what, const char *const *steps, struct rootasm_error *e)
@@ -137,10 +142,10 @@ int ra_child_finish(struct ra_child *c, const char *what, const char *const *ste
 	siginfo_t si;
 	int got, r;
 
-	/* a held child reports when fn is done, then waits for this EOF */
+	/* a held child reports when fn is done, then waits for a byte from us */
 	got = ra_child_read_report(c, &rep);
-	close_fdp(&c->hold);
-	c->hold = -EBADF;
+	if (c->hold >= 0)
+		(void)!write(c->hold, "", 1);
 	r = ra_child_wait(c, &si);
 	close_pipes(c);
 	if (r < 0)

@@ -2,15 +2,18 @@
 /*
  * Helper processes, one way for all of them:
  *
- *   clone3(CLONE_PIDFD | CLONE_CLEAR_SIGHAND | extra, exit_signal 0)
+ *   clone3(CLONE_PIDFD | CLONE_CLEAR_SIGHAND [| CLONE_FILES] | extra, exit_signal 0)
  *     child:  PR_SET_PDEATHSIG(SIGKILL) (and gone at once if the parent already is),
- *             fn(arg, &step), a report {step, errno} on a pipe, _exit
- *     parent: reads the report (EOF = the child ended without one), then
- *             waitid(P_PIDFD, WEXITED | __WALL) and checks the status
+ *             fn(arg, &step), one report {step, errno} on a pipe, _exit
+ *     parent: waits in poll() for the report or the child's exit (its pidfd),
+ *             then waitid(P_PIDFD, WEXITED | __WALL) and checks the status
  *
  * No exit signal: a SIGCHLD handler of the caller never sees the child, and
  * waitpid(-1) without __WALL cannot reap it. No sleeps: the parent blocks on
- * the report pipe, the child on the hold pipe (RA_CHILD_HOLD).
+ * the pipe and the pidfd, a held child (RA_CHILD_HOLD) on a byte from the
+ * parent. Nothing waits for an EOF: in a multi-threaded caller, children of
+ * other threads hold copies of our pipes. Helpers share our fd table
+ * (RA_CHILD_FILES) and so hold no copies of anyone's fds themselves.
  *
  * fn runs right after clone3 in what may be a multi-threaded process: it may
  * only make system calls (raw ones for set*id/setgroups/capset: glibc's
@@ -26,12 +29,14 @@
 #include "rootasm.h"
 
 #define RA_CHILD_HOLD		0x1u	/* after fn, wait until the parent lets go (ra_child_finish) */
+#define RA_CHILD_FILES		0x2u	/* share the fd table (CLONE_FILES): a short helper */
 
 struct ra_child {
 	int pidfd;
 	pid_t pid;
 	int report;			/* read end of the report pipe */
 	int hold;			/* write end of the hold pipe (RA_CHILD_HOLD) */
+	int child_ends[2];		/* RA_CHILD_FILES: the child's pipe ends, closed once it is reaped */
 	unsigned int flags;
 };
 
@@ -64,7 +69,7 @@ void ra_child_kill(struct ra_child *c);
 /* Reap the child: waitid(P_PIDFD) into @si; closes the pidfd. */
 int ra_child_wait(struct ra_child *c, siginfo_t *si);
 
-/* Read the report: 1 when one came, 0 at EOF (none sent), -errno. */
+/* Wait for the report: 1 when it came, 0 when the child ended without one, -errno. */
 int ra_child_read_report(struct ra_child *c, struct ra_child_report *r);
 
 #endif

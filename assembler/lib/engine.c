@@ -53,7 +53,7 @@ struct xstate {
 
 static void xstate_close(struct xstate *x)
 {
-	for (size_t i = 0; x->slots && i < x->p->nslots; i++)
+	for (size_t i = 0; x->slots && x->own && i < x->p->nslots; i++)
 		if (x->own[i])
 			close_fdp(&x->slots[i]);
 	free(x->slots);

@@ -66,7 +66,7 @@ int ra_userns_open(const struct ra_idmap *m, struct rootasm_error *e)
 				      m->userns.fd >= 0 ? NULL : "not opened");
 		return nsfd;
 	}
-	r = ra_child_start(&ch, CLONE_NEWUSER, RA_CHILD_HOLD, userns_child, NULL, "user namespace", e);
+	r = ra_child_start(&ch, CLONE_NEWUSER, RA_CHILD_HOLD | RA_CHILD_FILES, userns_child, NULL, "user namespace", e);
 	if (r < 0)
 		return r;
 	/* clone3 returned: the child's namespace exists; it waits until we let go */

@@ -199,7 +199,7 @@ int ra_set_override_creds(int fsfd, const struct ra_cred_spec *c, struct rootasm
 	struct ra_child ch;
 	int r;
 
-	r = ra_child_start(&ch, 0, 0, creds_child, &a, "override_creds", e);
+	r = ra_child_start(&ch, 0, RA_CHILD_FILES, creds_child, &a, "override_creds", e);
 	if (r < 0)
 		return r;
 	r = ra_child_finish(&ch, "override_creds", cred_steps, e);

@@ -342,7 +342,7 @@ static int p_pidfd_exit(struct rootasm_ctx *c, char *d)
 	siginfo_t si;
 	int r;
 
-	r = ra_child_start(&ch, 0, 0, child_exit42, NULL, "probe pidfd", NULL);
+	r = ra_child_start(&ch, 0, RA_CHILD_FILES, child_exit42, NULL, "probe pidfd", NULL);
 	if (r < 0)
 		return DETAIL(d, "clone3: %s", strerror(-r)), r;
 	pidfd = fcntl(ch.pidfd, F_DUPFD_CLOEXEC, 3);
