@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/capability.h>
 #include <sys/mount.h>
@@ -23,6 +25,8 @@
 
 #include "harness.h"
 #include "rootasm.h"
+
+#define ARRAY_SIZE_(a) (sizeof(a) / sizeof((a)[0]))
 
 static char fix[4096];		/* $TMPDIR (or /tmp)/rootasm-host-XXXXXX */
 static const char *bin;		/* the rootasm CLI */
@@ -206,6 +210,48 @@ static int run(char **err, const char *const *argv)
 }
 
 #define RUN(err, ...) run(err, (const char *const[]){ bin, __VA_ARGS__, NULL })
+
+/* run() with a time limit: 124 (as timeout(1)) when @secs pass, the process is killed. */
+static int run_timeout(char **err, int secs, const char *const *argv)
+{
+	static char ebuf[8192];
+	int p[2], status;
+	pid_t pid;
+	ssize_t n, len = 0;
+	struct pollfd pf;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		FAILF("pipe");
+	pid = fork();
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+
+		dup2(devnull, 1);
+		dup2(p[1], 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	pf = (struct pollfd){ p[0], POLLIN, 0 };
+	for (;;) {
+		if (poll(&pf, 1, secs * 1000) <= 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			close(p[0]);
+			return 124;
+		}
+		n = read(p[0], ebuf + len, sizeof(ebuf) - 1 - len);
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	ebuf[len] = '\0';
+	close(p[0]);
+	waitpid(pid, &status, 0);
+	if (err)
+		*err = ebuf;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
 
 static struct rootasm_layout *load(const char *rel)
 {
@@ -956,6 +1002,172 @@ TEST(exec_reports_status_from_pidfd_info)
 		FAILF("tg_exit helper missing (pass it as the second argument)");
 	ASSERT_EQ(RUN(&err, "exec", "--report", path("r1.yaml"), "--", "/bin/tg_exit", "3"), 3);
 	ASSERT_CONTAINS(err, "exited with status 3");
+}
+
+/* ---------------------------------------------------------------- threads */
+
+struct worker {
+	struct rootasm_ctx *ctx;
+	const struct rootasm_layout *l;
+	int n, ok, failed, wrong;
+	char first_error[512];
+};
+
+/* Read @rel inside the detached tree @root into a static-free buffer. */
+static bool tree_has(int root, const char *rel, const char *want)
+{
+	char buf[64] = "";
+	int fd = openat(root, rel, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return !strcmp(buf, want);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	for (int i = 0; i < w->n; i++) {
+		struct rootasm_error e = { 0 };
+		int fd = rootasm_assemble(w->ctx, w->l, &e);
+
+		if (fd < 0) {
+			if (!w->failed++)
+				rootasm_error_format(&e, w->first_error, sizeof(w->first_error));
+			continue;
+		}
+		/* the tree is whole: both layers, the bind volume, the image volume */
+		if (tree_has(fd, "etc/motd", "l2\n") && tree_has(fd, "etc/keep", "keep\n") &&
+		    tree_has(fd, "data/file", "hello\n") && tree_has(fd, "vol/volfile", "vol\n"))
+			w->ok++;
+		else
+			w->wrong++;
+		close(fd);
+	}
+	return NULL;
+}
+
+TEST(threads_assemble_one_layout_at_once)
+{
+	enum { THREADS = 8, EACH = 125 };
+	struct rootasm_ctx *ctx;
+	struct rootasm_layout *l;
+	struct worker w[THREADS];
+	pthread_t t[THREADS];
+	char *mi, *lo, *fd_before;
+	int ok = 0;
+
+	/* image and dir layers, an upper, override_creds (a helper child each time), an idmapped bind */
+	layoutf("th.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\nupper: { tmpfs: {} }\n"
+		"overlay:\n  override_creds: { uid: 0, gid: 0, capabilities: %s }\n"
+		"mounts:\n  - { bind: data, target: /data, idmap: { uids: [\"0:100000:1000\"], gids: [\"0:100000:1000\"] } }\n"
+		"  - { image: vol.sqfs, target: /vol }\n  - { tmpfs: /tmp }\n", caps_yaml(1ULL << CAP_MKNOD));
+	ASSERT_EQ(rootasm_ctx_new(0, &ctx), 0);
+	l = load("th.yaml");
+	mi = mountinfo();
+	lo = loops();
+	fd_before = fds();
+	for (int i = 0; i < THREADS; i++) {
+		w[i] = (struct worker){ .ctx = ctx, .l = l, .n = EACH };
+		ASSERT_EQ(pthread_create(&t[i], NULL, worker_main, &w[i]), 0);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		ASSERT_EQ(pthread_join(t[i], NULL), 0);
+		if (w[i].failed)
+			FAILF("thread %d: %d of %d failed, first: %s", i, w[i].failed, EACH, w[i].first_error);
+		ASSERT_EQ(w[i].wrong, 0);
+		ok += w[i].ok;
+	}
+	ASSERT_EQ(ok, THREADS * EACH);
+	/* nothing left: no mount, no loop device, no fd beyond the layout's own */
+	ASSERT_STR(mountinfo(), mi);
+	ASSERT_STR(loops(), lo);
+	ASSERT_STR(fds(), fd_before);
+	fprintf(stderr, "  %d threads, %d assemblies, 0 failed, 0 leaked\n", THREADS, ok);
+	rootasm_layout_free(l);
+	rootasm_ctx_free(ctx);
+}
+
+/* ---------------------------------------------------------------- races */
+
+static void swapper(const char *dir, volatile bool *stop)
+{
+	/* each name flips between the real object and a symlink out of the fixture, or a FIFO */
+	static const char *const pairs[][2] = {
+		{ "layer", "evil-etc" }, { "bind", "evil-root" }, { "img.sqfs", "evil-fifo" },
+		{ "layer", "evil-fifo2" }, { "img.sqfs", "evil-etc2" },
+	};
+	int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	for (unsigned int i = 0; !*stop; i++) {
+		const char *const *p = pairs[i % ARRAY_SIZE_(pairs)];
+
+		renameat2(dfd, p[0], dfd, p[1], RENAME_EXCHANGE);
+		renameat2(dfd, p[0], dfd, p[1], RENAME_EXCHANGE);
+	}
+	_exit(0);
+}
+
+TEST(race_swapped_host_objects_never_get_in)
+{
+	enum { RUNS = 600 };
+	int ok = 0, refused = 0, bad = 0, hung = 0;
+	char cmd[8192], *err;
+	pid_t sw;
+
+	sh("rm -rf %s/race && mkdir -p %s/race/layer/etc %s/race/bind %s/race/imgsrc %s/race/mnt", fix, fix, fix, fix, fix);
+	sh("cd %s/race && echo layer-token > layer/marker-layer && echo bind-token > bind/marker-bind && "
+	   "echo img-token > imgsrc/marker-img && mksquashfs imgsrc img.sqfs -quiet -no-progress >/dev/null && "
+	   "ln -s /etc evil-etc && ln -s /etc evil-etc2 && ln -s /root evil-root && mkfifo evil-fifo evil-fifo2", fix);
+	layoutf("race/r.yaml", "version: 1\nlayers:\n  - image: img.sqfs\n  - dir: layer\nupper: { tmpfs: {} }\n"
+		"mounts:\n  - { bind: bind, target: /b }\n");
+	sw = fork();
+	if (sw == 0) {
+		static volatile bool never;
+
+		swapper(path("race"), &never);
+	}
+	for (int i = 0; i < RUNS; i++) {
+		int rc;
+
+		snprintf(cmd, sizeof(cmd), "%s/race/r.yaml", fix);
+		rc = run_timeout(&err, 10, (const char *const[]){ bin, "assemble", cmd, "--attach", path("race/mnt"), NULL });
+		if (rc == 124) {
+			hung++;
+			continue;
+		}
+		if (rc != 0) {
+			/* refused, in one line, naming what it found instead */
+			if (strchr(err, '\n') != err + strlen(err) - 1 ||
+			    (!strstr(err, "symbolic link") && !strstr(err, "FIFO") && !strstr(err, "No such file")))
+				FAILF("run %d: rc %d, unexpected error: %s", i, rc, err);
+			refused++;
+			continue;
+		}
+		/* the tree holds the objects the layout names, and nothing swapped in */
+		if (strcmp(slurp(path("race/mnt/marker-layer")) ?: "", "layer-token\n") ||
+		    strcmp(slurp(path("race/mnt/marker-img")) ?: "", "img-token\n") ||
+		    strcmp(slurp(path("race/mnt/b/marker-bind")) ?: "", "bind-token\n") ||
+		    access(path("race/mnt/passwd"), F_OK) == 0 || access(path("race/mnt/b/.bashrc"), F_OK) == 0)
+			bad++;
+		else
+			ok++;
+		if (umount2(path("race/mnt"), MNT_DETACH) < 0)
+			FAILF("umount: %s", strerror(errno));
+	}
+	kill(sw, SIGKILL);
+	waitpid(sw, NULL, 0);
+	fprintf(stderr, "  %d runs: %d assembled the objects they opened, %d refused in one line, %d wrong, %d hung\n",
+		RUNS, ok, refused, bad, hung);
+	ASSERT_EQ(bad, 0);
+	ASSERT_EQ(hung, 0);
+	/* the swapper really raced: both outcomes happened */
+	ASSERT_TRUE(ok > 0 && refused > 0);
 }
 
 static void cleanup(void)
