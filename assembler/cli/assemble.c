@@ -1,46 +1,92 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* rootasm assemble LAYOUT --attach DIR | --send-fd SOCKET */
+/* rootasm assemble LAYOUT --attach DIR [--audit] | --send-fd SOCKET */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "cli.h"
+
+static const char help[] =
+	"Usage: rootasm assemble [OPTION...] LAYOUT --attach DIR\n"
+	"       rootasm assemble [OPTION...] LAYOUT --send-fd SOCKET\n"
+	"Assemble LAYOUT into a detached mount tree, then deliver it:\n"
+	"\n"
+	"  --attach DIR    attach the whole tree at DIR with one move_mount(); the only\n"
+	"                  operation on the caller's mount namespace\n"
+	"  --audit         with --attach: watch this mount namespace with fanotify from\n"
+	"                  before the first mount and check that it saw nothing while the\n"
+	"                  tree was assembled and exactly the tree's mounts at the attach\n"
+	"  --send-fd SOCKET connect to the AF_UNIX stream socket SOCKET and send the tree's\n"
+	"                  fd (SCM_RIGHTS); see rootasm(1) for the protocol\n"
+	"  --json[=pretty] what was done (and errors) as JSON\n"
+	"  --debug         trace every operation\n"
+	"  -h, --help      this text\n"
+	"\n"
+	"LAYOUT '-' is read from standard input. Exit status: 0, 1 failure, 2 bad usage or layout.\n";
+
+/* Count what fanotify saw: every event, or mounts attached (not moves). */
+static int count_events(int wfd, int wait_ms, bool attach_only)
+{
+	struct rootasm_mount_event ev[256];
+	int n, at = 0;
+
+	while ((n = rootasm_watch_read(wfd, ev, 256, wait_ms)) > 0) {
+		for (int i = 0; i < n; i++)
+			at += !attach_only || (ev[i].attach && !ev[i].detach);
+		wait_ms = 0;
+	}
+	return at;
+}
 
 int cmd_assemble(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		CLI_COMMON_LONGOPTS,
+		{ "attach", required_argument, NULL, 'a' },
+		{ "send-fd", required_argument, NULL, 's' },
+		{ "audit", no_argument, NULL, 'A' },
+		{ 0 },
+	};
 	struct rootasm_error e = { 0 };
-	struct rootasm_layout *l;
-	const char *path = NULL, *attach = NULL, *sock = NULL;
+	struct rootasm_layout *l = NULL;
+	const char *path, *attach = NULL, *sock = NULL;
 	bool audit = false;
-	int fd, r, wfd = -1, during = 0, at = 0, tree = 0;
+	int c, fd, r, wfd = -1, during = 0, at = 0, tree = 0;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--attach") && i + 1 < argc)
-			attach = argv[++i];
-		else if (!strcmp(argv[i], "--send-fd") && i + 1 < argc)
-			sock = argv[++i];
-		else if (!strcmp(argv[i], "--audit"))
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) >= 0) {
+		switch (c) {
+		case 'a':
+			attach = optarg;
+			break;
+		case 's':
+			sock = optarg;
+			break;
+		case 'A':
 			audit = true;
-		else if (argv[i][0] == '-')
-			return cli_usage("assemble: unknown option or missing value '%s'", argv[i]);
-		else if (!path)
-			path = argv[i];
-		else
-			return cli_usage("assemble: more than one layout");
+			break;
+		default:
+			if ((r = cli_common(c, argc, argv, help)) != CLI_GO_ON)
+				return r;
+		}
 	}
-	if (!path)
-		return cli_usage("assemble: missing LAYOUT");
+	if (optind >= argc)
+		return cli_usage("missing LAYOUT");
+	path = argv[optind++];
+	if (optind < argc)
+		return cli_usage("more than one LAYOUT ('%s')", argv[optind]);
 	if (!!attach == !!sock)
-		return cli_usage("assemble: give exactly one of --attach DIR or --send-fd SOCKET");
+		return cli_usage("give exactly one of --attach DIR or --send-fd SOCKET");
 	if (audit && !attach)
-		return cli_usage("assemble: --audit goes with --attach");
-	r = cli_load(path, &l);
-	if (r < 0)
-		return -r;
+		return cli_usage("--audit goes with --attach");
+	r = cli_load(path, 0, &l);
+	if (r)
+		return r;
 	if (audit) {
-		/* Watch our own mount namespace from before the first mount is made. */
+		/* watch our own mount namespace from before the first mount is made */
 		int ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
 
 		wfd = ns < 0 ? -errno : rootasm_watch_open(ns, &e);
@@ -51,44 +97,42 @@ int cmd_assemble(int argc, char **argv)
 			return cli_fail(&e);
 		}
 	}
-	fd = rootasm_assemble(cli_ctx, l, &e);
+	fd = rootasm_assemble(cli_context(), l, &e);
+	rootasm_layout_free(l);
 	if (fd < 0) {
-		rootasm_layout_free(l);
 		if (wfd >= 0)
 			close(wfd);
 		return cli_fail(&e);
 	}
-	if (audit) {
-		struct rootasm_mount_event ev[256];
-
-		during = rootasm_watch_read(wfd, ev, 256, 0);
-	}
+	if (audit)
+		during = count_events(wfd, 0, false);
 	if (attach)
 		r = rootasm_attach(fd, attach, &e);
 	else
 		r = rootasm_send_fd(fd, sock, path, &e);
 	close(fd);
-	rootasm_layout_free(l);
 	if (r < 0) {
 		if (wfd >= 0)
 			close(wfd);
 		return cli_fail(&e);
 	}
-	if (!audit)
-		return 0;
-	for (;;) {
-		struct rootasm_mount_event ev[256];
-		int n = rootasm_watch_read(wfd, ev, 256, at ? 0 : 100);
-
-		if (n <= 0)
-			break;
-		for (int i = 0; i < n; i++)
-			at += ev[i].attach && !ev[i].detach;
+	if (audit) {
+		at = count_events(wfd, 100, true);
+		close(wfd);
+		tree = rootasm_tree_count(attach);
 	}
-	close(wfd);
-	tree = rootasm_tree_count(attach);
-	printf("audit: %d mount events while assembling, %d attach events at the attach, "
-	       "the attached tree has %d mounts: %s\n", during, at, tree,
-	       during == 0 && at == tree ? "ok" : "MISMATCH");
-	return during == 0 && at == tree ? 0 : EXIT_RUNTIME;
+	if (cli.json) {
+		json_t *o = json_pack("{s:s?, s:s?}", "attached", attach, "sent_to", sock);
+
+		if (o && audit)
+			json_object_set_new(o, "audit", json_pack("{s:i, s:i, s:i, s:b}", "during", during, "at_attach", at,
+								  "tree_mounts", tree, "ok", during == 0 && at == tree));
+		if (cli_json_out(o) < 0)
+			return EXIT_RUNTIME;
+	} else if (audit) {
+		printf("audit: %d mount events while assembling, %d attach events at the attach, "
+		       "the attached tree has %d mounts: %s\n", during, at, tree,
+		       during == 0 && at == tree ? "ok" : "MISMATCH");
+	}
+	return !audit || (during == 0 && at == tree) ? 0 : EXIT_RUNTIME;
 }

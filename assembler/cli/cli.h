@@ -1,11 +1,44 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The rootasm command line: one file per subcommand, each parsing its
+ * options with getopt_long() (options in any order before the operands end;
+ * "--" ends them), each with --help. Options every subcommand takes:
+ * --help, --json[=pretty] (results and errors as JSON), --debug (trace every
+ * operation). Exit statuses: 0, 1 (runtime failure), 2 (bad usage or bad
+ * layout); exec: the command's own, 125 (rootasm failed), 126/127 (as shells).
+ */
 #ifndef ROOTASM_CLI_H
 #define ROOTASM_CLI_H
 
+#include <getopt.h>
+#include <stdbool.h>
+
 #include "rootasm.h"
 
-#define EXIT_RUNTIME	1
-#define EXIT_USAGE	2
+#define EXIT_RUNTIME		1
+#define EXIT_USAGE		2
+#define EXIT_EXEC_FAILED	125
+
+struct cli_opts {
+	bool json, pretty, debug;
+	const char *cmd;		/* the subcommand, for messages */
+};
+
+extern struct cli_opts cli;
+
+/* The options every subcommand takes, for its getopt_long() table. */
+#define CLI_COMMON_LONGOPTS \
+	{ "help", no_argument, NULL, 'h' }, \
+	{ "json", optional_argument, NULL, 0x100 }, \
+	{ "debug", no_argument, NULL, 0x101 }
+
+#define CLI_GO_ON	(-1000)
+
+/*
+ * Handle a common option @c (or getopt's '?'/':'); returns CLI_GO_ON when
+ * parsing goes on, or the exit status to return now (--help: 0).
+ */
+int cli_common(int c, int argc, char **argv, const char *help);
 
 int cmd_check(int argc, char **argv);
 int cmd_assemble(int argc, char **argv);
@@ -13,11 +46,21 @@ int cmd_exec(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 
-/* Print "rootasm: <one line>" for @e; returns the exit code it calls for. */
-int cli_fail(const struct rootasm_error *e);
-int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-int cli_load(const char *path, struct rootasm_layout **ret);
+/* The library context, made on first use (after the options: --debug). */
+struct rootasm_ctx *cli_context(void);
 
-extern struct rootasm_ctx *cli_ctx;
+/* Print @e (one line, or JSON with --json) on stderr; returns the exit status it calls for. */
+int cli_fail(const struct rootasm_error *e);
+/* A usage error: one line (or JSON), exit status 2. */
+int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Print @o (taken) on stdout as --json asked (compact or pretty); -1 on failure. */
+struct json_t;
+int cli_json_out(struct json_t *o);
+
+#define CLI_LOAD_ALL_ERRORS	0x100u	/* report every problem (check), not only the first */
+
+/* Load LAYOUT ("-": standard input) with ROOTASM_LOAD_* @flags; prints errors; returns 0 or an exit status. */
+int cli_load(const char *path, unsigned int flags, struct rootasm_layout **ret);
 
 #endif

@@ -1,67 +1,163 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* rootasm: the command line front end; one file per subcommand. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/resource.h>
+
+#include <jansson.h>
 
 #include "cli.h"
 
+struct cli_opts cli;
+static struct rootasm_ctx *ctx;
+
 static const char usage[] =
-	"Usage: rootasm COMMAND ...\n"
+	"Usage: rootasm [--debug] [--json[=pretty]] COMMAND [OPTION...] ...\n"
 	"Assemble a container root filesystem out of detached mounts.\n"
 	"\n"
-	"  rootasm check LAYOUT [--json]            validate LAYOUT and print the plan\n"
-	"  rootasm check --live DIR [--json]        print the mounts of the tree attached at DIR,\n"
-	"                                           with their id mappings, read back with statmount\n"
-	"  rootasm assemble LAYOUT --attach DIR [--audit]\n"
-	"                                           assemble, then attach at DIR with one move_mount;\n"
-	"                                           --audit counts the mount events this namespace sees\n"
-	"                                           while assembling (must be 0) and at the attach\n"
-	"                                           (must equal the tree's mounts)\n"
-	"  rootasm assemble LAYOUT --send-fd SOCKET assemble, then send the tree's fd over the\n"
-	"                                           AF_UNIX stream socket SOCKET (SCM_RIGHTS)\n"
-	"  rootasm exec [--report] LAYOUT [--] CMD [ARG...]\n"
-	"                                           assemble, then run CMD with the tree as root\n"
-	"                                           in new mount and pid namespaces; --report prints\n"
-	"                                           CMD's status and cgroup id as the kernel kept them\n"
-	"  rootasm probe [--json]                   report which kernel features are present\n"
-	"  rootasm watch [--mntns PATH|PID] [--json] [--count N] [--timeout S]\n"
-	"                                           print mount attach/detach events of a mount\n"
-	"                                           namespace (default: our own), one line each\n"
+	"Commands:\n"
+	"  check LAYOUT           validate LAYOUT and print the plan (--offline, --live DIR)\n"
+	"  assemble LAYOUT        assemble, then --attach DIR or --send-fd SOCKET\n"
+	"  exec LAYOUT [--] CMD   assemble, then run CMD with the tree as its root\n"
+	"  probe                  which kernel features this kernel has\n"
+	"  watch                  mount attach/detach events of a mount namespace\n"
+	"  version                the version and what was compiled in (also -v, -V, --version)\n"
+	"\n"
+	"Every command takes --help, --json[=pretty] (results and errors as JSON) and\n"
+	"--debug (trace every operation; also ROOTASM_DEBUG=1). LAYOUT '-' is read\n"
+	"from standard input.\n"
 	"\n"
 	"Exit status: 0 success, 1 runtime failure, 2 bad usage or bad layout;\n"
-	"exec passes CMD's status through (128+N when CMD dies of signal N).\n"
-	"The layout format is described in layouts/FORMAT.md.\n";
+	"exec: the command's status (128+N when it dies of signal N), 125 when\n"
+	"rootasm itself fails, 126/127 when the command cannot be run or found.\n"
+	"See rootasm(1) and rootasm.layout(5).\n";
 
-int cli_usage(const char *fmt, ...)
+struct rootasm_ctx *cli_context(void)
 {
-	va_list ap;
-
-	fputs("rootasm: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs(" (see rootasm --help)\n", stderr);
-	return EXIT_USAGE;
+	if (!ctx && rootasm_ctx_new(cli.debug ? ROOTASM_CTX_DEBUG : 0, &ctx) < 0) {
+		fputs("rootasm: out of memory\n", stderr);
+		exit(EXIT_RUNTIME);
+	}
+	return ctx;
 }
 
 int cli_fail(const struct rootasm_error *e)
 {
 	char buf[8192];
 
-	fprintf(stderr, "rootasm: %s\n", rootasm_error_format(e, buf, sizeof(buf)));
+	if (cli.json)
+		rootasm_error_print_json(e, stderr, cli.pretty);
+	else
+		fprintf(stderr, "rootasm: %s\n", rootasm_error_format(e, buf, sizeof(buf)));
 	return rootasm_error_is_usage(e) ? EXIT_USAGE : EXIT_RUNTIME;
 }
 
-struct rootasm_ctx *cli_ctx;
+int cli_usage(const char *fmt, ...)
+{
+	struct rootasm_error e = { .err = EINVAL, .kind = ROOTASM_ERROR_USAGE };
+	char msg[sizeof(e.msg)];
+	va_list ap;
 
-int cli_load(const char *path, struct rootasm_layout **ret)
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(e.op, sizeof(e.op), "%s%s", cli.cmd ? cli.cmd : "usage", cli.cmd ? "" : "");
+	snprintf(e.msg, sizeof(e.msg), "%s (see rootasm %s%s--help)", msg, cli.cmd ? cli.cmd : "", cli.cmd ? " " : "");
+	cli_fail(&e);
+	return EXIT_USAGE;
+}
+
+int cli_common(int c, int argc, char **argv, const char *help)
+{
+	switch (c) {
+	case 'h':
+		fputs(help, stdout);
+		return 0;
+	case 0x100:
+		cli.json = true;
+		if (optarg && !strcmp(optarg, "pretty"))
+			cli.pretty = true;
+		else if (optarg)
+			return cli_usage("--json takes no value or 'pretty', not '%s'", optarg);
+		return CLI_GO_ON;
+	case 0x101:
+		cli.debug = true;
+		return CLI_GO_ON;
+	case ':':
+		return cli_usage("option '%s' needs a value", argv[optind - 1]);
+	default:
+		return cli_usage("unknown option '%s'", argv[optind - 1]);
+	}
+}
+
+int cli_json_out(json_t *o)
+{
+	int r;
+
+	if (!o) {
+		fputs("rootasm: out of memory\n", stderr);
+		return -1;
+	}
+	r = json_dumpf(o, stdout, (cli.pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	if (r < 0 || putchar('\n') == EOF)
+		return -1;
+	return 0;
+}
+
+static void diag_print(const struct rootasm_error *e, void *userdata)
+{
+	(*(unsigned int *)userdata)++;
+	cli_fail(e);
+}
+
+int cli_load(const char *path, unsigned int flags, struct rootasm_layout **ret)
 {
 	struct rootasm_error e = { 0 };
+	unsigned int printed = 0;
+	struct rootasm_load_opts o = {
+		.size = sizeof(o),
+		.flags = flags & ~CLI_LOAD_ALL_ERRORS,
+		.diag = flags & CLI_LOAD_ALL_ERRORS ? diag_print : NULL,
+		.userdata = &printed,
+	};
+	int r;
 
-	if (rootasm_layout_load(cli_ctx, path, NULL, ret, &e) < 0)
-		return -cli_fail(&e);
+	if (!strcmp(path, "-")) {
+		/* standard input, capped like a file: relative paths are relative to the working directory */
+		size_t cap = (1u << 20) + 1, len = 0;
+		char *buf = malloc(cap);
+		ssize_t n;
+
+		if (!buf) {
+			fputs("rootasm: out of memory\n", stderr);
+			return EXIT_RUNTIME;
+		}
+		while (len < cap && (n = read(0, buf + len, cap - len)) != 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				free(buf);
+				return cli_usage("read layout from standard input: %s", strerror(errno));
+			}
+			len += n;
+		}
+		o.name = "<stdin>";
+		r = rootasm_layout_load_mem(cli_context(), buf, len, &o, ret, &e);
+		free(buf);
+	} else {
+		r = rootasm_layout_load(cli_context(), path, &o, ret, &e);
+	}
+	if (r < 0) {
+		/* with all errors on, each problem has been printed already */
+		if (!printed)
+			return cli_fail(&e);
+		return rootasm_error_is_usage(&e) ? EXIT_USAGE : EXIT_RUNTIME;
+	}
 	return 0;
 }
 
@@ -76,6 +172,17 @@ static void raise_nofile(void)
 	}
 }
 
+static int version(void)
+{
+	if (cli.json)
+		return cli_json_out(json_pack("{s:s, s:s, s:[s,s,s,s]}", "version", ROOTASM_VERSION_STRING, "library",
+					      rootasm_version(), "compiled", "libyaml", "jansson", "libseccomp", "libcap")) < 0;
+	printf("rootasm %s (library %s)\n"
+	       "compiled with: libyaml (layouts), jansson (JSON), libseccomp (exec filter), libcap\n"
+	       "kernel features are probed at run time: rootasm probe\n", ROOTASM_VERSION_STRING, rootasm_version());
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -88,24 +195,38 @@ int main(int argc, char **argv)
 		{ "probe", cmd_probe },
 		{ "watch", cmd_watch },
 	};
+	static const struct option opts[] = {
+		CLI_COMMON_LONGOPTS,
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 },
+	};
+	int c, r;
 
 	raise_nofile();
-	if (rootasm_ctx_new(0, &cli_ctx) < 0) {
-		fputs("rootasm: out of memory\n", stderr);
-		return EXIT_RUNTIME;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:hvV", opts, NULL)) >= 0) {
+		if (c == 'v' || c == 'V')
+			return version();
+		r = cli_common(c, argc, argv, usage);
+		if (r != CLI_GO_ON)
+			return r;
 	}
-	if (argc < 2)
+	if (optind >= argc)
 		return cli_usage("missing command");
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+	if (!strcmp(argv[optind], "help")) {
 		fputs(usage, stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "--version")) {
-		puts("rootasm " ROOTASM_VERSION);
-		return 0;
+	if (!strcmp(argv[optind], "version"))
+		return version();
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strcmp(argv[optind], cmds[i].name))
+			continue;
+		cli.cmd = cmds[i].name;
+		argv += optind;
+		argc -= optind;
+		optind = 0;	/* a fresh getopt for the subcommand (0: reinitialise) */
+		return cmds[i].fn(argc, argv);
 	}
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].fn(argc - 1, argv + 1);
-	return cli_usage("unknown command '%s'", argv[1]);
+	return cli_usage("unknown command '%s'", argv[optind]);
 }

@@ -1,42 +1,57 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* rootasm probe [--json] */
-#include <stdio.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <jansson.h>
 
 #include "cli.h"
 
+static const char help[] =
+	"Usage: rootasm probe [OPTION...]\n"
+	"Try each kernel feature rootasm uses on a throwaway detached tmpfs (never read\n"
+	"off the version number) and print one line each: present, absent (the kernel\n"
+	"lacks it), or not-permitted (this process may not try it: no CAP_SYS_ADMIN,\n"
+	"no access to loop devices).\n"
+	"\n"
+	"  --json[=pretty] an array of {feature, state, present, description, detail}\n"
+	"  --debug        trace each probe\n"
+	"  -h, --help     this text\n";
+
 int cmd_probe(int argc, char **argv)
 {
+	static const struct option opts[] = { CLI_COMMON_LONGOPTS, { 0 } };
 	unsigned int n = rootasm_feature_count();
-	bool json = false;
+	json_t *arr = NULL;
+	int c, r;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = true;
-		else
-			return cli_usage("probe: unknown argument '%s'", argv[i]);
-	}
-	if (json)
-		fputs("[", stdout);
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) >= 0)
+		if ((r = cli_common(c, argc, argv, help)) != CLI_GO_ON)
+			return r;
+	if (optind < argc)
+		return cli_usage("unexpected argument '%s'", argv[optind]);
+	if (cli.json && !(arr = json_array()))
+		return EXIT_RUNTIME;
 	for (unsigned int f = 0; f < n; f++) {
 		char detail[256];
-		int r = rootasm_probe_feature(cli_ctx, f, detail, sizeof(detail));
-		const char *st = r > 0 ? "present" : r == -EPERM ? "not-permitted" : "absent";
+		const char *st;
 
-		if (json) {
-			printf("%s{\"feature\": \"%s\", \"present\": %s, \"state\": \"%s\", \"description\": \"%s\", \"detail\": \"",
-			       f ? ", " : "", rootasm_feature_name(f), r > 0 ? "true" : "false", st,
-			       rootasm_feature_desc(f));
-			for (const char *s = detail; *s; s++)
-				printf(*s == '"' || *s == '\\' ? "\\%c" : "%c", *s);
-			fputs("\"}", stdout);
+		r = rootasm_probe_feature(cli_context(), f, detail, sizeof(detail));
+		st = r > 0 ? "present" : r == -EPERM ? "not-permitted" : "absent";
+		if (arr) {
+			json_t *o = json_pack("{s:s, s:s, s:b, s:s, s:s}", "feature", rootasm_feature_name(f), "state", st,
+					      "present", r > 0, "description", rootasm_feature_desc(f), "detail", detail);
+
+			if (!o || json_array_append_new(arr, o) < 0) {
+				json_decref(arr);
+				return EXIT_RUNTIME;
+			}
 		} else {
-			printf("%-38s %-13s %s%s%s%s\n", rootasm_feature_name(f), st,
-			       rootasm_feature_desc(f), detail[0] ? " [" : "", detail, detail[0] ? "]" : "");
+			printf("%-38s %-13s %s%s%s%s\n", rootasm_feature_name(f), st, rootasm_feature_desc(f),
+			       detail[0] ? " [" : "", detail, detail[0] ? "]" : "");
 		}
 	}
-	if (json)
-		puts("]");
+	if (arr)
+		return cli_json_out(arr) < 0 ? EXIT_RUNTIME : 0;
 	return 0;
 }

@@ -18,43 +18,76 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+static const char help[] =
+	"Usage: rootasm watch [OPTION...]\n"
+	"Print the mount attach and detach events of a mount namespace (fanotify\n"
+	"FAN_MNT_ATTACH/FAN_MNT_DETACH, Linux 6.15), one line each: attach, detach, or\n"
+	"move (both), with the mount id, mount point, fs type, source and id maps.\n"
+	"\n"
+	"  --mntns PATH|PID  the namespace: an nsfs file, or a pid (default: our own)\n"
+	"  --count N         stop after N events\n"
+	"  --timeout S       stop after S seconds\n"
+	"  --json[=pretty]   one JSON object per event\n"
+	"  -h, --help        this text\n";
+
+/* A positive number for @opt, or -1. */
+static long positive(const char *opt, const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (*s < '0' || *s > '9' || *end || v <= 0 || v > 1000000000L)
+		return -1;
+	(void)opt;
+	return v;
+}
+
 int cmd_watch(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		CLI_COMMON_LONGOPTS,
+		{ "mntns", required_argument, NULL, 'm' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ 0 },
+	};
 	struct rootasm_error e = { 0 };
 	const char *ns = "/proc/self/ns/mnt";
 	char nsbuf[64], line[8192];
 	long count = -1, timeout = -1, seen = 0;
-	bool json = false;
 	struct timespec t0, now;
-	int nsfd, fd;
+	int nsfd, fd, c, r;
 
-	for (int i = 1; i < argc; i++) {
-		char *end;
-
-		if (!strcmp(argv[i], "--json")) {
-			json = true;
-		} else if (!strcmp(argv[i], "--mntns") && i + 1 < argc) {
-			ns = argv[++i];
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) >= 0) {
+		switch (c) {
+		case 'm':
+			ns = optarg;
 			if (strspn(ns, "0123456789") == strlen(ns)) {
 				snprintf(nsbuf, sizeof(nsbuf), "/proc/%s/ns/mnt", ns);
 				ns = nsbuf;
 			}
-		} else if (!strcmp(argv[i], "--count") && i + 1 < argc) {
-			count = strtol(argv[++i], &end, 10);
-			if (*end || count <= 0)
-				return cli_usage("watch: --count takes a positive number");
-		} else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
-			timeout = strtol(argv[++i], &end, 10);
-			if (*end || timeout <= 0)
-				return cli_usage("watch: --timeout takes a positive number of seconds");
-		} else {
-			return cli_usage("watch: unknown argument '%s'", argv[i]);
+			break;
+		case 'c':
+			if ((count = positive("--count", optarg)) < 0)
+				return cli_usage("--count takes a positive number, not '%s'", optarg);
+			break;
+		case 't':
+			if ((timeout = positive("--timeout", optarg)) < 0)
+				return cli_usage("--timeout takes a positive number of seconds, not '%s'", optarg);
+			break;
+		default:
+			if ((r = cli_common(c, argc, argv, help)) != CLI_GO_ON)
+				return r;
 		}
 	}
+	if (optind < argc)
+		return cli_usage("unexpected argument '%s'", argv[optind]);
 	nsfd = open(ns, O_RDONLY | O_CLOEXEC);
 	if (nsfd < 0) {
-		fprintf(stderr, "rootasm: watch: open %s: %s\n", ns, strerror(errno));
-		return EXIT_RUNTIME;
+		e = (struct rootasm_error){ .err = errno, .kind = ROOTASM_ERROR_USAGE };
+		snprintf(e.op, sizeof(e.op), "open mount namespace");
+		snprintf(e.path, sizeof(e.path), "%s", ns);
+		return cli_fail(&e);
 	}
 	fd = rootasm_watch_open(nsfd, &e);
 	if (fd < 0) {
@@ -64,7 +97,10 @@ int cmd_watch(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	/* Tell a caller that waits for us that the mark is in place. */
-	fprintf(stderr, "rootasm: watching mount namespace %s\n", ns);
+	if (!cli.json)
+		fprintf(stderr, "rootasm: watching mount namespace %s\n", ns);
+	else
+		fprintf(stderr, "{\"watching\":true}\n");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!stop && (count < 0 || seen < count)) {
 		struct rootasm_mount_event ev[64];
@@ -73,9 +109,9 @@ int cmd_watch(int argc, char **argv)
 		for (int i = 0; i < n && (count < 0 || seen < count); i++, seen++) {
 			const char *what = ev[i].attach && ev[i].detach ? "move" : ev[i].attach ? "attach" : "detach";
 
-			rootasm_mount_describe(ev[i].mnt_id, nsfd, json, line, sizeof(line));
-			if (json)
-				printf("{\"event\": \"%s\", \"mount\": %s}\n", what, line);
+			rootasm_mount_describe(ev[i].mnt_id, nsfd, cli.json, line, sizeof(line));
+			if (cli.json)
+				printf("{\"event\":\"%s\",\"mount\":%s}\n", what, line);
 			else
 				printf("%-6s %s\n", what, line);
 		}

@@ -108,7 +108,7 @@ struct rootasm_layout;
 struct rootasm_load_opts {
 	size_t size;				/* sizeof(struct rootasm_load_opts) */
 	unsigned int flags;			/* ROOTASM_LOAD_* */
-	/* Called for every problem found (not only the first), in file order. */
+	/* Called for every problem found, not only the first: the text's, then the host paths' (each in file order). */
 	void (*diag)(const struct rootasm_error *e, void *userdata);
 	void *userdata;
 	const char *name;			/* rootasm_layout_load_mem(): the name in diagnostics */

@@ -1321,6 +1321,10 @@ int ra_layout_parse(const char *buf, size_t len, const char *file, const char *d
 	doc_free(&doc);
 	if (p.oom)
 		r = p.oom;
+	if (r == -EINVAL && d && d->keep_partial) {
+		*ret = l;
+		return r;
+	}
 	if (r < 0) {
 		rootasm_layout_free(l);
 		return r;

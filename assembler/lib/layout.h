@@ -158,11 +158,14 @@ struct ra_diag {
 	void (*fn)(const struct rootasm_error *e, void *userdata);
 	void *userdata;
 	unsigned int count;
+	bool keep_partial;			/* on a layout error, still return what was parsed */
 };
 
 /*
  * The parse stage: text -> model. Pure: it touches no file. @file names the
  * text in diagnostics; @dir is prefixed to relative paths for display only.
+ * With @d->keep_partial a layout error (-EINVAL) still sets *ret to what was
+ * parsed, so that the open stage can report its problems too; caller frees.
  */
 int ra_layout_parse(const char *buf, size_t len, const char *file, const char *dir, struct ra_diag *d,
 		    struct rootasm_layout **ret, struct rootasm_error *e);

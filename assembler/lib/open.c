@@ -397,9 +397,14 @@ static int load(struct rootasm_ctx *ctx, const char *buf, size_t len, const char
 	struct rootasm_layout *l = NULL;
 	int r;
 
+	/* reporting every problem: the open stage looks at what parsed, even after errors */
+	d.keep_partial = d.fn != NULL;
 	r = ra_layout_parse(buf, len, name, ddir, &d, &l, e);
-	if (r == 0 && !(OPT(o, flags, 0u) & ROOTASM_LOAD_OFFLINE))
-		r = ra_layout_open(ctx, l, dirfd, top, &d, e);
+	if ((r == 0 || (r == -EINVAL && l)) && !(OPT(o, flags, 0u) & ROOTASM_LOAD_OFFLINE)) {
+		int ro = ra_layout_open(ctx, l, dirfd, top, &d, e);
+
+		r = r < 0 ? r : ro;
+	}
 	if (r < 0) {
 		rootasm_layout_free(l);
 		return r;

@@ -1,5 +1,6 @@
 #!/bin/sh
-# CLI usage errors: exit 2 and one line on stderr naming the problem.
+# The command line without privileges: usage errors exit 2 (exec: 125) with one
+# line on stderr naming the problem; --help, --version and --json forms work.
 set -u
 bin=$1
 fail=0 n=0
@@ -12,15 +13,50 @@ t() { # expected-exit expected-substring args...
 		echo "FAIL: rootasm $* -> rc=$rc (want $want), stderr: $err"; fail=$((fail + 1))
 	fi
 }
+# out: expected-exit expected-stdout-substring args...
+out() {
+	want=$1 sub=$2; shift 2
+	n=$((n + 1))
+	o=$("$bin" "$@" 2>/dev/null); rc=$?
+	if [ "$rc" -ne "$want" ] || ! printf '%s' "$o" | grep -qF -- "$sub"; then
+		echo "FAIL: rootasm $* -> rc=$rc (want $want), stdout: $o"; fail=$((fail + 1))
+	fi
+}
 t 2 "missing command"
 t 2 "unknown command 'frobnicate'" frobnicate
-t 2 "missing LAYOUT" check
+t 2 "check: missing LAYOUT" check
 t 2 "unknown option '--yaml'" check --yaml x
 t 2 "exactly one of --attach" assemble /nonexistent.yaml
-t 2 "missing LAYOUT" exec
+t 2 "more than one LAYOUT" assemble a.yaml b.yaml --attach /x
+t 2 "--audit goes with --attach" assemble a.yaml --send-fd /s --audit
+t 2 "option '--attach' needs a value" assemble a.yaml --attach
+t 125 "exec: missing LAYOUT" exec
+t 125 "exec: missing CMD" exec l.yaml --report
+t 125 "unknown option '--bogus'" exec --bogus l.yaml -- /bin/true
 t 2 "open layout /nonexistent.yaml: No such file or directory" check /nonexistent.yaml
-t 2 "unknown argument" probe --xml
-"$bin" --help | grep -q "rootasm check LAYOUT" || { echo "FAIL: --help"; fail=$((fail + 1)); }
+t 2 "unknown option '--xml'" probe --xml
+t 2 "--json takes no value or 'pretty'" --json=yaml probe
+t 2 "--count takes a positive number" watch --count -3
+t 2 "--count takes a positive number" watch --count 1x
+# options in any order around the operand
+t 2 "open layout /nonexistent.yaml" check /nonexistent.yaml --offline
+t 2 "open layout /nonexistent.yaml" check --offline /nonexistent.yaml
+# JSON errors: one object on stderr with the documented fields
 n=$((n + 1))
+e=$("$bin" --json check /nonexistent.yaml 2>&1 >/dev/null)
+case $e in
+'{"error":{"message":"open layout /nonexistent.yaml: No such file or directory","kind":"usage","errno":2,"errname":"ENOENT","op":"open layout","path":"/nonexistent.yaml",'*) ;;
+*) echo "FAIL: --json error: $e"; fail=$((fail + 1)) ;;
+esac
+# help and version, each form
+for c in check assemble exec probe watch; do
+	out 0 "Usage: rootasm $c" $c --help
+	out 0 "Usage: rootasm $c" $c -h
+done
+out 0 "Commands:" --help
+out 0 "Commands:" help
+for v in --version -v -V version; do out 0 "rootasm 0." $v; done
+out 0 '"version":' --json version
+out 0 '  "version":' --json=pretty version
 echo "$((n - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]
