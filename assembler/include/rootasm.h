@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -189,17 +190,55 @@ int rootasm_assemble(struct rootasm_ctx *ctx, const struct rootasm_layout *l, st
 int rootasm_attach(int tree_fd, const char *dir, struct rootasm_error *e);
 
 /*
- * Send @tree_fd over the AF_UNIX stream socket at @socket_path with
- * SCM_RIGHTS. Protocol: one message whose payload is the line
- * "rootasm-tree 1 <layout-path>\n" carrying exactly one fd.
+ * The hand-off of a tree to another process over an AF_UNIX stream socket:
+ * one message carrying exactly one fd (SCM_RIGHTS) and the payload, one line
+ * of JSON: {"rootasm":"tree","version":2,"layout":"NAME"}\n (the layout's
+ * name escaped as JSON strings are; null when none). Before anything is sent
+ * the listener's credentials (SO_PEERCRED) are checked: its uid must be 0,
+ * the caller's own uid, or one of opts->peer_uids. connect() and the send
+ * give up after opts->timeout_ms (a full backlog cannot hold the tree).
  */
-int rootasm_send_fd(int tree_fd, const char *socket_path, const char *layout_path,
+#define ROOTASM_SEND_ANY_PEER	0x1u	/* skip the SO_PEERCRED check: any listener gets the tree */
+
+struct rootasm_send_opts {
+	size_t size;			/* sizeof(struct rootasm_send_opts) */
+	unsigned int flags;		/* ROOTASM_SEND_* */
+	int timeout_ms;			/* for connect() and the send; 0: 5000 */
+	const uid_t *peer_uids;		/* listener uids allowed besides 0 and our own */
+	size_t n_peer_uids;
+	const char *layout;		/* the layout's name, for the payload; may be NULL */
+};
+
+/* Connect to @socket_path and hand @tree_fd over. @opts may be NULL. */
+int rootasm_send_fd(int tree_fd, const char *socket_path, const struct rootasm_send_opts *opts,
 		    struct rootasm_error *e);
+/* The same over @sock_fd, a connected AF_UNIX stream socket (e.g. from socketpair()). */
+int rootasm_send_fd_to(int tree_fd, int sock_fd, const struct rootasm_send_opts *opts, struct rootasm_error *e);
+
+/*
+ * exec: the command runs in a sandbox, to the standard of `crun run` with the
+ * configuration `crun spec` writes (rootasm(1) and rootasm.layout(5) list it):
+ * new pid, mount, ipc, uts and cgroup namespaces (network: the host's, or a
+ * new one with only loopback); every fd >= 3 closed except the preserved
+ * ones; the capabilities of the layout's `exec:` section or the OCI default
+ * set (CAP_AUDIT_WRITE, CAP_KILL, CAP_NET_BIND_SERVICE), the bounding set
+ * reduced to them, no_new_privs; a seccomp profile on every ABI
+ * (x86_64, i386, x32) over the init too; /proc with the OCI masked and
+ * read-only paths; a minimal /dev when the tree has no usable one; the
+ * container dies with the process that started it (PR_SET_PDEATHSIG).
+ * ROOTASM_EXEC_PRIVILEGED (or the layout's exec.privileged) drops the
+ * capability, seccomp, /proc and no_new_privs restrictions.
+ */
+#define ROOTASM_EXEC_PRIVILEGED		0x1u	/* no capability drop, seccomp profile, /proc masks, no_new_privs */
+#define ROOTASM_EXEC_NETWORK_NONE	0x2u	/* a new network namespace with only loopback */
+#define ROOTASM_EXEC_NETWORK_HOST	0x4u	/* the host's network namespace (the default) */
 
 struct rootasm_exec_opts {
 	size_t size;			/* sizeof(struct rootasm_exec_opts) */
-	bool deny_mount_api;		/* seccomp filter that denies the mount API */
-	bool quiet;
+	unsigned int flags;		/* ROOTASM_EXEC_*; they override the layout's exec: section */
+	unsigned int preserve_fds;	/* fds 3 .. 3+N-1 reach the command (as crun/runc --preserve-fds) */
+	const char *const *env;		/* more "KEY=VALUE" after the layout's, NULL-terminated; or NULL */
+	const char *hostname;		/* NULL: the layout's, or "rootasm" */
 };
 
 struct rootasm_exec_result {
@@ -209,16 +248,24 @@ struct rootasm_exec_result {
 };
 
 /*
- * Run @argv with the tree as root in a new mount and pid namespace. The tree
- * is attached in that namespace and goes away with it: @tree_fd is used up
- * (the caller still owns and closes the fd, but cannot attach the tree again).
- * Returns 0 and fills @res (the command's status), or -errno.
+ * Start @argv with the tree @tree_fd as its root, sandboxed as the exec:
+ * section of @l (may be NULL: the defaults) and @opts say. The tree is
+ * attached in the container's own mount namespace and goes away with it:
+ * @tree_fd is used up (the caller still owns and closes the fd). Returns a
+ * pidfd of the container's init (pid 1 of its pid namespace) once the
+ * sandbox is set up; the caller owns it. Signals sent to the init with
+ * pidfd_send_signal() are passed on to the command (the CLI forwards its
+ * own that way). A setup failure is reported here, with its step and errno.
  */
-int rootasm_exec(struct rootasm_ctx *ctx, int tree_fd, char *const argv[], const struct rootasm_exec_opts *opts,
-		 struct rootasm_exec_result *res, struct rootasm_error *e);
+int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, int tree_fd, char *const argv[],
+		       const struct rootasm_exec_opts *opts, struct rootasm_error *e);
 
-/* Whether exec should deny the mount API to the command (layout exec.deny_mount_api). */
-bool rootasm_layout_deny_mount_api(const struct rootasm_layout *l);
+/* Wait for the container started with rootasm_exec_start() and fill @res; closes nothing. */
+int rootasm_exec_wait(int pidfd, struct rootasm_exec_result *res, struct rootasm_error *e);
+
+/* rootasm_exec_start() + rootasm_exec_wait(): runs the command to its end. Forwards no signals. */
+int rootasm_exec(struct rootasm_ctx *ctx, const struct rootasm_layout *l, int tree_fd, char *const argv[],
+		 const struct rootasm_exec_opts *opts, struct rootasm_exec_result *res, struct rootasm_error *e);
 
 /* ------------------------------------------------------------------- watch */
 

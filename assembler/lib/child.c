@@ -18,6 +18,16 @@
 #define CLONE_CLEAR_SIGHAND 0x100000000ULL
 #endif
 
+/* In a child: the write end of its report pipe (each child has its own copy of this variable). */
+static int child_report_fd = -1;
+
+void ra_child_report_ready(int step)
+{
+	struct ra_child_report rep = { step, 0 };
+
+	(void)!write(child_report_fd, &rep, sizeof(rep));
+}
+
 static void __attribute__((noreturn)) child_main(struct ra_child *c, uint64_t clone_flags, pid_t ppid,
 						 int report_wr, int hold_rd, ra_child_fn fn, void *arg)
 {
@@ -30,6 +40,7 @@ static void __attribute__((noreturn)) child_main(struct ra_child *c, uint64_t cl
 	if (!(clone_flags & CLONE_NEWPID) && syscall(SYS_getppid) != ppid)
 		_exit(126);
 	/* (in a new pid namespace getppid() says 0: the death signal alone covers that case) */
+	child_report_fd = report_wr;
 	r = fn(arg, &step);
 	rep.step = step;
 	rep.err = r < 0 ? -r : 0;

@@ -63,6 +63,12 @@ int ra_child_start(struct ra_child *c, uint64_t clone_flags, unsigned int flags,
  */
 int ra_child_finish(struct ra_child *c, const char *what, const char *const *steps, struct rootasm_error *e);
 
+/*
+ * In the child: report success now, from a fn that goes on running (the
+ * parent's ra_child_read_report() returns with err 0); fn must not return 0 after it.
+ */
+void ra_child_report_ready(int step);
+
 /* Kill and reap the child (error paths); closes everything. */
 void ra_child_kill(struct ra_child *c);
 

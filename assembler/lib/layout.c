@@ -1018,19 +1018,128 @@ static int parse_mounts(struct pctx *p, struct ynode *seq, struct rootasm_layout
 	return bad;
 }
 
+/* "KEY=VALUE": a name of letters, digits and '_', not starting with a digit. */
+static bool env_ok(const char *s)
+{
+	const char *eq = strchr(s, '=');
+
+	if (!eq || eq == s || isdigit((unsigned char)s[0]))
+		return false;
+	for (const char *c = s; c < eq; c++)
+		if (!isalnum((unsigned char)*c) && *c != '_')
+			return false;
+	return true;
+}
+
+/* A hostname as sethostname() and RFC 1123 take it: 1-64 of [A-Za-z0-9.-], no leading '-' or '.'. */
+static bool hostname_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n && n <= 64 && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") == n &&
+	       s[0] != '-' && s[0] != '.';
+}
+
 static int parse_exec(struct pctx *p, struct ynode *m, struct rootasm_layout *l)
 {
-	static const char *const keys[] = { "deny_mount_api", NULL };
-	struct ynode *v;
-	int r = want(p, m, "exec", YAML_MAPPING_NODE);
+	static const char *const keys[] = { "deny_mount_api", "privileged", "uid", "gid", "groups", "capabilities",
+					    "env", "hostname", "network", NULL };
+	struct ra_exec *x = &l->exec;
+	struct ynode *v, *u, *g;
+	const char *s;
+	int r = want(p, m, "exec", YAML_MAPPING_NODE), bad = 0;
 
 	if (r == 0)
 		r = check_keys(p, m, "exec", keys);
 	if (r < 0)
 		return r;
-	if ((v = lookup(p, m, "deny_mount_api")))
-		return get_bool(p, v, "exec.deny_mount_api", &l->deny_mount_api);
-	return 0;
+	x->loc = loc_of(m);
+	if ((v = lookup(p, m, "deny_mount_api")) && (r = get_bool(p, v, "exec.deny_mount_api", &x->deny_mount_api)) < 0)
+		bad = r;
+	if ((v = lookup(p, m, "privileged")) && (r = get_bool(p, v, "exec.privileged", &x->privileged)) < 0)
+		bad = r;
+	u = lookup(p, m, "uid");
+	g = lookup(p, m, "gid");
+	if (!!u != !!g) {
+		bad = perr(p, m, "exec", "give both 'uid' and 'gid', or neither");
+	} else if (u) {
+		x->user_set = true;
+		if ((r = get_id(p, u, "exec.uid", &x->uid)) < 0)
+			bad = r;
+		if ((r = get_id(p, g, "exec.gid", &x->gid)) < 0)
+			bad = r;
+	}
+	if ((v = lookup(p, m, "groups"))) {
+		size_t i = 0;
+
+		r = want(p, v, "exec.groups", YAML_SEQUENCE_NODE);
+		if (r < 0)
+			return r;
+		if (nitems(v) > RA_MAX_GROUPS)
+			return perr(p, v, "exec.groups", "%zu groups; at most %d", nitems(v), RA_MAX_GROUPS);
+		x->groups = calloc(nitems(v) ? nitems(v) : 1, sizeof(gid_t));
+		if (!x->groups)
+			return poom(p, "parse groups");
+		for_items(v, it) {
+			char key[64];
+
+			snprintf(key, sizeof(key), "exec.groups[%zu]", i);
+			if ((r = get_id(p, node(p, *it), key, &x->groups[i])) < 0)
+				bad = r;
+			x->ngroups = ++i;
+		}
+	}
+	if ((v = lookup(p, m, "capabilities"))) {
+		x->caps_set = true;
+		if ((r = parse_caps(p, v, "exec.capabilities", &x->caps)) < 0)
+			bad = r;
+	}
+	if ((v = lookup(p, m, "env"))) {
+		size_t i = 0;
+
+		r = want(p, v, "exec.env", YAML_SEQUENCE_NODE);
+		if (r < 0)
+			return r;
+		if (nitems(v) > RA_MAX_ENV)
+			return perr(p, v, "exec.env", "%zu variables; at most %d", nitems(v), RA_MAX_ENV);
+		x->env = calloc(nitems(v) + 1, sizeof(char *));
+		if (!x->env)
+			return poom(p, "parse env");
+		for_items(v, it) {
+			char key[64];
+
+			snprintf(key, sizeof(key), "exec.env[%zu]", i++);
+			if ((r = get_string(p, node(p, *it), key, &s)) < 0) {
+				bad = r;
+				continue;
+			}
+			if (!env_ok(s)) {
+				bad = perr(p, node(p, *it), key, "expected KEY=VALUE (KEY: letters, digits, '_'), got '%s'", s);
+				continue;
+			}
+			if (!(x->env[x->nenv++] = strdup(s)))
+				return poom(p, "parse env");
+		}
+	}
+	if ((v = lookup(p, m, "hostname"))) {
+		if ((r = get_string(p, v, "exec.hostname", &s)) < 0)
+			bad = r;
+		else if (!hostname_ok(s))
+			bad = perr(p, v, "exec.hostname", "expected a hostname (1-64 of letters, digits, '.', '-'), got '%s'", s);
+		else if (!(x->hostname = strdup(s)))
+			return poom(p, "parse hostname");
+	}
+	if ((v = lookup(p, m, "network"))) {
+		if ((r = get_string(p, v, "exec.network", &s)) < 0)
+			bad = r;
+		else if (!strcmp(s, "host"))
+			x->network = RA_NET_HOST;
+		else if (!strcmp(s, "none"))
+			x->network = RA_NET_NONE;
+		else
+			bad = perr(p, v, "exec.network", "expected 'host' or 'none', got '%s'", s);
+	}
+	return bad;
 }
 
 static int parse_root(struct pctx *p, struct ynode *root, struct rootasm_layout *l)
@@ -1310,7 +1419,7 @@ int ra_layout_parse(const char *buf, size_t len, const char *file, const char *d
 		doc_free(&doc);
 		return ra_oom(e, "parse layout");
 	}
-	l->deny_mount_api = true;
+	l->exec.deny_mount_api = true;
 	l->upper.src.fd = -EBADF;
 	l->file = strdup(file);
 	l->dir = dir ? strdup(dir) : NULL;
@@ -1375,6 +1484,11 @@ void rootasm_layout_free(struct rootasm_layout *l)
 	src_free(&l->upper.src);
 	tmpfs_free(&l->upper.tmpfs);
 	free(l->creds.groups);
+	free(l->exec.groups);
+	for (size_t i = 0; i < l->exec.nenv; i++)
+		free(l->exec.env[i]);
+	free(l->exec.env);
+	free(l->exec.hostname);
 	free(l->file);
 	free(l->dir);
 	free(l);
@@ -1387,9 +1501,4 @@ const char *ra_cap_name(unsigned int cap, char *buf, size_t size)
 	snprintf(buf, size, "%s", s ? s : "?");
 	cap_free(s);
 	return buf;
-}
-
-bool rootasm_layout_deny_mount_api(const struct rootasm_layout *l)
-{
-	return l->deny_mount_api;
 }

@@ -139,6 +139,28 @@ struct ra_mount {
 	struct ra_loc loc;
 };
 
+/* exec: what `rootasm exec` gives the command (the sandbox; see exec.c). */
+struct ra_exec {
+	bool deny_mount_api;			/* the mount API in the seccomp profile (default true) */
+	bool privileged;			/* opt out of the sandbox's restrictions */
+	bool user_set;
+	uid_t uid;
+	gid_t gid;
+	gid_t *groups;
+	size_t ngroups;
+	bool caps_set;
+	uint64_t caps;				/* default: the OCI default set */
+	char **env;				/* "KEY=VALUE", NULL-terminated; NULL: the default */
+	size_t nenv;
+	char *hostname;				/* NULL: "rootasm" */
+	int network;				/* RA_NET_HOST or RA_NET_NONE */
+	struct ra_loc loc;
+};
+
+#define RA_NET_HOST	0
+#define RA_NET_NONE	1
+#define RA_MAX_ENV	1024
+
 struct rootasm_layout {
 	char *file;				/* the layout file as given, for messages */
 	char *dir;				/* its directory as given (display only) */
@@ -149,7 +171,7 @@ struct rootasm_layout {
 	struct ra_mount *mounts;
 	size_t nmounts;
 	struct ra_attrs attributes;		/* on the root mount */
-	bool deny_mount_api;			/* exec: seccomp filter (default true) */
+	struct ra_exec exec;
 	bool opened;				/* the open stage ran: every ra_src has its fd */
 };
 

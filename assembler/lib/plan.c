@@ -267,6 +267,43 @@ static void text_creds(FILE *f, const struct ra_creds *c)
 		fputs("none", f);
 }
 
+/* What `rootasm exec` gives the command, as exec.c will set it up. */
+static void text_exec(FILE *f, const struct ra_exec *x)
+{
+	char name[64];
+	bool any = false;
+
+	fprintf(f, "exec: %s", x->privileged ? "PRIVILEGED (no capability drop, no seccomp profile, no /proc masks)" :
+						"sandboxed");
+	if (x->user_set)
+		fprintf(f, " uid=%u gid=%u", x->uid, x->gid);
+	else
+		fputs(" uid=0 gid=0", f);
+	fputs(" groups=", f);
+	for (size_t i = 0; i < x->ngroups; i++)
+		fprintf(f, "%s%u", i ? "+" : "", x->groups[i]);
+	if (!x->ngroups)
+		fputs("none", f);
+	fputs(" caps=", f);
+	if (!x->caps_set && !x->privileged)
+		fputs("oci-default(cap_audit_write+cap_kill+cap_net_bind_service)", f);
+	else if (x->privileged && !x->caps_set)
+		fputs("all", f);
+	else
+		for (unsigned int v = 0; v < 64; v++)
+			if (x->caps & (1ULL << v)) {
+				fprintf(f, "%s%s", any ? "+" : "", ra_cap_name(v, name, sizeof(name)));
+				any = true;
+			}
+	if (x->caps_set && !any)
+		fputs("none", f);
+	fprintf(f, " network=%s hostname=%s deny_mount_api=%s", x->network == RA_NET_NONE ? "none" : "host",
+		x->hostname ? x->hostname : "rootasm", x->deny_mount_api ? "true" : "false");
+	for (size_t i = 0; i < x->nenv; i++)
+		fprintf(f, " env=%s", x->env[i]);
+	fputc('\n', f);
+}
+
 static void text_plan(FILE *f, const struct ra_plan *p, int indent)
 {
 	const struct rootasm_layout *l = p->l;
@@ -331,7 +368,7 @@ static void text_plan(FILE *f, const struct ra_plan *p, int indent)
 			fprintf(f, "%*s    (nested layout not loaded: offline)\n", indent, "");
 	}
 	if (indent == 0)
-		fprintf(f, "exec: deny_mount_api=%s\n", l->deny_mount_api ? "true" : "false");
+		text_exec(f, &l->exec);
 }
 
 /* --- JSON (json.h: a NULL from any constructor makes the whole document fail with ENOMEM) */
@@ -497,9 +534,31 @@ int rootasm_plan_print(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 		return r;
 	if (flags & ROOTASM_PLAN_JSON) {
 		struct ra_jb b = { false };
-		json_t *o = jplan(&b, p), *ex = json_object();
+		json_t *o = jplan(&b, p), *ex = json_object(), *env = json_array(), *g = json_array(), *caps = json_array();
+		const struct ra_exec *x = &l->exec;
+		char name[64];
 
-		jset(&b, ex, "deny_mount_api", json_boolean(l->deny_mount_api));
+		jset(&b, ex, "privileged", json_boolean(x->privileged));
+		jset(&b, ex, "uid", json_integer(x->user_set ? x->uid : 0));
+		jset(&b, ex, "gid", json_integer(x->user_set ? x->gid : 0));
+		for (size_t i = 0; i < x->ngroups; i++)
+			japp(&b, g, json_integer(x->groups[i]));
+		jset(&b, ex, "groups", g);
+		if (x->caps_set) {
+			for (unsigned int v = 0; v < 64; v++)
+				if (x->caps & (1ULL << v))
+					japp(&b, caps, ra_jstr(ra_cap_name(v, name, sizeof(name))));
+			jset(&b, ex, "capabilities", caps);
+		} else {
+			json_decref(caps);
+			jset(&b, ex, "capabilities", ra_jstr(x->privileged ? "all" : "oci-default"));
+		}
+		for (size_t i = 0; i < x->nenv; i++)
+			japp(&b, env, ra_jstr(x->env[i]));
+		jset(&b, ex, "env", env);
+		jset(&b, ex, "hostname", ra_jstr(x->hostname ? x->hostname : "rootasm"));
+		jset(&b, ex, "network", ra_jstr(x->network == RA_NET_NONE ? "none" : "host"));
+		jset(&b, ex, "deny_mount_api", json_boolean(x->deny_mount_api));
 		jset(&b, o, "exec", ex);
 		r = ra_jdump(&b, o, out, flags & ROOTASM_PLAN_PRETTY);
 	} else {

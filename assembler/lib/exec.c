@@ -1,0 +1,659 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * exec: the tree as the root of a sandboxed command.
+ *
+ *   parent  everything that allocates, before the clone: the environment, the
+ *           seccomp programs (seccomp.c), detached clones of the host's /dev/null
+ *           for the /proc masks; then clone3(CLONE_NEWNS | NEWPID | NEWIPC | NEWUTS |
+ *           NEWCGROUP [| NEWNET]) through child.c (pidfd, death signal, report pipe)
+ *   init    pid 1 of the new pid namespace; system calls only:
+ *             "/" private; move_mount(tree) over "/"; fchdir; pivot_root(".", ".");
+ *             umount2(".", MNT_DETACH) (chroot where "/" has no parent: an initramfs)
+ *             /proc (nosuid, nodev, noexec) with the OCI masked paths (a clone of the
+ *             host's /dev/null on files, an empty read-only tmpfs on directories) and
+ *             read-only paths (read-only binds of themselves)
+ *             /dev: a tmpfs with null zero full random urandom tty, devpts, shm,
+ *             mqueue, when the tree has no usable /dev/null
+ *             hostname; loopback up in a new network namespace
+ *             the bounding set, groups, gid, uid, capabilities (and ambient ones),
+ *             no_new_privs, not dumpable, the seccomp programs: for the init too
+ *             the report "ready"; every fd >= 3 closed but the preserved ones;
+ *             fork CMD; pass signals on; reap; exit with CMD's status
+ *   CMD     signals unblocked, the preserved fds inherited, execve (PATH searched
+ *           by hand into a stack buffer: nothing allocates after the clone)
+ *
+ * The container dies with the thread that started it (PR_SET_PDEATHSIG on the
+ * init; killing pid 1 of a pid namespace kills all of it).
+ */
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <linux/capability.h>
+#include <linux/seccomp.h>
+
+#include "child.h"
+#include "context.h"
+#include "exec.h"
+#include "layout.h"
+#include "util.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+static const int fwd_signals[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT };
+
+/* OCI's maskedPaths and readonlyPaths (crun spec), the /proc part: rootasm mounts no /sys. */
+static const char *const masked_files[] = {
+	"/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",
+	"/proc/sched_debug",
+};
+static const char *const masked_dirs[] = { "/proc/acpi", "/proc/asound", "/proc/scsi" };
+static const char *const readonly_paths[] = { "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger" };
+
+#define NMASK (sizeof(masked_files) / sizeof(masked_files[0]))
+
+static const char *const steps[] = {
+	"make / private", "attach the tree over /", "pivot_root", "mount /proc", "mask /proc paths",
+	"make /proc paths read-only", "mount /dev", "set the hostname", "bring up loopback",
+	"drop the bounding set", "set groups", "set gid", "set uid", "set capabilities",
+	"set ambient capabilities", "set no_new_privs", "make the init not dumpable", "load the seccomp profile",
+	"close fds", "fork the command", NULL,
+};
+
+enum {
+	S_PRIVATE, S_ATTACH, S_PIVOT, S_PROC, S_MASK, S_RO, S_DEV, S_HOSTNAME, S_LO, S_BOUNDING, S_GROUPS, S_GID,
+	S_UID, S_CAPS, S_AMBIENT, S_NNP, S_DUMPABLE, S_SECCOMP, S_FDS, S_FORK,
+};
+
+/* What the init needs, made by the parent: the init reads it from its copy of our memory. */
+struct spec {
+	int tree_fd;
+	char *const *argv;
+	char **envp;
+	const char *path;		/* PATH for the search, from envp */
+	const char *hostname;
+	bool privileged, netns, user_set;
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;
+	size_t ngroups;
+	uint64_t caps;
+	unsigned int preserve_fds;
+	struct ra_bpf progs[2];
+	int null_clones[NMASK];		/* detached clones of the host's /dev/null */
+	sigset_t fwd;			/* the signals the init passes on, and SIGCHLD */
+};
+
+/* ------------------------------------------------------------------- init */
+
+static int errno_r(void)
+{
+	return -errno;
+}
+
+/* Write @parts to stderr in one write(): the init cannot use stdio. */
+static void say(const char *a, const char *b, const char *c)
+{
+	char buf[512];
+	size_t n = 0;
+
+	for (const char *const *p = (const char *const[]){ "rootasm: exec: ", a, b, c, "\n", NULL }; *p; p++)
+		for (const char *s = *p; *s && n < sizeof(buf) - 1; s++)
+			buf[n++] = *s;
+	(void)!write(2, buf, n);
+}
+
+static int mount_at(int mfd, const char *where)
+{
+	int r = move_mount(mfd, "", AT_FDCWD, where, MOVE_MOUNT_F_EMPTY_PATH);
+
+	return r < 0 ? -errno : 0;
+}
+
+/* A fresh detached mount of @fs with @opts ("key=value" pairs or flags, NULL-terminated). */
+static int fresh(const char *fs, const char *const *opts, unsigned int attrs)
+{
+	int fsfd = fsopen(fs, FSOPEN_CLOEXEC), mfd;
+
+	if (fsfd < 0)
+		return -errno;
+	for (; opts && *opts; opts++) {
+		char key[32];
+		const char *eq = strchr(*opts, '=');
+		size_t kl = eq ? (size_t)(eq - *opts) : strlen(*opts);
+		int r;
+
+		if (kl >= sizeof(key)) {
+			close(fsfd);
+			return -EINVAL;
+		}
+		memcpy(key, *opts, kl);
+		key[kl] = '\0';
+		r = eq ? fsconfig(fsfd, FSCONFIG_SET_STRING, key, eq + 1, 0) : fsconfig(fsfd, FSCONFIG_SET_FLAG, key, NULL, 0);
+		if (r < 0) {
+			r = -errno;
+			close(fsfd);
+			return r;
+		}
+	}
+	if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		int r = -errno;
+
+		close(fsfd);
+		return r;
+	}
+	mfd = fsmount(fsfd, FSMOUNT_CLOEXEC, attrs);
+	mfd = mfd < 0 ? -errno : mfd;
+	close(fsfd);
+	return mfd;
+}
+
+static int mount_fresh(const char *fs, const char *const *opts, unsigned int attrs, const char *where)
+{
+	int mfd = fresh(fs, opts, attrs), r;
+
+	if (mfd < 0)
+		return mfd;
+	r = mount_at(mfd, where);
+	close(mfd);
+	return r;
+}
+
+static int mask_proc(struct spec *s)
+{
+	struct stat st;
+	int r;
+
+	for (size_t i = 0; i < NMASK; i++) {
+		if (stat(masked_files[i], &st) < 0)
+			continue;
+		r = mount_at(s->null_clones[i], masked_files[i]);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < sizeof(masked_dirs) / sizeof(masked_dirs[0]); i++) {
+		if (stat(masked_dirs[i], &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		r = mount_fresh("tmpfs", (const char *const[]){ "size=0", "mode=555", NULL },
+				MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+				masked_dirs[i]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int readonly_proc(void)
+{
+	struct mount_attr ro = {
+		.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+	};
+
+	for (size_t i = 0; i < sizeof(readonly_paths) / sizeof(readonly_paths[0]); i++) {
+		int fd = open_tree(AT_FDCWD, readonly_paths[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE), r;
+
+		if (fd < 0 && errno == ENOENT)
+			continue;
+		if (fd < 0)
+			return -errno;
+		r = mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &ro, sizeof(ro)) < 0 ? -errno : 0;
+		if (r == 0)
+			r = mount_at(fd, readonly_paths[i]);
+		close(fd);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* The tree's /dev/null works: a character device 1:3 that opens (a nodev mount refuses). */
+static bool dev_usable(void)
+{
+	struct stat st;
+	int fd;
+
+	if (stat("/dev/null", &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
+		return false;
+	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* A minimal /dev, as crun's default config has it. */
+static int make_dev(void)
+{
+	static const struct {
+		const char *name;
+		unsigned int maj, min;
+	} nodes[] = {
+		{ "null", 1, 3 }, { "zero", 1, 5 }, { "full", 1, 7 }, { "random", 1, 8 }, { "urandom", 1, 9 },
+		{ "tty", 5, 0 },
+	};
+	static const char *const links[][2] = {
+		{ "/proc/self/fd", "fd" }, { "/proc/self/fd/0", "stdin" }, { "/proc/self/fd/1", "stdout" },
+		{ "/proc/self/fd/2", "stderr" }, { "pts/ptmx", "ptmx" },
+	};
+	int dfd, r;
+
+	if (mkdir("/dev", 0755) < 0 && errno != EEXIST)
+		return -errno;
+	r = mount_fresh("tmpfs", (const char *const[]){ "mode=755", "size=65536k", NULL },
+			MOUNT_ATTR_NOSUID | MOUNT_ATTR_STRICTATIME, "/dev");
+	if (r < 0)
+		return r;
+	dfd = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]) && r == 0; i++)
+		if (mknodat(dfd, nodes[i].name, S_IFCHR | 0666, makedev(nodes[i].maj, nodes[i].min)) < 0 ||
+		    fchmodat(dfd, nodes[i].name, 0666, 0) < 0)
+			r = -errno;
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]) && r == 0; i++)
+		if (symlinkat(links[i][0], dfd, links[i][1]) < 0)
+			r = -errno;
+	if (r == 0 && (mkdirat(dfd, "pts", 0755) < 0 || mkdirat(dfd, "shm", 01777) < 0 ||
+		       mkdirat(dfd, "mqueue", 0755) < 0))
+		r = -errno;
+	close(dfd);
+	if (r == 0)
+		r = mount_fresh("devpts", (const char *const[]){ "newinstance", "ptmxmode=0666", "mode=0620", NULL },
+				MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, "/dev/pts");
+	if (r == 0)
+		r = mount_fresh("tmpfs", (const char *const[]){ "mode=1777", "size=65536k", NULL },
+				MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/dev/shm");
+	if (r == 0)
+		r = mount_fresh("mqueue", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/dev/mqueue");
+	return r;
+}
+
+static int loopback_up(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		r = -errno;
+	ifr.ifr_flags |= IFF_UP;
+	if (r == 0 && ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+static int set_caps(uint64_t caps)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = {
+		{ .effective = (uint32_t)caps, .permitted = (uint32_t)caps, .inheritable = (uint32_t)caps },
+		{ .effective = (uint32_t)(caps >> 32), .permitted = (uint32_t)(caps >> 32),
+		  .inheritable = (uint32_t)(caps >> 32) },
+	};
+
+	return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
+}
+
+/* execve() @argv[0], searched in @s->path when it has no '/': 126 cannot run, 127 not found. */
+static void __attribute__((noreturn)) run_cmd(struct spec *s)
+{
+	const char *name = s->argv[0], *p = s->path;
+	char buf[4096];
+	int err = ENOENT;
+
+	if (strchr(name, '/')) {
+		execve(name, s->argv, s->envp);
+		err = errno;
+	} else {
+		while (p && *p) {
+			const char *end = strchr(p, ':');
+			size_t dl = end ? (size_t)(end - p) : strlen(p), nl = strlen(name);
+
+			if (dl + 1 + nl < sizeof(buf)) {
+				memcpy(buf, dl ? p : ".", dl ? dl : 1);
+				dl = dl ? dl : 1;
+				buf[dl] = '/';
+				memcpy(buf + dl + 1, name, nl + 1);
+				execve(buf, s->argv, s->envp);
+				if (errno != ENOENT && errno != ENOTDIR)
+					err = errno;
+			}
+			p = end ? end + 1 : NULL;
+		}
+	}
+	say(name, ": ", strerrordesc_np(err) ? strerrordesc_np(err) : "cannot run");
+	_exit(err == ENOENT ? 127 : 126);
+}
+
+/* pid 1: pass signals on to @cmd, reap everything, end with @cmd's status. */
+static void __attribute__((noreturn)) init_loop(struct spec *s, pid_t cmd)
+{
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&s->fwd, &si);
+
+		if (sig < 0)
+			continue;
+		if (sig != SIGCHLD) {
+			/*
+			 * A signal from the terminal (SI_KERNEL) went to the whole
+			 * foreground process group, CMD included: pass on only what
+			 * a process sent, so CMD sees each signal once.
+			 */
+			if (si.si_code != SI_KERNEL)
+				kill(cmd, sig);
+			continue;
+		}
+		for (;;) {
+			int st;
+			pid_t p = waitpid(-1, &st, WNOHANG);
+
+			if (p <= 0)
+				break;
+			if (p == cmd)
+				_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+		}
+	}
+}
+
+static int init_main(void *arg, int *step)
+{
+	struct spec *s = arg;
+	struct stat st;
+	pid_t cmd;
+
+	*step = S_PRIVATE;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return errno_r();
+	*step = S_ATTACH;
+	if (move_mount(s->tree_fd, "", AT_FDCWD, "/", MOVE_MOUNT_F_EMPTY_PATH) < 0 || fchdir(s->tree_fd) < 0)
+		return errno_r();
+	close(s->tree_fd);
+	*step = S_PIVOT;
+	if (syscall(SYS_pivot_root, ".", ".") == 0) {
+		if (umount2(".", MNT_DETACH) < 0)
+			return errno_r();
+	} else if (errno != EINVAL || chroot(".") < 0) {
+		/* pivot_root refuses a root without a parent (an initramfs): chroot there */
+		return errno_r();
+	}
+	if (chdir("/") < 0)
+		return errno_r();
+	*step = S_PROC;
+	if (stat("/proc", &st) == 0 && S_ISDIR(st.st_mode)) {
+		int r = mount_fresh("proc", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/proc");
+
+		if (r < 0)
+			return r;
+		if (!s->privileged) {
+			*step = S_MASK;
+			if ((r = mask_proc(s)) < 0)
+				return r;
+			*step = S_RO;
+			if ((r = readonly_proc()) < 0)
+				return r;
+		}
+	}
+	for (size_t i = 0; i < NMASK; i++)
+		close(s->null_clones[i]);
+	*step = S_DEV;
+	if (!dev_usable()) {
+		int r = make_dev();
+
+		if (r < 0)
+			return r;
+	}
+	*step = S_HOSTNAME;
+	if (sethostname(s->hostname, strlen(s->hostname)) < 0)
+		return errno_r();
+	*step = S_LO;
+	if (s->netns) {
+		int r = loopback_up();
+
+		if (r < 0)
+			return r;
+	}
+	if (!s->privileged) {
+		*step = S_BOUNDING;
+		for (unsigned int c = 0; c < 64; c++)
+			if (!(s->caps & (1ULL << c)) && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+				return errno_r();
+	}
+	*step = S_GROUPS;
+	if (syscall(SYS_setgroups, s->ngroups, s->groups) < 0)
+		return errno_r();
+	if (s->user_set) {
+		if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+			return errno_r();
+		*step = S_GID;
+		if (syscall(SYS_setresgid, s->gid, s->gid, s->gid) < 0)
+			return errno_r();
+		*step = S_UID;
+		if (syscall(SYS_setresuid, s->uid, s->uid, s->uid) < 0)
+			return errno_r();
+	}
+	if (!s->privileged) {
+		*step = S_CAPS;
+		if (set_caps(s->caps) < 0)
+			return errno_r();
+		*step = S_AMBIENT;
+		/* a command that is not root keeps its capabilities across execve only as ambient ones */
+		for (unsigned int c = 0; c < 64; c++)
+			if ((s->caps & (1ULL << c)) && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, c, 0, 0) < 0)
+				return errno_r();
+		*step = S_NNP;
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			return errno_r();
+	}
+	*step = S_DUMPABLE;
+	/* nobody in the container attaches to pid 1 (ptrace is also in the profile) */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return errno_r();
+	if (!s->privileged) {
+		*step = S_SECCOMP;
+		for (int i = 0; i < 2; i++) {
+			struct sock_fprog fp = { .len = s->progs[i].len, .filter = s->progs[i].insns };
+
+			if (fp.len && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp, 0, 0) < 0)
+				return errno_r();
+		}
+	}
+	/* set up: tell the parent; from here on a failure is the command's exit status */
+	ra_child_report_ready(S_FDS);
+	*step = S_FDS;
+	if (syscall(SYS_close_range, 3 + s->preserve_fds, ~0U, 0) < 0) {
+		say("close fds: ", strerrordesc_np(errno), "");
+		_exit(125);
+	}
+	cmd = syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
+	if (cmd < 0) {
+		say("fork: ", strerrordesc_np(errno), "");
+		_exit(125);
+	}
+	if (cmd == 0) {
+		sigset_t none;
+
+		for (unsigned int fd = 3; fd < 3 + s->preserve_fds; fd++)
+			fcntl(fd, F_SETFD, 0);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		run_cmd(s);
+	}
+	/* the init keeps nothing of the caller's */
+	syscall(SYS_close_range, 3, ~0U, 0);
+	init_loop(s, cmd);
+}
+
+/* ----------------------------------------------------------------- parent */
+
+#define EOPT(o, field, def) \
+	((o) && (o)->size >= offsetof(struct rootasm_exec_opts, field) + sizeof((o)->field) ? (o)->field : (def))
+
+/* The environment: the layout's, the caller's extra entries, then PATH and TERM if not given. */
+static char **make_env(const struct ra_exec *x, const char *const *extra, const char **ret_path)
+{
+	static const char *const defaults[] = {
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm", "HOME=/root",
+	};
+	size_t n = 0, cap = (x ? x->nenv : 0) + ARRAY_SIZE(defaults) + 1;
+	char **env;
+
+	for (const char *const *p = extra; p && *p; p++)
+		cap++;
+	env = calloc(cap, sizeof(char *));
+	if (!env)
+		return NULL;
+	/* a later entry for the same name replaces an earlier one */
+#define PUT(s) do {								\
+		const char *_s = (s);						\
+		size_t _k = strcspn(_s, "=") + 1, _i;				\
+		for (_i = 0; _i < n && strncmp(env[_i], _s, _k); _i++)		\
+			;							\
+		env[_i] = (char *)_s;						\
+		if (_i == n)							\
+			n++;							\
+	} while (0)
+	for (size_t i = 0; x && i < x->nenv; i++)
+		PUT(x->env[i]);
+	for (const char *const *p = extra; p && *p; p++)
+		PUT(*p);
+	for (size_t i = 0; i < ARRAY_SIZE(defaults); i++) {
+		size_t k = strcspn(defaults[i], "=") + 1, j;
+
+		for (j = 0; j < n && strncmp(env[j], defaults[i], k); j++)
+			;
+		if (j == n)
+			env[n++] = (char *)defaults[i];
+	}
+#undef PUT
+	*ret_path = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(env[i], "PATH=", 5))
+			*ret_path = env[i] + 5;
+	return env;
+}
+
+int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, int tree_fd, char *const argv[],
+		       const struct rootasm_exec_opts *o, struct rootasm_error *e)
+{
+	static const struct ra_exec defaults = { .deny_mount_api = true };
+	const struct ra_exec *x = l ? &l->exec : &defaults;
+	unsigned int flags = EOPT(o, flags, 0u);
+	const char *const *extra = EOPT(o, env, NULL);
+	struct spec s = {
+		.tree_fd = tree_fd,
+		.argv = argv,
+		.hostname = EOPT(o, hostname, NULL) ? EOPT(o, hostname, NULL) : x->hostname ? x->hostname : "rootasm",
+		.privileged = x->privileged || (flags & ROOTASM_EXEC_PRIVILEGED),
+		.netns = (x->network == RA_NET_NONE && !(flags & ROOTASM_EXEC_NETWORK_HOST)) ||
+			 (flags & ROOTASM_EXEC_NETWORK_NONE),
+		.user_set = x->user_set,
+		.uid = x->uid,
+		.gid = x->gid,
+		.groups = x->groups,
+		.ngroups = x->ngroups,
+		.caps = x->caps_set ? x->caps : RA_OCI_DEFAULT_CAPS,
+		.preserve_fds = EOPT(o, preserve_fds, 0u),
+	};
+	struct ra_child ch;
+	struct ra_child_report rep;
+	int r, pidfd;
+
+	if (o && (o->size < offsetof(struct rootasm_exec_opts, flags) + sizeof(o->flags) ||
+		  (flags & ~(ROOTASM_EXEC_PRIVILEGED | ROOTASM_EXEC_NETWORK_NONE | ROOTASM_EXEC_NETWORK_HOST)) ||
+		  (flags & ROOTASM_EXEC_NETWORK_NONE && flags & ROOTASM_EXEC_NETWORK_HOST)))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL, "invalid options");
+	if (!argv || !argv[0] || !argv[0][0])
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL, "no command");
+	if (s.preserve_fds > 65536)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL, "--preserve-fds %u: too many",
+				   s.preserve_fds);
+	for (size_t i = 0; i < NMASK; i++)
+		s.null_clones[i] = -EBADF;
+	s.envp = make_env(x, extra, &s.path);
+	if (!s.envp)
+		return ra_oom(e, "exec environment");
+	r = 0;
+	if (!s.privileged) {
+		r = ra_seccomp_build(x->deny_mount_api, s.progs, e);
+		/* the masks: detached clones of our /dev/null, moved onto /proc files in the container */
+		for (size_t i = 0; r == 0 && i < NMASK; i++) {
+			s.null_clones[i] = open_tree(AT_FDCWD, "/dev/null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+			if (s.null_clones[i] < 0)
+				r = ra_err(e, errno, -EBADF, "open_tree", "/dev/null", "for the /proc masks");
+		}
+	}
+	sigemptyset(&s.fwd);
+	for (size_t i = 0; i < ARRAY_SIZE(fwd_signals); i++)
+		sigaddset(&s.fwd, fwd_signals[i]);
+	sigaddset(&s.fwd, SIGCHLD);
+	if (r == 0) {
+		sigset_t old;
+
+		/* the init starts with these blocked (it waits for them); our own mask is restored at once */
+		pthread_sigmask(SIG_BLOCK, &s.fwd, &old);
+		r = ra_child_start(&ch, CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
+					(s.netns ? CLONE_NEWNET : 0), 0, init_main, &s, "exec", e);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	for (size_t i = 0; i < NMASK; i++)
+		close_fdp(&s.null_clones[i]);
+	ra_seccomp_free(s.progs);
+	free(s.envp);
+	if (r < 0)
+		return r;
+	RA_TRACE(ra_ctx(ctx), "exec: init pid %d started (%s%s)", ch.pid, s.privileged ? "privileged" : "sandboxed",
+		 s.netns ? ", network none" : "");
+	/* the init reports "ready" once the sandbox is up, or why it is not */
+	r = ra_child_read_report(&ch, &rep);
+	if (r > 0 && rep.err == 0) {
+		pidfd = take_fd(ch.pidfd);
+		ra_child_kill(&ch);	/* closes the pipes only: the pidfd is taken */
+		return pidfd;
+	}
+	r = ra_child_finish(&ch, "exec", steps, e);
+	return r < 0 ? r : ra_err(e, EIO, -EBADF, "exec", NULL, "the container's init ended before it was set up");
+}
+
+int rootasm_exec_wait(int pidfd, struct rootasm_exec_result *res, struct rootasm_error *e)
+{
+	struct ra_pidfd_info info = { .mask = PIDFD_INFO_EXIT | PIDFD_INFO_CGROUPID };
+	siginfo_t si = { 0 };
+
+	while (waitid(P_PIDFD, pidfd, &si, WEXITED | __WALL) < 0)
+		if (errno != EINTR)
+			return ra_err(e, errno, -EBADF, "waitid", NULL, "the container's init");
+	res->from_pidfd_info = false;
+	res->cgroupid = 0;
+	res->status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+	/* reaped: a kernel with PIDFD_INFO_EXIT still has the exit code and cgroup id */
+	if (ioctl(pidfd, PIDFD_GET_INFO, &info) == 0 && (info.mask & PIDFD_INFO_EXIT)) {
+		res->from_pidfd_info = true;
+		res->status = WIFEXITED(info.exit_code) ? WEXITSTATUS(info.exit_code) : 128 + WTERMSIG(info.exit_code);
+		res->cgroupid = info.mask & PIDFD_INFO_CGROUPID ? info.cgroupid : 0;
+	}
+	return 0;
+}
+
+int rootasm_exec(struct rootasm_ctx *ctx, const struct rootasm_layout *l, int tree_fd, char *const argv[],
+		 const struct rootasm_exec_opts *o, struct rootasm_exec_result *res, struct rootasm_error *e)
+{
+	_cleanup_close_ int pidfd = rootasm_exec_start(ctx, l, tree_fd, argv, o, e);
+
+	if (pidfd < 0)
+		return pidfd;
+	return rootasm_exec_wait(pidfd, res, e);
+}
