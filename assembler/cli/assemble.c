@@ -12,7 +12,7 @@
 
 static const char help[] =
 	"Usage: rootasm assemble [OPTION...] LAYOUT --attach DIR\n"
-	"       rootasm assemble [OPTION...] LAYOUT --send-fd SOCKET\n"
+	"       rootasm assemble [OPTION...] LAYOUT --send-fd SOCKET | --send-fd-fd N\n"
 	"Assemble LAYOUT into a detached mount tree, then deliver it:\n"
 	"\n"
 	"  --attach DIR    attach the whole tree at DIR with one move_mount(); the only\n"
@@ -21,7 +21,12 @@ static const char help[] =
 	"                  before the first mount and check that it saw nothing while the\n"
 	"                  tree was assembled and exactly the tree's mounts at the attach\n"
 	"  --send-fd SOCKET connect to the AF_UNIX stream socket SOCKET and send the tree's\n"
-	"                  fd (SCM_RIGHTS); see rootasm(1) for the protocol\n"
+	"                  fd (SCM_RIGHTS) and one line of JSON; see rootasm(1)\n"
+	"  --send-fd-fd N  the same over fd N, a connected stream socket we inherited\n"
+	"                  (e.g. one end of a runtime's socketpair)\n"
+	"  --peer-uid UID  the listener may also run as UID (repeatable); by default only\n"
+	"                  root or our own uid receives the tree (SO_PEERCRED)\n"
+	"  --timeout MS    give up connecting and sending after MS milliseconds (5000)\n"
 	"  --json[=pretty] what was done (and errors) as JSON\n"
 	"  --debug         trace every operation\n"
 	"  -h, --help      this text\n"
@@ -49,8 +54,15 @@ int cmd_assemble(int argc, char **argv)
 		{ "attach", required_argument, NULL, 'a' },
 		{ "send-fd", required_argument, NULL, 's' },
 		{ "audit", no_argument, NULL, 'A' },
+		{ "send-fd-fd", required_argument, NULL, 'F' },
+		{ "peer-uid", required_argument, NULL, 'u' },
+		{ "timeout", required_argument, NULL, 't' },
 		{ 0 },
 	};
+	struct rootasm_send_opts so = { .size = sizeof(so) };
+	uid_t peers[64];
+	long sockfd = -1;
+	char *end;
 	struct rootasm_error e = { 0 };
 	struct rootasm_layout *l = NULL;
 	const char *path, *attach = NULL, *sock = NULL;
@@ -68,6 +80,31 @@ int cmd_assemble(int argc, char **argv)
 		case 'A':
 			audit = true;
 			break;
+		case 'F':
+			errno = 0;
+			sockfd = strtol(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || errno || sockfd < 0 || sockfd > 65535)
+				return cli_usage("--send-fd-fd takes an fd number, not '%s'", optarg);
+			break;
+		case 'u': {
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || errno || v > 4294967294UL)
+				return cli_usage("--peer-uid takes a uid, not '%s'", optarg);
+			if (so.n_peer_uids == sizeof(peers) / sizeof(peers[0]))
+				return cli_usage("at most %zu --peer-uid", sizeof(peers) / sizeof(peers[0]));
+			peers[so.n_peer_uids++] = v;
+			so.peer_uids = peers;
+			break;
+		}
+		case 't':
+			errno = 0;
+			so.timeout_ms = strtol(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || errno || so.timeout_ms <= 0 || so.timeout_ms > 3600000)
+				return cli_usage("--timeout takes milliseconds (1-3600000), not '%s'", optarg);
+			break;
 		default:
 			if ((r = cli_common(c, argc, argv, help)) != CLI_GO_ON)
 				return r;
@@ -78,8 +115,10 @@ int cmd_assemble(int argc, char **argv)
 	path = argv[optind++];
 	if (optind < argc)
 		return cli_usage("more than one LAYOUT ('%s')", argv[optind]);
-	if (!!attach == !!sock)
-		return cli_usage("give exactly one of --attach DIR or --send-fd SOCKET");
+	if (!!attach + !!sock + (sockfd >= 0) != 1)
+		return cli_usage("give exactly one of --attach DIR, --send-fd SOCKET or --send-fd-fd N");
+	if (sockfd >= 0 && fcntl(sockfd, F_GETFD) < 0)
+		return cli_usage("--send-fd-fd %ld: fd %ld is not open", sockfd, sockfd);
 	if (audit && !attach)
 		return cli_usage("--audit goes with --attach");
 	r = cli_load(path, 0, &l);
@@ -108,8 +147,11 @@ int cmd_assemble(int argc, char **argv)
 		during = count_events(wfd, 0, false);
 	if (attach)
 		r = rootasm_attach(fd, attach, &e);
-	else
-		r = rootasm_send_fd(fd, sock, path, &e);
+	so.layout = path;
+	if (sock)
+		r = rootasm_send_fd(fd, sock, &so, &e);
+	else if (sockfd >= 0)
+		r = rootasm_send_fd_to(fd, sockfd, &so, &e);
 	close(fd);
 	if (r < 0) {
 		if (wfd >= 0)
@@ -122,7 +164,7 @@ int cmd_assemble(int argc, char **argv)
 		tree = rootasm_tree_count(attach);
 	}
 	if (cli.json) {
-		json_t *o = json_pack("{s:s?, s:s?}", "attached", attach, "sent_to", sock);
+		json_t *o = json_pack("{s:s?, s:b}", "attached", attach, "sent", !attach);
 
 		if (o && audit)
 			json_object_set_new(o, "audit", json_pack("{s:i, s:i, s:i, s:b}", "during", during, "at_attach", at,

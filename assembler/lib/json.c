@@ -36,6 +36,16 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+bool utf8_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	for (size_t i = 0, l; i < n; i += l)
+		if (!(l = utf8_len((const unsigned char *)s + i, n - i)))
+			return false;
+	return true;
+}
+
 json_t *ra_jstr(const char *s)
 {
 	size_t n, o = 0;

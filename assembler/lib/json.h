@@ -16,6 +16,9 @@ struct ra_jb {
 	bool oom;
 };
 
+/* Whether @s is valid UTF-8. */
+bool utf8_valid(const char *s);
+
 /* A JSON string of @s (NULL -> null); invalid UTF-8 becomes U+FFFD. */
 json_t *ra_jstr(const char *s);
 /* o[k] = v; on any NULL the builder is marked. Returns @o. */
