@@ -85,7 +85,8 @@ static int src_err(struct ostate *st, const struct rootasm_layout *l, const stru
 	t->err = err;
 	/* what the path names is the layout's business; a failing system is not */
 	t->kind = err == ENOENT || err == ENOTDIR || err == ELOOP || err == EISDIR || err == EINVAL ||
-		  err == EACCES || err == ENAMETOOLONG || err == EXDEV ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME;
+		  err == EACCES || err == ENAMETOOLONG || err == EXDEV || err == E2BIG || err == ESTALE ?
+		  ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME;
 	snprintf(t->file, sizeof(t->file), "%s", l->file);
 	t->line = s->loc.line;
 	t->column = s->loc.column;
@@ -315,10 +316,13 @@ static int open_layout(struct ostate *st, struct rootasm_layout *l, int dirfd)
 	} while (0)
 
 	st->mounts += l->nmounts;
-	if (st->mounts > RA_MAX_TOTAL_MOUNTS)
-		return ra_layout_err(st->d, st->e, l->file, l->nmounts ? l->mounts[0].loc : (struct ra_loc){ 0, 0 },
-				     "mounts", "more than %d mounts in one assembly, nested layouts included",
-				     RA_MAX_TOTAL_MOUNTS);
+	if (st->mounts > RA_MAX_TOTAL_MOUNTS) {
+		/* a limit of the whole assembly: nothing after this is worth opening */
+		ra_layout_err(st->d, st->e, l->file, l->nmounts ? l->mounts[0].loc : (struct ra_loc){ 0, 0 },
+			      "mounts", "more than %d mounts in one assembly, nested layouts included",
+			      RA_MAX_TOTAL_MOUNTS);
+		return -E2BIG;
+	}
 	for (size_t i = 0; i < l->nlayers; i++) {
 		OPEN(&l->layers[i].src);
 		OPEN(&l->layers[i].idmap.userns);
@@ -334,6 +338,7 @@ static int open_layout(struct ostate *st, struct rootasm_layout *l, int dirfd)
 			r = open_nested(st, l, dirfd, m);
 			if (r == -ENOMEM || r == -E2BIG)
 				return r;
+			/* a nested layout that failed to open is no help to a later one */
 			if (r < 0)
 				bad = r;
 		}
@@ -349,13 +354,16 @@ int ra_layout_open(struct rootasm_ctx *ctx, struct rootasm_layout *l, int dirfd,
 		   struct ra_diag *d, struct rootasm_error *e)
 {
 	struct ostate st = { .ctx = ra_ctx(ctx), .d = d, .e = e, .layouts = 1 };
+	int r;
 
 	if (top) {
 		st.stack[0].dev = top->st_dev;
 		st.stack[0].ino = top->st_ino;
 		st.depth = 1;
 	}
-	return open_layout(&st, l, dirfd);
+	r = open_layout(&st, l, dirfd);
+	/* an assembly-wide limit is a problem of the layout: EINVAL, as every other */
+	return r == -E2BIG ? -EINVAL : r;
 }
 
 /* The directory part of @path for display: absolute (the working directory prefixed). */
