@@ -20,7 +20,8 @@ check() { n=$((n + 1)); if eval "$2"; then :; else echo "FAIL: $1"; fail=$((fail
 out=$("$bin" exec layouts/demo.yaml -- /bin/sh -c '
 	cat /etc/motd; PATH=/usr/local/bin:$PATH hello; cat /srv/data/README
 	echo w > /etc/written && echo WRITE-OK
-	mknod /dev/n c 1 3 2>/dev/null || echo MKNOD-DENIED
+	mknod /etc/n c 1 3 2>/dev/null || echo MKNOD-DENIED
+	grep -qx "CapEff:	000000002800042b" /proc/self/status && echo CAPS-OK
 	exit 5' 2>&1) && rc=0 || rc=$?
 check "exit status passed through" '[ "$rc" = 5 ]'
 check "app layer hides base motd" 'grep -q "^Welcome to a rootfs" <<<"$out" && ! grep -q "busybox base layer" <<<"$out"'
@@ -28,6 +29,7 @@ check "dir layer visible" 'grep -q "hello from the app layer, on rootasm-demo" <
 check "bind volume" 'grep -q "bind-mounted read-only" <<<"$out"'
 check "upper takes writes" 'grep -q WRITE-OK <<<"$out"'
 check "override_creds without CAP_MKNOD" 'grep -q MKNOD-DENIED <<<"$out"'
+check "the command has exactly the exec: capabilities (CAP_MKNOD among them)" 'grep -q CAPS-OK <<<"$out"'
 check "nothing leaked into the namespace rootasm ran in" '[ "$(cat /proc/self/mountinfo)" = "$mi0" ]'
 check "no loop device left on the demo images" '[ "$(loops)" = "$lo0" ] && [ -z "$lo0" ]'
 # the attach: exactly the tree appears, and unmounting it restores mountinfo

@@ -631,8 +631,9 @@ TEST(send_fd_to_a_client_that_attaches)
 	ASSERT_TRUE(recvmsg(cs, &msg, MSG_CMSG_CLOEXEC) > 0);
 	waitpid(pid, &status, 0);
 	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	ASSERT_TRUE(!strncmp(payload, "rootasm-tree 1 ", 15));
-	ASSERT_CONTAINS(payload, "t11.yaml\n");
+	/* one line of JSON (protocol 2) */
+	ASSERT_TRUE(!strncmp(payload, "{\"rootasm\":\"tree\",\"version\":2,\"layout\":\"", 40));
+	ASSERT_CONTAINS(payload, "t11.yaml\"}\n");
 	c = CMSG_FIRSTHDR(&msg);
 	ASSERT_TRUE(c && c->cmsg_type == SCM_RIGHTS);
 	memcpy(&tree, CMSG_DATA(c), sizeof(int));
@@ -664,9 +665,18 @@ TEST(exec_passes_exit_status)
 	ASSERT_EQ(RUN(&err, "exec", path("t12.yaml"), "--", "/bin/sh", "-c", "mount -t tmpfs none /tmp"), 1);
 	ASSERT_CONTAINS(err, "permission denied");
 	/* a layout that opts out lets it through */
+	/* a layout that opts out of the mount API rules and keeps CAP_SYS_ADMIN may mount */
 	layoutf("t12b.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\nupper: { tmpfs: {} }\n"
-		"exec: { deny_mount_api: false }\n");
+		"exec: { deny_mount_api: false, capabilities: [CAP_SYS_ADMIN] }\n");
 	ASSERT_EQ(RUN(&err, "exec", path("t12b.yaml"), "--", "/bin/sh", "-c", "mkdir -p /tmp && mount -t tmpfs none /tmp"), 0);
+	/* with the rules but CAP_SYS_ADMIN kept: the profile alone denies it */
+	layoutf("t12c.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\nupper: { tmpfs: {} }\n"
+		"exec: { capabilities: [CAP_SYS_ADMIN] }\n");
+	ASSERT_EQ(RUN(&err, "exec", path("t12c.yaml"), "--", "/bin/sh", "-c", "mkdir -p /tmp && mount -t tmpfs none /tmp"), 1);
+	/* 126: found but not executable; 125: rootasm failed (here the layout) */
+	ASSERT_EQ(RUN(&err, "exec", path("t12.yaml"), "--", "/etc/motd"), 126);
+	ASSERT_CONTAINS(err, "/etc/motd: Permission denied");
+	ASSERT_EQ(RUN(&err, "exec", path("nonexistent.yaml"), "--", "/bin/true"), 125);
 	/* nothing stays behind in our namespace */
 	ASSERT_EQ(mounts_under(fix), 0);
 }
@@ -1004,6 +1014,398 @@ TEST(exec_reports_status_from_pidfd_info)
 	ASSERT_CONTAINS(err, "exited with status 3");
 }
 
+/* ---------------------------------------------------------------- the exec sandbox */
+
+/* Run the CLI with stdout captured (stderr into @err); @keep_fd (>= 0) stays open in it. */
+static int run_out(char **out, char **err, int keep_fd, const char *const *argv)
+{
+	static char obuf[16384], ebuf[8192];
+	int po[2], pe[2], status;
+	pid_t pid;
+	ssize_t n;
+	size_t ol = 0, el = 0;
+
+	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0)
+		FAILF("pipe");
+	pid = fork();
+	if (pid == 0) {
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		if (keep_fd >= 0)
+			fcntl(keep_fd, F_SETFD, 0);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	while ((n = read(po[0], obuf + ol, sizeof(obuf) - 1 - ol)) > 0)
+		ol += n;
+	while ((n = read(pe[0], ebuf + el, sizeof(ebuf) - 1 - el)) > 0)
+		el += n;
+	obuf[ol] = ebuf[el] = '\0';
+	close(po[0]);
+	close(pe[0]);
+	waitpid(pid, &status, 0);
+	*out = obuf;
+	if (err)
+		*err = ebuf;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+#define RUN_OUT(out, err, keep, ...) run_out(out, err, keep, (const char *const[]){ bin, __VA_ARGS__, NULL })
+
+static void need_escape(void)
+{
+	if (access(path("l1/bin/escape"), X_OK) < 0)
+		FAILF("escape helper missing (pass it as the third argument)");
+}
+
+TEST(exec_sandbox_closes_inherited_fds)
+{
+	char *out, *err;
+	int fd;
+
+	need_escape();
+	layoutf("x1.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
+	/* fd 7 on the host's / (not close-on-exec), as runc's CVE-2024-21626 had it */
+	fd = open("/", O_PATH | O_DIRECTORY);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(dup2(fd, 7), 7);
+	ASSERT_EQ(RUN_OUT(&out, &err, 7, "exec", path("x1.yaml"), "--", "/bin/escape", "fd", "7", "etc/hostname"), 0);
+	ASSERT_CONTAINS(out, "denied fd: EBADF");
+	/* named with --preserve-fds, it does get through: the option is what decides */
+	ASSERT_EQ(dup2(fd, 3), 3);
+	for (int i = 4; i < 7; i++)
+		ASSERT_EQ(dup2(fd, i), i);
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", "--preserve-fds", "5", path("x1.yaml"), "--", "/bin/escape", "fd", "7",
+			  "etc/hostname"), 0);
+	ASSERT_CONTAINS(out, "ESCAPED fd");
+	/* a gap in the preserved range is refused: rootasm's own fds could take those numbers */
+	close(5);
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", "--preserve-fds", "5", path("x1.yaml"), "--", "/bin/true"), 125);
+	ASSERT_CONTAINS(err, "fd 5 is not open");
+}
+
+TEST(exec_sandbox_capabilities_and_namespaces)
+{
+	char *out, *err, host[512] = "", mine[64];
+
+	need_escape();
+	layoutf("x2.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", path("x2.yaml"), "--", "/bin/escape", "status"), 0);
+	/* the OCI default set: CAP_AUDIT_WRITE, CAP_KILL, CAP_NET_BIND_SERVICE; bounding the same */
+	ASSERT_CONTAINS(out, "CapEff:\t0000000020000420");
+	ASSERT_CONTAINS(out, "CapBnd:\t0000000020000420");
+	ASSERT_CONTAINS(out, "NoNewPrivs:\t1");
+	ASSERT_CONTAINS(out, "Seccomp:\t2");
+	/* the layout's credential instead */
+	layoutf("x2b.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n"
+		"exec: { uid: 1000, gid: 1000, groups: [5], capabilities: [CAP_CHOWN] }\n");
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", path("x2b.yaml"), "--", "/bin/escape", "status"), 0);
+	ASSERT_CONTAINS(out, "CapEff:\t0000000000000001");
+	ASSERT_CONTAINS(out, "CapAmb:\t0000000000000001");
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", path("x2b.yaml"), "--", "/bin/sh", "-c",
+			  "cat /proc/self/status | grep -E '^(Uid|Gid|Groups)'"), 0);
+	ASSERT_CONTAINS(out, "Uid:\t1000\t1000\t1000\t1000");
+	ASSERT_CONTAINS(out, "Gid:\t1000\t1000\t1000\t1000");
+	ASSERT_CONTAINS(out, "Groups:\t5");
+	/* new pid, mount, ipc, uts and cgroup namespaces; the host's network unless --network none */
+	for (const char *const *ns = (const char *const[]){ "pid", "mnt", "ipc", "uts", "cgroup", "net", NULL }; *ns; ns++) {
+		char p[64], l[64];
+		ssize_t n;
+
+		snprintf(p, sizeof(p), "/proc/self/ns/%s", *ns);
+		n = readlink(p, l, sizeof(l) - 1);
+		ASSERT_TRUE(n > 0);
+		l[n] = '\0';
+		snprintf(host + strlen(host), sizeof(host) - strlen(host), "%s\n", l);
+	}
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", path("x2.yaml"), "--", "/bin/sh", "-c",
+			  "for n in pid mnt ipc uts cgroup net; do readlink /proc/self/ns/$n; done; cat /proc/sys/kernel/hostname"), 0);
+	for (char *h = strtok(host, "\n"); h; h = strtok(NULL, "\n")) {
+		bool is_net = !strncmp(h, "net:", 4);
+
+		snprintf(mine, sizeof(mine), "%s\n", h);
+		if (is_net)
+			ASSERT_CONTAINS(out, mine);
+		else if (strstr(out, mine))
+			FAILF("namespace %s is the host's", h);
+	}
+	ASSERT_CONTAINS(out, "rootasm\n");
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", "--network", "none", "--hostname", "box", path("x2.yaml"), "--",
+			  "/bin/sh", "-c", "readlink /proc/self/ns/net; cat /proc/sys/kernel/hostname; busybox ip link show lo"), 0);
+	ASSERT_TRUE(strstr(out, strstr(host, "net:") ? strstr(host, "net:") : "?") == NULL);
+	ASSERT_CONTAINS(out, "box\n");
+	ASSERT_CONTAINS(out, "LOOPBACK,UP");
+	/* a minimal /dev when the tree has none, with working nodes */
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", path("x2.yaml"), "--", "/bin/sh", "-c",
+			  "ls /dev; echo x > /dev/null && head -c 4 /dev/zero | wc -c; test -c /dev/urandom && echo URANDOM"), 0);
+	ASSERT_CONTAINS(out, "pts\n");
+	ASSERT_CONTAINS(out, "4\n");
+	ASSERT_CONTAINS(out, "URANDOM");
+}
+
+TEST(exec_sandbox_denies_escapes)
+{
+	char *out, *err;
+
+	need_escape();
+	layoutf("x3.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n"
+		"mounts:\n  - { bind: data, target: /data }\n  - { tmpfs: /tmp }\n");
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", path("x3.yaml"), "--", "/bin/sh", "-c",
+			  "escape handle /data/file; escape ptrace; escape sysctl; escape mount; escape userns"), 0);
+	/* not one attempt worked, on any ABI */
+	if (strstr(out, "ESCAPED"))
+		FAILF("an escape worked:\n%s", out);
+	ASSERT_CONTAINS(out, "denied open_by_handle_at");
+	ASSERT_CONTAINS(out, "denied ptrace pid 1: EPERM");
+	ASSERT_CONTAINS(out, "denied write core_pattern: EROFS");
+	ASSERT_CONTAINS(out, "denied mount x86_64: EPERM");
+	ASSERT_CONTAINS(out, "denied fsopen x86_64: EPERM");
+	ASSERT_CONTAINS(out, "denied mount i386: EPERM");
+	ASSERT_CONTAINS(out, "denied fsopen i386: EPERM");
+	ASSERT_CONTAINS(out, "denied open_tree_attr x86_64: EPERM");
+	ASSERT_CONTAINS(out, "denied open_tree_attr i386: EPERM");
+	ASSERT_CONTAINS(out, "denied mount x32");	/* EPERM, or ENOSYS where the kernel has no x32 */
+	ASSERT_CONTAINS(out, "denied unshare CLONE_NEWUSER: EPERM");
+	ASSERT_CONTAINS(out, "denied clone CLONE_NEWUSER: EPERM");
+	ASSERT_CONTAINS(out, "denied clone3 CLONE_NEWUSER: ENOSYS");
+	/* --privileged opts out: the same mount works */
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", "--privileged", path("x3.yaml"), "--", "/bin/escape", "mount"), 0);
+	ASSERT_CONTAINS(out, "ESCAPED mount x86_64");
+}
+
+/* The pid of the process whose command line has @marker, or 0. */
+static pid_t find_proc(const char *marker)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t found = 0;
+
+	while (d && (de = readdir(d)) && !found) {
+		char p[300], buf[512];
+		ssize_t n;
+		int fd;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(p, sizeof(p), "/proc/%s/cmdline", de->d_name);
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		for (ssize_t i = 0; i < n; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+		buf[n > 0 ? n : 0] = '\0';
+		if (strstr(buf, marker) && !strstr(buf, "rootasm"))
+			found = atoi(de->d_name);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+TEST(exec_container_dies_with_rootasm)
+{
+	static const int sigs[] = { SIGKILL, SIGALRM, SIGPIPE };
+
+	layoutf("x4.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
+	for (size_t i = 0; i < ARRAY_SIZE_(sigs); i++) {
+		char marker[32];
+		struct timespec t0;
+		pid_t pid, inner = 0;
+		int status;
+
+		snprintf(marker, sizeof(marker), "4242%zu", i);
+		pid = fork();
+		if (pid == 0) {
+			int devnull = open("/dev/null", O_WRONLY);
+
+			dup2(devnull, 2);
+			execl(bin, bin, "exec", path("x4.yaml"), "--", "/bin/sleep", marker, (char *)NULL);
+			_exit(127);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (!(inner = find_proc(marker)) && ms_since(&t0) < 10000)
+			usleep(10000);
+		ASSERT_TRUE(inner > 0);
+		ASSERT_EQ(kill(pid, sigs[i]), 0);
+		ASSERT_EQ(waitpid(pid, &status, 0), pid);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (find_proc(marker) && ms_since(&t0) < 5000)
+			usleep(5000);
+		if (find_proc(marker))
+			FAILF("the container outlived rootasm killed by %s", strsignal(sigs[i]));
+		if (ms_since(&t0) > 1000)
+			FAILF("the container took %ld ms to go after %s", ms_since(&t0), strsignal(sigs[i]));
+	}
+}
+
+/* ---------------------------------------------------------------- the hand-off */
+
+/* A listener on @sockpath made by a child running as @uid; returns the listening fd (ours too). */
+static int listener_as(const char *sockpath, uid_t uid, int backlog)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int sv[2], ls = -1, status;
+	pid_t pid;
+
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sockpath);
+	unlink(sockpath);
+	pid = fork();
+	if (pid == 0) {
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} u;
+		struct iovec iov = { "x", 1 };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		/* SO_PEERCRED tells the credentials of the process that called listen() */
+		if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(sockpath, 0777) < 0 ||
+		    setresuid(uid, uid, uid) < 0 || listen(fd, backlog) < 0)
+			_exit(1);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+		_exit(sendmsg(sv[1], &m, 0) == 1 ? 0 : 1);
+	}
+	{
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} u;
+		char x;
+		struct iovec iov = { &x, 1 };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+
+		ASSERT_EQ(recvmsg(sv[0], &m, MSG_CMSG_CLOEXEC), 1);
+		memcpy(&ls, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof(int));
+	}
+	waitpid(pid, &status, 0);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(sv[0]);
+	close(sv[1]);
+	return ls;
+}
+
+TEST(send_fd_refuses_a_listener_it_did_not_expect)
+{
+	char *err, *mi = mountinfo(), *lo;
+	int ls, cs, n;
+	char buf[64];
+
+	layoutf("h1.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\nupper: { tmpfs: {} }\n");
+	/* a listener owned by nobody, in a world-writable place */
+	ls = listener_as(path("nobody.sock"), 65534, 4);
+	lo = loops();
+	ASSERT_EQ(RUN(&err, "assemble", path("h1.yaml"), "--send-fd", path("nobody.sock")), 1);
+	ASSERT_CONTAINS(err, "the listener runs as uid 65534");
+	ASSERT_EQ(strchr(err, '\n'), err + strlen(err) - 1);
+	/* it got a connection, but no tree and no payload */
+	cs = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+	ASSERT_TRUE(cs >= 0);
+	n = recv(cs, buf, sizeof(buf), MSG_DONTWAIT);
+	ASSERT_TRUE(n == 0 || (n < 0 && errno == EAGAIN));
+	close(cs);
+	ASSERT_STR(mountinfo(), mi);
+	ASSERT_STR(loops(), lo);
+	/* named with --peer-uid, the same listener gets it */
+	ASSERT_EQ(RUN(&err, "assemble", path("h1.yaml"), "--send-fd", path("nobody.sock"), "--peer-uid", "65534"), 0);
+	cs = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+	ASSERT_TRUE(recv(cs, buf, sizeof(buf), 0) > 0);
+	close(cs);
+	close(ls);
+}
+
+TEST(send_fd_gives_up_on_a_full_backlog)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timespec t0;
+	char *err, *lo;
+	int ls, filled = 0;
+
+	layoutf("h2.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\nupper: { tmpfs: {} }\n");
+	ls = listener_as(path("full.sock"), 0, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path("full.sock"));
+	/* fill the backlog: connect until the kernel says it is full */
+	for (int i = 0; i < 64; i++) {
+		int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+		if (connect(c, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+			close(c);
+			break;
+		}
+		filled++;
+	}
+	ASSERT_TRUE(filled > 0);
+	lo = loops();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(RUN(&err, "assemble", path("h2.yaml"), "--send-fd", path("full.sock"), "--timeout", "300"), 1);
+	ASSERT_CONTAINS(err, "backlog is full");
+	ASSERT_TRUE(ms_since(&t0) < 5000);
+	/* the tree went with rootasm: its loop device too */
+	ASSERT_STR(loops(), lo);
+	close(ls);
+}
+
+TEST(send_fd_payload_cannot_be_forged_and_a_socketpair_works)
+{
+	int sv[2], tree = -1, status;
+	char payload[8192] = "";
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { payload, sizeof(payload) - 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+	ssize_t n;
+	pid_t pid;
+
+	/* a layout whose name has a newline and a quote in it */
+	layoutf("h3\n\"evil\":1.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	pid = fork();
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+
+		dup2(devnull, 2);
+		dup2(sv[1], 3);	/* without close-on-exec: inherited */
+		execl(bin, bin, "assemble", path("h3\n\"evil\":1.yaml"), "--send-fd-fd", "3", (char *)NULL);
+		_exit(127);
+	}
+	close(sv[1]);
+	n = recvmsg(sv[0], &msg, MSG_CMSG_CLOEXEC);
+	waitpid(pid, &status, 0);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ASSERT_TRUE(n > 0);
+	payload[n] = '\0';
+	/* exactly one line, the name escaped inside one JSON string */
+	ASSERT_EQ(strchr(payload, '\n'), payload + n - 1);
+	ASSERT_CONTAINS(payload, "h3\\n\\\"evil\\\":1.yaml\"}");
+	ASSERT_TRUE(CMSG_FIRSTHDR(&msg) && CMSG_FIRSTHDR(&msg)->cmsg_type == SCM_RIGHTS);
+	memcpy(&tree, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof(int));
+	mkdir(path("mh3"), 0755);
+	ASSERT_EQ(move_mount(tree, "", AT_FDCWD, path("mh3"), MOVE_MOUNT_F_EMPTY_PATH), 0);
+	ASSERT_STR(slurp(path("mh3/etc/motd")), "base\n");
+	close(tree);
+	close(sv[0]);
+}
+
 /* ---------------------------------------------------------------- threads */
 
 struct worker {
@@ -1197,6 +1599,8 @@ int main(int argc, char **argv)
 	sh("cd %s && cp /bin/busybox l1/bin/ && for c in sh cat test sleep mount kill; do ln -s busybox l1/bin/$c; done", fix);
 	if (argc > 2)
 		sh("cp %s %s/l1/bin/tg_exit", argv[2], fix);
+	if (argc > 3)
+		sh("cp %s %s/l1/bin/escape", argv[3], fix);
 	sh("cd %s && echo base > l1/etc/motd && echo gone > l1/etc/deleted && echo keep > l1/etc/keep", fix);
 	sh("cd %s && echo secret > l1/secret && chown 4242:4242 l1/secret && chmod 0600 l1/secret", fix);
 	sh("cd %s && chown 1000:1000 l1/home/user && ln -s /etc l1/etclink && ln -s ../.. l1/up", fix);

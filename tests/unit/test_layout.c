@@ -266,7 +266,7 @@ static void test_good_full(void **state)
 	assert_string_equal(l->mounts[1].tmpfs.size, "64M");
 	assert_int_equal(l->mounts[1].tmpfs.mode, 01777);
 	assert_non_null(l->mounts[3].nested);
-	assert_false(l->deny_mount_api);
+	assert_false(l->exec.deny_mount_api);
 	assert_int_equal(rootasm_layout_needs(NULL, l) & (1u << ROOTASM_FEAT_MOVE_DETACHED), 1u << ROOTASM_FEAT_MOVE_DETACHED);
 	/* creds keep CAP_SYS_ADMIN: the 6.17+ refusal does not apply */
 	assert_int_equal(rootasm_layout_needs(NULL, l) & (1u << ROOTASM_FEAT_OVL_CREDS_NOADMIN), 0);
