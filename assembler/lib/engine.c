@@ -100,6 +100,8 @@ static int x_layer(struct xstate *x, const struct ra_op *op, struct rootasm_erro
 	default:
 		/* the O_PATH fd goes to overlayfs as it is: borrowed */
 		x->slots[op->slot] = ly->src.fd;
+		RA_TRACE(x->ctx, "%s: %s %s -> fd %d (the layout's)", op->key, ra_route_name(op->route), ly->src.display,
+			 ly->src.fd);
 		return 0;
 	}
 	x->slots[op->slot] = fd;

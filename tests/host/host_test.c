@@ -1254,6 +1254,29 @@ TEST(exec_container_dies_with_rootasm)
 	}
 }
 
+TEST(rootless_image_layer_is_not_permitted_not_missing)
+{
+	char dir[] = "/tmp/rootasm-rootless-XXXXXX", cmd[8192];
+	FILE *f;
+	char line[1024] = "";
+	int rc;
+
+	/* nobody, root in a user namespace of its own: loop devices are not for it */
+	if (!mkdtemp(dir))
+		FAILF("mkdtemp");
+	sh("chmod 755 %s && cp %s/l2.sqfs %s/ && chmod 644 %s/l2.sqfs && printf 'version: 1\\nlayers:\\n  - image: l2.sqfs\\n' > %s/r.yaml "
+	   "&& mkdir %s/m && chmod 777 %s/m", dir, fix, dir, dir, dir, dir, dir);
+	snprintf(cmd, sizeof(cmd), "su nobody -s /bin/sh -c 'unshare -Urm %s assemble %s/r.yaml --attach %s/m' 2>&1", bin, dir, dir);
+	f = popen(cmd, "r");
+	ASSERT_TRUE(f != NULL);
+	(void)!fgets(line, sizeof(line), f);
+	rc = pclose(f);
+	sh("rm -rf %s", dir);
+	ASSERT_EQ(WEXITSTATUS(rc), 1);
+	ASSERT_CONTAINS(line, "not permitted loop-configure");
+	ASSERT_TRUE(strstr(line, "kernel lacks") == NULL);
+}
+
 /* ---------------------------------------------------------------- the hand-off */
 
 /* A listener on @sockpath made by a child running as @uid; returns the listening fd (ours too). */
