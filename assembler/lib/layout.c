@@ -855,13 +855,36 @@ static int parse_caps(struct pctx *p, struct ynode *seq, const char *where, uint
 	return bad;
 }
 
+/* A list of supplementary group ids, at most RA_MAX_GROUPS; every bad item is reported. */
+static int parse_groups(struct pctx *p, struct ynode *seq, const char *where, gid_t **ret, size_t *n)
+{
+	size_t i = 0;
+	int r = want(p, seq, where, YAML_SEQUENCE_NODE), bad = 0;
+
+	if (r < 0)
+		return r;
+	if (nitems(seq) > RA_MAX_GROUPS)
+		return perr(p, seq, where, "%zu groups; at most %d", nitems(seq), RA_MAX_GROUPS);
+	*ret = calloc(nitems(seq) ? nitems(seq) : 1, sizeof(gid_t));
+	if (!*ret)
+		return poom(p, "parse groups");
+	for_items(seq, it) {
+		char key[96];
+
+		snprintf(key, sizeof(key), "%s[%zu]", where, i);
+		if ((r = get_id(p, node(p, *it), key, &(*ret)[i])) < 0)
+			bad = r;
+		*n = ++i;
+	}
+	return bad;
+}
+
 static int parse_overlay(struct pctx *p, struct ynode *m, struct rootasm_layout *l)
 {
 	static const char *const keys[] = { "override_creds", NULL };
 	static const char *const ckeys[] = { "uid", "gid", "groups", "capabilities", NULL };
 	struct ra_creds *c = &l->creds;
 	struct ynode *oc, *v;
-	size_t i = 0;
 	int r = want(p, m, "overlay", YAML_MAPPING_NODE), bad = 0;
 
 	if (r == 0)
@@ -886,27 +909,11 @@ static int parse_overlay(struct pctx *p, struct ynode *m, struct rootasm_layout 
 		bad = perr(p, oc, "overlay.override_creds", "missing key 'gid'");
 	else if ((r = get_id(p, v, "overlay.override_creds.gid", &c->gid)) < 0)
 		bad = r;
-	if ((v = lookup(p, oc, "groups"))) {
-		size_t n;
-
-		r = want(p, v, "overlay.override_creds.groups", YAML_SEQUENCE_NODE);
-		if (r < 0)
+	if ((v = lookup(p, oc, "groups")) && (r = parse_groups(p, v, "overlay.override_creds.groups", &c->groups,
+							       &c->ngroups)) < 0) {
+		if (!go_on(r))
 			return r;
-		n = nitems(v);
-		if (n > RA_MAX_GROUPS)
-			return perr(p, v, "overlay.override_creds.groups", "%zu groups; at most %d", n, RA_MAX_GROUPS);
-		c->groups = calloc(n ? n : 1, sizeof(gid_t));
-		if (!c->groups)
-			return poom(p, "parse groups");
-		for_items(v, it) {
-			char key[96];
-
-			snprintf(key, sizeof(key), "overlay.override_creds.groups[%zu]", i);
-			r = get_id(p, node(p, *it), key, &c->groups[i]);
-			if (r < 0)
-				bad = r;
-			c->ngroups = ++i;
-		}
+		bad = r;
 	}
 	if ((v = lookup(p, oc, "capabilities"))) {
 		r = parse_caps(p, v, "overlay.override_creds.capabilities", &c->caps);
@@ -1069,25 +1076,10 @@ static int parse_exec(struct pctx *p, struct ynode *m, struct rootasm_layout *l)
 		if ((r = get_id(p, g, "exec.gid", &x->gid)) < 0)
 			bad = r;
 	}
-	if ((v = lookup(p, m, "groups"))) {
-		size_t i = 0;
-
-		r = want(p, v, "exec.groups", YAML_SEQUENCE_NODE);
-		if (r < 0)
+	if ((v = lookup(p, m, "groups")) && (r = parse_groups(p, v, "exec.groups", &x->groups, &x->ngroups)) < 0) {
+		if (!go_on(r))
 			return r;
-		if (nitems(v) > RA_MAX_GROUPS)
-			return perr(p, v, "exec.groups", "%zu groups; at most %d", nitems(v), RA_MAX_GROUPS);
-		x->groups = calloc(nitems(v) ? nitems(v) : 1, sizeof(gid_t));
-		if (!x->groups)
-			return poom(p, "parse groups");
-		for_items(v, it) {
-			char key[64];
-
-			snprintf(key, sizeof(key), "exec.groups[%zu]", i);
-			if ((r = get_id(p, node(p, *it), key, &x->groups[i])) < 0)
-				bad = r;
-			x->ngroups = ++i;
-		}
+		bad = r;
 	}
 	if ((v = lookup(p, m, "capabilities"))) {
 		x->caps_set = true;

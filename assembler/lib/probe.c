@@ -484,15 +484,7 @@ static int feature_locked(struct rootasm_ctx *c, enum rootasm_feature f)
 
 int ra_feature(struct rootasm_ctx *ctx, enum rootasm_feature f)
 {
-	struct rootasm_ctx *c = ra_ctx(ctx);
-	int r;
-
-	if ((unsigned int)f >= RA_FEAT_COUNT)
-		return -EINVAL;
-	pthread_mutex_lock(&c->lock);
-	r = feature_locked(c, f);
-	pthread_mutex_unlock(&c->lock);
-	return r;
+	return rootasm_probe_feature(ctx, f, NULL, 0);
 }
 
 bool ra_feature_bool(void *ctx, enum rootasm_feature f)

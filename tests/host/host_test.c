@@ -179,79 +179,79 @@ static char *fds(void)
 	return strdup(buf);
 }
 
-/* Run the CLI; returns its exit status (128+sig if killed); stderr into @err. */
-static int run(char **err, const char *const *argv)
+/*
+ * Run a command; returns its exit status (128+sig if killed, 124 when @secs
+ * (> 0) passed and it was killed). Its stdout goes to *@out (or /dev/null when
+ * @out is NULL), its stderr to *@err; @keep_fd (>= 0) stays open in it.
+ */
+static int run_full(char **out, char **err, int keep_fd, int secs, const char *const *argv)
 {
-	static char ebuf[8192];
-	int p[2], status;
+	static char obuf[16384], ebuf[8192];
+	struct pollfd pf[2];
+	int po[2], pe[2], status, open_pipes = 2;
+	size_t ol = 0, el = 0;
 	pid_t pid;
-	ssize_t n, len = 0;
 
-	if (pipe2(p, O_CLOEXEC) < 0)
+	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0)
 		FAILF("pipe");
 	pid = fork();
 	if (pid == 0) {
 		int devnull = open("/dev/null", O_WRONLY);
 
-		dup2(devnull, 1);
-		dup2(p[1], 2);
+		dup2(out ? po[1] : devnull, 1);
+		dup2(pe[1], 2);
+		if (keep_fd >= 0)
+			fcntl(keep_fd, F_SETFD, 0);
 		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
-	close(p[1]);
-	while ((n = read(p[0], ebuf + len, sizeof(ebuf) - 1 - len)) > 0)
-		len += n;
-	ebuf[len] = '\0';
-	close(p[0]);
+	close(po[1]);
+	close(pe[1]);
+	pf[0] = (struct pollfd){ po[0], POLLIN, 0 };
+	pf[1] = (struct pollfd){ pe[0], POLLIN, 0 };
+	while (open_pipes) {
+		int n = poll(pf, 2, secs > 0 ? secs * 1000 : -1);
+
+		if (n == 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			close(po[0]);
+			close(pe[0]);
+			return 124;
+		}
+		for (int i = 0; i < 2; i++) {
+			char *buf = i ? ebuf : obuf;
+			size_t *len = i ? &el : &ol, cap = i ? sizeof(ebuf) : sizeof(obuf);
+			ssize_t r;
+
+			if (pf[i].fd < 0 || !pf[i].revents)
+				continue;
+			r = read(pf[i].fd, buf + *len, cap - 1 - *len);
+			if (r > 0) {
+				*len += r;
+			} else {
+				pf[i].fd = -1;
+				open_pipes--;
+			}
+		}
+	}
+	obuf[ol] = ebuf[el] = '\0';
+	close(po[0]);
+	close(pe[0]);
 	waitpid(pid, &status, 0);
+	if (out)
+		*out = obuf;
 	if (err)
 		*err = ebuf;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int run(char **err, const char *const *argv)
+{
+	return run_full(NULL, err, -1, 0, argv);
 }
 
 #define RUN(err, ...) run(err, (const char *const[]){ bin, __VA_ARGS__, NULL })
-
-/* run() with a time limit: 124 (as timeout(1)) when @secs pass, the process is killed. */
-static int run_timeout(char **err, int secs, const char *const *argv)
-{
-	static char ebuf[8192];
-	int p[2], status;
-	pid_t pid;
-	ssize_t n, len = 0;
-	struct pollfd pf;
-
-	if (pipe2(p, O_CLOEXEC) < 0)
-		FAILF("pipe");
-	pid = fork();
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_WRONLY);
-
-		dup2(devnull, 1);
-		dup2(p[1], 2);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	close(p[1]);
-	pf = (struct pollfd){ p[0], POLLIN, 0 };
-	for (;;) {
-		if (poll(&pf, 1, secs * 1000) <= 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			close(p[0]);
-			return 124;
-		}
-		n = read(p[0], ebuf + len, sizeof(ebuf) - 1 - len);
-		if (n <= 0)
-			break;
-		len += n;
-	}
-	ebuf[len] = '\0';
-	close(p[0]);
-	waitpid(pid, &status, 0);
-	if (err)
-		*err = ebuf;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 static struct rootasm_layout *load(const char *rel)
 {
@@ -1016,43 +1016,7 @@ TEST(exec_reports_status_from_pidfd_info)
 
 /* ---------------------------------------------------------------- the exec sandbox */
 
-/* Run the CLI with stdout captured (stderr into @err); @keep_fd (>= 0) stays open in it. */
-static int run_out(char **out, char **err, int keep_fd, const char *const *argv)
-{
-	static char obuf[16384], ebuf[8192];
-	int po[2], pe[2], status;
-	pid_t pid;
-	ssize_t n;
-	size_t ol = 0, el = 0;
-
-	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0)
-		FAILF("pipe");
-	pid = fork();
-	if (pid == 0) {
-		dup2(po[1], 1);
-		dup2(pe[1], 2);
-		if (keep_fd >= 0)
-			fcntl(keep_fd, F_SETFD, 0);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	close(po[1]);
-	close(pe[1]);
-	while ((n = read(po[0], obuf + ol, sizeof(obuf) - 1 - ol)) > 0)
-		ol += n;
-	while ((n = read(pe[0], ebuf + el, sizeof(ebuf) - 1 - el)) > 0)
-		el += n;
-	obuf[ol] = ebuf[el] = '\0';
-	close(po[0]);
-	close(pe[0]);
-	waitpid(pid, &status, 0);
-	*out = obuf;
-	if (err)
-		*err = ebuf;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-#define RUN_OUT(out, err, keep, ...) run_out(out, err, keep, (const char *const[]){ bin, __VA_ARGS__, NULL })
+#define RUN_OUT(out, err, keep, ...) run_full(out, err, keep, 0, (const char *const[]){ bin, __VA_ARGS__, NULL })
 
 static void need_escape(void)
 {
@@ -1564,7 +1528,7 @@ TEST(race_swapped_host_objects_never_get_in)
 		int rc;
 
 		snprintf(cmd, sizeof(cmd), "%s/race/r.yaml", fix);
-		rc = run_timeout(&err, 10, (const char *const[]){ bin, "assemble", cmd, "--attach", path("race/mnt"), NULL });
+		rc = run_full(NULL, &err, -1, 10, (const char *const[]){ bin, "assemble", cmd, "--attach", path("race/mnt"), NULL });
 		if (rc == 124) {
 			hung++;
 			continue;
