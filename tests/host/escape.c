@@ -13,6 +13,10 @@
  *   escape mount          mount and fsopen through the x86_64, i386 (int $0x80) and x32 ABIs
  *   escape userns         unshare, clone and clone3 with CLONE_NEWUSER
  *   escape status         CapEff, CapBnd, NoNewPrivs and Seccomp of this process
+ *   escape abi            which ABIs this kernel runs: "i386 yes|no", "x32 yes|no" (getpid through each)
+ *
+ * A kernel without IA32 emulation answers int $0x80 with a fault: that is
+ * caught and reported as "denied ...: NOABI".
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -20,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,21 +35,37 @@
 #include <unistd.h>
 #include <linux/sched.h>
 
+#define ENOABI 4096	/* no such errno: "this kernel has no i386 ABI" */
+
 static int report(long r, const char *what)
 {
 	if (r >= 0)
 		printf("ESCAPED %s\n", what);
 	else
-		printf("denied %s: %s\n", what, strerrorname_np(errno) ? strerrorname_np(errno) : "?");
+		printf("denied %s: %s\n", what, errno == ENOABI ? "NOABI" : strerrorname_np(errno) ? strerrorname_np(errno) : "?");
 	return 0;
 }
+
+static sigjmp_buf noabi;
+
+static void on_fault(int sig)
+{
+	siglongjmp(noabi, 1);
+}
+
 
 /* An i386 system call from a 64-bit process: the kernel takes it through the ia32 table. */
 static long int80(long nr, long a, long b, long c, long d, long e)
 {
 	long ret;
 
+	signal(SIGSEGV, on_fault);
+	if (sigsetjmp(noabi, 1)) {
+		errno = ENOABI;
+		return -1;
+	}
 	__asm__ volatile("int $0x80" : "=a"(ret) : "a"(nr), "b"(a), "c"(b), "d"(c), "S"(d), "D"(e) : "memory");
+	signal(SIGSEGV, SIG_DFL);
 	if (ret < 0 && ret > -4096) {
 		errno = -ret;
 		return -1;
@@ -105,6 +126,11 @@ int main(int argc, char **argv)
 		if (pid > 0)
 			waitpid(pid, NULL, 0);
 		return report(pid, "clone3 CLONE_NEWUSER");
+	}
+	if (!strcmp(argv[1], "abi")) {
+		printf("i386 %s\n", int80(20 /* getpid */, 0, 0, 0, 0, 0) > 0 ? "yes" : "no");
+		printf("x32 %s\n", syscall(39 /* getpid */ | X32_BIT) > 0 ? "yes" : "no");
+		return 0;
 	}
 	if (!strcmp(argv[1], "status")) {
 		char line[256];
