@@ -41,6 +41,11 @@
 extern "C" {
 #endif
 
+/* Built with -fvisibility=hidden: what this header declares is the interface. */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility push(default)
+#endif
+
 #define ROOTASM_VERSION_MAJOR	0
 #define ROOTASM_VERSION_MINOR	2
 #define ROOTASM_VERSION_PATCH	0
@@ -289,6 +294,10 @@ int rootasm_mount_describe(unsigned long long mnt_id, int mntns_fd, bool json, c
 int rootasm_tree_count(const char *path);
 /* Print each mount of the tree at @path, with its id mappings, read back with statmount. */
 int rootasm_tree_print(const char *path, FILE *out, bool json, struct rootasm_error *e);
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }
