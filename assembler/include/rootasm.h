@@ -24,9 +24,28 @@
  * thread that made them (PR_SET_PDEATHSIG), and are reaped before the call
  * returns. rootasm_exec() is the exception documented there.
  *
- * Structs whose first member is "size" can grow: set size to sizeof() of the
- * struct as your header declares it; fields past that size take their
- * documented defaults. Unknown flag bits are refused with EINVAL.
+ * ABI rules (librootasm.so.0; librootasm(3) says the same):
+ *  - Exactly the functions this header declares are exported, each in a
+ *    version node of the linker script (librootasm.map). Within one soname a
+ *    function is added, never changed or removed; a new one goes to the node
+ *    of the release that adds it.
+ *  - Option structs (rootasm_load_opts, rootasm_exec_opts, rootasm_send_opts)
+ *    begin with "size": set it to sizeof() of the struct as your header
+ *    declares it. The library reads only the first @size bytes; fields past
+ *    them take their documented defaults, and a zeroed field always is the
+ *    default, so a program built against an older header keeps working. A
+ *    @size larger than the library knows is accepted when the bytes it does
+ *    not know are all zero, and refused with E2BIG otherwise (a newer program
+ *    asks for something this library cannot do); a @size too small for the
+ *    flags is refused with EINVAL.
+ *  - Unknown flag bits are refused with EINVAL, never ignored.
+ *  - Structs the library fills (rootasm_error, rootasm_exec_result,
+ *    rootasm_mount_event) end in reserved space that the library zeroes:
+ *    new fields take it over, so their size stays the same within a soname.
+ *  - Enums only grow at the end. A caller treats an unknown error kind as
+ *    ROOTASM_ERROR_RUNTIME; no public array is sized by an enum (ask
+ *    rootasm_feature_count()); rootasm_layout_needs() is a 64-bit mask, so
+ *    there are at most 64 features within a soname.
  */
 #ifndef ROOTASM_H
 #define ROOTASM_H
@@ -109,7 +128,7 @@ void rootasm_ctx_set_log(struct rootasm_ctx *ctx, void (*fn)(void *userdata, con
 struct rootasm_layout;
 
 #define ROOTASM_LOAD_OFFLINE	0x1u	/* parse and validate only: open no host object (check --offline) */
-#define ROOTASM_LOAD_DIR_FD	0x2u	/* rootasm_load_opts.dir_fd anchors relative paths */
+#define ROOTASM_LOAD_DIR_FD	0x2u	/* rootasm_layout_load_mem(): dir_fd anchors relative paths */
 
 struct rootasm_load_opts {
 	size_t size;				/* sizeof(struct rootasm_load_opts) */
@@ -250,6 +269,7 @@ struct rootasm_exec_result {
 	int status;			/* exit code, or 128 + signal */
 	bool from_pidfd_info;		/* read through PIDFD_INFO_EXIT */
 	unsigned long long cgroupid;	/* from PIDFD_INFO_EXIT, 0 otherwise */
+	unsigned long long reserved[4];	/* zeroed; later fields come out of it */
 };
 
 /*
@@ -282,6 +302,7 @@ int rootasm_exec(struct rootasm_ctx *ctx, const struct rootasm_layout *l, int tr
 struct rootasm_mount_event {
 	bool attach, detach;		/* a move reports both */
 	unsigned long long mnt_id;	/* unique 64-bit mount id (statmount) */
+	unsigned long long reserved[2];	/* zeroed; later fields come out of it */
 };
 
 int rootasm_watch_open(int mntns_fd, struct rootasm_error *e);

@@ -36,6 +36,25 @@ int rootasm_attach(int tree_fd, const char *dir, struct rootasm_error *e)
 #define SOPT(o, field, def) \
 	((o) && (o)->size >= offsetof(struct rootasm_send_opts, field) + sizeof((o)->field) ? (o)->field : (def))
 
+/* The size and flag rules of rootasm.h; 0 or a usage error in @e. */
+static int opts_check(const struct rootasm_send_opts *o, const char *what, struct rootasm_error *e)
+{
+	int r = o ? ra_opts_size(o, o->size, offsetof(struct rootasm_send_opts, flags) + sizeof(o->flags), sizeof(*o)) : 0;
+
+	if (r == -E2BIG)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, E2BIG, "send-fd", what,
+				   "struct rootasm_send_opts of %zu bytes sets fields this library (%s) does not know",
+				   o->size, ROOTASM_VERSION_STRING);
+	if (r < 0)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "send-fd", what,
+				   "struct rootasm_send_opts.size is %zu: set it to sizeof(struct rootasm_send_opts)",
+				   o->size);
+	if (o && (o->flags & ~ROOTASM_SEND_ANY_PEER))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "send-fd", what, "unknown flags 0x%x",
+				   o->flags & ~ROOTASM_SEND_ANY_PEER);
+	return 0;
+}
+
 static int set_timeout(int sock, int ms, const char *what, struct rootasm_error *e)
 {
 	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
@@ -120,6 +139,9 @@ int rootasm_send_fd_to(int tree_fd, int sock, const struct rootasm_send_opts *o,
 	int r;
 
 	snprintf(what, sizeof(what), "fd %d", sock);
+	r = opts_check(o, what, e);
+	if (r < 0)
+		return r;
 	if (fstat(sock, &st) < 0 || !S_ISSOCK(st.st_mode))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOTSOCK, "send-fd", what, "not a socket");
 	if (getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_STREAM)
@@ -139,6 +161,9 @@ int rootasm_send_fd(int tree_fd, const char *socket_path, const struct rootasm_s
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int ms = SOPT(o, timeout_ms, 0) > 0 ? SOPT(o, timeout_ms, 0) : SEND_DEFAULT_TIMEOUT_MS, r;
 
+	r = opts_check(o, socket_path, e);
+	if (r < 0)
+		return r;
 	if (strlen(socket_path) >= sizeof(sa.sun_path))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENAMETOOLONG, "connect", socket_path, NULL);
 	strcpy(sa.sun_path, socket_path);

@@ -573,10 +573,22 @@ int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 	struct ra_child_report rep;
 	int r, pidfd;
 
-	if (o && (o->size < offsetof(struct rootasm_exec_opts, flags) + sizeof(o->flags) ||
-		  (flags & ~(ROOTASM_EXEC_PRIVILEGED | ROOTASM_EXEC_NETWORK_NONE | ROOTASM_EXEC_NETWORK_HOST)) ||
-		  (flags & ROOTASM_EXEC_NETWORK_NONE && flags & ROOTASM_EXEC_NETWORK_HOST)))
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL, "invalid options");
+	/* the size and flag rules of rootasm.h */
+	r = o ? ra_opts_size(o, o->size, offsetof(struct rootasm_exec_opts, flags) + sizeof(o->flags), sizeof(*o)) : 0;
+	if (r == -E2BIG)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, E2BIG, "exec", NULL,
+				   "struct rootasm_exec_opts of %zu bytes sets fields this library (%s) does not know",
+				   o->size, ROOTASM_VERSION_STRING);
+	if (r < 0)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL,
+				   "struct rootasm_exec_opts.size is %zu: set it to sizeof(struct rootasm_exec_opts)",
+				   o->size);
+	if (flags & ~(ROOTASM_EXEC_PRIVILEGED | ROOTASM_EXEC_NETWORK_NONE | ROOTASM_EXEC_NETWORK_HOST))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL, "unknown flags 0x%x",
+				   flags & ~(ROOTASM_EXEC_PRIVILEGED | ROOTASM_EXEC_NETWORK_NONE | ROOTASM_EXEC_NETWORK_HOST));
+	if ((flags & ROOTASM_EXEC_NETWORK_NONE) && (flags & ROOTASM_EXEC_NETWORK_HOST))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL,
+				   "ROOTASM_EXEC_NETWORK_NONE and ROOTASM_EXEC_NETWORK_HOST do not go together");
 	if (!argv || !argv[0] || !argv[0][0])
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL, "no command");
 	if (s.preserve_fds > 65536)
@@ -637,8 +649,7 @@ int rootasm_exec_wait(int pidfd, struct rootasm_exec_result *res, struct rootasm
 	while (waitid(P_PIDFD, pidfd, &si, WEXITED | __WALL) < 0)
 		if (errno != EINTR)
 			return ra_err(e, errno, -EBADF, "waitid", NULL, "the container's init");
-	res->from_pidfd_info = false;
-	res->cgroupid = 0;
+	*res = (struct rootasm_exec_result){ 0 };	/* the reserved space too */
 	res->status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
 	/* reaped: a kernel with PIDFD_INFO_EXIT still has the exit code and cgroup id */
 	if (ioctl(pidfd, PIDFD_GET_INFO, &info) == 0 && (info.mask & PIDFD_INFO_EXIT)) {

@@ -388,10 +388,30 @@ static char *display_dir(const char *path)
 	return r;
 }
 
-static bool opts_ok(const struct rootasm_load_opts *o)
+/* The options' size and flags (the ABI rules in rootasm.h); 0 or a usage error in @e. */
+static int opts_check(const struct rootasm_load_opts *o, bool mem, const char *name, struct rootasm_error *e)
 {
-	return !o || (o->size >= offsetof(struct rootasm_load_opts, diag) &&
-		      !(o->flags & ~(ROOTASM_LOAD_OFFLINE | ROOTASM_LOAD_DIR_FD)));
+	int r;
+
+	if (!o)
+		return 0;
+	r = ra_opts_size(o, o->size, offsetof(struct rootasm_load_opts, diag), sizeof(*o));
+	if (r == -E2BIG)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, E2BIG, "load layout", name,
+				   "struct rootasm_load_opts of %zu bytes sets fields this library (%s) does not know",
+				   o->size, ROOTASM_VERSION_STRING);
+	if (r < 0)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "load layout", name,
+				   "struct rootasm_load_opts.size is %zu: set it to sizeof(struct rootasm_load_opts)",
+				   o->size);
+	if (o->flags & ~(ROOTASM_LOAD_OFFLINE | ROOTASM_LOAD_DIR_FD))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "load layout", name, "unknown flags 0x%x",
+				   o->flags & ~(ROOTASM_LOAD_OFFLINE | ROOTASM_LOAD_DIR_FD));
+	if ((o->flags & ROOTASM_LOAD_DIR_FD) && (!mem || o->size < offsetof(struct rootasm_load_opts, dir_fd) + sizeof(int)))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "load layout", name,
+				   mem ? "ROOTASM_LOAD_DIR_FD without the dir_fd field" :
+				   "ROOTASM_LOAD_DIR_FD goes with rootasm_layout_load_mem(); a path names its own directory");
+	return 0;
 }
 
 #define OPT(o, field, def) \
@@ -432,8 +452,11 @@ int rootasm_layout_load(struct rootasm_ctx *ctx, const char *path, const struct 
 	size_t len;
 	int r;
 
-	if (!opts_ok(o) || !path || !*path)
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "load layout", path, "invalid arguments");
+	if (!path || !*path)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "load layout", path, "no layout path");
+	r = opts_check(o, false, path, e);
+	if (r < 0)
+		return r;
 	dcopy = strdup(path);
 	bcopy = strdup(path);
 	ddir = display_dir(path);
@@ -476,11 +499,15 @@ int rootasm_layout_load_mem(struct rootasm_ctx *ctx, const void *buf, size_t len
 			    struct rootasm_error *e)
 {
 	_cleanup_free_ char *ddir = NULL;
-	const char *name = OPT(o, name, NULL);
-	int dirfd = AT_FDCWD;
+	const char *name;
+	int dirfd = AT_FDCWD, r;
 
-	if (!opts_ok(o) || (!buf && len))
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "load layout", name, "invalid arguments");
+	r = opts_check(o, true, NULL, e);
+	if (r < 0)
+		return r;
+	name = OPT(o, name, NULL);
+	if (!buf && len)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "load layout", name, "no buffer for %zu bytes", len);
 	if (OPT(o, flags, 0u) & ROOTASM_LOAD_DIR_FD) {
 		char p[64], t[RA_PATH_MAX];
 		ssize_t n;

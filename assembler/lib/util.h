@@ -54,6 +54,24 @@ int ra_oom(struct rootasm_error *e, const char *op);
 int ra_err_kind(struct rootasm_error *e, enum rootasm_error_kind kind, int err, const char *op,
 		const char *path, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
+/*
+ * The size rule of the public option structs (rootasm.h): a caller's struct
+ * of @size bytes, of which this library knows the first @known. Returns 0,
+ * -EINVAL when @size is below @min (the fields every caller sets), or -E2BIG
+ * when a byte this library does not know is set (or @size is absurd).
+ */
+static inline int ra_opts_size(const void *opts, size_t size, size_t min, size_t known)
+{
+	if (size < min)
+		return -EINVAL;
+	if (size > 4096)
+		return -E2BIG;
+	for (size_t i = known; i < size; i++)
+		if (((const unsigned char *)opts)[i])
+			return -E2BIG;
+	return 0;
+}
+
 /* Re-open @fd (an O_PATH fd) with @flags through /proc/self/fd; caller owns the result. */
 int ra_reopen(int fd, int flags);
 
