@@ -28,6 +28,7 @@ static const char help[] =
 	"  --count N         stop after N events\n"
 	"  --timeout S       stop after S seconds\n"
 	"  --json[=pretty]   one JSON object per event\n"
+	"  --debug           trace what the library does\n"
 	"  -h, --help        this text\n";
 
 /* A positive number for @opt, or -1. */
