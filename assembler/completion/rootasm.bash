@@ -1,0 +1,132 @@
+# bash completion for rootasm(1)                       -*- shell-script -*-
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Commands, the options of each (tests/unit/completion.sh checks them against
+# `rootasm COMMAND --help`), layout files (*.yaml, *.yml, *.json) for LAYOUT,
+# directories for --attach and check --live, commands for exec's CMD.
+# Needs nothing from the bash-completion package.
+
+_rootasm_commands="check assemble exec probe watch version help"
+_rootasm_common="--help --json --json=pretty --debug"
+
+# The options of command $1.
+_rootasm_options()
+{
+	case $1 in
+	check) echo "--offline --live $_rootasm_common" ;;
+	assemble) echo "--attach --send-fd --audit $_rootasm_common" ;;
+	exec) echo "--report $_rootasm_common" ;;
+	probe) echo "$_rootasm_common" ;;
+	watch) echo "--mntns --count --timeout $_rootasm_common" ;;
+	'') echo "--version $_rootasm_common" ;;
+	esac
+}
+
+# Add the layout files and directories that start with $1.
+_rootasm_layouts()
+{
+	local f IFS=$'\n'
+	for f in $(compgen -f -- "$1"); do
+		[[ -d $f || $f == *.yaml || $f == *.yml || $f == *.json ]] && COMPREPLY+=("$f")
+	done
+	compopt -o filenames 2>/dev/null
+}
+
+_rootasm_dirs()
+{
+	local IFS=$'\n'
+	COMPREPLY+=($(compgen -d -- "$1"))
+	compopt -o filenames 2>/dev/null
+}
+
+_rootasm_files()
+{
+	local IFS=$'\n'
+	COMPREPLY+=($(compgen -f -- "$1"))
+	compopt -o filenames 2>/dev/null
+}
+
+_rootasm()
+{
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
+	local i w cmd= operands=0 dashdash=0 skip=0
+	COMPREPLY=()
+
+	# --json=<TAB>: bash splits the word at '=' (COMP_WORDBREAKS)
+	if [[ $cur == = || $prev == = ]]; then
+		[[ $cur == = ]] && cur= || true
+		if [[ ${COMP_WORDS[COMP_CWORD - 1]} == --json || ${COMP_WORDS[COMP_CWORD - 2]} == --json ]]; then
+			COMPREPLY=($(compgen -W pretty -- "$cur"))
+		fi
+		return 0
+	fi
+
+	# The command, and how many operands come after it (options taking a value skipped).
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		w=${COMP_WORDS[i]}
+		if ((skip)); then
+			skip=0
+			continue
+		fi
+		if [[ -z $cmd ]]; then
+			case $w in
+			-* | =) ;;
+			*) [[ ${COMP_WORDS[i - 1]} == = ]] || cmd=$w ;;
+			esac
+			continue
+		fi
+		case $w in
+		--) ((dashdash)) || { dashdash=1; continue; } ;;
+		--attach | --send-fd | --mntns | --count | --timeout) ((dashdash)) || { skip=1; continue; } ;;
+		esac
+		if ((dashdash)) || [[ $w != -* && $w != = && ${COMP_WORDS[i - 1]} != = ]]; then
+			operands=$((operands + 1))
+		fi
+	done
+
+	if [[ -z $cmd ]]; then
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "$(_rootasm_options '')" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "$_rootasm_commands" -- "$cur"))
+		fi
+		return 0
+	fi
+
+	# A value for the option before the cursor.
+	case $prev in
+	--attach) _rootasm_dirs "$cur"; return 0 ;;
+	--send-fd | --mntns) _rootasm_files "$cur"; return 0 ;;
+	--count | --timeout) return 0 ;;
+	esac
+
+	if [[ $cur == -* ]] && ! ((dashdash)) && ! [[ $cmd == exec && $operands -ge 2 ]]; then
+		COMPREPLY=($(compgen -W "$(_rootasm_options "$cmd")" -- "$cur"))
+		return 0
+	fi
+
+	case $cmd in
+	check)
+		local live=0
+		for w in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do [[ $w == --live ]] && live=1; done
+		if ((operands == 0)); then
+			if ((live)); then _rootasm_dirs "$cur"; else _rootasm_layouts "$cur"; fi
+		fi
+		;;
+	assemble)
+		((operands == 0)) && _rootasm_layouts "$cur"
+		;;
+	exec)
+		if ((operands == 0)); then
+			_rootasm_layouts "$cur"
+		elif ((operands == 1)); then
+			COMPREPLY=($(compgen -c -- "$cur"))
+		else
+			_rootasm_files "$cur"
+		fi
+		;;
+	esac
+	return 0
+}
+
+complete -F _rootasm rootasm

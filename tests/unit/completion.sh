@@ -1,0 +1,89 @@
+#!/bin/bash
+# The bash completion (assembler/completion/rootasm.bash): sourced into bash,
+# called as bash calls it (COMP_WORDS, COMP_CWORD), and its commands and
+# options compared with what `rootasm --help` and `rootasm COMMAND --help` say.
+# Usage: completion.sh COMPLETION-SCRIPT ROOTASM
+set -u
+script=$1 bin=$2
+fail=0 n=0
+# shellcheck source=/dev/null
+. "$script" || { echo "FAIL: sourcing $script"; exit 1; }
+[ "$(complete -p rootasm)" = "complete -F _rootasm rootasm" ] || { echo "FAIL: complete -p rootasm"; fail=1; }
+
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cd "$dir" || exit 1
+mkdir sub rootfs
+: >a.yaml; : >b.json; : >c.yml; : >notes.txt; : >sock
+
+# comp WORD... : the completions of the last word (sorted, one line)
+comp() {
+	COMP_WORDS=("$@")
+	COMP_CWORD=$(($# - 1))
+	COMP_LINE="$*"
+	COMP_POINT=${#COMP_LINE}
+	COMPREPLY=()
+	_rootasm
+	printf '%s\n' "${COMPREPLY[@]}" | LC_ALL=C sort -u | paste -sd' '
+}
+# t EXPECTED WORD... : exactly these completions
+t() {
+	local want=$1 got
+	shift
+	n=$((n + 1))
+	got=$(comp "$@")
+	if [ "$got" != "$want" ]; then
+		echo "FAIL: [$*] -> '$got', want '$want'"
+		fail=$((fail + 1))
+	fi
+}
+# has WORD WORD... : WORD is among the completions (and, with !, is not)
+has() {
+	local w=$1 got
+	shift
+	n=$((n + 1))
+	got=" $(comp "$@") "
+	case $w in
+	!*) [[ $got != *" ${w#!} "* ]] ;;
+	*) [[ $got == *" $w "* ]] ;;
+	esac || { echo "FAIL: [$*] -> '$got', want $w"; fail=$((fail + 1)); }
+}
+
+t "assemble check exec help probe version watch" rootasm ""
+t "check" rootasm ch
+t "exec" rootasm --debug ex
+t "exec" rootasm --json = pretty ex
+t "--debug --help --json --json=pretty --version" rootasm -
+t "--offline" rootasm check --o
+t "--attach --audit" rootasm assemble a.yaml --a
+t "a.yaml b.json c.yml rootfs sub" rootasm check ""
+t "a.yaml" rootasm assemble --attach rootfs a
+t "rootfs sub" rootasm check --live ""
+t "rootfs sub" rootasm assemble a.yaml --attach ""
+t "rootfs" rootasm assemble a.yaml --attach r
+t "sock" rootasm assemble a.yaml --send-fd so
+t "" rootasm watch --count ""
+t "" rootasm check a.yaml ""
+t "pretty" rootasm --json =
+t "pretty" rootasm check --json = p
+has true rootasm exec a.yaml tru
+has true rootasm exec --report a.yaml -- tru
+has --report rootasm exec a.yaml --r
+has '!--report' rootasm exec a.yaml -- ls --r
+has '!--report' rootasm exec a.yaml ls --r
+has notes.txt rootasm exec a.yaml ls no
+
+# the same commands and options as the binary's --help
+n=$((n + 1))
+cmds=$("$bin" --help | awk '/^Commands:/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ { print $1 }' | LC_ALL=C sort)
+want=$(printf '%s\n' $cmds help | LC_ALL=C sort -u | paste -sd' ')
+have=$(printf '%s\n' $_rootasm_commands | LC_ALL=C sort -u | paste -sd' ')
+[ -n "$cmds" ] && [ "$want" = "$have" ] || { echo "FAIL: commands: completion '$have', --help '$want'"; fail=$((fail + 1)); }
+for c in check assemble exec probe watch; do
+	n=$((n + 1))
+	want=$("$bin" "$c" --help | grep -o -- '--[a-z][a-z-]*' | LC_ALL=C sort -u | paste -sd' ')
+	have=$(printf '%s\n' $(_rootasm_options "$c") | sed 's/=.*//' | LC_ALL=C sort -u | paste -sd' ')
+	[ -n "$want" ] && [ "$want" = "$have" ] || { echo "FAIL: $c options: completion '$have', --help '$want'"; fail=$((fail + 1)); }
+done
+echo "completion: $((n - fail))/$n checks passed"
+[ "$fail" -eq 0 ]
