@@ -1,4 +1,15 @@
-# What rootasm installs (components: tool, dev).
+# What rootasm installs, and the Debian packages made of it (CPack).
+#
+#   cmake --install build [--prefix /usr/local]      # GNUInstallDirs paths
+#   cmake -S . -B build/pkg -DCMAKE_INSTALL_PREFIX=/usr && cmake --build build/pkg &&
+#     (cd build/pkg && cpack)                        # rootasm, librootasm0, librootasm-dev
+#
+# Components, one package each:
+#   tool  rootasm         bin/rootasm, rootasm(1), rootasm.layout(5), bash completion,
+#                         share/rootasm/layout.schema.json
+#   lib   librootasm0     lib/librootasm.so.0 and .so.0.x.y
+#   dev   librootasm-dev  include/rootasm.h, lib/librootasm.so, lib/pkgconfig/rootasm.pc,
+#                         librootasm(3)
 
 # ---------------------------------------------------------------- man pages
 option(ROOTASM_MAN "Build the man pages (needs scdoc)" ON)
@@ -35,6 +46,95 @@ if(ROOTASM_MAN)
   install(FILES ${_man}/librootasm.3.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man3 COMPONENT dev)
 endif()
 
+# ---------------------------------------------------------------- pkg-config
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(ROOTASM_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
+else()
+  set(ROOTASM_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
+endif()
+if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+  set(ROOTASM_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
+else()
+  set(ROOTASM_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+endif()
+# written at install time: the prefix is the one installed to (cmake --install --prefix, CPack)
+install(CODE "
+  set(ROOTASM_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+  set(ROOTASM_PC_LIBDIR [==[${ROOTASM_PC_LIBDIR}]==])
+  set(ROOTASM_PC_INCLUDEDIR [==[${ROOTASM_PC_INCLUDEDIR}]==])
+  set(PROJECT_VERSION ${PROJECT_VERSION})
+  configure_file(${CMAKE_SOURCE_DIR}/assembler/lib/rootasm.pc.in ${CMAKE_BINARY_DIR}/pc/rootasm.pc @ONLY)
+  " COMPONENT dev)
+
 # ---------------------------------------------------------------- install
+install(TARGETS rootasm-cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tool)
+install(TARGETS rootasm
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT lib NAMELINK_COMPONENT dev)
+install(FILES ${CMAKE_SOURCE_DIR}/assembler/include/rootasm.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
+install(FILES ${CMAKE_BINARY_DIR}/pc/rootasm.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
 install(FILES ${CMAKE_SOURCE_DIR}/assembler/completion/rootasm.bash
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME rootasm COMPONENT tool)
+install(FILES ${CMAKE_SOURCE_DIR}/layouts/layout.schema.json
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/rootasm COMPONENT tool)
+# Debian wants a copyright file in every package (only in the packages: a component install)
+foreach(_c tool:rootasm lib:librootasm0 dev:librootasm-dev)
+  string(REPLACE ":" ";" _c "${_c}")
+  list(GET _c 0 _comp)
+  list(GET _c 1 _pkg)
+  install(FILES ${CMAKE_SOURCE_DIR}/assembler/copyright
+          DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/${_pkg} COMPONENT ${_comp} EXCLUDE_FROM_ALL)
+endforeach()
+
+# ---------------------------------------------------------------- CPack: .deb
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME rootasm)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_VENDOR "rootasm")
+set(ROOTASM_PACKAGE_CONTACT "rootasm maintainers <rootasm@localhost>" CACHE STRING
+    "The Maintainer field of the .deb packages")
+set(CPACK_PACKAGE_CONTACT "${ROOTASM_PACKAGE_CONTACT}")
+# the packages' paths are the configured prefix's (rootasm.pc says the same)
+set(CPACK_PACKAGING_INSTALL_PREFIX "${CMAKE_INSTALL_PREFIX}")
+set(CPACK_STRIP_FILES ON)
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_ALL tool lib dev)
+set(CPACK_COMPONENTS_GROUPING IGNORE)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+# Depends from the ELF files (dpkg-shlibdeps: libyaml, jansson, libseccomp, libcap, libc)
+# (librootasm.so.0 itself is found in the build tree; its Depends is the explicit one below)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CMAKE_BINARY_DIR})
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
+
+set(CPACK_DEBIAN_TOOL_PACKAGE_NAME rootasm)
+set(CPACK_DEBIAN_TOOL_PACKAGE_SECTION admin)
+set(CPACK_DEBIAN_TOOL_PACKAGE_DEPENDS "librootasm0 (= ${PROJECT_VERSION})")
+set(CPACK_DEBIAN_TOOL_DESCRIPTION "assemble container root filesystems out of detached mounts
+rootasm reads a layout (layers, an upper, an overlay credential, volumes)
+and builds the whole tree out of detached mounts with the Linux 6.15 mount
+API, then attaches it with one move_mount, hands its fd to a runtime, or
+runs a command in it. Nothing is visible in any mount namespace until the
+tree is complete.")
+
+set(CPACK_DEBIAN_LIB_PACKAGE_NAME librootasm0)
+set(CPACK_DEBIAN_LIB_PACKAGE_SECTION libs)
+set(CPACK_DEBIAN_LIB_DESCRIPTION "assemble container root filesystems out of detached mounts - library
+librootasm assembles a container's root filesystem from a layout entirely
+out of detached mounts and returns the tree's fd to the calling runtime.
+
+This package holds the shared library.")
+
+set(CPACK_DEBIAN_DEV_PACKAGE_NAME librootasm-dev)
+set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "librootasm0 (= ${PROJECT_VERSION})")
+set(CPACK_DEBIAN_DEV_PACKAGE_SUGGESTS "rootasm")
+set(CPACK_DEBIAN_DEV_DESCRIPTION "assemble container root filesystems out of detached mounts - development files
+librootasm assembles a container's root filesystem from a layout entirely
+out of detached mounts and returns the tree's fd to the calling runtime.
+
+This package holds the header, the pkg-config file and librootasm(3).")
+include(CPack)

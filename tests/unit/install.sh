@@ -1,0 +1,57 @@
+#!/bin/bash
+# `cmake --install` into a scratch DESTDIR with another prefix: exactly the
+# files rootasm installs (GNUInstallDirs), the library's symlinks, no RPATH,
+# a rootasm.pc that names the prefix installed to, the installed rootasm
+# running on the installed library.
+# Usage: install.sh BUILD-DIR SOURCE-DIR LIBDIR VERSION CC
+set -u
+build=$1 src=$2 libdir=$3 version=$4 cc=$5
+prefix=/opt/rootasm-install-test
+fail=0 n=0
+ok() {
+	n=$((n + 1))
+	[ "$2" = 0 ] || { echo "FAIL: $1"; fail=$((fail + 1)); }
+}
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+DESTDIR=$d cmake --install "$build" --prefix "$prefix" >"$d.log" 2>&1
+ok "cmake --install failed: $(cat "$d.log")" $?
+rm -f "$d.log"
+root=$d$prefix
+want="bin/rootasm
+include/rootasm.h
+$libdir/librootasm.so
+$libdir/librootasm.so.0
+$libdir/librootasm.so.$version
+$libdir/pkgconfig/rootasm.pc
+share/bash-completion/completions/rootasm
+share/man/man1/rootasm.1.gz
+share/man/man3/librootasm.3.gz
+share/man/man5/rootasm.layout.5.gz
+share/rootasm/layout.schema.json"
+have=$(cd "$root" && find . ! -type d | sed 's,^\./,,' | LC_ALL=C sort)
+[ "$have" = "$(printf '%s\n' "$want" | LC_ALL=C sort)" ]
+ok "installed files differ: $(diff <(printf '%s\n' "$want" | LC_ALL=C sort) <(printf '%s\n' "$have") | grep '^[<>]' | tr '\n' ' ')" $?
+[ "$(readlink "$root/$libdir/librootasm.so")" = librootasm.so.0 ] &&
+	[ "$(readlink "$root/$libdir/librootasm.so.0")" = "librootasm.so.$version" ]
+ok "librootasm.so -> .so.0 -> .so.$version" $?
+for f in "$root/bin/rootasm" "$root/$libdir/librootasm.so.$version"; do
+	! readelf -d "$f" | grep -qE 'RPATH|RUNPATH'; ok "$f has an RPATH" $?
+done
+
+export PKG_CONFIG_LIBDIR=$root/$libdir/pkgconfig PKG_CONFIG_PATH= PKG_CONFIG_SYSROOT_DIR=$d
+[ "$(pkg-config --modversion rootasm)" = "$version" ]; ok "pkg-config --modversion rootasm" $?
+grep -qx "prefix=$prefix" "$root/$libdir/pkgconfig/rootasm.pc"; ok "rootasm.pc: prefix is not $prefix" $?
+flags=$(pkg-config --cflags --libs rootasm)
+ok "pkg-config --cflags --libs rootasm" $?
+export LD_LIBRARY_PATH=$root/$libdir
+"$root/bin/rootasm" --version | grep -qx "rootasm $version (library $version)"
+ok "the installed rootasm --version" $?
+for m in "$root"/share/man/man*/*.gz; do
+	w=$(MANWIDTH=80 man --warnings -l "$m" 2>&1 >/dev/null)
+	[ -z "$w" ] && MANWIDTH=80 man -l "$m" 2>/dev/null | grep -q NAME; ok "man -l $m: $w" $?
+done
+python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$root/share/rootasm/layout.schema.json"
+ok "the installed schema is not JSON" $?
+echo "install: $((n - fail))/$n checks passed"
+[ "$fail" = 0 ]
