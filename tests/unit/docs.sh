@@ -6,6 +6,9 @@
 #    --help print, every key of a JSON error, the exit statuses, ROOTASM_DEBUG;
 #  - rootasm.layout(5) has every section of layouts/FORMAT.md (it is made from it)
 #    but those between <!-- man: skip --> and <!-- man: end -->;
+#  - the C example of README.md ("Use from a runtime") compiles against the
+#    build tree with -Wall -Wextra -Werror, and refuses bad usage and a
+#    missing layout with status 2 and one line.
 # Usage: docs.sh SOURCE-DIR BUILD-DIR ROOTASM CC
 set -u
 src=$1 build=$2 bin=$3 cc=$4
@@ -59,5 +62,20 @@ while read -r h; do
 	ok "rootasm.layout(5) has no section '$h' of FORMAT.md" $?
 done < <(awk '/^<!-- man: skip -->/ { s = 1 } /^<!-- man: end -->/ { s = 0 } !s && sub(/^## /, "")' "$src/layouts/FORMAT.md")
 
+# the README's example
+awk '/^## Use from a runtime/ { on = 1 } on && /^```c$/ { c = 1; next } c && /^```$/ { exit } c { print }' \
+	"$src/README.md" >"$tmp/runtime.c"
+[ -s "$tmp/runtime.c" ]; ok "no \`\`\`c block under '## Use from a runtime' in README.md" $?
+"$cc" -Wall -Wextra -Werror -o "$tmp/runtime" "$tmp/runtime.c" -I"$src/assembler/include" -L"$build" -lrootasm \
+	-Wl,-rpath,"$build" 2>"$tmp/cc.log"
+ok "the README example does not compile: $(cat "$tmp/cc.log")" $?
+if [ -x "$tmp/runtime" ]; then
+	err=$("$tmp/runtime" 2>&1); rc=$?
+	[ $rc = 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] && [[ $err == usage:* ]]
+	ok "the README example without arguments: status $rc, '$err'" $?
+	err=$("$tmp/runtime" /nonexistent.yaml "$tmp" 2>&1); rc=$?
+	[ $rc = 2 ] && [[ $err == "open layout /nonexistent.yaml: No such file or directory" ]]
+	ok "the README example on a missing layout: status $rc, '$err'" $?
+fi
 echo "docs: $((n - fail))/$n checks passed"
 [ "$fail" = 0 ]

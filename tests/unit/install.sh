@@ -1,8 +1,8 @@
 #!/bin/bash
 # `cmake --install` into a scratch DESTDIR with another prefix: exactly the
 # files rootasm installs (GNUInstallDirs), the library's symlinks, no RPATH,
-# a rootasm.pc that names the prefix installed to, the installed rootasm
-# running on the installed library.
+# a rootasm.pc that names the prefix installed to, and the README's example
+# built with `pkg-config --cflags --libs rootasm` against what was installed.
 # Usage: install.sh BUILD-DIR SOURCE-DIR LIBDIR VERSION CC
 set -u
 build=$1 src=$2 libdir=$3 version=$4 cc=$5
@@ -44,7 +44,17 @@ export PKG_CONFIG_LIBDIR=$root/$libdir/pkgconfig PKG_CONFIG_PATH= PKG_CONFIG_SYS
 grep -qx "prefix=$prefix" "$root/$libdir/pkgconfig/rootasm.pc"; ok "rootasm.pc: prefix is not $prefix" $?
 flags=$(pkg-config --cflags --libs rootasm)
 ok "pkg-config --cflags --libs rootasm" $?
+awk '/^## Use from a runtime/ { on = 1 } on && /^```c$/ { c = 1; next } c && /^```$/ { exit } c { print }' \
+	"$src/README.md" >"$d/runtime.c"
+# shellcheck disable=SC2086 # the flags are words
+"$cc" -Wall -Wextra -Werror -o "$d/runtime" "$d/runtime.c" $flags 2>"$d/cc.log"
+ok "the README example does not build with '$flags': $(cat "$d/cc.log")" $?
 export LD_LIBRARY_PATH=$root/$libdir
+if [ -x "$d/runtime" ]; then
+	[ "$(ldd "$d/runtime" | awk '/librootasm/ { print $3 }')" = "$root/$libdir/librootasm.so.0" ]
+	ok "the example does not load the installed librootasm.so.0" $?
+	"$d/runtime" /nonexistent.yaml /x 2>/dev/null; [ $? = 2 ]; ok "the example against the installed library" $?
+fi
 "$root/bin/rootasm" --version | grep -qx "rootasm $version (library $version)"
 ok "the installed rootasm --version" $?
 for m in "$root"/share/man/man*/*.gz; do
