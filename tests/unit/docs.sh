@@ -8,7 +8,7 @@
 #    but those between <!-- man: skip --> and <!-- man: end -->;
 #  - the C example of README.md ("Use from a runtime") compiles against the
 #    build tree with -Wall -Wextra -Werror, and refuses bad usage and a
-#    missing layout with status 2 and one line.
+#    missing layout with status 2 and one line; librootasm(3) shows the same.
 # Usage: docs.sh SOURCE-DIR BUILD-DIR ROOTASM CC
 set -u
 src=$1 build=$2 bin=$3 cc=$4
@@ -77,5 +77,10 @@ if [ -x "$tmp/runtime" ]; then
 	[ $rc = 2 ] && [[ $err == "open layout /nonexistent.yaml: No such file or directory" ]]
 	ok "the README example on a missing layout: status $rc, '$err'" $?
 fi
+# librootasm(3) shows the same example (scdoc wants a backslash doubled)
+awk '/^# EXAMPLE/ { on = 1 } on && /^```$/ { if (c) exit; c = 1; next } c { print }' \
+	"$src/assembler/man/librootasm.3.scd" | sed 's/\\\\/\\/g' >"$tmp/man-example.c"
+cmp -s "$tmp/runtime.c" "$tmp/man-example.c"
+ok "librootasm(3)'s EXAMPLE is not README's: $(diff "$tmp/runtime.c" "$tmp/man-example.c" | head -5)" $?
 echo "docs: $((n - fail))/$n checks passed"
 [ "$fail" = 0 ]
