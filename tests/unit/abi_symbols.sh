@@ -8,9 +8,9 @@ set -u
 so=$1 internal=$2 src=$3
 header=$src/assembler/include/rootasm.h map=$src/assembler/lib/librootasm.map man=$src/assembler/man/librootasm.3.scd
 fail=0 n=0
-ok() { # description, then the test's status
+ok() { # status (first: expanded before the message's command substitutions), message
 	n=$((n + 1))
-	[ "$2" = 0 ] || { echo "FAIL: $1"; fail=$((fail + 1)); }
+	[ "$1" = 0 ] || { echo "FAIL: $2"; fail=$((fail + 1)); }
 }
 same() { # what, list A, list B
 	n=$((n + 1))
@@ -22,13 +22,13 @@ same() { # what, list A, list B
 }
 
 soname=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
-[ "$soname" = librootasm.so.0 ]; ok "SONAME is '$soname', not librootasm.so.0" $?
+[ "$soname" = librootasm.so.0 ]; ok $? "SONAME is '$soname', not librootasm.so.0"
 
 # every dynamic symbol the library defines: "NAME TYPE"
 defined=$(nm -D --defined-only "$so" | awk '{ print $3, $2 }')
-[ -n "$defined" ]; ok "nm -D --defined-only $so lists nothing" $?
+[ -n "$defined" ]; ok $? "nm -D --defined-only $so lists nothing"
 other=$(printf '%s\n' "$defined" | grep -Ev '^rootasm_[a-z0-9_]+@@LIBROOTASM_[0-9.]+ T$|^LIBROOTASM_[0-9.]+ A$')
-[ -z "$other" ]; ok "exported besides rootasm_* functions and version nodes: $(echo $other)" $?
+[ -z "$other" ]; ok $? "exported besides rootasm_* functions and version nodes: $(echo $other)"
 exported=$(printf '%s\n' "$defined" | sed -n 's/^\(rootasm_[a-z0-9_]*\)@@.*/\1/p' | LC_ALL=C sort)
 
 # functions the header declares (not the static inline ones), one per declaration line
@@ -40,16 +40,16 @@ mapped=$(sed -e 's,/\*.*\*/,,' -e '/\/\*/,/\*\//d' "$map" | grep -oE '^[[:space:
 
 same "the functions rootasm.h declares and the ones librootasm.so exports" "$declared" "$exported"
 same "the functions rootasm.h declares and librootasm.map's" "$declared" "$mapped"
-[ "$(printf '%s\n' $mapped | uniq -d)" = "" ]; ok "librootasm.map lists a function twice" $?
+[ "$(printf '%s\n' $mapped | uniq -d)" = "" ]; ok $? "librootasm.map lists a function twice"
 for f in $declared; do
-	grep -q "\b$f\b" "$man"; ok "librootasm(3) ($man) does not name $f" $?
+	grep -q "\b$f\b" "$man"; ok $? "librootasm(3) ($man) does not name $f"
 done
 # the inline helpers are not exported (they live in the header)
 for f in $(grep -oE 'static inline [a-z ]+\**\b(rootasm_[a-z0-9_]+)\(' "$header" | grep -oE 'rootasm_[a-z0-9_]+'); do
-	! printf '%s\n' $exported | grep -qx "$f"; ok "the inline $f is exported" $?
+	! printf '%s\n' $exported | grep -qx "$f"; ok $? "the inline $f is exported"
 done
 # internals: in the internal static library, not in the shared one
-nm "$internal" 2>/dev/null | grep -q ' T ra_layout_parse$'; ok "$internal has no ra_layout_parse" $?
-! nm -D "$so" | grep -q 'ra_layout_parse'; ok "librootasm.so exports ra_layout_parse" $?
+nm "$internal" 2>/dev/null | grep -q ' T ra_layout_parse$'; ok $? "$internal has no ra_layout_parse"
+! nm -D "$so" | grep -q 'ra_layout_parse'; ok $? "librootasm.so exports ra_layout_parse"
 echo "abi-symbols: $((n - fail))/$n checks passed; exported: $(echo $exported | wc -w) functions"
 [ "$fail" = 0 ]

@@ -13,74 +13,74 @@
 set -u
 src=$1 build=$2 bin=$3 cc=$4
 fail=0 n=0
-ok() {
+ok() { # status (first: expanded before the message's command substitutions), message
 	n=$((n + 1))
-	[ "$2" = 0 ] || { echo "FAIL: $1"; fail=$((fail + 1)); }
+	[ "$1" = 0 ] || { echo "FAIL: $2"; fail=$((fail + 1)); }
 }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 warnings() { MANWIDTH=80 man --warnings -E UTF-8 -l "$1" 2>&1 >/dev/null; }
 printf '.TH BROKEN 1\n.SH NAME\nbroken \\- x\n.notamacro\n' >"$tmp/broken.1"
-[ -n "$(warnings "$tmp/broken.1")" ]; ok "man --warnings stays silent on a broken page" $?
+[ -n "$(warnings "$tmp/broken.1")" ]; ok $? "man --warnings stays silent on a broken page"
 for p in rootasm.1 rootasm.layout.5 librootasm.3; do
 	page=$build/man/$p
-	[ -s "$page" ]; ok "$page was not built" $?
+	[ -s "$page" ]; ok $? "$page was not built"
 	w=$(warnings "$page")
-	[ -z "$w" ]; ok "man -l $p warns: $w" $?
+	[ -z "$w" ]; ok $? "man -l $p warns: $w"
 	MANWIDTH=80 man -l "$page" 2>/dev/null >"$tmp/$p.txt"
-	head -n1 "$tmp/$p.txt" | grep -q "${p%.*}(${p##*.})"; ok "$p renders no header line" $?
+	head -n1 "$tmp/$p.txt" | grep -q "${p%.*}(${p##*.})"; ok $? "$p renders no header line"
 done
 
 man1=$tmp/rootasm.1.txt
 cmds=$("$bin" --help | awk '/^Commands:/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ { print $1 }')
-[ -n "$cmds" ]; ok "rootasm --help lists no commands" $?
+[ -n "$cmds" ]; ok $? "rootasm --help lists no commands"
 for c in $cmds; do
 	grep -qE "^ {7}$c( |,|$)" "$man1"
-	ok "rootasm(1) has no entry for the command $c" $?
+	ok $? "rootasm(1) has no entry for the command $c"
 	for o in $("$bin" "$c" --help 2>/dev/null | grep -o -- '--[a-z][a-z-]*' | sort -u); do
-		grep -q -- "$o" "$man1"; ok "rootasm(1) does not name $c's option $o" $?
+		grep -q -- "$o" "$man1"; ok $? "rootasm(1) does not name $c's option $o"
 	done
 done
 for o in $("$bin" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
-	grep -q -- "$o" "$man1"; ok "rootasm(1) does not name the option $o" $?
+	grep -q -- "$o" "$man1"; ok $? "rootasm(1) does not name the option $o"
 done
 keys=$("$bin" --json check /nonexistent.yaml 2>&1 >/dev/null | grep -o '"[a-z_]*":' | tr -d '":' | sort -u)
-[ -n "$keys" ]; ok "rootasm --json check /nonexistent.yaml printed no JSON error" $?
+[ -n "$keys" ]; ok $? "rootasm --json check /nonexistent.yaml printed no JSON error"
 for k in $keys; do
 	grep -q "\"$k\"" "$man1"
-	ok "rootasm(1) does not document the JSON error key $k" $?
+	ok $? "rootasm(1) does not document the JSON error key $k"
 done
 for s in 0 1 2 125 126 127; do
-	grep -qE "^       $s\$" "$man1"; ok "rootasm(1) has no entry for exit status $s" $?
+	grep -qE "^       $s\$" "$man1"; ok $? "rootasm(1) has no entry for exit status $s"
 done
-grep -q ROOTASM_DEBUG "$man1"; ok "rootasm(1) does not name ROOTASM_DEBUG" $?
+grep -q ROOTASM_DEBUG "$man1"; ok $? "rootasm(1) does not name ROOTASM_DEBUG"
 
 # rootasm.layout(5) is FORMAT.md: every section is there
 while read -r h; do
 	grep -qxF "$(printf '%s' "$h" | tr a-z A-Z)" "$tmp/rootasm.layout.5.txt"
-	ok "rootasm.layout(5) has no section '$h' of FORMAT.md" $?
+	ok $? "rootasm.layout(5) has no section '$h' of FORMAT.md"
 done < <(awk '/^<!-- man: skip -->/ { s = 1 } /^<!-- man: end -->/ { s = 0 } !s && sub(/^## /, "")' "$src/layouts/FORMAT.md")
 
 # the README's example
 awk '/^## Use from a runtime/ { on = 1 } on && /^```c$/ { c = 1; next } c && /^```$/ { exit } c { print }' \
 	"$src/README.md" >"$tmp/runtime.c"
-[ -s "$tmp/runtime.c" ]; ok "no \`\`\`c block under '## Use from a runtime' in README.md" $?
+[ -s "$tmp/runtime.c" ]; ok $? "no \`\`\`c block under '## Use from a runtime' in README.md"
 "$cc" -Wall -Wextra -Werror -o "$tmp/runtime" "$tmp/runtime.c" -I"$src/assembler/include" -L"$build" -lrootasm \
 	-Wl,-rpath,"$build" 2>"$tmp/cc.log"
-ok "the README example does not compile: $(cat "$tmp/cc.log")" $?
+ok $? "the README example does not compile: $(cat "$tmp/cc.log")"
 if [ -x "$tmp/runtime" ]; then
 	err=$("$tmp/runtime" 2>&1); rc=$?
 	[ $rc = 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] && [[ $err == usage:* ]]
-	ok "the README example without arguments: status $rc, '$err'" $?
+	ok $? "the README example without arguments: status $rc, '$err'"
 	err=$("$tmp/runtime" /nonexistent.yaml "$tmp" 2>&1); rc=$?
 	[ $rc = 2 ] && [[ $err == "open layout /nonexistent.yaml: No such file or directory" ]]
-	ok "the README example on a missing layout: status $rc, '$err'" $?
+	ok $? "the README example on a missing layout: status $rc, '$err'"
 fi
 # librootasm(3) shows the same example (scdoc wants a backslash doubled)
 awk '/^# EXAMPLE/ { on = 1 } on && /^```$/ { if (c) exit; c = 1; next } c { print }' \
 	"$src/assembler/man/librootasm.3.scd" | sed 's/\\\\/\\/g' >"$tmp/man-example.c"
 cmp -s "$tmp/runtime.c" "$tmp/man-example.c"
-ok "librootasm(3)'s EXAMPLE is not README's: $(diff "$tmp/runtime.c" "$tmp/man-example.c" | head -5)" $?
+ok $? "librootasm(3)'s EXAMPLE is not README's: $(diff "$tmp/runtime.c" "$tmp/man-example.c" | head -5)"
 echo "docs: $((n - fail))/$n checks passed"
 [ "$fail" = 0 ]

@@ -8,14 +8,14 @@ set -u
 build=$1 src=$2 libdir=$3 version=$4 cc=$5
 prefix=/opt/rootasm-install-test
 fail=0 n=0
-ok() {
+ok() { # status (first: expanded before the message's command substitutions), message
 	n=$((n + 1))
-	[ "$2" = 0 ] || { echo "FAIL: $1"; fail=$((fail + 1)); }
+	[ "$1" = 0 ] || { echo "FAIL: $2"; fail=$((fail + 1)); }
 }
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 DESTDIR=$d cmake --install "$build" --prefix "$prefix" >"$d.log" 2>&1
-ok "cmake --install failed: $(cat "$d.log")" $?
+ok $? "cmake --install failed: $(cat "$d.log")"
 rm -f "$d.log"
 root=$d$prefix
 want="bin/rootasm
@@ -31,37 +31,37 @@ share/man/man5/rootasm.layout.5.gz
 share/rootasm/layout.schema.json"
 have=$(cd "$root" && find . ! -type d | sed 's,^\./,,' | LC_ALL=C sort)
 [ "$have" = "$(printf '%s\n' "$want" | LC_ALL=C sort)" ]
-ok "installed files differ: $(diff <(printf '%s\n' "$want" | LC_ALL=C sort) <(printf '%s\n' "$have") | grep '^[<>]' | tr '\n' ' ')" $?
+ok $? "installed files differ: $(diff <(printf '%s\n' "$want" | LC_ALL=C sort) <(printf '%s\n' "$have") | grep '^[<>]' | tr '\n' ' ')"
 [ "$(readlink "$root/$libdir/librootasm.so")" = librootasm.so.0 ] &&
 	[ "$(readlink "$root/$libdir/librootasm.so.0")" = "librootasm.so.$version" ]
-ok "librootasm.so -> .so.0 -> .so.$version" $?
+ok $? "librootasm.so -> .so.0 -> .so.$version"
 for f in "$root/bin/rootasm" "$root/$libdir/librootasm.so.$version"; do
-	! readelf -d "$f" | grep -qE 'RPATH|RUNPATH'; ok "$f has an RPATH" $?
+	! readelf -d "$f" | grep -qE 'RPATH|RUNPATH'; ok $? "$f has an RPATH"
 done
 
 export PKG_CONFIG_LIBDIR=$root/$libdir/pkgconfig PKG_CONFIG_PATH= PKG_CONFIG_SYSROOT_DIR=$d
-[ "$(pkg-config --modversion rootasm)" = "$version" ]; ok "pkg-config --modversion rootasm" $?
-grep -qx "prefix=$prefix" "$root/$libdir/pkgconfig/rootasm.pc"; ok "rootasm.pc: prefix is not $prefix" $?
+[ "$(pkg-config --modversion rootasm)" = "$version" ]; ok $? "pkg-config --modversion rootasm"
+grep -qx "prefix=$prefix" "$root/$libdir/pkgconfig/rootasm.pc"; ok $? "rootasm.pc: prefix is not $prefix"
 flags=$(pkg-config --cflags --libs rootasm)
-ok "pkg-config --cflags --libs rootasm" $?
+ok $? "pkg-config --cflags --libs rootasm"
 awk '/^## Use from a runtime/ { on = 1 } on && /^```c$/ { c = 1; next } c && /^```$/ { exit } c { print }' \
 	"$src/README.md" >"$d/runtime.c"
 # shellcheck disable=SC2086 # the flags are words
 "$cc" -Wall -Wextra -Werror -o "$d/runtime" "$d/runtime.c" $flags 2>"$d/cc.log"
-ok "the README example does not build with '$flags': $(cat "$d/cc.log")" $?
+ok $? "the README example does not build with '$flags': $(cat "$d/cc.log")"
 export LD_LIBRARY_PATH=$root/$libdir
 if [ -x "$d/runtime" ]; then
 	[ "$(ldd "$d/runtime" | awk '/librootasm/ { print $3 }')" = "$root/$libdir/librootasm.so.0" ]
-	ok "the example does not load the installed librootasm.so.0" $?
-	"$d/runtime" /nonexistent.yaml /x 2>/dev/null; [ $? = 2 ]; ok "the example against the installed library" $?
+	ok $? "the example does not load the installed librootasm.so.0"
+	"$d/runtime" /nonexistent.yaml /x 2>/dev/null; [ $? = 2 ]; ok $? "the example against the installed library"
 fi
 "$root/bin/rootasm" --version | grep -qx "rootasm $version (library $version)"
-ok "the installed rootasm --version" $?
+ok $? "the installed rootasm --version"
 for m in "$root"/share/man/man*/*.gz; do
 	w=$(MANWIDTH=80 man --warnings -l "$m" 2>&1 >/dev/null)
-	[ -z "$w" ] && MANWIDTH=80 man -l "$m" 2>/dev/null | grep -q NAME; ok "man -l $m: $w" $?
+	[ -z "$w" ] && MANWIDTH=80 man -l "$m" 2>/dev/null | grep -q NAME; ok $? "man -l $m: $w"
 done
 python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$root/share/rootasm/layout.schema.json"
-ok "the installed schema is not JSON" $?
+ok $? "the installed schema is not JSON"
 echo "install: $((n - fail))/$n checks passed"
 [ "$fail" = 0 ]
