@@ -103,6 +103,9 @@ valid = {
                                       {"layout": "sub.yaml", "target": "/s"}]),
     "normalized target": with_(mounts=[{"tmpfs": "//srv/./data/"}]),
     "exec": with_(exec={"deny_mount_api": False}),
+    "exec sandbox": with_(exec={"uid": 1000, "gid": "1000", "groups": [100], "capabilities": ["CAP_NET_BIND_SERVICE"],
+                                "env": ["LANG=C.UTF-8", "EMPTY="], "hostname": "web-1.example", "network": "none",
+                                "privileged": False}),
     "null upper": with_(upper=None),
 }
 for name, doc in valid.items():
@@ -148,6 +151,13 @@ invalid = {
     "bad id range": (with_(layers=[{"dir": "l", "idmap": {"uids": ["0-1-1"], "gids": ["0:1:1"]}}]), "range"),
     "exec yes": (with_(exec={"deny_mount_api": "yes"}), "true or false"),
     "unknown exec key": (with_(exec={"deny_mount": True}), "deny_mount"),
+    "exec uid without gid": (with_(exec={"uid": 1}), "both"),
+    "exec env without =": (with_(exec={"env": ["LANG"]}), "KEY=VALUE"),
+    "exec env name with a dash": (with_(exec={"env": ["A-B=1"]}), "KEY=VALUE"),
+    "exec hostname with _": (with_(exec={"hostname": "a_b"}), "hostname"),
+    "exec hostname starting with -": (with_(exec={"hostname": "-a"}), "hostname"),
+    "exec network bridge": (with_(exec={"network": "bridge"}), "bridge"),
+    "exec privileged yes": (with_(exec={"privileged": "yes"}), "true or false"),
 }
 for name, (doc, word) in invalid.items():
     check(schema_errors(doc) != [], "invalid '%s': the schema refuses it" % name)
