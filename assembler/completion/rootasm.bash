@@ -3,7 +3,8 @@
 #
 # Commands, the options of each (tests/unit/completion.sh checks them against
 # `rootasm COMMAND --help`), layout files (*.yaml, *.yml, *.json) for LAYOUT,
-# directories for --attach and check --live, commands for exec's CMD.
+# directories for --attach and check --live, host|none for --network, commands
+# for exec's CMD.
 # Needs nothing from the bash-completion package.
 
 _rootasm_commands="check assemble exec probe watch version help"
@@ -14,8 +15,8 @@ _rootasm_options()
 {
 	case $1 in
 	check) echo "--offline --live $_rootasm_common" ;;
-	assemble) echo "--attach --send-fd --audit $_rootasm_common" ;;
-	exec) echo "--report $_rootasm_common" ;;
+	assemble) echo "--attach --send-fd --send-fd-fd --peer-uid --timeout --audit $_rootasm_common" ;;
+	exec) echo "--network --preserve-fds --env --hostname --privileged --report $_rootasm_common" ;;
 	probe) echo "$_rootasm_common" ;;
 	watch) echo "--mntns --count --timeout $_rootasm_common" ;;
 	'') echo "--version $_rootasm_common" ;;
@@ -52,12 +53,14 @@ _rootasm()
 	local i w cmd= operands=0 dashdash=0 skip=0
 	COMPREPLY=()
 
-	# --json=<TAB>: bash splits the word at '=' (COMP_WORDBREAKS)
+	# --json=<TAB>, --network=<TAB>: bash splits the word at '=' (COMP_WORDBREAKS)
 	if [[ $cur == = || $prev == = ]]; then
-		[[ $cur == = ]] && cur= || true
-		if [[ ${COMP_WORDS[COMP_CWORD - 1]} == --json || ${COMP_WORDS[COMP_CWORD - 2]} == --json ]]; then
-			COMPREPLY=($(compgen -W pretty -- "$cur"))
-		fi
+		local opt=${COMP_WORDS[COMP_CWORD - 2]}
+		[[ $cur == = ]] && { cur=; opt=$prev; }
+		case $opt in
+		--json) COMPREPLY=($(compgen -W pretty -- "$cur")) ;;
+		--network) COMPREPLY=($(compgen -W "host none" -- "$cur")) ;;
+		esac
 		return 0
 	fi
 
@@ -77,7 +80,8 @@ _rootasm()
 		fi
 		case $w in
 		--) ((dashdash)) || { dashdash=1; continue; } ;;
-		--attach | --send-fd | --mntns | --count | --timeout) ((dashdash)) || { skip=1; continue; } ;;
+		--attach | --send-fd | --send-fd-fd | --peer-uid | --timeout | --mntns | --count | \
+			--network | --preserve-fds | --env | --hostname) ((dashdash)) || { skip=1; continue; } ;;
 		esac
 		if ((dashdash)) || [[ $w != -* && $w != = && ${COMP_WORDS[i - 1]} != = ]]; then
 			operands=$((operands + 1))
@@ -97,7 +101,8 @@ _rootasm()
 	case $prev in
 	--attach) _rootasm_dirs "$cur"; return 0 ;;
 	--send-fd | --mntns) _rootasm_files "$cur"; return 0 ;;
-	--count | --timeout) return 0 ;;
+	--network) COMPREPLY=($(compgen -W "host none" -- "$cur")); return 0 ;;
+	--send-fd-fd | --peer-uid | --timeout | --count | --preserve-fds | --env | --hostname) return 0 ;;
 	esac
 
 	if [[ $cur == -* ]] && ! ((dashdash)) && ! [[ $cmd == exec && $operands -ge 2 ]]; then

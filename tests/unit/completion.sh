@@ -56,6 +56,13 @@ t "exec" rootasm --json = pretty ex
 t "--debug --help --json --json=pretty --version" rootasm -
 t "--offline" rootasm check --o
 t "--attach --audit" rootasm assemble a.yaml --a
+t "host none" rootasm exec --network ""
+t "none" rootasm exec a.yaml --network = n
+t "" rootasm exec --env ""
+has true rootasm exec --env A=1 --network none a.yaml tru
+has true rootasm exec --env = A = 1 a.yaml tru
+has --privileged rootasm exec --p
+t "" rootasm assemble a.yaml --send-fd-fd ""
 t "a.yaml b.json c.yml rootfs sub" rootasm check ""
 t "a.yaml" rootasm assemble --attach rootfs a
 t "rootfs sub" rootasm check --live ""
