@@ -2,7 +2,8 @@
 # `cmake --install` into a scratch DESTDIR with another prefix: exactly the
 # files rootasm installs (GNUInstallDirs), the library's symlinks, no RPATH,
 # a rootasm.pc that names the prefix installed to, and the README's example
-# built with `pkg-config --cflags --libs rootasm` against what was installed.
+# built with `pkg-config --cflags --libs rootasm` against what was installed;
+# the header alone in strict C99 and in C++.
 # Usage: install.sh BUILD-DIR SOURCE-DIR LIBDIR VERSION CC
 set -u
 build=$1 src=$2 libdir=$3 version=$4 cc=$5
@@ -49,6 +50,15 @@ awk '/^## Use from a runtime/ { on = 1 } on && /^```c$/ { c = 1; next } c && /^`
 # shellcheck disable=SC2086 # the flags are words
 "$cc" -Wall -Wextra -Werror -o "$d/runtime" "$d/runtime.c" $flags 2>"$d/cc.log"
 ok $? "the README example does not build with '$flags': $(cat "$d/cc.log")"
+# the installed header on its own: strict C99, and C++ (extern "C", no C-only constructs)
+printf '#include <rootasm.h>\nint main(void) { return rootasm_version() == 0; }\n' >"$d/h.c"
+cp "$d/h.c" "$d/h.cc"
+# shellcheck disable=SC2086
+"$cc" -std=c99 -pedantic -Wall -Wextra -Werror -o "$d/h" "$d/h.c" $flags 2>"$d/cc.log"
+ok $? "rootasm.h in strict C99: $(cat "$d/cc.log")"
+# shellcheck disable=SC2086
+c++ -std=c++11 -pedantic -Wall -Wextra -Werror -o "$d/hxx" "$d/h.cc" $flags 2>"$d/cc.log"
+ok $? "rootasm.h in C++11: $(cat "$d/cc.log")"
 export LD_LIBRARY_PATH=$root/$libdir
 if [ -x "$d/runtime" ]; then
 	[ "$(ldd "$d/runtime" | awk '/librootasm/ { print $3 }')" = "$root/$libdir/librootasm.so.0" ]
