@@ -129,6 +129,7 @@ struct rootasm_layout;
 
 #define ROOTASM_LOAD_OFFLINE	0x1u	/* parse and validate only: open no host object (check --offline) */
 #define ROOTASM_LOAD_DIR_FD	0x2u	/* rootasm_layout_load_mem(): dir_fd anchors relative paths */
+#define ROOTASM_LOAD_ABSOLUTE	0x4u	/* refuse relative host paths (a layout from elsewhere: rootasmd) */
 
 struct rootasm_load_opts {
 	size_t size;				/* sizeof(struct rootasm_load_opts) */
@@ -152,6 +153,15 @@ int rootasm_layout_load_mem(struct rootasm_ctx *ctx, const void *buf, size_t len
 			    const struct rootasm_load_opts *opts, struct rootasm_layout **ret,
 			    struct rootasm_error *e);
 void rootasm_layout_free(struct rootasm_layout *l);
+
+/*
+ * Call @fn for every host object @l (and its nested layouts) holds open:
+ * @key names it in the layout ("layers[2].image"), @fd is the open stage's
+ * fd (O_PATH or O_RDONLY; the caller may fstat it or read /proc/self/fd/N,
+ * not close it). Stops at the first non-zero return of @fn and returns it.
+ */
+int rootasm_layout_sources(const struct rootasm_layout *l,
+			   int (*fn)(const char *key, const char *display, int fd, void *userdata), void *userdata);
 
 #define ROOTASM_PLAN_JSON	0x1u
 #define ROOTASM_PLAN_PRETTY	0x2u	/* indented JSON */
@@ -209,6 +219,30 @@ uint64_t rootasm_layout_needs(struct rootasm_ctx *ctx, const struct rootasm_layo
  * On failure nothing is left behind: no mount, no loop device, no fd.
  */
 int rootasm_assemble(struct rootasm_ctx *ctx, const struct rootasm_layout *l, struct rootasm_error *e);
+
+#define ROOTASM_ASSEMBLE_USERNS	0x1u	/* userns_fd: build the tree for a caller in that user namespace */
+
+struct rootasm_assemble_opts {
+	size_t size;			/* sizeof(struct rootasm_assemble_opts) */
+	unsigned int flags;		/* ROOTASM_ASSEMBLE_* */
+	/*
+	 * With ROOTASM_ASSEMBLE_USERNS: a user namespace fd (of /proc/PID/ns/user)
+	 * that maps uid 0 and gid 0. Every mount of the tree is idmapped into it
+	 * (MOUNT_ATTR_IDMAP): files owned by on-disk id N appear as what N maps
+	 * to; upper/ and work/ belong to its uid 0; override_creds records a
+	 * credential inside it (the layout's uid/gid/capabilities read as ids and
+	 * capabilities of that namespace; without one in the layout, its root
+	 * with every capability there) where the kernel records one without
+	 * CAP_SYS_ADMIN (feature overlay-override-creds-unprivileged), else, when
+	 * the layout names none, the assembler's own. A layout with idmaps of its
+	 * own is refused.
+	 */
+	int userns_fd;
+};
+
+/* rootasm_assemble() with options (@opts may be NULL: the same as rootasm_assemble()). */
+int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *l,
+			  const struct rootasm_assemble_opts *opts, struct rootasm_error *e);
 
 /* Attach the tree @tree_fd at @dir with one move_mount(). */
 int rootasm_attach(int tree_fd, const char *dir, struct rootasm_error *e);
@@ -315,6 +349,104 @@ int rootasm_mount_describe(unsigned long long mnt_id, int mntns_fd, bool json, c
 int rootasm_tree_count(const char *path);
 /* Print each mount of the tree at @path, with its id mappings, read back with statmount. */
 int rootasm_tree_print(const char *path, FILE *out, bool json, struct rootasm_error *e);
+
+/* ------------------------------------------------------------ image cache */
+
+/*
+ * An image cache held by a context: one detached mount per image file (one
+ * loop device and superblock), lent to every assembly of that context that
+ * names the image, so that an image is mounted once and then only cloned
+ * (open_tree of a detached mount) or handed to overlayfs as a layer fd. Keyed
+ * by the image file's st_dev, st_ino, st_size, st_mtim and st_ctim (a file
+ * changed or replaced misses, and its old entry is dropped). Least recently
+ * used entries are evicted past the limits. Nothing is ever attached: closing
+ * the context dissolves every entry. `rootasm check` shows the route
+ * "cached-mount" for image layers and volumes of a context with a cache.
+ */
+#define ROOTASM_CACHE_DEFAULT_ENTRIES	256
+#define ROOTASM_CACHE_DEFAULT_BYTES	(64ULL << 30)
+
+struct rootasm_cache_opts {
+	size_t size;			/* sizeof(struct rootasm_cache_opts) */
+	unsigned int max_entries;	/* 0: ROOTASM_CACHE_DEFAULT_ENTRIES */
+	uint64_t max_bytes;		/* sum of the images' sizes; 0: ROOTASM_CACHE_DEFAULT_BYTES */
+	unsigned int flags;		/* none yet: 0 */
+};
+
+/* Give @ctx an image cache (once: -EBUSY after that). Call before sharing @ctx between threads. */
+int rootasm_ctx_set_cache(struct rootasm_ctx *ctx, const struct rootasm_cache_opts *opts);
+
+struct rootasm_cache_stats {
+	size_t size;			/* sizeof(struct rootasm_cache_stats) */
+	uint64_t entries, bytes, max_entries, max_bytes;
+	uint64_t hits, misses;		/* lookups */
+	uint64_t evictions;		/* dropped for the limits */
+	uint64_t stale;			/* dropped because the image file changed or was replaced */
+	uint64_t bypass;		/* mounted for one assembly only: every entry was lent out */
+	uint64_t lent;			/* references held by assemblies running now */
+};
+
+/* The cache's counters; -ENOENT when @ctx has no cache. */
+int rootasm_cache_stats(struct rootasm_ctx *ctx, struct rootasm_cache_stats *st);
+
+struct rootasm_cache_entry_info {
+	const char *path;		/* the image as the layout named it (display form) */
+	const char *digest;		/* NULL when keyed by the file */
+	const char *fstype;		/* "squashfs", "erofs", "auto" */
+	unsigned int dev_major, dev_minor;
+	uint64_t ino, bytes;
+	int64_t mtime_sec;
+	long mtime_nsec;
+	uint64_t hits;
+	unsigned int lent;
+	uint64_t mnt_id;		/* the detached mount's unique id (statx STATX_MNT_ID_UNIQUE), 0 if unknown */
+};
+
+/* Call @fn for each entry, most recently used first (under the cache's lock: @fn must not call rootasm_*). */
+int rootasm_cache_list(struct rootasm_ctx *ctx, void (*fn)(const struct rootasm_cache_entry_info *i, void *userdata),
+		       void *userdata);
+
+/* Dissolve every entry not lent out; returns how many. */
+int rootasm_cache_trim(struct rootasm_ctx *ctx);
+
+/* ---------------------------------------------------------- daemon client */
+
+/*
+ * rootasmd, the per-node service (rootasmd(8)), holds one image cache for the
+ * node and hands finished trees over its AF_UNIX SOCK_SEQPACKET socket to
+ * the clients its policy allows. The protocol is documented in
+ * assembler/daemon/PROTOCOL.md; these calls speak it. A failed request fills
+ * @e with the daemon's error (the fields of rootasm_error_print_json()).
+ */
+struct rootasm_client;
+
+/* Connect to rootasmd at @socket_path. Caller owns *ret (rootasm_client_close()). */
+int rootasm_client_connect(const char *socket_path, struct rootasm_client **ret, struct rootasm_error *e);
+void rootasm_client_close(struct rootasm_client *c);
+
+#define ROOTASM_CLIENT_USERNS	0x1u	/* send userns_fd: the tree is idmapped into that user namespace */
+
+struct rootasm_client_assemble_opts {
+	size_t size;			/* sizeof(struct rootasm_client_assemble_opts) */
+	unsigned int flags;		/* ROOTASM_CLIENT_* */
+	const char *layout;		/* an absolute path the daemon opens, or NULL ... */
+	const char *layout_text;	/* ... a layout sent inline (host paths in it must be absolute) */
+	size_t layout_len;		/* its length; 0: strlen(layout_text) */
+	const char *name;		/* the inline layout's name in messages */
+	int userns_fd;			/* with ROOTASM_CLIENT_USERNS: /proc/self/ns/user, or one we own */
+};
+
+/*
+ * Ask for a tree. Returns an O_PATH fd of its root mount, detached: the
+ * caller owns it and attaches it (rootasm_attach(), in its own mount
+ * namespace) or closes it (which dissolves it).
+ */
+int rootasm_client_assemble(struct rootasm_client *c, const struct rootasm_client_assemble_opts *opts,
+			    struct rootasm_error *e);
+
+/* The daemon's probe / status reply as JSON text; caller frees *ret_json. */
+int rootasm_client_probe(struct rootasm_client *c, char **ret_json, struct rootasm_error *e);
+int rootasm_client_status(struct rootasm_client *c, char **ret_json, struct rootasm_error *e);
 
 #if defined(__GNUC__) && __GNUC__ >= 4
 #pragma GCC visibility pop

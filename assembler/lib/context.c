@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
 #include "context.h"
 #include "util.h"
 
@@ -38,6 +39,7 @@ void rootasm_ctx_free(struct rootasm_ctx *c)
 	if (!c)
 		return;
 	close_fdp(&c->scratch_fd);
+	ra_cache_free(c->images);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }

@@ -11,6 +11,8 @@
 
 #include "rootasm.h"
 
+struct ra_cache;
+
 #define RA_FEAT_COUNT		(ROOTASM_FEAT_IDMAP_IDMAPPED + 1)
 #define RA_DETAIL_MAX		160
 
@@ -21,6 +23,8 @@ struct rootasm_ctx {
 	int scratch_fd;				/* a detached tmpfs for the probes of one session */
 	unsigned int scratch_seq;
 	int session;				/* > 0 while a series of probes runs */
+
+	struct ra_cache *images;		/* image cache (cache.h), set once; NULL: none */
 
 	bool debug;
 	void (*log)(void *userdata, const char *line);

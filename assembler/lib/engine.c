@@ -6,6 +6,9 @@
  * here. Each operation maps to its syscalls:
  *
  *   LAYER      image: loop device (LOOP_CONFIGURE on the image fd) + fsmount -> slot
+ *              cached image (cache.h): the cache's detached mount as the slot (borrowed until
+ *              the overlay is created), or open_tree(OPEN_TREE_CLONE) of it where the layer
+ *              must be a mount of its own (the root itself, an idmap)
  *              dir:   the O_PATH fd as is, or open_tree(fd, "", OPEN_TREE_CLONE) -> slot
  *              idmap: mount_setattr(MOUNT_ATTR_IDMAP) on the mount in the slot
  *   UPPER      tmpfs: fsmount; dir: the host directory's fd; mkdirat(upper, work) in it
@@ -18,6 +21,11 @@
  *              target: openat2(root, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS), created if
  *              missing; then move_mount(volume, "", target, "", F_EMPTY_PATH | T_EMPTY_PATH)
  *   ROOT_ATTRS mount_setattr(attributes) on the root
+ *
+ * With a caller's user namespace (rootasm_assemble_with(), struct ra_xopts)
+ * every mount of the tree is a mount of its own, idmapped into it
+ * (MOUNT_ATTR_IDMAP); upper/ and work/ belong to its uid 0 / gid 0; the
+ * override_creds credential is one inside it (mount.c joins it with setns).
  *
  * On failure every fd made so far is closed on the way out, and closing the
  * root's fd dissolves whatever was built. Layer fds stay open until
@@ -32,6 +40,7 @@
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 
+#include "cache.h"
 #include "context.h"
 #include "layout.h"
 #include "plan.h"
@@ -43,21 +52,37 @@
 struct xstate {
 	struct rootasm_ctx *ctx;
 	const struct ra_plan *p;
+	const struct ra_xopts *xo;
 	int *slots;			/* layer fds, top first; LAYER_FD slots are borrowed */
 	bool *own;			/* whether slots[i] is ours to close */
+	struct ra_cache_entry **ents;	/* cache entries lent to slots[i] (RA_ROUTE_CACHED) */
 	int ubase, ufd, wfd;		/* the upper's base (tmpfs: ours; dir: borrowed), upper/, work/ */
 	bool own_ubase;
 	int root;
 	char what[RA_PATH_MAX];		/* what the current op works on, for messages */
 };
 
-static void xstate_close(struct xstate *x)
+/* The layer slots are done with (the overlay has cloned them): close ours, give back what was lent. */
+static void slots_release(struct xstate *x)
 {
-	for (size_t i = 0; x->slots && x->own && i < x->p->nslots; i++)
+	for (size_t i = 0; x->slots && x->own && i < x->p->nslots; i++) {
 		if (x->own[i])
 			close_fdp(&x->slots[i]);
+		x->own[i] = false;
+		x->slots[i] = -EBADF;
+		if (x->ents && x->ents[i]) {
+			ra_cache_put(x->ctx->images, x->ents[i]);
+			x->ents[i] = NULL;
+		}
+	}
+}
+
+static void xstate_close(struct xstate *x)
+{
+	slots_release(x);
 	free(x->slots);
 	free(x->own);
+	free(x->ents);
 	if (x->own_ubase)
 		close_fdp(&x->ubase);
 	close_fdp(&x->ufd);
@@ -81,6 +106,31 @@ static int setattr(int fd, const struct ra_attrs *a, bool recursive, const char 
 	return 0;
 }
 
+/* Idmap the detached mount @fd into the caller's user namespace (struct ra_xopts). */
+static int userns_apply(struct xstate *x, int fd, bool recursive, const char *what, struct rootasm_error *e)
+{
+	struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = x->xo->userns_fd };
+
+	if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) < 0)
+		return ra_err(e, errno, -EBADF, "mount_setattr MOUNT_ATTR_IDMAP", what,
+			      "into the caller's user namespace%s",
+			      errno == EINVAL ? ": the filesystem may not support idmapped mounts" : "");
+	return 0;
+}
+
+static bool userns(const struct xstate *x)
+{
+	return x->xo && x->xo->userns_fd >= 0;
+}
+
+/* A clone of the cached detached mount @cfd (open_tree of a detached mount, Linux 6.15); caller owns it. */
+static int clone_cached(int cfd, const char *what, struct rootasm_error *e)
+{
+	int fd = open_tree(cfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+
+	return fd < 0 ? ra_err(e, errno, -EBADF, "open_tree of a cached image mount", what, NULL) : fd;
+}
+
 static int x_layer(struct xstate *x, const struct ra_op *op, struct rootasm_error *e)
 {
 	const struct ra_layer *ly = op->layer;
@@ -92,6 +142,28 @@ static int x_layer(struct xstate *x, const struct ra_op *op, struct rootasm_erro
 		if (fd < 0)
 			return fd;
 		break;
+	case RA_ROUTE_CACHED: {
+		struct ra_cache_entry *ent = NULL;
+		int cfd = ra_cache_get(x->ctx->images, ly->src.fd, ly->src.display, NULL, ly->fstype, &ent, e);
+
+		if (cfd < 0)
+			return cfd;
+		if (!ent) {
+			fd = cfd;	/* a bypass: a fresh mount of our own */
+			break;
+		}
+		x->ents[op->slot] = ent;
+		if (ra_is_overlay(op->l) && !ly->idmap.set && !userns(x)) {
+			/* overlayfs clones it privately at create: lent until then */
+			x->slots[op->slot] = cfd;
+			RA_TRACE(x->ctx, "%s: cached-mount %s -> fd %d (lent)", op->key, ly->src.display, cfd);
+			return 0;
+		}
+		fd = clone_cached(cfd, ly->src.display, e);
+		if (fd < 0)
+			return fd;
+		break;
+	}
 	case RA_ROUTE_LAYER_CLONE:
 		fd = open_tree(ly->src.fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
 		if (fd < 0)
@@ -107,7 +179,8 @@ static int x_layer(struct xstate *x, const struct ra_op *op, struct rootasm_erro
 	x->slots[op->slot] = fd;
 	x->own[op->slot] = true;
 	/* an idmapped layer is a mount of its own: a clone, or the image mount */
-	r = ra_idmap_apply(fd, &ly->idmap, false, ly->src.display, e);
+	r = userns(x) ? userns_apply(x, fd, false, ly->src.display, e) :
+			ra_idmap_apply(fd, &ly->idmap, false, ly->src.display, e);
 	RA_TRACE(x->ctx, "%s: %s %s -> fd %d", op->key, ra_route_name(op->route), ly->src.display, fd);
 	return r;
 }
@@ -130,6 +203,10 @@ static int x_upper(struct xstate *x, const struct ra_op *op, struct rootasm_erro
 		return ra_err(e, errno, -EBADF, "mkdir", what, "upper");
 	if (mkdirat(x->ubase, "work", 0700) < 0 && errno != EEXIST)
 		return ra_err(e, errno, -EBADF, "mkdir", what, "work");
+	/* the caller's user namespace: its root owns what it writes to, and what overlayfs works in */
+	if (userns(x) && (fchownat(x->ubase, "upper", x->xo->root_uid, x->xo->root_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+			  fchownat(x->ubase, "work", x->xo->root_uid, x->xo->root_gid, AT_SYMLINK_NOFOLLOW) < 0))
+		return ra_err(e, errno, -EBADF, "chown", what, "upper/ and work/ to the user namespace's root");
 	x->ufd = openat(x->ubase, "upper", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (x->ufd < 0)
 		return ra_err(e, errno, -EBADF, "open", what, "upper");
@@ -175,11 +252,15 @@ static int x_overlay(struct xstate *x, const struct ra_op *op, struct rootasm_er
 		if (r < 0)
 			return r;
 	}
-	if (c->set) {
+	if (c->set || (userns(x) && x->xo->creds_in_userns)) {
 		struct ra_cred_spec cs = {
 			.uid = c->uid, .gid = c->gid, .groups = c->groups, .ngroups = c->ngroups, .caps = c->caps,
+			.userns_fd = userns(x) ? x->xo->userns_fd : -EBADF,
 		};
 
+		/* in a caller's namespace without a credential in the layout: its root, all capabilities there */
+		if (!c->set)
+			cs.caps = (1ULL << (CAP_LAST_CAP + 1)) - 1;
 		r = ra_set_override_creds(fsfd, &cs, e);
 		if (r < 0)
 			return r;
@@ -385,7 +466,8 @@ static int clone_bind(const struct ra_op *op, struct rootasm_error *e)
 	return fd;
 }
 
-static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, struct rootasm_error *e);
+static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, const struct ra_xopts *xo,
+		   struct rootasm_error *e);
 
 /* A volume as a detached mount; caller owns the fd. */
 static int open_volume(struct xstate *x, const struct ra_op *op, bool *ret_dir, struct rootasm_error *e)
@@ -396,6 +478,25 @@ static int open_volume(struct xstate *x, const struct ra_op *op, bool *ret_dir, 
 
 	*ret_dir = true;
 	switch (op->route) {
+	case RA_ROUTE_CACHED: {
+		struct ra_cache_entry *ent = NULL;
+		int cfd = ra_cache_get(x->ctx->images, m->src.fd, m->src.display, NULL, m->fstype, &ent, e);
+
+		if (cfd < 0)
+			return cfd;
+		if (ent) {
+			fd = clone_cached(cfd, m->src.display, e);
+			ra_cache_put(x->ctx->images, ent);
+			if (fd < 0)
+				return fd;
+		} else {
+			fd = cfd;	/* a bypass: a fresh mount of our own */
+		}
+		/* the clone has the cache's flags (read-only); the volume's own come now, and stay read-only */
+		prop = m->attrs;
+		prop.clr &= ~(uint64_t)MOUNT_ATTR_RDONLY;
+		goto idmap;
+	}
 	case RA_ROUTE_TMPFS:
 	case RA_ROUTE_IMAGE:
 		/* fsmount() took the attribute flags; idmap and propagation come after */
@@ -405,7 +506,8 @@ static int open_volume(struct xstate *x, const struct ra_op *op, bool *ret_dir, 
 			fd = ra_image_mount(m->src.fd, m->src.display, m->fstype, m->attrs.set, e);
 		if (fd < 0)
 			return fd;
-		r = ra_idmap_apply(fd, &m->idmap, false, m->target, e);
+idmap:
+		r = userns(x) ? userns_apply(x, fd, false, m->target, e) : ra_idmap_apply(fd, &m->idmap, false, m->target, e);
 		if (r == 0)
 			r = setattr(fd, &prop, false, m->target, e);
 		if (r < 0) {
@@ -414,11 +516,19 @@ static int open_volume(struct xstate *x, const struct ra_op *op, bool *ret_dir, 
 		}
 		return fd;
 	case RA_ROUTE_NESTED:
-		return execute(x->ctx, op->sub, e);
+		return execute(x->ctx, op->sub, x->xo, e);
 	default:
 		/* the source's type was seen by the open stage, on this very fd */
 		*ret_dir = S_ISDIR(m->src.mode);
-		return clone_bind(op, e);
+		fd = clone_bind(op, e);
+		if (fd >= 0 && userns(x)) {
+			r = userns_apply(x, fd, m->attrs.recursive, m->src.display, e);
+			if (r < 0) {
+				close(fd);
+				return r;
+			}
+		}
+		return fd;
 	}
 }
 
@@ -442,14 +552,16 @@ static int x_volume(struct xstate *x, const struct ra_op *op, struct rootasm_err
 }
 
 /* Execute @p; returns the tree's root fd (caller owns it) or -errno with @e filled. */
-static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, struct rootasm_error *e)
+static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, const struct ra_xopts *xo,
+		   struct rootasm_error *e)
 {
-	struct xstate x = { .ctx = ctx, .p = p, .ubase = -EBADF, .ufd = -EBADF, .wfd = -EBADF, .root = -EBADF };
+	struct xstate x = { .ctx = ctx, .p = p, .xo = xo, .ubase = -EBADF, .ufd = -EBADF, .wfd = -EBADF, .root = -EBADF };
 	int r = 0;
 
 	x.slots = malloc(p->nslots * sizeof(*x.slots));
 	x.own = calloc(p->nslots, sizeof(*x.own));
-	if (!x.slots || !x.own) {
+	x.ents = calloc(p->nslots, sizeof(*x.ents));
+	if (!x.slots || !x.own || !x.ents) {
 		xstate_close(&x);
 		return ra_oom(e, "assemble");
 	}
@@ -473,11 +585,8 @@ static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, struct root
 			break;
 		case RA_OP_VOLUME:
 			/* the layers were cloned at CMD_CREATE: their fds can go before the volumes */
-			if (op == p->ops || op[-1].kind != RA_OP_VOLUME) {
-				for (size_t s = 0; s < p->nslots; s++)
-					if (x.own[s])
-						close_fdp(&x.slots[s]), x.own[s] = false;
-			}
+			if (op == p->ops || op[-1].kind != RA_OP_VOLUME)
+				slots_release(&x);
 			r = x_volume(&x, op, e);
 			break;
 		case RA_OP_ROOT_ATTRS:
@@ -497,22 +606,68 @@ static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, struct root
 	return r;
 }
 
-int rootasm_assemble(struct rootasm_ctx *ctx, const struct rootasm_layout *l, struct rootasm_error *e)
+/* A layout whose mounts carry idmaps of their own cannot be idmapped into a caller's namespace too. */
+static int no_own_idmaps(const struct rootasm_layout *l, struct rootasm_error *e)
+{
+	for (size_t i = 0; i < l->nlayers; i++)
+		if (l->layers[i].idmap.set)
+			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble into a user namespace",
+					   l->layers[i].src.display, "layer %zu has an idmap of its own", i);
+	for (size_t i = 0; i < l->nmounts; i++) {
+		if (l->mounts[i].idmap.set)
+			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble into a user namespace",
+					   l->mounts[i].target, "mounts[%zu] has an idmap of its own", i);
+		if (l->mounts[i].nested) {
+			int r = no_own_idmaps(l->mounts[i].nested, e);
+
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+#define ASSEMBLE_OPT(o, field, def) \
+	((o) && (o)->size >= offsetof(struct rootasm_assemble_opts, field) + sizeof((o)->field) ? (o)->field : (def))
+
+int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *l,
+			  const struct rootasm_assemble_opts *o, struct rootasm_error *e)
 {
 	struct rootasm_ctx *c = ra_ctx(ctx);
+	struct ra_xopts xo = { .userns_fd = -EBADF };
+	unsigned int flags = ASSEMBLE_OPT(o, flags, 0u), pflags = c->images ? RA_PLAN_CACHE : 0;
 	struct ra_plan *p = NULL;
 	int r;
 
+	if ((o && o->size < offsetof(struct rootasm_assemble_opts, userns_fd)) || (flags & ~ROOTASM_ASSEMBLE_USERNS))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble", NULL, "invalid options");
 	if (!l->opened)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble", l->file,
 				   "the layout was loaded offline: its host objects are not open");
-	r = ra_plan_build(l, ra_feature_bool, c, &p, e);
+	if (flags & ROOTASM_ASSEMBLE_USERNS) {
+		r = no_own_idmaps(l, e);
+		if (r < 0)
+			return r;
+		xo.userns_fd = ASSEMBLE_OPT(o, userns_fd, -EBADF);
+		r = ra_userns_root(xo.userns_fd, &xo.root_uid, &xo.root_gid, e);
+		if (r < 0)
+			return r;
+		/* a credential inside the namespace: where the kernel records one without CAP_SYS_ADMIN */
+		xo.creds_in_userns = l->creds.set || ra_feature(c, ROOTASM_FEAT_OVL_CREDS_NOADMIN) > 0;
+		pflags |= RA_PLAN_USERNS;
+	}
+	r = ra_plan_build(l, ra_feature_bool, c, pflags, &p, e);
 	if (r < 0)
 		return r;
 	/* Stop before touching anything when the kernel cannot do all of it. */
-	r = ra_require(c, p->needs, e);
+	r = ra_require(c, p->needs | (xo.creds_in_userns ? 1ULL << ROOTASM_FEAT_OVL_CREDS_NOADMIN : 0), e);
 	if (r == 0)
-		r = execute(c, p, e);
+		r = execute(c, p, &xo, e);
 	ra_plan_free(p);
 	return r;
+}
+
+int rootasm_assemble(struct rootasm_ctx *ctx, const struct rootasm_layout *l, struct rootasm_error *e)
+{
+	return rootasm_assemble_with(ctx, l, NULL, e);
 }

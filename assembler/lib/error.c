@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "proto.h"
 #include "util.h"
 
 void ra_fs_messages(int fsfd, char *buf, size_t size)
@@ -114,31 +115,12 @@ const char *rootasm_error_format(const struct rootasm_error *e, char *buf, size_
 	return one_line(buf);
 }
 
-static const char *const kind_names[] = {
-	[ROOTASM_ERROR_RUNTIME] = "runtime",
-	[ROOTASM_ERROR_USAGE] = "usage",
-	[ROOTASM_ERROR_UNSUPPORTED] = "unsupported",
-	[ROOTASM_ERROR_PERMISSION] = "permission",
-};
-
 int rootasm_error_print_json(const struct rootasm_error *e, FILE *out, bool pretty)
 {
 	struct ra_jb b = { false };
-	json_t *o = json_object(), *in = json_object();
-	char line[8192];
-	const char *name = e->err > 0 ? strerrorname_np(e->err) : NULL;
+	json_t *o = json_object();
 
-	ra_jset(&b, in, "message", ra_jstr(rootasm_error_format(e, line, sizeof(line))));
-	ra_jset(&b, in, "kind", ra_jstr((unsigned int)e->kind < ARRAY_SIZE(kind_names) ? kind_names[e->kind] : "runtime"));
-	ra_jset(&b, in, "errno", json_integer(e->err));
-	ra_jset(&b, in, "errname", ra_jstr(name));
-	ra_jset(&b, in, "op", ra_jstr(e->op));
-	ra_jset(&b, in, "path", ra_jstr(e->path[0] ? e->path : NULL));
-	ra_jset(&b, in, "detail", ra_jstr(e->msg[0] ? e->msg : NULL));
-	ra_jset(&b, in, "file", ra_jstr(e->file[0] ? e->file : NULL));
-	ra_jset(&b, in, "line", e->line ? json_integer(e->line) : json_null());
-	ra_jset(&b, in, "column", e->column ? json_integer(e->column) : json_null());
-	ra_jset(&b, in, "feature", ra_jstr(e->feature[0] ? e->feature : NULL));
-	ra_jset(&b, o, "error", in);
+	/* one writer of the fields: the daemon's replies carry the same object (proto.c) */
+	ra_jset(&b, o, "error", ra_error_json(e));
 	return ra_jdump(&b, o, out, pretty);
 }

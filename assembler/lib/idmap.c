@@ -14,8 +14,11 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <linux/nsfs.h>
 
 #include "child.h"
 #include "layout.h"
@@ -92,6 +95,81 @@ int ra_userns_open(const struct ra_idmap *m, struct rootasm_error *e)
 		return r;
 	}
 	return nsfd;
+}
+
+static int join_child(void *arg, int *step)
+{
+	*step = 0;
+	return syscall(SYS_setns, *(int *)arg, CLONE_NEWUSER) < 0 ? -errno : 0;
+}
+
+/* The outside id of inside id 0 in the map file @path; -ENOENT when 0 is not mapped. */
+static int map_zero(const char *path, unsigned int *ret)
+{
+	char buf[RA_IDMAP_TEXT_MAX + 1], *line, *save = NULL;
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned int in, out, count;
+
+		if (sscanf(line, "%u %u %u", &in, &out, &count) == 3 && in == 0 && count > 0) {
+			*ret = out;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int ra_userns_root(int userns_fd, uid_t *ret_uid, gid_t *ret_gid, struct rootasm_error *e)
+{
+	struct ra_child_report rep = { 0, 0 };
+	struct stat a, b;
+	struct ra_child ch;
+	unsigned int uid = 0, gid = 0;
+	char path[64] = "";
+	int r = 0, got, fd = userns_fd;
+
+	if (userns_fd < 0 || ioctl(userns_fd, NS_GET_NSTYPE) != CLONE_NEWUSER)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "user namespace", NULL, "the fd is not a user namespace");
+	if (fstat(userns_fd, &a) < 0 || stat("/proc/self/ns/user", &b) < 0)
+		return ra_err(e, errno, -EBADF, "stat", "user namespace", NULL);
+	if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "user namespace", NULL,
+				   "it is the assembler's own user namespace, not one of the caller's");
+	r = ra_child_start(&ch, 0, RA_CHILD_HOLD | RA_CHILD_FILES, join_child, &fd, "join user namespace", e);
+	if (r < 0)
+		return r;
+	/* the child reports once it is inside (or has failed), then waits for us: read its maps meanwhile */
+	got = ra_child_read_report(&ch, &rep);
+	if (got > 0 && rep.err == 0) {
+		snprintf(path, sizeof(path), "/proc/%d/uid_map", ch.pid);
+		r = map_zero(path, &uid);
+		if (r == 0) {
+			snprintf(path, sizeof(path), "/proc/%d/gid_map", ch.pid);
+			r = map_zero(path, &gid);
+		}
+	}
+	ra_child_kill(&ch);	/* it has nothing left to do */
+	if (got < 0)
+		return ra_err(e, got, -EBADF, "join user namespace", NULL, "reading the helper's report");
+	if (got == 0)
+		return ra_err(e, EIO, -EBADF, "join user namespace", NULL, "the helper ended without a report");
+	if (rep.err)
+		return ra_err_kind(e, rep.err == EPERM ? ROOTASM_ERROR_PERMISSION : ROOTASM_ERROR_RUNTIME, rep.err,
+				   "join user namespace", NULL, "setns(CLONE_NEWUSER)");
+	if (r < 0)
+		return ra_err_kind(e, r == -ENOENT ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME, -r, "user namespace", path,
+				   r == -ENOENT ? "it does not map id 0 (make it with uid 0 mapped, as unshare -r does)" : NULL);
+	*ret_uid = uid;
+	*ret_gid = gid;
+	return 0;
 }
 
 int ra_idmap_apply(int mfd, const struct ra_idmap *m, bool recursive, const char *what,

@@ -157,19 +157,31 @@ struct creds_arg {
 };
 
 static const char *const cred_steps[] = {
-	"setgroups", "prctl", "setresgid", "setresuid", "capset", "fsconfig", NULL,
+	"setgroups", "prctl", "setresgid", "setresuid", "capset", "fsconfig", "setns", "setgroups in the user namespace",
+	NULL,
 };
 
 static int creds_child(void *p, int *step)
 {
 	struct creds_arg *a = p;
+	bool ns = a->c->userns_fd >= 0;
 
 	*step = 0;
-	if (syscall(SYS_setgroups, a->c->ngroups, a->c->groups) < 0)
+	/* in a caller's namespace: none of ours go along; its own are set once inside */
+	if (syscall(SYS_setgroups, ns ? 0 : a->c->ngroups, a->c->groups) < 0)
 		return -errno;
 	*step = 1;
 	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
 		return -errno;
+	if (ns) {
+		/* joining a user namespace gives every capability in it; the ids below are its ids */
+		*step = 6;
+		if (syscall(SYS_setns, a->c->userns_fd, CLONE_NEWUSER) < 0)
+			return -errno;
+		*step = 7;
+		if (a->c->ngroups && syscall(SYS_setgroups, a->c->ngroups, a->c->groups) < 0)
+			return -errno;
+	}
 	*step = 2;
 	if (syscall(SYS_setresgid, a->c->gid, a->c->gid, a->c->gid) < 0)
 		return -errno;

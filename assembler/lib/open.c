@@ -51,6 +51,7 @@ struct ostate {
 	struct rootasm_error *e;
 	unsigned int layouts, mounts;
 	int depth;
+	bool absolute_only;		/* ROOTASM_LOAD_ABSOLUTE: the top layout's host paths */
 	struct {
 		dev_t dev;
 		ino_t ino;
@@ -139,6 +140,9 @@ static int open_src(struct ostate *st, const struct rootasm_layout *l, int dirfd
 	struct stat sb;
 	bool ok;
 
+	/* a layout from elsewhere (rootasmd): nothing resolves against our working directory */
+	if (st->absolute_only && st->depth == 0 && s->path[0] != '/')
+		return src_err(st, l, s, EINVAL, "a relative path in a layout sent inline: give an absolute path");
 	if (s->kind == RA_SRC_USERNS) {
 		how.flags = O_PATH | O_CLOEXEC;		/* /proc/PID/ns/user is a magic link */
 		how.resolve = 0;
@@ -351,9 +355,9 @@ static int open_layout(struct ostate *st, struct rootasm_layout *l, int dirfd)
 }
 
 int ra_layout_open(struct rootasm_ctx *ctx, struct rootasm_layout *l, int dirfd, struct stat *top,
-		   struct ra_diag *d, struct rootasm_error *e)
+		   bool absolute_only, struct ra_diag *d, struct rootasm_error *e)
 {
-	struct ostate st = { .ctx = ra_ctx(ctx), .d = d, .e = e, .layouts = 1 };
+	struct ostate st = { .ctx = ra_ctx(ctx), .d = d, .e = e, .layouts = 1, .absolute_only = absolute_only };
 	int r;
 
 	if (top) {
@@ -429,7 +433,7 @@ static int load(struct rootasm_ctx *ctx, const char *buf, size_t len, const char
 	d.keep_partial = d.fn != NULL;
 	r = ra_layout_parse(buf, len, name, ddir, &d, &l, e);
 	if ((r == 0 || (r == -EINVAL && l)) && !(OPT(o, flags, 0u) & ROOTASM_LOAD_OFFLINE)) {
-		int ro = ra_layout_open(ctx, l, dirfd, top, &d, e);
+		int ro = ra_layout_open(ctx, l, dirfd, top, OPT(o, flags, 0u) & ROOTASM_LOAD_ABSOLUTE, &d, e);
 
 		r = r < 0 ? r : ro;
 	}
@@ -522,4 +526,29 @@ int rootasm_layout_load_mem(struct rootasm_ctx *ctx, const void *buf, size_t len
 	if (!ddir)
 		return ra_oom(e, "load layout");
 	return load(ctx, buf ? buf : "", len, name ? name : "(memory)", ddir, dirfd, NULL, o, ret, e);
+}
+
+int rootasm_layout_sources(const struct rootasm_layout *l,
+			   int (*fn)(const char *key, const char *display, int fd, void *userdata), void *userdata)
+{
+	int r = 0;
+
+#define SRC(s) do {							\
+		if ((s)->path && (s)->fd >= 0 && (r = fn((s)->key, (s)->display, (s)->fd, userdata)))	\
+			return r;					\
+	} while (0)
+	for (size_t i = 0; i < l->nlayers; i++) {
+		SRC(&l->layers[i].src);
+		SRC(&l->layers[i].idmap.userns);
+	}
+	if (l->upper.kind == RA_UPPER_DIR)
+		SRC(&l->upper.src);
+	for (size_t i = 0; i < l->nmounts; i++) {
+		SRC(&l->mounts[i].src);
+		SRC(&l->mounts[i].idmap.userns);
+		if (l->mounts[i].nested && (r = rootasm_layout_sources(l->mounts[i].nested, fn, userdata)))
+			return r;
+	}
+#undef SRC
+	return 0;
 }

@@ -12,6 +12,6 @@
  * @top is the layout file itself (for cycle detection), or NULL.
  */
 int ra_layout_open(struct rootasm_ctx *ctx, struct rootasm_layout *l, int dirfd, struct stat *top,
-		   struct ra_diag *d, struct rootasm_error *e);
+		   bool absolute_only, struct ra_diag *d, struct rootasm_error *e);
 
 #endif

@@ -40,6 +40,7 @@ const char *ra_route_name(enum ra_route r)
 		[RA_ROUTE_TMPFS] = "fsmount",
 		[RA_ROUTE_NESTED] = "nested-plan",
 		[RA_ROUTE_SETATTR] = "mount_setattr",
+		[RA_ROUTE_CACHED] = "cached-mount",
 	};
 
 	return r < ARRAY_SIZE(names) ? names[r] : "?";
@@ -75,8 +76,8 @@ static bool attrs_set(const struct ra_attrs *a)
 	return a->set || a->clr || a->propagation;
 }
 
-int ra_plan_build(const struct rootasm_layout *l, ra_have_fn have, void *ud, struct ra_plan **ret,
-		  struct rootasm_error *e)
+int ra_plan_build(const struct rootasm_layout *l, ra_have_fn have, void *ud, unsigned int flags,
+		  struct ra_plan **ret, struct rootasm_error *e)
 {
 	struct ra_plan *p = calloc(1, sizeof(*p));
 	bool overlay = ra_is_overlay(l);
@@ -95,10 +96,13 @@ int ra_plan_build(const struct rootasm_layout *l, ra_have_fn have, void *ud, str
 	/* lowerdir+ appends below what is there: the layout's top layer goes first */
 	for (size_t i = l->nlayers; i-- > 0;) {
 		const struct ra_layer *ly = &l->layers[i];
-		enum ra_route route = ly->kind == RA_LAYER_IMAGE ? RA_ROUTE_IMAGE :
-				      !overlay || ly->idmap.set ? RA_ROUTE_LAYER_CLONE : RA_ROUTE_LAYER_FD;
-		uint64_t needs = (route == RA_ROUTE_IMAGE ? F(LOOP_CONFIGURE) : 0) |
-				 (ly->idmap.set ? F(MOUNT_SETATTR) : 0);
+		bool own = !overlay || ly->idmap.set || (flags & RA_PLAN_USERNS);	/* a mount of its own */
+		enum ra_route route = ly->kind == RA_LAYER_IMAGE ?
+				      (flags & RA_PLAN_CACHE ? RA_ROUTE_CACHED : RA_ROUTE_IMAGE) :
+				      own ? RA_ROUTE_LAYER_CLONE : RA_ROUTE_LAYER_FD;
+		uint64_t needs = (ly->kind == RA_LAYER_IMAGE ? F(LOOP_CONFIGURE) : 0) |
+				 (ly->idmap.set || (flags & RA_PLAN_USERNS) ? F(MOUNT_SETATTR) : 0) |
+				 (route == RA_ROUTE_CACHED && own ? F(OPEN_TREE_DETACHED) : 0);
 		struct ra_op *op = add(p, RA_OP_LAYER, route, ly->loc, needs, "layers", (long)i);
 
 		op->layer = ly;
@@ -112,7 +116,8 @@ int ra_plan_build(const struct rootasm_layout *l, ra_have_fn have, void *ud, str
 			    l->upper.loc, 0, "upper", -1);
 		if (l->creds.set) {
 			needs |= F(OVL_OVERRIDE_CREDS);
-			if (!(l->creds.caps & (1ULL << CAP_SYS_ADMIN)))
+			/* in a caller's user namespace no capability is CAP_SYS_ADMIN over the layers */
+			if (!(l->creds.caps & (1ULL << CAP_SYS_ADMIN)) || (flags & RA_PLAN_USERNS))
 				needs |= F(OVL_CREDS_NOADMIN);
 		}
 		add(p, RA_OP_OVERLAY, RA_ROUTE_OVERLAY, l->creds.set ? l->creds.loc : l->layers[0].loc, needs,
@@ -130,7 +135,7 @@ int ra_plan_build(const struct rootasm_layout *l, ra_have_fn have, void *ud, str
 		switch (m->kind) {
 		case RA_MOUNT_BIND:
 			/* one call clones, sets attributes and the idmap (and may replace an idmap) */
-			route = m->idmap.set && have(ud, ROOTASM_FEAT_OPEN_TREE_ATTR) ? RA_ROUTE_BIND_ATTR :
+			route = m->idmap.set && !(flags & RA_PLAN_USERNS) && have(ud, ROOTASM_FEAT_OPEN_TREE_ATTR) ? RA_ROUTE_BIND_ATTR :
 										   RA_ROUTE_BIND_CLONE;
 			if (route == RA_ROUTE_BIND_ATTR)
 				needs |= F(OPEN_TREE_ATTR);
@@ -139,8 +144,8 @@ int ra_plan_build(const struct rootasm_layout *l, ra_have_fn have, void *ud, str
 			route = RA_ROUTE_TMPFS;
 			break;
 		case RA_MOUNT_IMAGE:
-			route = RA_ROUTE_IMAGE;
-			needs |= F(LOOP_CONFIGURE);
+			route = flags & RA_PLAN_CACHE ? RA_ROUTE_CACHED : RA_ROUTE_IMAGE;
+			needs |= F(LOOP_CONFIGURE) | (route == RA_ROUTE_CACHED ? F(OPEN_TREE_DETACHED) : 0);
 			break;
 		default:
 			route = RA_ROUTE_NESTED;
@@ -149,7 +154,7 @@ int ra_plan_build(const struct rootasm_layout *l, ra_have_fn have, void *ud, str
 		op = add(p, RA_OP_VOLUME, route, m->loc, needs, "mounts", (long)i);
 		op->mount = m;
 		if (m->nested) {
-			r = ra_plan_build(m->nested, have, ud, &op->sub, e);
+			r = ra_plan_build(m->nested, have, ud, flags, &op->sub, e);
 			if (r < 0) {
 				ra_plan_free(p);
 				return r;
@@ -529,7 +534,7 @@ int rootasm_plan_print(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 
 	if (flags & ~(ROOTASM_PLAN_JSON | ROOTASM_PLAN_PRETTY))
 		return -EINVAL;
-	r = ra_plan_build(l, ra_feature_bool, ra_ctx(ctx), &p, NULL);
+	r = ra_plan_build(l, ra_feature_bool, ra_ctx(ctx), ra_ctx(ctx)->images ? RA_PLAN_CACHE : 0, &p, NULL);
 	if (r < 0)
 		return r;
 	if (flags & ROOTASM_PLAN_JSON) {
@@ -575,7 +580,7 @@ uint64_t rootasm_layout_needs(struct rootasm_ctx *ctx, const struct rootasm_layo
 	struct ra_plan *p = NULL;
 	uint64_t n;
 
-	if (ra_plan_build(l, ra_feature_bool, ra_ctx(ctx), &p, NULL) < 0)
+	if (ra_plan_build(l, ra_feature_bool, ra_ctx(ctx), ra_ctx(ctx)->images ? RA_PLAN_CACHE : 0, &p, NULL) < 0)
 		return 0;
 	n = p->needs;
 	ra_plan_free(p);

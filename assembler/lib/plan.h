@@ -9,6 +9,7 @@
 #define ROOTASM_PLAN_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "layout.h"
 
@@ -34,6 +35,7 @@ enum ra_route {
 	RA_ROUTE_TMPFS,		/* fsopen("tmpfs") + fsmount */
 	RA_ROUTE_NESTED,	/* the nested layout's own plan, assembled into a tree */
 	RA_ROUTE_SETATTR,	/* mount_setattr() */
+	RA_ROUTE_CACHED,	/* image: the context's cached detached mount (cache.h): as a layer fd, or cloned */
 };
 
 struct ra_plan;
@@ -59,11 +61,22 @@ struct ra_plan {
 	uint64_t needs;				/* the fold of the ops' needs, sub-plans included */
 };
 
+#define RA_PLAN_CACHE	0x1u	/* the context has an image cache: images take RA_ROUTE_CACHED */
+#define RA_PLAN_USERNS	0x2u	/* every mount idmapped into a caller's user namespace (rootasm_assemble_with) */
+
+/* How the engine carries a plan out beyond the layout: rootasm_assemble_with()'s options. */
+struct ra_xopts {
+	int userns_fd;		/* >= 0: idmap every mount into this user namespace */
+	uid_t root_uid;		/* what its uid 0 / gid 0 are outside (it must map them) */
+	gid_t root_gid;
+	bool creds_in_userns;	/* record override_creds as a credential inside that namespace */
+};
+
 /* Whether the kernel has feature @f (the caller's answer; the plan makes no syscall). */
 typedef bool (*ra_have_fn)(void *userdata, enum rootasm_feature f);
 
-int ra_plan_build(const struct rootasm_layout *l, ra_have_fn have, void *userdata, struct ra_plan **ret,
-		  struct rootasm_error *e);
+int ra_plan_build(const struct rootasm_layout *l, ra_have_fn have, void *userdata, unsigned int flags,
+		  struct ra_plan **ret, struct rootasm_error *e);
 void ra_plan_free(struct ra_plan *p);
 
 const char *ra_route_name(enum ra_route r);

@@ -29,6 +29,7 @@ struct ra_cred_spec {
 	const gid_t *groups;
 	size_t ngroups;
 	uint64_t caps;
+	int userns_fd;		/* >= 0: the credential is one inside this user namespace (setns) */
 };
 
 /*
@@ -39,6 +40,12 @@ int ra_set_override_creds(int fsfd, const struct ra_cred_spec *c, struct rootasm
 
 /* idmap.c: a user namespace for @m (caller owns the fd), and applying it to a detached mount. */
 int ra_userns_open(const struct ra_idmap *m, struct rootasm_error *e);
+/*
+ * What uid 0 and gid 0 of the user namespace @userns_fd are outside it (in
+ * ours), read from /proc/CHILD/{uid,gid}_map of a helper that joined it.
+ * Refuses an fd that is no user namespace, our own, or one that maps no 0.
+ */
+int ra_userns_root(int userns_fd, uid_t *ret_uid, gid_t *ret_gid, struct rootasm_error *e);
 int ra_idmap_apply(int mfd, const struct ra_idmap *m, bool recursive, const char *what,
 		   struct rootasm_error *e);
 

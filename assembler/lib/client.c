@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Client calls of rootasmd (rootasm.h, "daemon client"): one connection, one
+ * request at a time, each a message of the protocol (proto.h, PROTOCOL.md):
+ *
+ *   connect    socket(AF_UNIX, SOCK_SEQPACKET) + connect(path)
+ *   assemble   {"rootasm":1,"op":"assemble","layout":PATH | "layout_text":TEXT,...} [+ userns fd]
+ *              -> {"rootasm":1,"ok":true,...} + the tree's fd, or {"rootasm":1,"error":{...}}
+ *   probe      {"rootasm":1,"op":"probe"}  -> the reply's JSON text
+ *   status     {"rootasm":1,"op":"status"} -> the reply's JSON text
+ *
+ * A reply's fd is checked before it is handed on: an O_PATH fd of a
+ * directory that is the root of a mount (the daemon never attaches it).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "proto.h"
+#include "util.h"
+
+struct rootasm_client {
+	int sock;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+};
+
+int rootasm_client_connect(const char *path, struct rootasm_client **ret, struct rootasm_error *e)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = 300 };	/* an assembly of thousands of mounts takes seconds, not minutes */
+	_cleanup_close_ int sock = -EBADF;
+	struct rootasm_client *c;
+
+	if (!path || !*path || !ret)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "connect", path, "invalid arguments");
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENAMETOOLONG, "connect", path, NULL);
+	strcpy(sa.sun_path, path);
+	sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (sock < 0)
+		return ra_err(e, errno, -EBADF, "socket", path, NULL);
+	if (connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return ra_err(e, errno, -EBADF, "connect", path, errno == EPROTOTYPE ?
+			      "not a SOCK_SEQPACKET socket: is this rootasmd's?" : NULL);
+	(void)setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	(void)setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return ra_oom(e, "connect");
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	c->sock = take_fd(sock);
+	*ret = c;
+	return 0;
+}
+
+void rootasm_client_close(struct rootasm_client *c)
+{
+	if (!c)
+		return;
+	close_fdp(&c->sock);
+	free(c);
+}
+
+/* One request, one reply: returns the reply (caller decrefs) and its fd, or -errno with @e filled. */
+static int call(struct rootasm_client *c, json_t *req, int send_fd, json_t **ret, int *ret_fd, struct rootasm_error *e)
+{
+	json_t *rep = NULL, *err;
+	int r, fd = -EBADF;
+
+	*ret = NULL;
+	*ret_fd = -EBADF;
+	r = ra_msg_send(c->sock, req, send_fd, 0);
+	if (r == -ENOMEM)
+		return ra_oom(e, "request");
+	if (r < 0)
+		return ra_err(e, r, -EBADF, "send request", c->path, r == -EMSGSIZE ?
+			      "larger than the protocol's message cap" : NULL);
+	r = ra_msg_recv(c->sock, &rep, &fd);
+	if (r == -ENOMEM)
+		return ra_oom(e, "reply");
+	if (r < 0)
+		return ra_err(e, r, -EBADF, "receive reply", c->path, r == -EAGAIN ? "timed out" : NULL);
+	if (!rep)
+		return ra_err(e, ECONNRESET, -EBADF, "receive reply", c->path, "rootasmd closed the connection");
+	if (json_integer_value(json_object_get(rep, "rootasm")) != RA_PROTO_VERSION) {
+		json_decref(rep);
+		close_fdp(&fd);
+		return ra_err(e, EPROTO, -EBADF, "receive reply", c->path, "not a rootasm protocol %d reply",
+			      RA_PROTO_VERSION);
+	}
+	err = json_object_get(rep, "error");
+	if (err) {
+		ra_error_from_json(err, e ? e : &(struct rootasm_error){ 0 });
+		r = e ? -e->err : -EIO;
+		json_decref(rep);
+		close_fdp(&fd);
+		return r;
+	}
+	*ret = rep;
+	*ret_fd = fd;
+	return 0;
+}
+
+#define OPT(o, field, def) \
+	((o) && (o)->size >= offsetof(struct rootasm_client_assemble_opts, field) + sizeof((o)->field) ? (o)->field : (def))
+
+int rootasm_client_assemble(struct rootasm_client *c, const struct rootasm_client_assemble_opts *o,
+			    struct rootasm_error *e)
+{
+	struct ra_jb b = { false };
+	const char *layout = OPT(o, layout, NULL), *text = OPT(o, layout_text, NULL);
+	unsigned int flags = OPT(o, flags, 0u);
+	int nsfd = OPT(o, userns_fd, -EBADF), fd = -EBADF, r;
+	json_t *req, *rep = NULL;
+	struct stat st;
+
+	if (!c || !o || o->size < offsetof(struct rootasm_client_assemble_opts, flags) || !!layout == !!text ||
+	    (flags & ~ROOTASM_CLIENT_USERNS) || ((flags & ROOTASM_CLIENT_USERNS) && nsfd < 0))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble via rootasmd", layout, "invalid arguments");
+	if (layout && layout[0] != '/')
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble via rootasmd", layout,
+				   "the daemon resolves nothing against a client's working directory: give an absolute path");
+	req = json_object();
+	ra_jset(&b, req, "rootasm", json_integer(RA_PROTO_VERSION));
+	ra_jset(&b, req, "op", ra_jstr("assemble"));
+	if (layout) {
+		ra_jset(&b, req, "layout", ra_jstr(layout));
+	} else {
+		json_t *t = json_stringn(text, OPT(o, layout_len, (size_t)0) ? OPT(o, layout_len, (size_t)0) : strlen(text));
+
+		if (!t) {
+			json_decref(req);
+			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble via rootasmd", NULL,
+					   "an inline layout must be UTF-8 text");
+		}
+		ra_jset(&b, req, "layout_text", t);
+		if (OPT(o, name, NULL))
+			ra_jset(&b, req, "name", ra_jstr(OPT(o, name, NULL)));
+	}
+	if (flags & ROOTASM_CLIENT_USERNS)
+		ra_jset(&b, req, "userns", json_true());
+	if (b.oom) {
+		json_decref(req);
+		return ra_oom(e, "request");
+	}
+	r = call(c, req, flags & ROOTASM_CLIENT_USERNS ? nsfd : -EBADF, &rep, &fd, e);
+	if (r < 0)
+		return r;
+	json_decref(rep);
+	/* what we hand on must be what the protocol promises */
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		close_fdp(&fd);
+		return ra_err(e, EPROTO, -EBADF, "receive reply", c->path, "the reply carries no directory fd");
+	}
+	return fd;
+}
+
+static int text_call(struct rootasm_client *c, const char *op, char **ret, struct rootasm_error *e)
+{
+	struct ra_jb b = { false };
+	json_t *req = json_object(), *rep = NULL;
+	int fd = -EBADF, r;
+
+	if (!c || !ret)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, NULL, "invalid arguments");
+	ra_jset(&b, req, "rootasm", json_integer(RA_PROTO_VERSION));
+	ra_jset(&b, req, "op", ra_jstr(op));
+	if (b.oom) {
+		json_decref(req);
+		return ra_oom(e, "request");
+	}
+	r = call(c, req, -EBADF, &rep, &fd, e);
+	if (r < 0)
+		return r;
+	close_fdp(&fd);
+	*ret = json_dumps(rep, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(rep);
+	return *ret ? 0 : ra_oom(e, op);
+}
+
+int rootasm_client_probe(struct rootasm_client *c, char **ret_json, struct rootasm_error *e)
+{
+	return text_call(c, "probe", ret_json, e);
+}
+
+int rootasm_client_status(struct rootasm_client *c, char **ret_json, struct rootasm_error *e)
+{
+	return text_call(c, "status", ret_json, e);
+}

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The rootasmd protocol's wire layer (proto.h): one SOCK_SEQPACKET message, JSON, at most one fd. */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "proto.h"
+#include "util.h"
+
+int ra_msg_send(int sock, json_t *o, int fd, int flags)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = { 0 };
+	struct iovec iov;
+	char *text;
+	size_t len;
+	ssize_t n;
+
+	if (!o)
+		return -ENOMEM;
+	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	if (!text)
+		return -ENOMEM;
+	len = strlen(text);
+	if (len > RA_MSG_MAX) {
+		free(text);
+		return -EMSGSIZE;
+	}
+	iov = (struct iovec){ text, len };
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	if (fd >= 0) {
+		struct cmsghdr *c;
+
+		memset(&u, 0, sizeof(u));
+		msg.msg_control = u.buf;
+		msg.msg_controllen = sizeof(u.buf);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL | flags)) < 0 && errno == EINTR)
+		;
+	free(text);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+int ra_msg_recv(int sock, json_t **ret, int *ret_fd)
+{
+	/* room for a few fds, so that a peer sending more is seen (and refused), not silently cut */
+	union {
+		char buf[CMSG_SPACE(8 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	char *buf = malloc(RA_MSG_MAX + 1);
+	struct iovec iov = { buf, RA_MSG_MAX + 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+	int nfds = 0, fd = -EBADF, r = 0;
+	json_error_t je;
+	ssize_t n;
+
+	*ret = NULL;
+	*ret_fd = -EBADF;
+	if (!buf)
+		return -ENOMEM;
+	while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	if (n < 0) {
+		r = -errno;
+		free(buf);
+		return r;
+	}
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+			int f;
+
+			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (nfds++ == 0)
+				fd = f;
+			else
+				close(f);
+		}
+	}
+	if (n == 0 && nfds == 0) {
+		free(buf);
+		return 0;	/* EOF */
+	}
+	if ((msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || (size_t)n > RA_MSG_MAX || nfds > 1)
+		r = -EMSGSIZE;
+	if (!r) {
+		*ret = json_loadb(buf, (size_t)n, JSON_REJECT_DUPLICATES, &je);
+		if (!*ret || !json_is_object(*ret)) {
+			json_decref(*ret);
+			*ret = NULL;
+			r = -EBADMSG;
+		}
+	}
+	free(buf);
+	if (r < 0) {
+		close_fdp(&fd);
+		return r;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+static const char *const kind_names[] = {
+	[ROOTASM_ERROR_RUNTIME] = "runtime",
+	[ROOTASM_ERROR_USAGE] = "usage",
+	[ROOTASM_ERROR_UNSUPPORTED] = "unsupported",
+	[ROOTASM_ERROR_PERMISSION] = "permission",
+};
+
+json_t *ra_error_json(const struct rootasm_error *e)
+{
+	struct ra_jb b = { false };
+	json_t *in = json_object();
+	char line[8192];
+	const char *name = e->err > 0 ? strerrorname_np(e->err) : NULL;
+
+	ra_jset(&b, in, "message", ra_jstr(rootasm_error_format(e, line, sizeof(line))));
+	ra_jset(&b, in, "kind", ra_jstr((unsigned int)e->kind < ARRAY_SIZE(kind_names) ? kind_names[e->kind] : "runtime"));
+	ra_jset(&b, in, "errno", json_integer(e->err));
+	ra_jset(&b, in, "errname", ra_jstr(name));
+	ra_jset(&b, in, "op", ra_jstr(e->op));
+	ra_jset(&b, in, "path", ra_jstr(e->path[0] ? e->path : NULL));
+	ra_jset(&b, in, "detail", ra_jstr(e->msg[0] ? e->msg : NULL));
+	ra_jset(&b, in, "file", ra_jstr(e->file[0] ? e->file : NULL));
+	ra_jset(&b, in, "line", e->line ? json_integer(e->line) : json_null());
+	ra_jset(&b, in, "column", e->column ? json_integer(e->column) : json_null());
+	ra_jset(&b, in, "feature", ra_jstr(e->feature[0] ? e->feature : NULL));
+	if (b.oom) {
+		json_decref(in);
+		return NULL;
+	}
+	return in;
+}
+
+static void str_field(json_t *j, const char *k, char *dst, size_t size)
+{
+	const char *s = json_string_value(json_object_get(j, k));
+
+	snprintf(dst, size, "%s", s ? s : "");
+}
+
+void ra_error_from_json(json_t *j, struct rootasm_error *e)
+{
+	const char *kind = json_string_value(json_object_get(j, "kind"));
+	json_int_t v;
+
+	memset(e, 0, sizeof(*e));
+	e->kind = ROOTASM_ERROR_RUNTIME;
+	for (size_t i = 0; kind && i < ARRAY_SIZE(kind_names); i++)
+		if (!strcmp(kind, kind_names[i]))
+			e->kind = i;
+	v = json_integer_value(json_object_get(j, "errno"));
+	e->err = v > 0 && v < 4096 ? (int)v : EIO;
+	str_field(j, "op", e->op, sizeof(e->op));
+	str_field(j, "path", e->path, sizeof(e->path));
+	str_field(j, "detail", e->msg, sizeof(e->msg));
+	str_field(j, "file", e->file, sizeof(e->file));
+	str_field(j, "feature", e->feature, sizeof(e->feature));
+	v = json_integer_value(json_object_get(j, "line"));
+	e->line = v > 0 && v < (1 << 30) ? (unsigned int)v : 0;
+	v = json_integer_value(json_object_get(j, "column"));
+	e->column = v > 0 && v < (1 << 30) ? (unsigned int)v : 0;
+	if (!e->op[0])
+		snprintf(e->op, sizeof(e->op), "rootasmd");
+}

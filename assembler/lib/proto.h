@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The rootasmd protocol's wire layer (proto.c), shared by the client calls
+ * (client.c) and the daemon (assembler/daemon/). One message is one
+ * SOCK_SEQPACKET record: a JSON object of at most RA_MSG_MAX bytes, with at
+ * most one fd (SCM_RIGHTS). See assembler/daemon/PROTOCOL.md.
+ *
+ * SOCK_SEQPACKET rather than a stream: the kernel keeps message boundaries,
+ * so there is no framing to get wrong; an fd arrives with exactly the message
+ * it belongs to; a message larger than the reader's buffer is cut and flagged
+ * (MSG_TRUNC), so an oversized message is refused whole instead of
+ * desynchronising a stream; and a connection ends with a clean EOF.
+ */
+#ifndef ROOTASM_PROTO_H
+#define ROOTASM_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <jansson.h>
+
+#include "rootasm.h"
+
+#define RA_PROTO_VERSION	1
+#define RA_MSG_MAX		(64u * 1024)	/* one message, either way */
+
+/*
+ * Send @o (taken: always dropped) as one message, with @fd (SCM_RIGHTS) when
+ * >= 0. @flags: MSG_DONTWAIT for a peer that must not block us. 0 or -errno.
+ */
+int ra_msg_send(int sock, json_t *o, int fd, int flags);
+
+/*
+ * Receive one message into *ret (parsed; caller decrefs) and its fd into
+ * *ret_fd (-EBADF when none; caller owns it). -EMSGSIZE: larger than
+ * RA_MSG_MAX (or more than one fd: every fd received is closed); -EBADMSG:
+ * not a JSON object; 0 with *ret NULL: the peer closed the connection.
+ */
+int ra_msg_recv(int sock, json_t **ret, int *ret_fd);
+
+/* @e as the object rootasm_error_print_json() writes under "error" (NULL when out of memory). */
+json_t *ra_error_json(const struct rootasm_error *e);
+/* The reverse, for a reply's "error": fills @e (message is recomputed from the fields). */
+void ra_error_from_json(json_t *j, struct rootasm_error *e);
+
+#endif
