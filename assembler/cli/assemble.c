@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* rootasm assemble LAYOUT --attach DIR [--audit] | --send-fd SOCKET */
+/* rootasm assemble LAYOUT [--via SOCKET] --attach DIR [--audit] | --send-fd SOCKET */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -27,6 +27,9 @@ static const char help[] =
 	"  --peer-uid UID  the listener may also run as UID (repeatable); by default only\n"
 	"                  root or our own uid receives the tree (SO_PEERCRED)\n"
 	"  --timeout MS    give up connecting and sending after MS milliseconds (5000)\n"
+	"  --via SOCKET    have rootasmd at SOCKET assemble LAYOUT (its path, made absolute;\n"
+	"                  '-': the text, sent inline) with its image cache, then deliver\n"
+	"                  the tree it sends as above\n"
 	"  --json[=pretty] what was done (and errors) as JSON\n"
 	"  --debug         trace every operation\n"
 	"  -h, --help      this text\n"
@@ -57,6 +60,7 @@ int cmd_assemble(int argc, char **argv)
 		{ "send-fd-fd", required_argument, NULL, 'F' },
 		{ "peer-uid", required_argument, NULL, 'u' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "via", required_argument, NULL, 'v' },
 		{ 0 },
 	};
 	struct rootasm_send_opts so = { .size = sizeof(so) };
@@ -65,7 +69,7 @@ int cmd_assemble(int argc, char **argv)
 	char *end;
 	struct rootasm_error e = { 0 };
 	struct rootasm_layout *l = NULL;
-	const char *path, *attach = NULL, *sock = NULL;
+	const char *path, *attach = NULL, *sock = NULL, *via = NULL;
 	bool audit = false;
 	int c, fd, r, wfd = -1, during = 0, at = 0, tree = 0;
 
@@ -105,6 +109,9 @@ int cmd_assemble(int argc, char **argv)
 			if (*optarg < '0' || *optarg > '9' || *end || errno || so.timeout_ms <= 0 || so.timeout_ms > 3600000)
 				return cli_usage("--timeout takes milliseconds (1-3600000), not '%s'", optarg);
 			break;
+		case 'v':
+			via = optarg;
+			break;
 		default:
 			if ((r = cli_common(c, argc, argv, help)) != CLI_GO_ON)
 				return r;
@@ -121,9 +128,11 @@ int cmd_assemble(int argc, char **argv)
 		return cli_usage("--send-fd-fd %ld: fd %ld is not open", sockfd, sockfd);
 	if (audit && !attach)
 		return cli_usage("--audit goes with --attach");
-	r = cli_load(path, 0, &l);
-	if (r)
-		return r;
+	if (!via) {
+		r = cli_load(path, 0, &l);
+		if (r)
+			return r;
+	}
 	if (audit) {
 		/* watch our own mount namespace from before the first mount is made */
 		int ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
@@ -136,7 +145,7 @@ int cmd_assemble(int argc, char **argv)
 			return cli_fail(&e);
 		}
 	}
-	fd = rootasm_assemble(cli_context(), l, &e);
+	fd = via ? cli_via_assemble(via, path, &e) : rootasm_assemble(cli_context(), l, &e);
 	rootasm_layout_free(l);
 	if (fd < 0) {
 		if (wfd >= 0)

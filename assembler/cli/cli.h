@@ -63,4 +63,11 @@ int cli_json_out(struct json_t *o);
 /* Load LAYOUT ("-": standard input) with ROOTASM_LOAD_* @flags; prints errors; returns 0 or an exit status. */
 int cli_load(const char *path, unsigned int flags, struct rootasm_layout **ret);
 
+/*
+ * rootasmd at @sock assembles LAYOUT @path (made absolute; "-": standard
+ * input, sent inline); returns the tree's fd (caller owns it) or -errno with
+ * @e filled (via.c).
+ */
+int cli_via_assemble(const char *sock, const char *path, struct rootasm_error *e);
+
 #endif

@@ -32,6 +32,9 @@ static const char help[] =
 	"  --hostname NAME      the container's hostname (default: the layout's, or rootasm)\n"
 	"  --privileged         NO capability drop, NO seccomp profile, NO /proc masks,\n"
 	"                       NO no_new_privs: CMD can do what rootasm can (as root: all)\n"
+	"  --via SOCKET         have rootasmd at SOCKET assemble LAYOUT (with its image\n"
+	"                       cache); LAYOUT is read here too, offline, for its exec\n"
+	"                       settings\n"
 	"  --report             print CMD's status and cgroup id as the kernel kept them\n"
 	"                       (PIDFD_INFO_EXIT), on stderr (with --json: on stdout)\n"
 	"  --json[=pretty]      errors (and --report) as JSON\n"
@@ -77,13 +80,14 @@ int cmd_exec(int argc, char **argv)
 		{ "preserve-fds", required_argument, NULL, 'f' },
 		{ "env", required_argument, NULL, 'e' },
 		{ "hostname", required_argument, NULL, 'H' },
+		{ "via", required_argument, NULL, 'v' },
 		{ 0 },
 	};
 	struct rootasm_error e = { 0 };
 	struct rootasm_exec_result res = { 0 };
 	struct rootasm_exec_opts o = { .size = sizeof(o) };
 	struct rootasm_layout *l;
-	const char *path = NULL, **env = NULL;
+	const char *path = NULL, **env = NULL, *via = NULL;
 	size_t nenv = 0;
 	bool report = false;
 	sigset_t fwd;
@@ -135,6 +139,9 @@ int cmd_exec(int argc, char **argv)
 			case 'H':
 				o.hostname = optarg;
 				break;
+			case 'v':
+				via = optarg;
+				break;
 			default:
 				if ((r = cli_common(c, argc, argv, help)) != CLI_GO_ON)
 					return failed(r);
@@ -148,11 +155,14 @@ int cmd_exec(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return failed(cli_usage("missing CMD"));
+	if (via && !strcmp(path, "-"))
+		return failed(cli_usage("--via takes a layout file, not '-'"));
 	o.env = env;
-	r = cli_load(path, 0, &l);
+	/* with --via the layout is read here only for its exec settings: rootasmd opens what it names */
+	r = cli_load(path, via ? ROOTASM_LOAD_OFFLINE : 0, &l);
 	if (r)
 		return failed(r);
-	fd = rootasm_assemble(cli_context(), l, &e);
+	fd = via ? cli_via_assemble(via, path, &e) : rootasm_assemble(cli_context(), l, &e);
 	if (fd < 0) {
 		rootasm_layout_free(l);
 		return failed(cli_fail(&e));

@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * rootasmd: options, the listening socket, signals, the accept loop.
+ *
+ *   socket    systemd socket activation (LISTEN_PID = us, LISTEN_FDS = 1: fd 3, checked
+ *             to be a listening AF_UNIX SOCK_SEQPACKET socket), implemented from the
+ *             environment by hand; otherwise bind(--socket) + listen
+ *   signals   SIGTERM/SIGINT: stop accepting, wake every connection (shutdown(2)),
+ *             wait for them, free the context (which dissolves the image cache), exit 0;
+ *             SIGHUP: read the policy again (a bad file keeps the old one)
+ *   accept    SO_PEERCRED (uid, gid, pid), SO_PEERGROUPS, SO_PEERPIDFD where the kernel
+ *             has it; over --max-clients or the rule's max_connections the peer gets one
+ *             error reply and is closed; otherwise a thread of its own (serve.c)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "proto.h"
+#include "rootasmd.h"
+#include "util.h"
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+
+#define DEFAULT_SOCKET	"/run/rootasmd.sock"
+#define DEFAULT_POLICY	"/etc/rootasm/rootasmd.policy"
+
+static const char help[] =
+	"Usage: rootasmd [OPTION...]\n"
+	"The rootasm service: one detached mount per image for the whole node, and\n"
+	"finished trees handed to the clients the policy allows, over an AF_UNIX\n"
+	"SOCK_SEQPACKET socket (protocol: rootasmd(8), PROTOCOL.md). Runs in the\n"
+	"foreground; with systemd it takes its socket from rootasmd.socket.\n"
+	"\n"
+	"  --socket PATH        listen at PATH (default " DEFAULT_SOCKET "; ignored when\n"
+	"                       systemd passes a socket)\n"
+	"  --policy FILE        who may assemble what (default " DEFAULT_POLICY ";\n"
+	"                       without it only uid 0 is served); SIGHUP reads it again\n"
+	"  --max-clients N      connections served at once (default 256)\n"
+	"  --idle-timeout S     close a connection idle for S seconds (default 60)\n"
+	"  --cache-entries N    images kept mounted (default 256)\n"
+	"  --cache-bytes N      their total size in bytes, k/m/g suffix (default 64g)\n"
+	"  --debug              one line per request, and the library's trace\n"
+	"  -h, --help           this text\n"
+	"  -V, --version        the version\n"
+	"\n"
+	"Exit status: 0 after SIGTERM/SIGINT, 1 when it cannot start, 2 bad usage.\n";
+
+static struct rd_daemon D;
+
+static int usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "rootasmd: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see rootasmd --help)\n");
+	return 2;
+}
+
+static int number(const char *s, unsigned long long max, unsigned long long *ret)
+{
+	char *end;
+	unsigned long long v, mul = 1;
+
+	errno = 0;
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': mul = 1ULL << 10; end++; break;
+	case 'm': case 'M': mul = 1ULL << 20; end++; break;
+	case 'g': case 'G': mul = 1ULL << 30; end++; break;
+	case 't': case 'T': mul = 1ULL << 40; end++; break;
+	}
+	if (*end || v == 0 || v > max / mul)
+		return -EINVAL;
+	*ret = v * mul;
+	return 0;
+}
+
+/* sd_listen_fds(), by hand: LISTEN_PID must be us, LISTEN_FDS exactly 1 (fd 3). */
+static int activated_socket(void)
+{
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	int type = 0, domain = 0, acc = 0;
+	socklen_t len = sizeof(int);
+
+	if (!pid || !fds || strtol(pid, NULL, 10) != getpid())
+		return -ENOENT;
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	if (strcmp(fds, "1")) {
+		fprintf(stderr, "rootasmd: systemd passed %s sockets; rootasmd.socket has exactly one\n", fds);
+		return -EINVAL;
+	}
+	if (getsockopt(3, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_SEQPACKET ||
+	    getsockopt(3, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 || domain != AF_UNIX ||
+	    getsockopt(3, SOL_SOCKET, SO_ACCEPTCONN, &acc, &len) < 0 || !acc) {
+		fprintf(stderr, "rootasmd: fd 3 from systemd is not a listening AF_UNIX SOCK_SEQPACKET socket "
+				"(ListenSequentialPacket= in rootasmd.socket)\n");
+		return -EINVAL;
+	}
+	if (fcntl(3, F_SETFD, FD_CLOEXEC) < 0)
+		return -errno;
+	return 3;
+}
+
+static int bound_socket(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "rootasmd: --socket %s: path too long\n", path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, path);
+	/* a socket left by a daemon that was killed: replace it; anything else stays */
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+		unlink(path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    chmod(path, 0666) < 0 || listen(fd, 128) < 0) {
+		int r = -errno;
+
+		fprintf(stderr, "rootasmd: listen at %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static int policy_load(const char *path, bool must_exist)
+{
+	struct rootasm_error e = { 0 };
+	struct rd_policy *p = NULL, *old;
+	char line[8192];
+
+	if (!must_exist && access(path, F_OK) < 0 && errno == ENOENT) {
+		fprintf(stderr, "rootasmd: no policy at %s: only uid 0 is served\n", path);
+	} else if (rd_policy_load(path, &p, &e) < 0) {
+		fprintf(stderr, "rootasmd: policy: %s\n", rootasm_error_format(&e, line, sizeof(line)));
+		return -EINVAL;
+	}
+	pthread_rwlock_wrlock(&D.policy_lock);
+	old = D.policy;
+	D.policy = p;
+	pthread_rwlock_unlock(&D.policy_lock);
+	rd_policy_free(old);
+	return 0;
+}
+
+void rd_client_done(struct rd_client *c)
+{
+	pthread_mutex_lock(&D.lock);
+	for (struct rd_client **p = &D.clients; *p; p = &(*p)->next) {
+		if (*p == c) {
+			*p = c->next;
+			break;
+		}
+	}
+	atomic_fetch_sub(&D.n.clients_now, 1);
+	if (!D.clients)
+		pthread_cond_broadcast(&D.drained);
+	pthread_mutex_unlock(&D.lock);
+	close_fdp(&c->sock);
+	close_fdp(&c->pidfd);
+	free(c);
+}
+
+/* One error reply to a peer we will not serve, then close. */
+static void refuse(int sock, int err, enum rootasm_error_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void refuse(int sock, int err, enum rootasm_error_kind kind, const char *fmt, ...)
+{
+	struct rootasm_error e = { .err = err, .kind = kind };
+	va_list ap;
+
+	snprintf(e.op, sizeof(e.op), "connect");
+	va_start(ap, fmt);
+	vsnprintf(e.msg, sizeof(e.msg), fmt, ap);
+	va_end(ap);
+	ra_msg_send(sock, rd_error_reply(&e), -EBADF, MSG_DONTWAIT);
+	atomic_fetch_add(&D.n.busy, 1);
+	close(sock);
+}
+
+static void new_client(int sock)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct timeval tv = { .tv_sec = D.idle_timeout_s };
+	struct rd_client *c;
+	unsigned int mine = 0, limit = 4096;
+	pthread_attr_t attr;
+	pthread_t t;
+
+	atomic_fetch_add(&D.n.connections, 1);
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		close(sock);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		refuse(sock, ENOMEM, ROOTASM_ERROR_RUNTIME, "out of memory");
+		return;
+	}
+	c->d = &D;
+	c->sock = sock;
+	c->pid = cred.pid;
+	c->uid = cred.uid;
+	c->gid = cred.gid;
+	len = sizeof(c->groups);
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERGROUPS, c->groups, &len) == 0)
+		c->ngroups = len / sizeof(gid_t);
+	len = sizeof(int);
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERPIDFD, &c->pidfd, &len) < 0)
+		c->pidfd = -EBADF;
+	(void)setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+
+	pthread_rwlock_rdlock(&D.policy_lock);
+	if (c->uid != 0) {
+		const struct rd_rule *r = rd_policy_match(D.policy, c->uid, c->gid, c->groups, c->ngroups);
+
+		limit = r ? r->max_connections : 4096;
+	}
+	pthread_rwlock_unlock(&D.policy_lock);
+	pthread_mutex_lock(&D.lock);
+	for (struct rd_client *o = D.clients; o; o = o->next)
+		mine += o->uid == c->uid;
+	if (D.stopping || atomic_load(&D.n.clients_now) >= D.max_clients || mine >= limit) {
+		unsigned int now = atomic_load(&D.n.clients_now);
+
+		pthread_mutex_unlock(&D.lock);
+		close_fdp(&c->pidfd);
+		free(c);
+		if (mine >= limit)
+			refuse(sock, EBUSY, ROOTASM_ERROR_RUNTIME, "uid %u has %u connections open: the policy's max_connections",
+			       cred.uid, mine);
+		else
+			refuse(sock, EBUSY, ROOTASM_ERROR_RUNTIME, "%u connections are served already (--max-clients %u)",
+			       now, D.max_clients);
+		return;
+	}
+	c->next = D.clients;
+	D.clients = c;
+	{
+		unsigned int now = atomic_fetch_add(&D.n.clients_now, 1) + 1, peak = atomic_load(&D.n.clients_peak);
+
+		while (now > peak && !atomic_compare_exchange_weak(&D.n.clients_peak, &peak, now))
+			;
+	}
+	pthread_mutex_unlock(&D.lock);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 1u << 20);
+	if (pthread_create(&t, &attr, rd_serve, c) != 0) {
+		/* no thread: the connection ends here, as if served */
+		ra_msg_send(sock, NULL, -EBADF, MSG_DONTWAIT);
+		rd_client_done(c);
+	}
+	pthread_attr_destroy(&attr);
+}
+
+static void stop(void)
+{
+	pthread_mutex_lock(&D.lock);
+	D.stopping = true;
+	for (struct rd_client *c = D.clients; c; c = c->next)
+		shutdown(c->sock, SHUT_RDWR);	/* wakes its recv(); its thread ends */
+	while (D.clients)
+		pthread_cond_wait(&D.drained, &D.lock);
+	pthread_mutex_unlock(&D.lock);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "max-clients", required_argument, NULL, 'm' },
+		{ "idle-timeout", required_argument, NULL, 'i' },
+		{ "cache-entries", required_argument, NULL, 'E' },
+		{ "cache-bytes", required_argument, NULL, 'B' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 },
+	};
+	struct rootasm_cache_opts co = { .size = sizeof(co) };
+	const char *sock_path = DEFAULT_SOCKET, *policy = NULL;
+	unsigned long long v;
+	int c, lfd, sfd, r;
+	bool bound = false;
+	sigset_t mask;
+	struct rlimit rl;
+
+	D.max_clients = 256;
+	D.idle_timeout_s = 60;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hV", opts, NULL)) >= 0) {
+		switch (c) {
+		case 's':
+			sock_path = optarg;
+			break;
+		case 'p':
+			policy = optarg;
+			break;
+		case 'm':
+			if (number(optarg, 65536, &v) < 0)
+				return usage_err("--max-clients takes a number 1-65536, not '%s'", optarg);
+			D.max_clients = v;
+			break;
+		case 'i':
+			if (number(optarg, 86400, &v) < 0)
+				return usage_err("--idle-timeout takes seconds 1-86400, not '%s'", optarg);
+			D.idle_timeout_s = v;
+			break;
+		case 'E':
+			if (number(optarg, 1u << 20, &v) < 0)
+				return usage_err("--cache-entries takes a number 1-1048576, not '%s'", optarg);
+			co.max_entries = v;
+			break;
+		case 'B':
+			if (number(optarg, ~0ULL, &v) < 0)
+				return usage_err("--cache-bytes takes a size (k/m/g/t), not '%s'", optarg);
+			co.max_bytes = v;
+			break;
+		case 'd':
+			D.debug = true;
+			break;
+		case 'h':
+			fputs(help, stdout);
+			return 0;
+		case 'V':
+			printf("rootasmd %s (library %s)\n", ROOTASM_VERSION_STRING, rootasm_version());
+			return 0;
+		case ':':
+			return usage_err("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_err("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_err("no operands ('%s')", argv[optind]);
+	/* every client's tree and the cache hold fds: take what the hard limit allows */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	/* nothing is ever resolved against our working directory */
+	if (chdir("/") < 0)
+		return 1;
+	pthread_rwlock_init(&D.policy_lock, NULL);
+	pthread_mutex_init(&D.lock, NULL);
+	pthread_cond_init(&D.drained, NULL);
+	D.policy_path = policy ? policy : DEFAULT_POLICY;
+	if (policy_load(D.policy_path, policy != NULL) < 0)
+		return 1;
+	if (rootasm_ctx_new(D.debug ? ROOTASM_CTX_DEBUG : 0, &D.ctx) < 0 || rootasm_ctx_set_cache(D.ctx, &co) < 0) {
+		fprintf(stderr, "rootasmd: cannot make the library context\n");
+		return 1;
+	}
+	/* signals only through the signalfd; a peer gone mid-send is an error return (MSG_NOSIGNAL), not SIGPIPE */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	sigdelset(&mask, SIGPIPE);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	lfd = activated_socket();
+	if (lfd == -ENOENT) {
+		lfd = bound_socket(sock_path);
+		bound = lfd >= 0;
+	}
+	if (lfd < 0 || sfd < 0)
+		return 1;
+	fprintf(stderr, "rootasmd: serving on %s (pid %d, cache: %u images, %llu bytes)\n",
+		bound ? sock_path : "the socket systemd passed", (int)getpid(),
+		co.max_entries ? co.max_entries : ROOTASM_CACHE_DEFAULT_ENTRIES,
+		(unsigned long long)(co.max_bytes ? co.max_bytes : ROOTASM_CACHE_DEFAULT_BYTES));
+	for (;;) {
+		struct pollfd p[2] = { { lfd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) != sizeof(si))
+				continue;
+			if (si.ssi_signo == SIGHUP) {
+				fprintf(stderr, "rootasmd: SIGHUP: reading %s again\n", D.policy_path);
+				policy_load(D.policy_path, policy != NULL);
+				continue;
+			}
+			fprintf(stderr, "rootasmd: %s: stopping\n", strsignal(si.ssi_signo));
+			break;
+		}
+		if (p[0].revents & POLLIN) {
+			int s = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+			if (s >= 0)
+				new_client(s);
+		}
+	}
+	r = 0;
+	stop();
+	if (bound)
+		unlink(sock_path);
+	close(lfd);
+	rootasm_ctx_free(D.ctx);	/* dissolves every cached image mount */
+	pthread_rwlock_wrlock(&D.policy_lock);
+	rd_policy_free(D.policy);
+	pthread_rwlock_unlock(&D.policy_lock);
+	return r;
+}

@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * One connection (a thread of its own; main.c caps how many): requests in
+ * order, one reply each (PROTOCOL.md):
+ *
+ *   recv      one SOCK_SEQPACKET message (proto.c: size cap, at most one fd)
+ *   check     version, op, keys; the peer's rule (SO_PEERCRED/SO_PEERGROUPS at accept)
+ *   assemble  layout by path: clean absolute path below one of the rule's "layouts",
+ *             opened with RESOLVE_NO_SYMLINKS (so the path checked is the file read),
+ *             loaded from that fd with its directory as the anchor;
+ *             inline: ROOTASM_LOAD_ABSOLUTE, and every host object it opened must lie
+ *             below one of the rule's "sources" (checked on the open fds);
+ *             userns: the fd must be a user namespace owned by the peer's uid;
+ *             rootasm_assemble_with() on the daemon's context (its image cache);
+ *             a tree for a peer other than root gets nosuid,nodev on every mount
+ *   reply     sendmsg(MSG_DONTWAIT): a peer that does not read cannot hold us;
+ *             the tree's fd goes with it and ours is closed (a tree that could not
+ *             be sent dissolves)
+ *
+ * The connection ends on EOF, on a failed send, or after the idle timeout.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/magic.h>
+#include <linux/nsfs.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+
+#include "json.h"
+#include "proto.h"
+#include "rootasmd.h"
+#include "util.h"
+
+struct req {
+	struct rd_client *c;
+	const struct rd_rule *rule;	/* NULL for root */
+	json_t *msg;
+	int fd;				/* the request's fd, if any */
+	struct rootasm_error e;
+	char what[256];			/* for the log line */
+};
+
+static bool is_root(const struct req *q)
+{
+	return q->c->uid == 0;
+}
+
+static int deny(struct req *q, const char *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int deny(struct req *q, const char *op, const char *fmt, ...)
+{
+	va_list ap;
+
+	memset(&q->e, 0, sizeof(q->e));
+	q->e.err = EPERM;
+	q->e.kind = ROOTASM_ERROR_PERMISSION;
+	snprintf(q->e.op, sizeof(q->e.op), "%s", op);
+	va_start(ap, fmt);
+	vsnprintf(q->e.msg, sizeof(q->e.msg), fmt, ap);
+	va_end(ap);
+	atomic_fetch_add(&q->c->d->n.refused, 1);
+	return -EPERM;
+}
+
+static int bad(struct req *q, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int bad(struct req *q, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	memset(&q->e, 0, sizeof(q->e));
+	q->e.err = err;
+	q->e.kind = ROOTASM_ERROR_USAGE;
+	snprintf(q->e.op, sizeof(q->e.op), "request");
+	va_start(ap, fmt);
+	vsnprintf(q->e.msg, sizeof(q->e.msg), fmt, ap);
+	va_end(ap);
+	atomic_fetch_add(&q->c->d->n.protocol_errors, 1);
+	return -err;
+}
+
+/* Only these keys, each of its type ('s' string, 'b' boolean, 'i' integer). */
+static int keys(struct req *q, const char *const *allowed, const char *types)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(q->msg, k, v) {
+		size_t i;
+
+		for (i = 0; allowed[i] && strcmp(allowed[i], k); i++)
+			;
+		if (!allowed[i])
+			return bad(q, EINVAL, "unknown key \"%.64s\" for this op", k);
+		if ((types[i] == 's' && !json_is_string(v)) || (types[i] == 'b' && !json_is_boolean(v)) ||
+		    (types[i] == 'i' && !json_is_integer(v)))
+			return bad(q, EINVAL, "\"%s\" has the wrong type", k);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ assemble */
+
+static int read_fd(int fd, char **ret, size_t *len)
+{
+	size_t cap = (1u << 20) + 1, n = 0;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		return -ENOMEM;
+	while (n < cap) {
+		ssize_t r = read(fd, buf + n, cap - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			free(buf);
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		n += r;
+	}
+	if (n == cap) {
+		free(buf);
+		return -EFBIG;
+	}
+	*ret = buf;
+	*len = n;
+	return 0;
+}
+
+/*
+ * A layout file a peer names: a clean absolute path below one of its rule's
+ * directories, opened without following any symlink (so the path checked is
+ * the file read), loaded from that fd with its directory as the anchor.
+ */
+static int load_path(struct req *q, const char *path, struct rootasm_layout **ret)
+{
+	struct open_how dhow = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				 .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	struct open_how fhow = { .flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+				 .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	_cleanup_free_ char *dcopy = NULL, *bcopy = NULL, *buf = NULL;
+	_cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+	struct rootasm_load_opts o = { .size = sizeof(o), .flags = ROOTASM_LOAD_DIR_FD, .name = path };
+	struct stat st;
+	size_t len = 0;
+	bool ok = is_root(q);
+	int r;
+
+	if (!rd_path_clean(path))
+		return bad(q, EINVAL, "\"layout\" must be a clean absolute path (no '.', '..', '//'): %.256s", path);
+	for (size_t i = 0; q->rule && i < q->rule->nlayouts && !ok; i++)
+		ok = rd_path_below(path, q->rule->layouts[i]);
+	if (!ok)
+		return deny(q, "assemble", "uid %u may not assemble %.256s: it is in none of the policy's layout directories",
+			    (unsigned int)q->c->uid, path);
+	if (is_root(q))
+		return rootasm_layout_load(q->c->d->ctx, path, NULL, ret, &q->e);
+	dcopy = strdup(path);
+	bcopy = strdup(path);
+	if (!dcopy || !bcopy)
+		return ra_oom(&q->e, "load layout");
+	dfd = syscall(SYS_openat2, AT_FDCWD, dirname(dcopy), &dhow, sizeof(dhow));
+	if (dfd >= 0)
+		fd = syscall(SYS_openat2, dfd, basename(bcopy), &fhow, sizeof(fhow));
+	if (dfd < 0 || fd < 0)
+		return ra_err_kind(&q->e, ROOTASM_ERROR_USAGE, errno, "open layout", path,
+				   errno == ELOOP || errno == EXDEV ? "a symlink on the way: rootasmd follows none in a "
+				   "layout path a client names" : NULL);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return ra_err_kind(&q->e, ROOTASM_ERROR_USAGE, EINVAL, "open layout", path, "not a regular file");
+	r = read_fd(fd, &buf, &len);
+	if (r < 0)
+		return ra_err_kind(&q->e, r == -EFBIG ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME, -r, "read layout",
+				   path, NULL);
+	o.dir_fd = dfd;
+	return rootasm_layout_load_mem(q->c->d->ctx, buf, len, &o, ret, &q->e);
+}
+
+struct src_check {
+	struct req *q;
+};
+
+static int check_source(const char *key, const char *display, int fd, void *ud)
+{
+	struct req *q = ((struct src_check *)ud)->q;
+	char p[64], target[4096];
+	ssize_t n;
+
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	n = readlink(p, target, sizeof(target) - 1);
+	if (n < 0)
+		return ra_err(&q->e, errno, -EBADF, "readlink", display, NULL);
+	target[n] = '\0';
+	for (size_t i = 0; target[0] == '/' && i < q->rule->nsources; i++)
+		if (rd_path_below(target, q->rule->sources[i]))
+			return 0;
+	return deny(q, "assemble", "%.64s %.256s is %.256s, in none of the policy's source directories", key, display,
+		    target);
+}
+
+static int load_inline(struct req *q, const char *text, size_t len, const char *name, struct rootasm_layout **ret)
+{
+	struct rootasm_load_opts o = { .size = sizeof(o), .flags = ROOTASM_LOAD_ABSOLUTE, .name = name ? name : "(inline)" };
+	struct src_check sc = { q };
+	int r;
+
+	if (!is_root(q) && !q->rule->inline_ok)
+		return deny(q, "assemble", "uid %u may not send layouts inline", (unsigned int)q->c->uid);
+	r = rootasm_layout_load_mem(q->c->d->ctx, text, len, &o, ret, &q->e);
+	if (r < 0 || is_root(q))
+		return r;
+	r = rootasm_layout_sources(*ret, check_source, &sc);
+	if (r) {
+		rootasm_layout_free(*ret);
+		*ret = NULL;
+		return r < 0 ? r : -EPERM;
+	}
+	return 0;
+}
+
+#ifndef NS_GET_OWNER_UID
+#define NS_GET_OWNER_UID _IO(0xb7, 0x4)
+#endif
+
+/* The peer's user namespace fd: nsfs (checked before any ioctl), a user namespace, owned by the peer. */
+static int check_userns(struct req *q)
+{
+	struct statfs sf;
+	uid_t owner;
+
+	if (!is_root(q) && !q->rule->userns)
+		return deny(q, "assemble", "uid %u may not ask for trees idmapped into its user namespace",
+			    (unsigned int)q->c->uid);
+	if (q->fd < 0)
+		return bad(q, EINVAL, "\"userns\": true needs the user namespace's fd with the request");
+	if (fstatfs(q->fd, &sf) < 0 || sf.f_type != NSFS_MAGIC || ioctl(q->fd, NS_GET_NSTYPE) != CLONE_NEWUSER)
+		return bad(q, EINVAL, "the fd sent is not a user namespace");
+	if (ioctl(q->fd, NS_GET_OWNER_UID, &owner) < 0)
+		return ra_err(&q->e, errno, -EBADF, "NS_GET_OWNER_UID", NULL, NULL);
+	if (!is_root(q) && owner != q->c->uid)
+		return deny(q, "assemble", "the user namespace sent belongs to uid %u, not to the peer (uid %u)",
+			    (unsigned int)owner, (unsigned int)q->c->uid);
+	return 0;
+}
+
+static int op_assemble(struct req *q, json_t **reply, int *ret_fd)
+{
+	static const char *const allowed[] = { "rootasm", "op", "layout", "layout_text", "name", "userns", NULL };
+	struct rootasm_assemble_opts ao = { .size = sizeof(ao), .userns_fd = -EBADF };
+	struct rootasm_layout *l = NULL;
+	json_t *lj, *tj;
+	bool userns;
+	int r, tree;
+
+	r = keys(q, allowed, "issssb");
+	if (r < 0)
+		return r;
+	lj = json_object_get(q->msg, "layout");
+	tj = json_object_get(q->msg, "layout_text");
+	userns = json_is_true(json_object_get(q->msg, "userns"));
+	if (!!lj == !!tj)
+		return bad(q, EINVAL, "give exactly one of \"layout\" and \"layout_text\"");
+	if (!userns && q->fd >= 0)
+		return bad(q, EINVAL, "an fd came with a request that takes none");
+	if (userns && (r = check_userns(q)) < 0)
+		return r;
+	if (lj) {
+		snprintf(q->what, sizeof(q->what), "%s", json_string_value(lj));
+		r = load_path(q, json_string_value(lj), &l);
+	} else {
+		const char *name = json_string_value(json_object_get(q->msg, "name"));
+
+		snprintf(q->what, sizeof(q->what), "inline %s", name ? name : "");
+		r = load_inline(q, json_string_value(tj), json_string_length(tj), name, &l);
+	}
+	if (r < 0)
+		return r;
+	if (userns) {
+		ao.flags = ROOTASM_ASSEMBLE_USERNS;
+		ao.userns_fd = q->fd;
+	}
+	tree = rootasm_assemble_with(q->c->d->ctx, l, &ao, &q->e);
+	rootasm_layout_free(l);
+	if (tree < 0)
+		return tree;
+	if (!is_root(q)) {
+		/* whoever attaches it, nothing in it runs set-uid or opens a device node */
+		struct mount_attr a = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
+
+		if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0) {
+			r = ra_err(&q->e, errno, -EBADF, "mount_setattr nosuid,nodev", q->what, NULL);
+			close(tree);
+			return r;
+		}
+	}
+	*reply = json_pack("{s:i, s:b, s:b, s:b}", "rootasm", RA_PROTO_VERSION, "ok", 1, "tree", 1, "userns", userns);
+	*ret_fd = tree;
+	return 0;
+}
+
+/* ------------------------------------------------------------ probe, status */
+
+static int op_probe(struct req *q, json_t **reply)
+{
+	static const char *const allowed[] = { "rootasm", "op", NULL };
+	struct ra_jb b = { false };
+	json_t *arr = json_array();
+	int r = keys(q, allowed, "is");
+
+	if (r < 0) {
+		json_decref(arr);
+		return r;
+	}
+	for (unsigned int f = 0; f < rootasm_feature_count(); f++) {
+		char detail[256] = "";
+		int have = rootasm_probe_feature(q->c->d->ctx, f, detail, sizeof(detail));
+		json_t *o = json_object();
+
+		ra_jset(&b, o, "name", ra_jstr(rootasm_feature_name(f)));
+		ra_jset(&b, o, "present", json_boolean(have > 0));
+		ra_jset(&b, o, "detail", ra_jstr(detail[0] ? detail : NULL));
+		ra_japp(&b, arr, o);
+	}
+	*reply = json_object();
+	ra_jset(&b, *reply, "rootasm", json_integer(RA_PROTO_VERSION));
+	ra_jset(&b, *reply, "ok", json_true());
+	ra_jset(&b, *reply, "features", arr);
+	if (b.oom) {
+		json_decref(*reply);
+		*reply = NULL;
+		return ra_oom(&q->e, "probe");
+	}
+	return 0;
+}
+
+struct list_ctx {
+	struct ra_jb *b;
+	json_t *arr;
+};
+
+static void list_entry(const struct rootasm_cache_entry_info *i, void *ud)
+{
+	struct list_ctx *lc = ud;
+	json_t *o = json_object();
+
+	ra_jset(lc->b, o, "path", ra_jstr(i->path));
+	ra_jset(lc->b, o, "digest", ra_jstr(i->digest));
+	ra_jset(lc->b, o, "fstype", ra_jstr(i->fstype));
+	ra_jset(lc->b, o, "dev", json_sprintf("%u:%u", i->dev_major, i->dev_minor));
+	ra_jset(lc->b, o, "ino", json_integer((json_int_t)i->ino));
+	ra_jset(lc->b, o, "bytes", json_integer((json_int_t)i->bytes));
+	ra_jset(lc->b, o, "mtime", json_sprintf("%lld.%09ld", (long long)i->mtime_sec, i->mtime_nsec));
+	ra_jset(lc->b, o, "hits", json_integer((json_int_t)i->hits));
+	ra_jset(lc->b, o, "lent", json_integer(i->lent));
+	ra_jset(lc->b, o, "mnt_id", json_integer((json_int_t)i->mnt_id));
+	ra_japp(lc->b, lc->arr, o);
+}
+
+static int op_status(struct req *q, json_t **reply)
+{
+	static const char *const allowed[] = { "rootasm", "op", NULL };
+	struct rd_daemon *d = q->c->d;
+	struct rootasm_cache_stats st = { .size = sizeof(st) };
+	struct ra_jb b = { false };
+	struct list_ctx lc = { &b, json_array() };
+	json_t *cache = json_object(), *n = json_object();
+	int r = keys(q, allowed, "is");
+
+	if (r == 0 && !is_root(q) && !q->rule->status)
+		r = deny(q, "status", "uid %u may not ask for the daemon's status", (unsigned int)q->c->uid);
+	if (r < 0) {
+		json_decref(lc.arr);
+		json_decref(cache);
+		json_decref(n);
+		return r;
+	}
+	rootasm_cache_stats(d->ctx, &st);
+	rootasm_cache_list(d->ctx, list_entry, &lc);
+	ra_jset(&b, cache, "entries", json_integer((json_int_t)st.entries));
+	ra_jset(&b, cache, "bytes", json_integer((json_int_t)st.bytes));
+	ra_jset(&b, cache, "max_entries", json_integer((json_int_t)st.max_entries));
+	ra_jset(&b, cache, "max_bytes", json_integer((json_int_t)st.max_bytes));
+	ra_jset(&b, cache, "hits", json_integer((json_int_t)st.hits));
+	ra_jset(&b, cache, "misses", json_integer((json_int_t)st.misses));
+	ra_jset(&b, cache, "evictions", json_integer((json_int_t)st.evictions));
+	ra_jset(&b, cache, "stale", json_integer((json_int_t)st.stale));
+	ra_jset(&b, cache, "bypass", json_integer((json_int_t)st.bypass));
+	ra_jset(&b, cache, "lent", json_integer((json_int_t)st.lent));
+	ra_jset(&b, cache, "images", lc.arr);
+#define N(x) ra_jset(&b, n, #x, json_integer((json_int_t)atomic_load(&d->n.x)))
+	N(connections);
+	N(requests);
+	N(assembled);
+	N(failed);
+	N(refused);
+	N(protocol_errors);
+	N(busy);
+	N(clients_now);
+	N(clients_peak);
+#undef N
+	*reply = json_object();
+	ra_jset(&b, *reply, "rootasm", json_integer(RA_PROTO_VERSION));
+	ra_jset(&b, *reply, "ok", json_true());
+	ra_jset(&b, *reply, "pid", json_integer(getpid()));
+	ra_jset(&b, *reply, "cache", cache);
+	ra_jset(&b, *reply, "counters", n);
+	if (b.oom) {
+		json_decref(*reply);
+		*reply = NULL;
+		return ra_oom(&q->e, "status");
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ the loop */
+
+json_t *rd_error_reply(const struct rootasm_error *e)
+{
+	json_t *o = json_object(), *in = ra_error_json(e);
+
+	if (!o || !in || json_object_set_new(o, "rootasm", json_integer(RA_PROTO_VERSION)) < 0 ||
+	    json_object_set_new(o, "error", in) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1e3 + (t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* One request: 0 to go on with the connection, < 0 to end it. */
+static int handle(struct rd_client *c, json_t *msg, int fd)
+{
+	struct rd_daemon *d = c->d;
+	struct req q = { .c = c, .msg = msg, .fd = fd };
+	json_t *reply = NULL;
+	int tree = -EBADF, r, s;
+	const char *op = json_string_value(json_object_get(msg, "op"));
+	struct timespec t0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	atomic_fetch_add(&d->n.requests, 1);
+	pthread_rwlock_rdlock(&d->policy_lock);
+	q.rule = c->uid == 0 ? NULL : rd_policy_match(d->policy, c->uid, c->gid, c->groups, c->ngroups);
+	if (json_integer_value(json_object_get(msg, "rootasm")) != RA_PROTO_VERSION ||
+	    !json_is_integer(json_object_get(msg, "rootasm")))
+		r = bad(&q, EPROTO, "\"rootasm\": %d is the protocol version this daemon speaks", RA_PROTO_VERSION);
+	else if (!op)
+		r = bad(&q, EINVAL, "\"op\" is missing or not a string");
+	else if (c->uid != 0 && !q.rule)
+		r = deny(&q, op, "no rule of the policy names uid %u or its groups", (unsigned int)c->uid);
+	else if (!strcmp(op, "assemble"))
+		r = op_assemble(&q, &reply, &tree);
+	else if (!strcmp(op, "probe"))
+		r = op_probe(&q, &reply);
+	else if (!strcmp(op, "status"))
+		r = op_status(&q, &reply);
+	else
+		r = bad(&q, EOPNOTSUPP, "unknown op \"%.32s\" (assemble, probe, status)", op);
+	pthread_rwlock_unlock(&d->policy_lock);
+	if (r < 0) {
+		char line[1024];
+
+		if (op && !strcmp(op, "assemble") && q.e.kind != ROOTASM_ERROR_PERMISSION && q.e.err != EPROTO)
+			atomic_fetch_add(&d->n.failed, 1);
+		fprintf(stderr, "rootasmd: uid %u pid %d: %s %s: %s\n", (unsigned int)c->uid, (int)c->pid, op ? op : "?",
+			q.what, rootasm_error_format(&q.e, line, sizeof(line)));
+		reply = rd_error_reply(&q.e);
+	} else if (op && !strcmp(op, "assemble")) {
+		atomic_fetch_add(&d->n.assembled, 1);
+		if (d->debug)
+			fprintf(stderr, "rootasmd: uid %u pid %d: assemble %s: ok in %.2f ms\n", (unsigned int)c->uid,
+				(int)c->pid, q.what, ms_since(&t0));
+	}
+	close_fdp(&fd);
+	/* never block on a peer that does not read: what cannot be sent now is dropped, with the connection */
+	s = ra_msg_send(c->sock, reply, tree, MSG_DONTWAIT);
+	close_fdp(&tree);
+	return s;
+}
+
+void *rd_serve(void *arg)
+{
+	struct rd_client *c = arg;
+	struct rd_daemon *d = c->d;
+
+	for (;;) {
+		json_t *msg = NULL;
+		int fd = -EBADF, r = ra_msg_recv(c->sock, &msg, &fd);
+
+		if (r == 0 && !msg)
+			break;	/* EOF */
+		if (r < 0) {
+			struct rootasm_error e = { .err = r == -EAGAIN ? ETIMEDOUT : -r, .kind = ROOTASM_ERROR_USAGE };
+
+			if (r == -EAGAIN || r == -ECONNRESET || r == -ENOTCONN || r == -EPIPE)
+				break;	/* idle too long, or gone */
+			atomic_fetch_add(&d->n.protocol_errors, 1);
+			snprintf(e.op, sizeof(e.op), "request");
+			if (r == -EMSGSIZE)
+				snprintf(e.msg, sizeof(e.msg), "a message larger than %u bytes or with more than one fd",
+					 RA_MSG_MAX);
+			else if (r == -EBADMSG)
+				snprintf(e.msg, sizeof(e.msg), "not a JSON object");
+			else
+				snprintf(e.msg, sizeof(e.msg), "%s", strerror(-r));
+			if (ra_msg_send(c->sock, rd_error_reply(&e), -EBADF, MSG_DONTWAIT) < 0)
+				break;
+			continue;
+		}
+		r = handle(c, msg, fd);
+		json_decref(msg);
+		if (r < 0)
+			break;
+	}
+	rd_client_done(c);
+	return NULL;
+}
