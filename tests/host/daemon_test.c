@@ -1,0 +1,1161 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * rootasmd and the image cache, on the running kernel (root; each TEST() in a
+ * private mount namespace of its own, harness.c). Every test starts its own
+ * daemon (build/rootasmd) on a socket in the fixture and stops it, and reads
+ * what is left from the kernel: loop devices backed by the fixture's files
+ * (/sys/block/loop*), the daemon's fds (/proc/PID/fd), mountinfo.
+ *
+ * Leak rule: while the daemon runs, loop devices of the fixture == its cache
+ * entries, and its fds == its fds after start + one per cache entry; after it
+ * stops, nothing of the fixture is attached to a loop device.
+ *
+ * Usage: daemon_test ROOTASMD  (root)
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <grp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "harness.h"
+#include "rootasm.h"
+
+static char fix[4096];
+static const char *daemon_bin;
+static pid_t main_pid;
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define UNPRIV 4242		/* a uid the policy names */
+#define STRANGER 4343		/* one it does not */
+
+static void sh(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "fixture command failed: %s\n", cmd);
+		exit(2);
+	}
+}
+
+static char *path(const char *rel)
+{
+	static char buf[8][4096];
+	static int i;
+
+	i = (i + 1) % 8;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", fix, rel);
+	return buf[i];
+}
+
+static void put(const char *rel, const char *fmt, ...)
+{
+	va_list ap;
+	FILE *f = fopen(path(rel), "w");
+
+	if (!f)
+		FAILF("fopen %s: %s", rel, strerror(errno));
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fclose(f);
+}
+
+static char *slurp_at(int dfd, const char *p)
+{
+	static __thread char buf[4096];	/* the concurrency test reads from many threads */
+	int fd = openat(dfd, p, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/* Loop devices backed by the fixture's files. */
+static int loops(void)
+{
+	glob_t g;
+	int n = 0;
+
+	if (glob("/sys/block/loop*/loop/backing_file", 0, NULL, &g) != 0)
+		return 0;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		char *s = slurp_at(AT_FDCWD, g.gl_pathv[i]);
+
+		n += s && !strncmp(s, fix, strlen(fix));
+	}
+	globfree(&g);
+	return n;
+}
+
+static int count_fds(pid_t pid)
+{
+	char p[64];
+	DIR *d;
+	struct dirent *de;
+	int n = 0;
+
+	snprintf(p, sizeof(p), "/proc/%d/fd", pid);
+	d = opendir(p);
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* ---------------------------------------------------------------- the daemon */
+
+struct daemon {
+	pid_t pid;
+	int err;		/* its stderr */
+	char sock[256];
+	int base_fds;		/* fds once it serves, before any image is cached */
+};
+
+/* Start rootasmd with @extra options; returns once it says it serves (no sleeps: its stderr). */
+static struct daemon start(const char *name, const char *const *extra)
+{
+	struct daemon d = { 0 };
+	char buf[4096] = "";
+	size_t len = 0;
+	int p[2];
+
+	snprintf(d.sock, sizeof(d.sock), "%s/%s", fix, name);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		FAILF("pipe");
+	d.pid = fork();
+	if (d.pid == 0) {
+		const char *argv[32] = { daemon_bin, "--socket", d.sock, "--policy", path("policy.json") };
+		int n = 5;
+
+		for (; extra && *extra && n < 30; extra++)
+			argv[n++] = *extra;
+		dup2(p[1], 2);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execv(daemon_bin, (char *const *)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	d.err = p[0];
+	while (!strstr(buf, "serving on")) {
+		ssize_t r = read(d.err, buf + len, sizeof(buf) - 1 - len);
+
+		if (r <= 0)
+			FAILF("rootasmd did not start: %s", buf);
+		buf[len += r] = '\0';
+	}
+	fcntl(d.err, F_SETFL, O_NONBLOCK);
+	d.base_fds = count_fds(d.pid);
+	return d;
+}
+
+/* What the daemon wrote to stderr since (non-blocking). */
+static char *daemon_log(struct daemon *d)
+{
+	static char buf[1 << 16];
+	static size_t len;
+	ssize_t r;
+
+	while (len < sizeof(buf) - 1 && (r = read(d->err, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += r;
+	buf[len] = '\0';
+	return buf;
+}
+
+/* SIGTERM, and it must exit 0 having let go of everything. */
+static void stop(struct daemon *d)
+{
+	int st;
+
+	ASSERT_EQ(kill(d->pid, SIGTERM), 0);
+	ASSERT_EQ(waitpid(d->pid, &st, 0), d->pid);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		FAILF("rootasmd exited with %d: %s", st, daemon_log(d));
+	close(d->err);
+	ASSERT_EQ(loops(), 0);
+}
+
+static json_t *status(struct daemon *d)
+{
+	struct rootasm_client *c;
+	struct rootasm_error e = { 0 };
+	char *text = NULL, line[4096];
+	json_t *j;
+
+	if (rootasm_client_connect(d->sock, &c, &e) < 0 || rootasm_client_status(c, &text, &e) < 0)
+		FAILF("status: %s", rootasm_error_format(&e, line, sizeof(line)));
+	rootasm_client_close(c);
+	j = json_loads(text, 0, NULL);
+	free(text);
+	ASSERT_TRUE(j != NULL);
+	return j;
+}
+
+static long long cache_n(json_t *st, const char *k)
+{
+	return json_integer_value(json_object_get(json_object_get(st, "cache"), k));
+}
+
+static long long counter(json_t *st, const char *k)
+{
+	return json_integer_value(json_object_get(json_object_get(st, "counters"), k));
+}
+
+/* The leak rule (top of the file) while the daemon runs. */
+static void no_leaks(struct daemon *d)
+{
+	json_t *st = status(d);
+	long long entries;
+
+	/* a client that has just closed may still have its thread: ask until it has ended */
+	for (int i = 0; i < 10000 && counter(st, "clients_now") != 1; i++) {
+		json_decref(st);
+		sched_yield();
+		st = status(d);
+	}
+	entries = cache_n(st, "entries");
+	ASSERT_EQ(loops(), entries);
+	ASSERT_EQ(cache_n(st, "lent"), 0);
+	/* the status request's own connection is the only one */
+	ASSERT_EQ(counter(st, "clients_now"), 1);
+	json_decref(st);
+	/* our status connection is gone once its thread ended: wait for the count to say so */
+	for (int i = 0; i < 2000 && count_fds(d->pid) != d->base_fds + entries; i++)
+		sched_yield();
+	ASSERT_EQ(count_fds(d->pid), d->base_fds + entries);
+}
+
+/* Assemble @layout (absolute path) through the daemon; returns the tree fd or -errno with @e. */
+static int via(struct daemon *d, const char *layout, struct rootasm_error *e)
+{
+	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout = layout };
+	struct rootasm_client *c;
+	int r = rootasm_client_connect(d->sock, &c, e);
+
+	if (r < 0)
+		return r;
+	r = rootasm_client_assemble(c, &o, e);
+	rootasm_client_close(c);
+	return r;
+}
+
+static int via_text(struct daemon *d, const char *text, struct rootasm_error *e)
+{
+	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout_text = text, .name = "inline" };
+	struct rootasm_client *c;
+	int r = rootasm_client_connect(d->sock, &c, e);
+
+	if (r < 0)
+		return r;
+	r = rootasm_client_assemble(c, &o, e);
+	rootasm_client_close(c);
+	return r;
+}
+
+static void become(uid_t uid)
+{
+	if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+		FAILF("become %u: %s", uid, strerror(errno));
+	/* as a login would be: our /proc/self files are ours (a uid change made them root's) */
+	prctl(PR_SET_DUMPABLE, 1);
+}
+
+/* Run @fn in a child as @uid; its exit status (a FAILF there is 1). */
+static int as_user(uid_t uid, void (*fn)(void *), void *arg)
+{
+	int st;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		become(uid);
+		fn(arg);
+		_exit(0);
+	}
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+#define TREE_OK(fd) do {							\
+		ASSERT_TRUE((fd) >= 0);						\
+		ASSERT_STR(slurp_at((fd), "etc/motd"), "l2\n");			\
+		ASSERT_STR(slurp_at((fd), "etc/keep"), "keep\n");		\
+		ASSERT_STR(slurp_at((fd), "vol/volfile"), "vol\n");		\
+	} while (0)
+
+static const char *err_line(const struct rootasm_error *e)
+{
+	static char buf[8192];
+
+	return rootasm_error_format(e, buf, sizeof(buf));
+}
+
+/* ---------------------------------------------------------------- the library's cache */
+
+TEST(library_cache_mounts_each_image_once)
+{
+	struct rootasm_ctx *ctx;
+	struct rootasm_layout *l;
+	struct rootasm_error e = { 0 };
+	struct rootasm_cache_opts co = { .size = sizeof(co) };
+	struct rootasm_cache_stats st = { .size = sizeof(st) };
+	char plan[8192] = "";
+	FILE *f;
+	int fd;
+
+	ASSERT_EQ(rootasm_ctx_new(0, &ctx), 0);
+	ASSERT_EQ(rootasm_ctx_set_cache(ctx, &co), 0);
+	ASSERT_EQ(rootasm_ctx_set_cache(ctx, &co), -EBUSY);
+	if (rootasm_layout_load(ctx, path("layouts/t.yaml"), NULL, &l, &e) < 0)
+		FAILF("load: %s", err_line(&e));
+	/* the plan says how: the image layer and the image volume take the cache */
+	f = fmemopen(plan, sizeof(plan) - 1, "w");
+	ASSERT_EQ(rootasm_plan_print(ctx, l, f, 0), 0);
+	fclose(f);
+	ASSERT_CONTAINS(plan, "layers[1] image");
+	ASSERT_CONTAINS(plan, "[cached-mount]");
+	ASSERT_TRUE(strstr(plan, "[loop+fsmount]") == NULL);
+	for (int i = 0; i < 20; i++) {
+		fd = rootasm_assemble(ctx, l, &e);
+		if (fd < 0)
+			FAILF("assemble %d: %s", i, err_line(&e));
+		TREE_OK(fd);
+		close(fd);
+		/* two images (l2.sqfs layer, vol.sqfs volume): two loop devices, however many trees */
+		ASSERT_EQ(loops(), 2);
+	}
+	ASSERT_EQ(rootasm_cache_stats(ctx, &st), 0);
+	ASSERT_EQ(st.entries, 2);
+	ASSERT_EQ(st.misses, 2);
+	ASSERT_EQ(st.hits, 38);
+	ASSERT_EQ(st.lent, 0);
+	/* a tree outlives the cache entries it was built from */
+	fd = rootasm_assemble(ctx, l, &e);
+	ASSERT_EQ(rootasm_cache_trim(ctx), 2);
+	TREE_OK(fd);
+	close(fd);
+	ASSERT_EQ(loops(), 0);
+	rootasm_layout_free(l);
+	rootasm_ctx_free(ctx);
+	ASSERT_EQ(loops(), 0);
+}
+
+TEST(library_cache_limits_evict_least_recently_used)
+{
+	struct rootasm_ctx *ctx;
+	struct rootasm_layout *l;
+	struct rootasm_error e = { 0 };
+	struct rootasm_cache_opts co = { .size = sizeof(co), .max_entries = 1 };
+	struct rootasm_cache_stats st = { .size = sizeof(st) };
+	int fd;
+
+	ASSERT_EQ(rootasm_ctx_new(0, &ctx), 0);
+	ASSERT_EQ(rootasm_ctx_set_cache(ctx, &co), 0);
+	if (rootasm_layout_load(ctx, path("layouts/t.yaml"), NULL, &l, &e) < 0)
+		FAILF("load: %s", err_line(&e));
+	for (int i = 0; i < 5; i++) {
+		fd = rootasm_assemble(ctx, l, &e);
+		TREE_OK(fd);
+		close(fd);
+		ASSERT_TRUE(loops() <= 1);
+	}
+	ASSERT_EQ(rootasm_cache_stats(ctx, &st), 0);
+	ASSERT_EQ(st.entries, 1);
+	/* the volume's image evicts the layer's (lent until the overlay exists, not longer) */
+	ASSERT_EQ(st.evictions, 9);
+	ASSERT_EQ(st.bypass, 0);
+	rootasm_layout_free(l);
+	rootasm_ctx_free(ctx);
+	ASSERT_EQ(loops(), 0);
+}
+
+/* ---------------------------------------------------------------- the daemon */
+
+TEST(daemon_serves_trees_from_one_mount_per_image)
+{
+	struct daemon d = start("s1", NULL);
+	struct rootasm_error e = { 0 };
+	json_t *st;
+	char *mi = strdup(slurp_at(AT_FDCWD, "/proc/self/mountinfo"));
+
+	for (int i = 0; i < 10; i++) {
+		int fd = via(&d, path("layouts/t.yaml"), &e);
+
+		if (fd < 0)
+			FAILF("via: %s", err_line(&e));
+		TREE_OK(fd);
+		close(fd);
+	}
+	st = status(&d);
+	ASSERT_EQ(cache_n(st, "entries"), 2);
+	ASSERT_EQ(cache_n(st, "misses"), 2);
+	ASSERT_EQ(cache_n(st, "hits"), 18);
+	ASSERT_EQ(counter(st, "assembled"), 10);
+	ASSERT_EQ(json_array_size(json_object_get(json_object_get(st, "cache"), "images")), 2);
+	json_decref(st);
+	/* the daemon attached nothing anywhere: our namespace is as it was */
+	ASSERT_STR(slurp_at(AT_FDCWD, "/proc/self/mountinfo"), mi);
+	no_leaks(&d);
+	stop(&d);
+}
+
+struct refusal {
+	struct daemon *d;
+	const char *layout, *text;
+	int want_err;
+	const char *want;
+};
+
+static void refused(void *arg)
+{
+	struct refusal *r = arg;
+	struct rootasm_error e = { 0 };
+	int fd = r->layout ? via(r->d, r->layout, &e) : via_text(r->d, r->text, &e);
+
+	if (fd >= 0)
+		FAILF("%s was served", r->layout ? r->layout : r->text);
+	if (e.err != r->want_err || !strstr(err_line(&e), r->want))
+		FAILF("got: %s (errno %d), want errno %d and \"%s\"", err_line(&e), e.err, r->want_err, r->want);
+}
+
+static void served(void *arg)
+{
+	struct refusal *r = arg;
+	struct rootasm_error e = { 0 };
+	int fd = r->layout ? via(r->d, r->layout, &e) : via_text(r->d, r->text, &e);
+
+	if (fd < 0)
+		FAILF("refused: %s", err_line(&e));
+	ASSERT_STR(slurp_at(fd, "etc/motd"), "l2\n");
+	close(fd);
+}
+
+TEST(daemon_policy_refuses_what_it_does_not_allow)
+{
+	struct daemon d = start("s2", NULL);
+	char text[4096];
+	struct refusal r = { .d = &d };
+
+#define REFUSED(uid, L, T, ERR, WANT) do {					\
+		r.layout = (L); r.text = (T); r.want_err = (ERR); r.want = (WANT);	\
+		if (as_user((uid), refused, &r))				\
+			FAILF("refusal for uid %d: %s", uid, #WANT);		\
+	} while (0)
+#define SERVED(uid, L, T) do {							\
+		r.layout = (L); r.text = (T);					\
+		if (as_user((uid), served, &r))					\
+			FAILF("uid %d should be served", uid);			\
+	} while (0)
+
+	/* the allowed cases, so that each refusal below is the policy's and nothing else's */
+	SERVED(UNPRIV, path("layouts/t.yaml"), NULL);
+	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - dir: %s\n  - image: %s\n", path("src/l1"), path("src/l2.sqfs"));
+	SERVED(UNPRIV, NULL, text);
+	/* no rule names the uid */
+	REFUSED(STRANGER, path("layouts/t.yaml"), NULL, EPERM, "no rule of the policy names uid 4343");
+	/* a layout outside the rule's directories (it exists, root could assemble it) */
+	REFUSED(UNPRIV, path("other/t.yaml"), NULL, EPERM, "in none of the policy's layout directories");
+	/* a symlink inside the allowed directory that leads out of it */
+	REFUSED(UNPRIV, path("layouts/link.yaml"), NULL, ELOOP, "a symlink on the way");
+	/* a path that is not clean */
+	REFUSED(UNPRIV, path("layouts/../other/t.yaml"), NULL, EINVAL, "clean absolute path");
+	/* inline, with a host object outside the sources */
+	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - dir: %s\n  - image: %s\n", path("other/l1"),
+		 path("src/l2.sqfs"));
+	REFUSED(UNPRIV, NULL, text, EPERM, "in none of the policy's source directories");
+	/* inline, through a symlink in the sources that leads out of them: the fd is checked, not the name */
+	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - dir: %s/etc\n  - image: %s\n", path("src/out"),
+		 path("src/l2.sqfs"));
+	REFUSED(UNPRIV, NULL, text, EPERM, "in none of the policy's source directories");
+	/* inline, a relative path: it would resolve against the daemon's working directory */
+	REFUSED(UNPRIV, NULL, "version: 1\nlayers:\n  - dir: src/l1\n", EINVAL, "relative path in a layout sent inline");
+	/* a uid whose rule has no inline */
+	REFUSED(UNPRIV + 1, NULL, text, EPERM, "may not send layouts inline");
+	/* root is served whatever the policy says */
+	r.layout = path("other/t.yaml");
+	r.text = NULL;
+	served(&r);
+	/* the trees non-root peers get are nosuid,nodev throughout */
+	no_leaks(&d);
+	stop(&d);
+}
+
+/* A raw protocol peer: one message out, one reply in. */
+static int raw_connect(const char *sock, int type)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int s = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = -errno;
+
+		close(s);
+		return r;
+	}
+	return s;
+}
+
+static void raw_send(int s, const void *buf, size_t len, const int *fds, int nfds)
+{
+	union {
+		char buf[CMSG_SPACE(8 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (nfds) {
+		struct cmsghdr *c;
+
+		m.msg_control = u.buf;
+		m.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+	}
+	if (sendmsg(s, &m, MSG_NOSIGNAL) != (ssize_t)len)
+		FAILF("sendmsg: %s", strerror(errno));
+}
+
+/* The reply's error "errname", or "ok", or "EOF"; any fd it carries is closed. */
+static const char *raw_reply(int s)
+{
+	static char buf[70000];
+	char ctl[CMSG_SPACE(4 * sizeof(int))];
+	struct iovec iov = { buf, sizeof(buf) - 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+	ssize_t n = recvmsg(s, &m, MSG_CMSG_CLOEXEC);
+	json_t *j;
+	static char out[256];
+
+	if (n <= 0)
+		return "EOF";
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+		if (c->cmsg_type == SCM_RIGHTS)
+			close(*(int *)CMSG_DATA(c));
+	buf[n] = '\0';
+	j = json_loads(buf, 0, NULL);
+	if (!j)
+		return "not JSON";
+	if (json_is_true(json_object_get(j, "ok")))
+		snprintf(out, sizeof(out), "ok");
+	else
+		snprintf(out, sizeof(out), "%s", json_string_value(json_object_get(json_object_get(j, "error"), "errname")) ?: "?");
+	json_decref(j);
+	return out;
+}
+
+static int init_userns = -1;	/* root's user namespace, opened before dropping to UNPRIV */
+
+static void hostile(void *arg)
+{
+	struct daemon *d = arg;
+	char *big = malloc(70 * 1024);
+	char req[8192];
+	int s = raw_connect(d->sock, SOCK_SEQPACKET), fds[2], mntfd;
+
+	ASSERT_TRUE(s >= 0);
+	memset(big, ' ', 70 * 1024);
+	memcpy(big, "{\"rootasm\":1,\"op\":\"probe\"", 25);
+	big[70 * 1024 - 1] = '}';
+	/* oversized: refused whole, and the connection goes on */
+	raw_send(s, big, 70 * 1024, NULL, 0);
+	ASSERT_STR(raw_reply(s), "EMSGSIZE");
+	raw_send(s, "not json", 8, NULL, 0);
+	ASSERT_STR(raw_reply(s), "EBADMSG");
+	raw_send(s, "[1,2]", 5, NULL, 0);
+	ASSERT_STR(raw_reply(s), "EBADMSG");
+	raw_send(s, "{\"rootasm\":2,\"op\":\"probe\"}", 26, NULL, 0);
+	ASSERT_STR(raw_reply(s), "EPROTO");
+	raw_send(s, "{\"rootasm\":1,\"op\":\"format-disk\"}", 32, NULL, 0);
+	ASSERT_STR(raw_reply(s), "EOPNOTSUPP");
+	raw_send(s, "{\"rootasm\":1,\"op\":\"probe\",\"evil\":1}", 35, NULL, 0);
+	ASSERT_STR(raw_reply(s), "EINVAL");
+	raw_send(s, "{\"rootasm\":1,\"op\":\"probe\",\"op\":\"status\"}", 40, NULL, 0);
+	ASSERT_STR(raw_reply(s), "EBADMSG");	/* duplicate keys */
+	raw_send(s, "{\"rootasm\":1,\"op\":\"assemble\",\"layout\":7}", 40, NULL, 0);
+	ASSERT_STR(raw_reply(s), "EINVAL");
+	/* fds: two with one message; one with a request that takes none; wrong types for userns */
+	ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
+	snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"assemble\",\"layout\":\"%s\"}", path("layouts/t.yaml"));
+	raw_send(s, req, strlen(req), fds, 2);
+	ASSERT_STR(raw_reply(s), "EMSGSIZE");
+	raw_send(s, req, strlen(req), fds, 1);
+	ASSERT_STR(raw_reply(s), "EINVAL");
+	snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"assemble\",\"layout\":\"%s\",\"userns\":true}", path("layouts/t.yaml"));
+	raw_send(s, req, strlen(req), NULL, 0);
+	ASSERT_STR(raw_reply(s), "EINVAL");	/* no fd */
+	raw_send(s, req, strlen(req), fds, 1);
+	ASSERT_STR(raw_reply(s), "EINVAL");	/* a pipe */
+	mntfd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	raw_send(s, req, strlen(req), &mntfd, 1);
+	ASSERT_STR(raw_reply(s), "EINVAL");	/* nsfs, but a mount namespace */
+	/* a user namespace, but not ours: the initial one, owned by root */
+	raw_send(s, req, strlen(req), &init_userns, 1);
+	ASSERT_STR(raw_reply(s), "EPERM");
+	/* and after all of it, the connection still serves */
+	raw_send(s, "{\"rootasm\":1,\"op\":\"probe\"}", 26, NULL, 0);
+	ASSERT_STR(raw_reply(s), "ok");
+	close(s);
+	/* a stream socket cannot even connect */
+	ASSERT_TRUE(raw_connect(d->sock, SOCK_STREAM) < 0);
+	free(big);
+}
+
+TEST(daemon_survives_hostile_messages)
+{
+	struct daemon d = start("s3", NULL);
+
+	init_userns = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+	if (as_user(UNPRIV, hostile, &d))
+		FAILF("hostile peer");
+	no_leaks(&d);
+	stop(&d);
+}
+
+TEST(daemon_client_dies_mid_request)
+{
+	struct daemon d = start("s4", NULL);
+	char req[8192];
+	json_t *st;
+
+	snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"assemble\",\"layout\":\"%s\"}", path("layouts/t.yaml"));
+	for (int i = 0; i < 50; i++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			int s = raw_connect(d.sock, SOCK_SEQPACKET);
+
+			raw_send(s, req, strlen(req), NULL, 0);
+			/* half the clients close, half are killed outright, before any reply */
+			if (i % 2)
+				_exit(0);
+			kill(getpid(), SIGKILL);
+		}
+		waitpid(pid, NULL, 0);
+	}
+	/* a client that comes after them is served */
+	{
+		struct rootasm_error e = { 0 };
+		int fd = via(&d, path("layouts/t.yaml"), &e);
+
+		TREE_OK(fd);
+		close(fd);
+	}
+	st = status(&d);
+	/* every request was served or cut off; none is left hanging */
+	ASSERT_TRUE(counter(st, "requests") >= 2);
+	json_decref(st);
+	no_leaks(&d);
+	stop(&d);
+	fprintf(stderr, "  50 clients died mid-request: 0 leaked mounts, loop devices, fds\n");
+}
+
+TEST(daemon_client_that_never_reads_does_not_block_others)
+{
+	struct daemon d = start("s5", NULL);
+	char req[8192];
+	int s, sent = 0, st;
+	pid_t pid;
+
+	snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"assemble\",\"layout\":\"%s\"}", path("layouts/t.yaml"));
+	s = raw_connect(d.sock, SOCK_SEQPACKET);
+	/* requests until our side cannot send more; we read none of the replies (each carries a tree) */
+	for (int i = 0; i < 2000; i++) {
+		if (send(s, req, strlen(req), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+			break;
+		sent++;
+	}
+	/* meanwhile others are served, in bounded time */
+	pid = fork();
+	if (pid == 0) {
+		alarm(20);
+		for (int i = 0; i < 20; i++) {
+			struct rootasm_error e = { 0 };
+			int fd = via(&d, path("layouts/t.yaml"), &e);
+
+			if (fd < 0)
+				FAILF("other client: %s", err_line(&e));
+			close(fd);
+		}
+		_exit(0);
+	}
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* the daemon gave up on the reader (its replies could not be queued) or queued them all */
+	close(s);
+	no_leaks(&d);
+	stop(&d);
+	fprintf(stderr, "  a peer sent %d requests and read nothing: others served, 0 leaked\n", sent);
+}
+
+TEST(daemon_killed_mid_assembly_then_restarted)
+{
+	struct daemon d = start("s6", NULL);
+	pid_t kids[8];
+	int st;
+
+	/* clients assembling in a loop while the daemon is killed under them */
+	for (int k = 0; k < 8; k++) {
+		kids[k] = fork();
+		if (kids[k] == 0) {
+			for (;;) {
+				struct rootasm_error e = { 0 };
+				int fd = via(&d, path("layouts/t.yaml"), &e);
+
+				if (fd < 0)
+					_exit(0);	/* the daemon is gone */
+				close(fd);
+			}
+		}
+	}
+	/* once it has served some, kill it */
+	for (int i = 0; i < 100000; i++) {
+		json_t *j = status(&d);
+		long long n = counter(j, "assembled");
+
+		json_decref(j);
+		if (n >= 40)
+			break;
+	}
+	ASSERT_EQ(kill(d.pid, SIGKILL), 0);
+	ASSERT_EQ(waitpid(d.pid, &st, 0), d.pid);
+	for (int k = 0; k < 8; k++)
+		ASSERT_EQ(waitpid(kids[k], NULL, 0), kids[k]);
+	/* the kernel took everything back with the process: no loop device, no mount */
+	ASSERT_EQ(loops(), 0);
+	close(d.err);
+	/* a new daemon on the same path (the old socket file is replaced) serves again */
+	d = start("s6", NULL);
+	{
+		struct rootasm_error e = { 0 };
+		int fd = via(&d, path("layouts/t.yaml"), &e);
+
+		if (fd < 0)
+			FAILF("after restart: %s", err_line(&e));
+		TREE_OK(fd);
+		close(fd);
+	}
+	no_leaks(&d);
+	stop(&d);
+}
+
+TEST(daemon_notices_an_image_replaced_while_cached)
+{
+	struct daemon d = start("s7", NULL);
+	struct rootasm_error e = { 0 };
+	json_t *st;
+	int fd;
+
+	sh("cp %s/src/l2.sqfs %s/src/swap.sqfs", fix, fix);
+	put("layouts/swap.yaml", "version: 1\nlayers:\n  - dir: %s\n  - image: %s\n", path("src/l1"), path("src/swap.sqfs"));
+	fd = via(&d, path("layouts/swap.yaml"), &e);
+	ASSERT_STR(slurp_at(fd, "etc/motd"), "l2\n");
+	/* replaced by rename (a new inode under the same name) while a tree of the old one is still open */
+	sh("cd %s && mkdir -p new/etc && echo replaced > new/etc/motd && mksquashfs new new.sqfs -quiet -no-progress "
+	   ">/dev/null && mv new.sqfs src/swap.sqfs", fix);
+	{
+		int fd2 = via(&d, path("layouts/swap.yaml"), &e);
+
+		if (fd2 < 0)
+			FAILF("%s", err_line(&e));
+		ASSERT_STR(slurp_at(fd2, "etc/motd"), "replaced\n");
+		close(fd2);
+	}
+	/* the old tree is unaffected */
+	ASSERT_STR(slurp_at(fd, "etc/motd"), "l2\n");
+	close(fd);
+	/* rewritten in place (same inode, new size and times) */
+	sh("cd %s && echo again > new/etc/motd && mksquashfs new new2.sqfs -quiet -no-progress >/dev/null && "
+	   "cat new2.sqfs > src/swap.sqfs", fix);
+	fd = via(&d, path("layouts/swap.yaml"), &e);
+	ASSERT_STR(slurp_at(fd, "etc/motd"), "again\n");
+	close(fd);
+	st = status(&d);
+	ASSERT_EQ(cache_n(st, "stale"), 2);
+	ASSERT_EQ(cache_n(st, "entries"), 1);
+	json_decref(st);
+	no_leaks(&d);
+	stop(&d);
+}
+
+struct conc {
+	struct daemon *d;
+	int ok;
+	char err[512];
+};
+
+static void *conc_client(void *arg)
+{
+	struct conc *c = arg;
+	struct rootasm_error e = { 0 };
+	int fd = via(c->d, path("layouts/t.yaml"), &e);
+
+	if (fd < 0) {
+		snprintf(c->err, sizeof(c->err), "%s", err_line(&e));
+		return NULL;
+	}
+	c->ok = !strcmp(slurp_at(fd, "etc/motd") ?: "", "l2\n") && !strcmp(slurp_at(fd, "vol/volfile") ?: "", "vol\n");
+	close(fd);
+	return NULL;
+}
+
+TEST(daemon_200_concurrent_clients)
+{
+	enum { N = 200 };
+	struct daemon d = start("s8", NULL);
+	static struct conc c[N];
+	pthread_t t[N];
+	int ok = 0;
+	json_t *st;
+
+	for (int i = 0; i < N; i++) {
+		c[i] = (struct conc){ .d = &d };
+		ASSERT_EQ(pthread_create(&t[i], NULL, conc_client, &c[i]), 0);
+	}
+	for (int i = 0; i < N; i++) {
+		pthread_join(t[i], NULL);
+		if (!c[i].ok)
+			FAILF("client %d: %s", i, c[i].err);
+		ok++;
+	}
+	st = status(&d);
+	ASSERT_EQ(counter(st, "assembled"), N);
+	ASSERT_EQ(cache_n(st, "entries"), 2);
+	fprintf(stderr, "  %d concurrent clients served, peak %lld connections at once; ", ok, counter(st, "clients_peak"));
+	json_decref(st);
+	no_leaks(&d);
+	stop(&d);
+	fprintf(stderr, "0 leaked\n");
+}
+
+/* ---------------------------------------------------------------- rootless */
+
+struct rootless {
+	struct daemon *d;
+	const char *layout;
+	bool creds;		/* the kernel records a credential in the namespace */
+	int report;		/* pipe: what the client saw */
+};
+
+/* In a user namespace of our own (uid 0 -> UNPRIV) with a mount namespace it owns. */
+static void own_namespaces(void)
+{
+	char map[64];
+	int fd, uid = getuid();
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+		FAILF("unshare: %s", strerror(errno));
+	fd = open("/proc/self/setgroups", O_WRONLY);
+	(void)!write(fd, "deny", 4);
+	close(fd);
+	snprintf(map, sizeof(map), "0 %d 1", uid);
+	fd = open("/proc/self/uid_map", O_WRONLY);
+	ASSERT_EQ(write(fd, map, strlen(map)), (ssize_t)strlen(map));
+	close(fd);
+	fd = open("/proc/self/gid_map", O_WRONLY);
+	ASSERT_EQ(write(fd, map, strlen(map)), (ssize_t)strlen(map));
+	close(fd);
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		FAILF("make / private in our namespace: %s", strerror(errno));
+}
+
+static void rootless_client(void *arg)
+{
+	struct rootless *r = arg;
+	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout = r->layout, .flags = ROOTASM_CLIENT_USERNS };
+	struct rootasm_client *c;
+	struct rootasm_error e = { 0 };
+	struct stat st;
+	int fd, nsfd;
+
+	own_namespaces();
+	nsfd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+	o.userns_fd = nsfd;
+	if (rootasm_client_connect(r->d->sock, &c, &e) < 0)
+		FAILF("connect: %s", err_line(&e));
+	fd = rootasm_client_assemble(c, &o, &e);
+	if (fd < 0)
+		FAILF("assemble: %s", err_line(&e));
+	rootasm_client_close(c);
+	/* attached in our own mount namespace, by us */
+	if (move_mount(fd, "", AT_FDCWD, path("rl/mnt"), MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		FAILF("move_mount into our namespace: %s", strerror(errno));
+	close(fd);
+	/* the layers' root-owned files are our root's */
+	ASSERT_EQ(stat(path("rl/mnt/etc/motd"), &st), 0);
+	ASSERT_EQ(st.st_uid, 0);
+	ASSERT_EQ(st.st_gid, 0);
+	ASSERT_STR(slurp_at(AT_FDCWD, path("rl/mnt/etc/motd")), "l2\n");
+	/* on-disk ids our namespace does not map stay out of reach: /secret is 4242's on disk, mode 0600 */
+	ASSERT_EQ(stat(path("rl/mnt/secret"), &st), 0);
+	ASSERT_EQ(st.st_uid, 65534);
+	ASSERT_ERRNO(open(path("rl/mnt/secret"), O_RDONLY | O_CLOEXEC), EACCES);
+	/* writable as our root: a new file, and a copy-up of a root-owned one */
+	fd = open(path("rl/mnt/newfile"), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	ASSERT_TRUE(fd >= 0);
+	close(fd);
+	ASSERT_EQ(stat(path("rl/mnt/newfile"), &st), 0);
+	ASSERT_EQ(st.st_uid, 0);
+	fd = open(path("rl/mnt/etc/motd"), O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		FAILF("copy-up of /etc/motd: %s", strerror(errno));
+	ASSERT_EQ(write(fd, "mine\n", 5), 5);
+	close(fd);
+	ASSERT_STR(slurp_at(AT_FDCWD, path("rl/mnt/etc/motd")), "mine\n");
+	/* the tree is nosuid,nodev throughout */
+	{
+		char *mi = slurp_at(AT_FDCWD, "/proc/self/mountinfo");
+		char *line = strstr(mi, path("rl/mnt"));
+
+		ASSERT_TRUE(line != NULL);
+		ASSERT_TRUE(strstr(line, "nosuid") != NULL && strstr(line, "nodev") != NULL);
+	}
+}
+
+TEST(daemon_rootless_client_gets_a_tree_idmapped_into_its_namespace)
+{
+	struct daemon d = start("s9", NULL);
+	struct rootless r = { .d = &d, .layout = path("layouts/rl.yaml") };
+	struct rootasm_error e = { 0 };
+	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout = path("layouts/rl.yaml"),
+						  .flags = ROOTASM_CLIENT_USERNS };
+	struct rootasm_client *c;
+
+	sh("mkdir -p %s/rl/mnt && chmod 0755 %s/rl %s/rl/mnt", fix, fix, fix);
+	if (as_user(UNPRIV, rootless_client, &r))
+		FAILF("rootless client (daemon log: %s)", daemon_log(&d));
+	/* the namespace fd must be the peer's own: root's initial one is refused for root too (not a caller's) */
+	o.userns_fd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+	ASSERT_EQ(rootasm_client_connect(d.sock, &c, &e), 0);
+	ASSERT_TRUE(rootasm_client_assemble(c, &o, &e) < 0);
+	ASSERT_CONTAINS(err_line(&e), "the assembler's own user namespace");
+	rootasm_client_close(c);
+	no_leaks(&d);
+	stop(&d);
+}
+
+static void rootless_refused(void *arg)
+{
+	struct rootless *r = arg;
+	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout = r->layout, .flags = ROOTASM_CLIENT_USERNS };
+	struct rootasm_client *c;
+	struct rootasm_error e = { 0 };
+
+	own_namespaces();
+	o.userns_fd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+	ASSERT_EQ(rootasm_client_connect(r->d->sock, &c, &e), 0);
+	ASSERT_TRUE(rootasm_client_assemble(c, &o, &e) < 0);
+	ASSERT_CONTAINS(err_line(&e), "may not ask for trees idmapped into its user namespace");
+}
+
+TEST(daemon_rootless_needs_the_policy)
+{
+	struct daemon d = start("s10", NULL);
+	struct rootless r = { .d = &d, .layout = path("layouts/t.yaml") };
+
+	/* UNPRIV+1's rule allows the layouts, not userns */
+	if (as_user(UNPRIV + 1, rootless_refused, &r))
+		FAILF("rootless refusal");
+	no_leaks(&d);
+	stop(&d);
+}
+
+TEST(daemon_socket_activation)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[4096] = "";
+	int p[2], st, ls;
+	pid_t pid;
+
+	/* as systemd: a listening socket as fd 3, LISTEN_PID and LISTEN_FDS; no --socket */
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path("act.sock"));
+	ls = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	ASSERT_EQ(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ASSERT_EQ(listen(ls, 16), 0);
+	ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	if (pid == 0) {
+		char v[32];
+
+		dup2(ls, 3);
+		dup2(p[1], 2);
+		snprintf(v, sizeof(v), "%d", getpid());
+		setenv("LISTEN_PID", v, 1);
+		setenv("LISTEN_FDS", "1", 1);
+		execl(daemon_bin, daemon_bin, "--policy", path("policy.json"), "--socket", path("unused.sock"), (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	close(ls);
+	for (size_t len = 0; !strstr(buf, "serving on");) {
+		ssize_t r = read(p[0], buf + len, sizeof(buf) - 1 - len);
+
+		if (r <= 0)
+			FAILF("no start: %s", buf);
+		buf[len += r] = '\0';
+	}
+	ASSERT_CONTAINS(buf, "the socket systemd passed");
+	{
+		struct daemon d = { .pid = pid, .err = p[0] };
+		struct rootasm_error e = { 0 };
+		int fd;
+
+		snprintf(d.sock, sizeof(d.sock), "%s", path("act.sock"));
+		fd = via(&d, path("layouts/t.yaml"), &e);
+		TREE_OK(fd);
+		close(fd);
+		ASSERT_TRUE(access(path("unused.sock"), F_OK) < 0);
+		stop(&d);
+	}
+	/* a stream socket passed as fd 3 is refused at start */
+	ls = socket(AF_UNIX, SOCK_STREAM, 0);
+	pid = fork();
+	if (pid == 0) {
+		char v[32];
+		int devnull = open("/dev/null", O_WRONLY);
+
+		dup2(ls, 3);
+		dup2(devnull, 2);
+		snprintf(v, sizeof(v), "%d", getpid());
+		setenv("LISTEN_PID", v, 1);
+		setenv("LISTEN_FDS", "1", 1);
+		execl(daemon_bin, daemon_bin, "--policy", path("policy.json"), (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, &st, 0);
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+}
+
+TEST(daemon_refuses_a_bad_policy_and_keeps_the_old_one_on_reload)
+{
+	const char *bad[] = {
+		"{\"rootasmd-policy\": 1, \"rules\": [{\"uids\": [1], \"bogus\": true}]}",
+		"{\"rootasmd-policy\": 1, \"rules\": [{\"uids\": [1], \"layouts\": [\"relative\"]}]}",
+		"{\"rootasmd-policy\": 1, \"rules\": [{\"uids\": [1], \"layouts\": [\"/a/../b\"]}]}",
+		"{\"rootasmd-policy\": 1, \"rules\": [{\"uids\": [1], \"inline\": true}]}",
+		"{\"rootasmd-policy\": 2, \"rules\": []}",
+		"{\"rootasmd-policy\": 1, \"rules\": [{\"layouts\": [\"/a\"]}]}",
+		"{\"rootasmd-policy\": 1, \"rules\": [{\"uids\": [-1]}]}",
+		"{\"rootasmd-policy\": 1, \"rules\": [], \"rules\": []}",
+		"not json",
+	};
+	struct daemon d;
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		char *err;
+		int st, p[2];
+		pid_t pid;
+		char buf[2048] = "";
+
+		put("bad.json", "%s", bad[i]);
+		ASSERT_EQ(pipe(p), 0);
+		pid = fork();
+		if (pid == 0) {
+			dup2(p[1], 2);
+			execl(daemon_bin, daemon_bin, "--policy", path("bad.json"), "--socket", path("bad.sock"), (char *)NULL);
+			_exit(127);
+		}
+		close(p[1]);
+		(void)!read(p[0], buf, sizeof(buf) - 1);
+		close(p[0]);
+		waitpid(pid, &st, 0);
+		err = buf;
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 1 || !strstr(err, "policy"))
+			FAILF("policy %zu accepted or wrong message: %s", i, err);
+	}
+	/* SIGHUP with a broken file keeps serving by the old rules */
+	sh("cp %s/policy.json %s/policy2.json", fix, fix);
+	{
+		const char *extra[] = { "--policy", path("policy2.json"), NULL };
+		struct rootasm_error e = { 0 };
+		struct refusal r;
+		int fd;
+
+		d = start("s11", extra);
+		put("policy2.json", "%s", "broken");
+		kill(d.pid, SIGHUP);
+		/* the reload has happened once the daemon says so */
+		while (!strstr(daemon_log(&d), "policy:"))
+			sched_yield();
+		r = (struct refusal){ .d = &d, .layout = path("layouts/t.yaml") };
+		if (as_user(UNPRIV, served, &r))
+			FAILF("the old policy should still serve uid %d", UNPRIV);
+		fd = via(&d, path("layouts/t.yaml"), &e);
+		TREE_OK(fd);
+		close(fd);
+		stop(&d);
+	}
+}
+
+static void cleanup(void)
+{
+	if (getpid() == main_pid)
+		sh("rm -rf %s", fix);
+}
+
+int main(int argc, char **argv)
+{
+	daemon_bin = argc > 1 ? realpath(argv[1], NULL) : NULL;
+	if (!daemon_bin) {
+		fprintf(stderr, "usage: %s ROOTASMD\n", argv[0]);
+		return 2;
+	}
+	if (geteuid() != 0)
+		return harness_main(argc, argv);
+	snprintf(fix, sizeof(fix), "%s/rootasm-daemon-XXXXXX",
+		 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(fix))
+		return 2;
+	main_pid = getpid();
+	atexit(cleanup);
+	/* the fixture is read by unprivileged clients too */
+	sh("chmod 0755 %s", fix);
+	sh("cd %s && mkdir -p src/l1/etc src/l2/etc src/vol layouts other/l1 && echo base > src/l1/etc/motd && "
+	   "echo keep > src/l1/etc/keep && echo secret > src/l1/secret && chown %d:%d src/l1/secret && "
+	   "chmod 0600 src/l1/secret && echo l2 > src/l2/etc/motd && echo vol > src/vol/volfile && "
+	   "mksquashfs src/l2 src/l2.sqfs -quiet -no-progress >/dev/null && "
+	   "mksquashfs src/vol src/vol.sqfs -quiet -no-progress >/dev/null && ln -s / src/out", fix, UNPRIV, UNPRIV);
+	put("layouts/t.yaml", "version: 1\nlayers:\n  - dir: ../src/l1\n  - image: ../src/l2.sqfs\nupper: { tmpfs: {} }\n"
+	    "mounts:\n  - { image: ../src/vol.sqfs, target: /vol }\n  - { tmpfs: /tmp }\n");
+	put("layouts/rl.yaml", "version: 1\nlayers:\n  - dir: ../src/l1\n  - image: ../src/l2.sqfs\nupper: { tmpfs: {} }\n"
+	    "mounts:\n  - { image: ../src/vol.sqfs, target: /vol }\n");
+	sh("cp %s/layouts/t.yaml %s/other/t.yaml && cp -r %s/src/l1 %s/other/ && ln -s ../other/t.yaml %s/layouts/link.yaml "
+	   "&& ln -s ../src %s/other/src", fix, fix, fix, fix, fix, fix);
+	put("policy.json",
+	    "{\"rootasmd-policy\": 1, \"rules\": [\n"
+	    " {\"uids\": [%d], \"layouts\": [\"%s/layouts\"], \"inline\": true, \"sources\": [\"%s/src\"], \"userns\": true},\n"
+	    " {\"uids\": [%d], \"layouts\": [\"%s/layouts\"]}\n]}\n", UNPRIV, fix, fix, UNPRIV + 1, fix);
+	if (chdir(fix) < 0)
+		return 2;
+	return harness_main(argc, argv);
+}
