@@ -34,6 +34,9 @@ t 125 "exec: missing LAYOUT" exec
 t 125 "exec: missing CMD" exec l.yaml --report
 t 125 "unknown option '--bogus'" exec --bogus l.yaml -- /bin/true
 t 2 "open layout /nonexistent.yaml: No such file or directory" check /nonexistent.yaml
+t 2 "open layout /nonexistent.yaml: No such file or directory" assemble /nonexistent.yaml --via /nonexistent.sock --attach /x
+t 1 "connect /nonexistent.sock: No such file or directory" assemble /dev/null --via /nonexistent.sock --attach /x
+t 125 "--via takes a layout file, not '-'" exec --via /nonexistent.sock - -- /bin/true
 t 2 "unknown option '--xml'" probe --xml
 t 2 "--json takes no value or 'pretty'" --json=yaml probe
 t 2 "--count takes a positive number" watch --count -3
