@@ -6,11 +6,16 @@
  * count; an entry that is dropped while lent out ("dead") is closed by the
  * last ra_cache_put().
  *
- *   get   fstat(image fd) -> key -> hit: refs++, to the front
- *         miss: unlock, ra_image_mount() (the slow part, outside the lock),
- *               lock; another thread may have inserted the key meanwhile
- *               (use its entry, close ours); evict LRU entries not lent out
- *               until the new one fits; if it still does not, bypass
+ *   get   fstat(image fd) -> key -> hit: refs++, to the front; an entry still
+ *               being mounted by another assembly is waited for (a condition
+ *               variable), so that N assemblies missing at once make one mount
+ *               and one loop device, not N
+ *         miss: a placeholder entry (loading) goes in; unlock, ra_image_mount()
+ *               (the slow part, outside the lock), lock; evict LRU entries not
+ *               lent out until it fits; if it still does not, it is dropped
+ *               from the list at once ("dead": a bypass, used by the
+ *               assemblies holding it, closed by the last put); a failed mount
+ *               takes the placeholder out and its waiters try for themselves
  *   put   refs--; a dead entry with no refs left is closed
  */
 #include <fcntl.h>
@@ -39,6 +44,7 @@ struct ra_cache_entry {
 	char *path;
 	int fd;					/* the detached mount */
 	unsigned int refs;
+	bool loading;				/* being mounted (outside the lock) by the assembly that missed */
 	bool dead;				/* no longer in the list; closed by the last put */
 	uint64_t hits;
 	uint64_t mnt_id;
@@ -46,6 +52,7 @@ struct ra_cache_entry {
 
 struct ra_cache {
 	pthread_mutex_t lock;
+	pthread_cond_t loaded;			/* an entry finished loading (or failed to) */
 	struct ra_cache_entry *head, *tail;
 	unsigned int n, max_entries;
 	uint64_t bytes, max_bytes;
@@ -65,6 +72,7 @@ int ra_cache_new(const struct rootasm_cache_opts *o, struct ra_cache **ret)
 	if (!c)
 		return -ENOMEM;
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->loaded, NULL);
 	c->max_entries = OPT(o, max_entries, 0u) ? OPT(o, max_entries, 0u) : ROOTASM_CACHE_DEFAULT_ENTRIES;
 	c->max_bytes = OPT(o, max_bytes, (uint64_t)0) ? OPT(o, max_bytes, (uint64_t)0) : ROOTASM_CACHE_DEFAULT_BYTES;
 	*ret = c;
@@ -123,6 +131,7 @@ void ra_cache_free(struct ra_cache *c)
 		return;
 	while (c->head)
 		drop(c, c->head);
+	pthread_cond_destroy(&c->loaded);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -153,7 +162,7 @@ static struct ra_cache_entry *lookup(struct ra_cache *c, const struct stat *st, 
 			continue;
 		}
 		/* the same inode changed, or the same name is another file now: the entry is stale */
-		if (!ent->digest[0] && (!digest || !*digest) && ent->type == type &&
+		if (!ent->loading && !ent->digest[0] && (!digest || !*digest) && ent->type == type &&
 		    ((ent->dev == st->st_dev && ent->ino == st->st_ino) || !strcmp(ent->path, path))) {
 			c->stale++;
 			drop(c, ent);
@@ -168,15 +177,10 @@ static struct ra_cache_entry *lookup(struct ra_cache *c, const struct stat *st, 
 	return found;
 }
 
-static bool over(const struct ra_cache *c, uint64_t more_bytes)
-{
-	return c->n + 1 > c->max_entries || c->bytes + more_bytes > c->max_bytes;
-}
-
 int ra_cache_get(struct ra_cache *c, int image_fd, const char *path, const char *digest, enum ra_fstype type,
 		 struct ra_cache_entry **ret, struct rootasm_error *e)
 {
-	struct ra_cache_entry *ent, *other;
+	struct ra_cache_entry *ent;
 	struct stat st;
 	struct statx sx;
 	int fd;
@@ -188,28 +192,34 @@ int ra_cache_get(struct ra_cache *c, int image_fd, const char *path, const char 
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "image cache", path, "digest longer than %d bytes",
 				   RA_DIGEST_MAX - 1);
 	pthread_mutex_lock(&c->lock);
-	ent = lookup(c, &st, path, digest, type);
-	if (ent) {
-		c->hits++;
-		pthread_mutex_unlock(&c->lock);
-		*ret = ent;
-		return ent->fd;
+	for (;;) {
+		ent = lookup(c, &st, path, digest, type);
+		if (!ent)
+			break;
+		/* lent to us now; mounted by someone else still: wait for it */
+		while (ent->loading)
+			pthread_cond_wait(&c->loaded, &c->lock);
+		if (ent->fd >= 0) {
+			c->hits++;
+			pthread_mutex_unlock(&c->lock);
+			*ret = ent;
+			return ent->fd;
+		}
+		/* its mount failed: give it back and try ourselves */
+		ent->hits--;
+		if (!--ent->refs && ent->dead)
+			entry_close(ent);
 	}
 	c->misses++;
-	pthread_mutex_unlock(&c->lock);
-
-	fd = ra_image_mount(image_fd, path, type, 0, e);
-	if (fd < 0)
-		return fd;
 	ent = calloc(1, sizeof(*ent));
 	if (ent)
 		ent->path = strdup(path);
 	if (!ent || !ent->path) {
+		pthread_mutex_unlock(&c->lock);
 		free(ent);
-		close(fd);
 		return ra_oom(e, "image cache");
 	}
-	ent->fd = fd;
+	ent->fd = -EBADF;
 	ent->dev = st.st_dev;
 	ent->ino = st.st_ino;
 	ent->size = st.st_size;
@@ -218,39 +228,44 @@ int ra_cache_get(struct ra_cache *c, int image_fd, const char *path, const char 
 	ent->type = type;
 	if (digest)
 		snprintf(ent->digest, sizeof(ent->digest), "%s", digest);
-	if (statx(fd, "", AT_EMPTY_PATH, RA_STATX_MNT_ID_UNIQUE, &sx) == 0)
+	ent->loading = true;
+	ent->refs = 1;
+	push_front(c, ent);
+	pthread_mutex_unlock(&c->lock);
+
+	fd = ra_image_mount(image_fd, path, type, 0, e);
+	if (fd >= 0 && statx(fd, "", AT_EMPTY_PATH, RA_STATX_MNT_ID_UNIQUE, &sx) == 0)
 		ent->mnt_id = sx.stx_mnt_id;
 
 	pthread_mutex_lock(&c->lock);
-	/* another assembly mounted the same image meanwhile: share its entry */
-	other = lookup(c, &st, path, digest, type);
-	if (other) {
-		c->hits++;
+	ent->loading = false;
+	ent->fd = fd;
+	pthread_cond_broadcast(&c->loaded);
+	if (fd < 0) {
+		/* out of the list; waiters see fd < 0 and try for themselves; the last one frees it */
+		if (!ent->dead)
+			unlink_entry(c, ent);
+		ent->dead = true;
+		if (!--ent->refs)
+			entry_close(ent);
 		pthread_mutex_unlock(&c->lock);
-		entry_close(ent);
-		*ret = other;
-		return other->fd;
+		return fd;
 	}
-	for (struct ra_cache_entry *v = c->tail, *prev; v && over(c, (uint64_t)ent->size); v = prev) {
+	for (struct ra_cache_entry *v = c->tail, *prev; v && (c->n > c->max_entries || c->bytes > c->max_bytes); v = prev) {
 		prev = v->prev;
 		if (v->refs)
 			continue;
 		c->evictions++;
 		drop(c, v);
 	}
-	if (over(c, (uint64_t)ent->size)) {
-		/* everything is lent out: this assembly gets the mount for itself */
+	if (!ent->dead && (c->n > c->max_entries || c->bytes > c->max_bytes)) {
+		/* everything is lent out: this mount serves the assemblies holding it, then goes */
 		c->bypass++;
-		pthread_mutex_unlock(&c->lock);
-		fd = take_fd(ent->fd);
-		entry_close(ent);
-		return fd;
+		drop(c, ent);
 	}
-	push_front(c, ent);
-	ent->refs = 1;
 	pthread_mutex_unlock(&c->lock);
 	*ret = ent;
-	return ent->fd;
+	return fd;
 }
 
 void ra_cache_put(struct ra_cache *c, struct ra_cache_entry *ent)

@@ -18,8 +18,10 @@
  * Limits: entries and bytes (the images' st_size); least recently used
  * entries not lent out are evicted (closed: the mount dissolves, the loop
  * device's autoclear frees it). When every entry is lent out and the limit
- * is reached, the image is mounted for this assembly alone (a "bypass").
- * The cache never attaches anything. One mutex; mounting happens outside it.
+ * is reached, the new mount serves the assemblies that asked for it and is
+ * closed after them (a "bypass"). Assemblies missing the same image at once
+ * share one mount. The cache never attaches anything. One mutex; mounting
+ * happens outside it.
  */
 #ifndef ROOTASM_CACHE_H
 #define ROOTASM_CACHE_H
@@ -34,9 +36,8 @@ int ra_cache_new(const struct rootasm_cache_opts *o, struct ra_cache **ret);
 void ra_cache_free(struct ra_cache *c);
 
 /*
- * A detached read-only mount of the image @image_fd (@path names it). On a
- * hit or a new entry, *ret is the entry and the fd is the cache's: borrowed
- * until ra_cache_put(). On a bypass *ret is NULL and the fd is the caller's.
+ * A detached read-only mount of the image @image_fd (@path names it): *ret
+ * is its entry and the fd is the cache's, borrowed until ra_cache_put().
  * @digest may be NULL (key by fstat).
  */
 int ra_cache_get(struct ra_cache *c, int image_fd, const char *path, const char *digest, enum ra_fstype type,

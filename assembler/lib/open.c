@@ -408,9 +408,9 @@ static int opts_check(const struct rootasm_load_opts *o, bool mem, const char *n
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "load layout", name,
 				   "struct rootasm_load_opts.size is %zu: set it to sizeof(struct rootasm_load_opts)",
 				   o->size);
-	if (o->flags & ~(ROOTASM_LOAD_OFFLINE | ROOTASM_LOAD_DIR_FD))
+	if (o->flags & ~(ROOTASM_LOAD_OFFLINE | ROOTASM_LOAD_DIR_FD | ROOTASM_LOAD_ABSOLUTE))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "load layout", name, "unknown flags 0x%x",
-				   o->flags & ~(ROOTASM_LOAD_OFFLINE | ROOTASM_LOAD_DIR_FD));
+				   o->flags & ~(ROOTASM_LOAD_OFFLINE | ROOTASM_LOAD_DIR_FD | ROOTASM_LOAD_ABSOLUTE));
 	if ((o->flags & ROOTASM_LOAD_DIR_FD) && (!mem || o->size < offsetof(struct rootasm_load_opts, dir_fd) + sizeof(int)))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "load layout", name,
 				   mem ? "ROOTASM_LOAD_DIR_FD without the dir_fd field" :
