@@ -14,6 +14,9 @@
  * over glibc's for every library in the process, glibc included) and call
  * glibc's own allocator underneath.
  *
+ * With ROOTASM_FAULT_CACHE=1 the context has an image cache and assembles
+ * twice (the images mounted into the cache, then lent from it).
+ *
  * Usage: fault_test  (root). Prints a summary; exits 1 on any failure.
  */
 #include <dirent.h>
@@ -169,6 +172,7 @@ static void one_run(long n, struct result *res)
 	char path[512];
 	size_t heap;
 	int r, fd = -1;
+	bool cache = getenv("ROOTASM_FAULT_CACHE") != NULL;
 
 	snprintf(path, sizeof(path), "%s/f.yaml", fix);
 	fds(fd_before, sizeof(fd_before));
@@ -180,9 +184,20 @@ static void one_run(long n, struct result *res)
 		e.err = -r;
 		snprintf(e.op, sizeof(e.op), "rootasm_ctx_new");
 	}
+	if (r == 0 && cache && (r = rootasm_ctx_set_cache(ctx, NULL)) < 0) {
+		e.err = -r;
+		snprintf(e.op, sizeof(e.op), "rootasm_ctx_set_cache");
+	}
 	if (r == 0)
 		r = rootasm_layout_load(ctx, path, NULL, &l, &e);
-	if (r == 0)
+	if (r == 0 && cache) {
+		/* the first assembly fills the cache, the second borrows from it */
+		r = fd = rootasm_assemble(ctx, l, &e);
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+	}
+	if (r >= 0)
 		r = fd = rootasm_assemble(ctx, l, &e);
 	if (fd >= 0)
 		close(fd);
