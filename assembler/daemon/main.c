@@ -209,7 +209,8 @@ static void refuse(int sock, int err, enum rootasm_error_kind kind, const char *
 	vsnprintf(e.msg, sizeof(e.msg), fmt, ap);
 	va_end(ap);
 	ra_msg_send(sock, rd_error_reply(&e), -EBADF, MSG_DONTWAIT);
-	atomic_fetch_add(&D.n.busy, 1);
+	if (err == EBUSY)
+		atomic_fetch_add(&D.n.busy, 1);
 	close(sock);
 }
 
@@ -250,9 +251,18 @@ static void new_client(int sock)
 	if (c->uid != 0) {
 		const struct rd_rule *r = rd_policy_match(D.policy, c->uid, c->gid, c->groups, c->ngroups);
 
-		limit = r ? r->max_connections : 4096;
+		limit = r ? r->max_connections : 0;
 	}
 	pthread_rwlock_unlock(&D.policy_lock);
+	if (!limit) {
+		/* nobody the policy names holds a connection (or a thread) of ours */
+		close_fdp(&c->pidfd);
+		free(c);
+		atomic_fetch_add(&D.n.refused, 1);
+		refuse(sock, EPERM, ROOTASM_ERROR_PERMISSION, "no rule of the policy names uid %u or its groups",
+		       cred.uid);
+		return;
+	}
 	pthread_mutex_lock(&D.lock);
 	for (struct rd_client *o = D.clients; o; o = o->next)
 		mine += o->uid == c->uid;

@@ -79,7 +79,8 @@ static int call(struct rootasm_client *c, json_t *req, int send_fd, json_t **ret
 	r = ra_msg_send(c->sock, req, send_fd, 0);
 	if (r == -ENOMEM)
 		return ra_oom(e, "request");
-	if (r < 0)
+	/* a daemon that refused us at connect has sent why and closed: read that */
+	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
 		return ra_err(e, r, -EBADF, "send request", c->path, r == -EMSGSIZE ?
 			      "larger than the protocol's message cap" : NULL);
 	r = ra_msg_recv(c->sock, &rep, &fd);

@@ -642,6 +642,72 @@ TEST(daemon_survives_hostile_messages)
 	stop(&d);
 }
 
+static void hold_connections(void *arg)
+{
+	struct daemon *d = arg;
+	int s[17];
+
+	/* the rule's max_connections is 3 for this uid: the 4th is refused with why, the others serve */
+	for (int i = 0; i < 3; i++) {
+		s[i] = raw_connect(d->sock, SOCK_SEQPACKET);
+		ASSERT_TRUE(s[i] >= 0);
+		raw_send(s[i], "{\"rootasm\":1,\"op\":\"probe\"}", 26, NULL, 0);
+		ASSERT_STR(raw_reply(s[i]), "ok");
+	}
+	s[3] = raw_connect(d->sock, SOCK_SEQPACKET);
+	ASSERT_STR(raw_reply(s[3]), "EBUSY");
+	close(s[3]);
+	/* one goes, one more may come */
+	close(s[0]);
+	for (int i = 0; i < 100000; i++) {
+		s[0] = raw_connect(d->sock, SOCK_SEQPACKET);
+		raw_send(s[0], "{\"rootasm\":1,\"op\":\"probe\"}", 26, NULL, 0);
+		if (!strcmp(raw_reply(s[0]), "ok"))
+			break;
+		close(s[0]);
+		sched_yield();
+	}
+	ASSERT_TRUE(s[0] >= 0);
+}
+
+static void stranger(void *arg)
+{
+	struct daemon *d = arg;
+	int s = raw_connect(d->sock, SOCK_SEQPACKET);
+
+	/* no rule: refused at the door, with the reason, holding nothing of the daemon's */
+	ASSERT_STR(raw_reply(s), "EPERM");
+	ASSERT_STR(raw_reply(s), "EOF");
+}
+
+TEST(daemon_limits_connections)
+{
+	const char *two[] = { "--max-clients", "2", NULL };
+	struct daemon d = start("s12", NULL);
+	int a, b, c;
+
+	if (as_user(UNPRIV + 1, hold_connections, &d))
+		FAILF("per-uid limit");
+	if (as_user(STRANGER, stranger, &d))
+		FAILF("stranger");
+	no_leaks(&d);
+	stop(&d);
+	/* the daemon's own limit, for everyone, root included */
+	d = start("s13", two);
+	a = raw_connect(d.sock, SOCK_SEQPACKET);
+	b = raw_connect(d.sock, SOCK_SEQPACKET);
+	raw_send(a, "{\"rootasm\":1,\"op\":\"probe\"}", 26, NULL, 0);
+	ASSERT_STR(raw_reply(a), "ok");
+	raw_send(b, "{\"rootasm\":1,\"op\":\"probe\"}", 26, NULL, 0);
+	ASSERT_STR(raw_reply(b), "ok");
+	c = raw_connect(d.sock, SOCK_SEQPACKET);
+	ASSERT_STR(raw_reply(c), "EBUSY");
+	close(a);
+	close(b);
+	close(c);
+	stop(&d);
+}
+
 TEST(daemon_client_dies_mid_request)
 {
 	struct daemon d = start("s4", NULL);
@@ -1154,7 +1220,7 @@ int main(int argc, char **argv)
 	put("policy.json",
 	    "{\"rootasmd-policy\": 1, \"rules\": [\n"
 	    " {\"uids\": [%d], \"layouts\": [\"%s/layouts\"], \"inline\": true, \"sources\": [\"%s/src\"], \"userns\": true},\n"
-	    " {\"uids\": [%d], \"layouts\": [\"%s/layouts\"]}\n]}\n", UNPRIV, fix, fix, UNPRIV + 1, fix);
+	    " {\"uids\": [%d], \"layouts\": [\"%s/layouts\"], \"max_connections\": 3}\n]}\n", UNPRIV, fix, fix, UNPRIV + 1, fix);
 	if (chdir(fix) < 0)
 		return 2;
 	return harness_main(argc, argv);
