@@ -34,6 +34,12 @@
  *                         an image layer mounted and dissolved, O_PATH open, open_tree clone,
  *                         stat, realpath, fork+wait
  *   legacy-once SPEC      one legacy_build, left attached (for `cli`: the process-level baseline)
+ *   daemon SOCKET LAYOUT  per run, in shuffled order, each assembly then close (the tree dissolves):
+ *                         inproc: rootasm_assemble() in this process, no image cache (every image
+ *                         layer a new loop device + fsmount);
+ *                         cached: the same with a context that has an image cache (in-process);
+ *                         via: rootasmd at SOCKET (its cache): connect + request + the fd + close;
+ *                         via_conn: the same over one connection kept open
  *
  * Timings are never assertions: a failing workload prints {"error": ...} and exits 3.
  */
@@ -756,6 +762,64 @@ static int mode_conc(int runs, int workers, int total, const char *layout, const
 	return emit(NULL, "\"workers\": %d, \"total\": %d", workers, total);
 }
 
+/* ---- daemon: rootasmd and the image cache ------------------------------------- */
+
+static int mode_daemon(int runs, int warm, const char *sock, const char *layout)
+{
+	struct rootasm_cache_opts co = { .size = sizeof(co) };
+	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout = layout };
+	struct rootasm_ctx *cctx = NULL;
+	struct rootasm_layout *l = NULL, *lc = NULL;
+	struct rootasm_client *keep = NULL;
+	struct rootasm_error e = { 0 };
+	static const char *const names[] = { "inproc", "cached", "via", "via_conn" };
+
+	if (rootasm_ctx_new(0, &cctx) < 0 || rootasm_ctx_set_cache(cctx, &co) < 0)
+		return emit("cannot make a context with a cache", NULL);
+	if (load(layout, &l, &e) < 0 || rootasm_layout_load(cctx, layout, NULL, &lc, &e) < 0)
+		return emit_rootasm(&e);
+	if (rootasm_client_connect(sock, &keep, &e) < 0)
+		return emit_rootasm(&e);
+	for (int i = -warm; i < runs; i++) {
+		int order[4];
+
+		shuffle(order, 4);
+		for (int k = 0; k < 4; k++) {
+			struct rootasm_client *c = NULL;
+			double t0, t1;
+			int fd = -1;
+
+			t0 = now_us();
+			switch (order[k]) {
+			case 0:
+				fd = rootasm_assemble(NULL, l, &e);
+				break;
+			case 1:
+				fd = rootasm_assemble(cctx, lc, &e);
+				break;
+			case 2:
+				if (rootasm_client_connect(sock, &c, &e) == 0)
+					fd = rootasm_client_assemble(c, &o, &e);
+				break;
+			default:
+				fd = rootasm_client_assemble(keep, &o, &e);
+			}
+			if (fd < 0)
+				return emit_rootasm(&e);
+			close(fd);
+			rootasm_client_close(c);
+			t1 = now_us();
+			if (i >= 0)
+				add(names[order[k]], t1 - t0);
+		}
+	}
+	rootasm_client_close(keep);
+	rootasm_layout_free(l);
+	rootasm_layout_free(lc);
+	rootasm_ctx_free(cctx);	/* dissolves the in-process cache */
+	return emit(NULL, NULL);
+}
+
 /* ---- micro: the primitives the numbers above are made of -------------------- */
 
 static int mode_micro(int runs, int warm, const char *dir, const char *image)
@@ -833,7 +897,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: rootasm-bench [-n RUNS] [-w WARMUP] compare LAYOUT SPEC TARGET | legacy SPEC | "
 			"first LAYOUT | cli [--umount DIR]... [--cgroup2] -- CMD... [::: CMD...]... | "
-			"conc WORKERS TOTAL LAYOUT SPEC | micro DIR IMAGE | legacy-once SPEC\n");
+			"conc WORKERS TOTAL LAYOUT SPEC | micro DIR IMAGE | legacy-once SPEC | daemon SOCKET LAYOUT\n");
 	return 2;
 }
 
@@ -868,6 +932,8 @@ int main(int argc, char **argv)
 		return mode_cli(runs, warm, argc - 1, argv + 1);
 	if (!strcmp(mode, "conc") && argc == 5)
 		return mode_conc(runs, atoi(argv[1]), atoi(argv[2]), argv[3], argv[4]);
+	if (!strcmp(mode, "daemon") && argc == 3)
+		return mode_daemon(runs, warm, argv[1], argv[2]);
 	if (!strcmp(mode, "micro") && argc == 3)
 		return mode_micro(runs, warm, argv[1], argv[2]);
 	return usage();
