@@ -8,9 +8,10 @@
  *   signals   SIGTERM/SIGINT: stop accepting, wake every connection (shutdown(2)),
  *             wait for them, free the context (which dissolves the image cache), exit 0;
  *             SIGHUP: read the policy again (a bad file keeps the old one)
- *   accept    SO_PEERCRED (uid, gid, pid), SO_PEERGROUPS, SO_PEERPIDFD where the kernel
- *             has it; over --max-clients or the rule's max_connections the peer gets one
- *             error reply and is closed; otherwise a thread of its own (serve.c)
+ *   accept    a pool of threads, each accepting and serving its own connection (acceptor());
+ *             SO_PEERCRED (uid, gid, pid), SO_PEERGROUPS, SO_PEERPIDFD where the kernel
+ *             has it; a peer no rule names, or one over --max-clients or its rule's
+ *             max_connections, gets one error reply and is closed
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -214,25 +216,24 @@ static void refuse(int sock, int err, enum rootasm_error_kind kind, const char *
 	close(sock);
 }
 
-static void new_client(int sock)
+/* Admit the peer of @sock (taken): its client, or NULL when it was refused (and closed). */
+static struct rd_client *new_client(int sock)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	struct timeval tv = { .tv_sec = D.idle_timeout_s };
 	struct rd_client *c;
 	unsigned int mine = 0, limit = 4096;
-	pthread_attr_t attr;
-	pthread_t t;
 
 	atomic_fetch_add(&D.n.connections, 1);
 	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 		close(sock);
-		return;
+		return NULL;
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		refuse(sock, ENOMEM, ROOTASM_ERROR_RUNTIME, "out of memory");
-		return;
+		return NULL;
 	}
 	c->d = &D;
 	c->sock = sock;
@@ -261,7 +262,7 @@ static void new_client(int sock)
 		atomic_fetch_add(&D.n.refused, 1);
 		refuse(sock, EPERM, ROOTASM_ERROR_PERMISSION, "no rule of the policy names uid %u or its groups",
 		       cred.uid);
-		return;
+		return NULL;
 	}
 	pthread_mutex_lock(&D.lock);
 	for (struct rd_client *o = D.clients; o; o = o->next)
@@ -278,7 +279,7 @@ static void new_client(int sock)
 		else
 			refuse(sock, EBUSY, ROOTASM_ERROR_RUNTIME, "%u connections are served already (--max-clients %u)",
 			       now, D.max_clients);
-		return;
+		return NULL;
 	}
 	c->next = D.clients;
 	D.clients = c;
@@ -289,24 +290,83 @@ static void new_client(int sock)
 			;
 	}
 	pthread_mutex_unlock(&D.lock);
+	return c;
+}
+
+/*
+ * The threads: a pool of acceptors. An idle thread waits in poll() on the
+ * listening socket (non-blocking) and the stop eventfd; the one that accepts
+ * a connection serves it itself (no hand-over to another thread: a new
+ * connection costs one wake-up, as a request on a kept one does). When it
+ * takes the last idle thread's place, it first starts another, up to
+ * --max-clients + 1 threads (the one beyond the limit accepts only to say
+ * "busy"); after its connection it waits again, or ends when SPARE others
+ * are waiting already.
+ */
+#define SPARE 2
+
+static int lfd = -EBADF, stopfd = -EBADF;
+static unsigned int threads, idle;
+
+static void *acceptor(void *arg);
+
+/* Start one more acceptor; the daemon's lock is held. */
+static void spawn_locked(void)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 1u << 20);
-	if (pthread_create(&t, &attr, rd_serve, c) != 0) {
-		/* no thread: the connection ends here, as if served */
-		ra_msg_send(sock, NULL, -EBADF, MSG_DONTWAIT);
-		rd_client_done(c);
-	}
+	if (pthread_create(&t, &attr, acceptor, NULL) == 0)
+		threads++;
 	pthread_attr_destroy(&attr);
+}
+
+static void *acceptor(void *arg)
+{
+	pthread_mutex_lock(&D.lock);
+	while (!D.stopping) {
+		struct pollfd p[2] = { { lfd, POLLIN, 0 }, { stopfd, POLLIN, 0 } };
+		struct rd_client *c;
+		int s;
+
+		idle++;
+		pthread_mutex_unlock(&D.lock);
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			p[0].revents = 0;
+		s = (p[0].revents & POLLIN) ? accept4(lfd, NULL, NULL, SOCK_CLOEXEC) : -1;
+		pthread_mutex_lock(&D.lock);
+		idle--;
+		if (s < 0)
+			continue;	/* another thread took it, or we are stopping */
+		if (!idle && !D.stopping && threads < D.max_clients + 1)
+			spawn_locked();
+		pthread_mutex_unlock(&D.lock);
+		c = new_client(s);
+		if (c)
+			rd_serve(c);
+		pthread_mutex_lock(&D.lock);
+		if (idle >= SPARE)
+			break;
+	}
+	threads--;
+	pthread_cond_broadcast(&D.drained);
+	pthread_mutex_unlock(&D.lock);
+	return NULL;
 }
 
 static void stop(void)
 {
+	uint64_t one = 1;
+
 	pthread_mutex_lock(&D.lock);
 	D.stopping = true;
+	(void)!write(stopfd, &one, sizeof(one));	/* wakes every idle acceptor */
 	for (struct rd_client *c = D.clients; c; c = c->next)
-		shutdown(c->sock, SHUT_RDWR);	/* wakes its recv(); its thread ends */
-	while (D.clients)
+		shutdown(c->sock, SHUT_RDWR);		/* wakes its recv(); its thread ends */
+	while (threads)
 		pthread_cond_wait(&D.drained, &D.lock);
 	pthread_mutex_unlock(&D.lock);
 }
@@ -328,7 +388,7 @@ int main(int argc, char **argv)
 	struct rootasm_cache_opts co = { .size = sizeof(co) };
 	const char *sock_path = DEFAULT_SOCKET, *policy = NULL;
 	unsigned long long v;
-	int c, lfd, sfd, r;
+	int c, sfd, r;
 	bool bound = false;
 	sigset_t mask;
 	struct rlimit rl;
@@ -415,37 +475,31 @@ int main(int argc, char **argv)
 	}
 	if (lfd < 0 || sfd < 0)
 		return 1;
+	/* several threads wait on it: only one gets a connection, the others EAGAIN */
+	stopfd = eventfd(0, EFD_CLOEXEC);
+	if (stopfd < 0 || fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK) < 0)
+		return 1;
+	pthread_mutex_lock(&D.lock);
+	for (int i = 0; i < SPARE; i++)
+		spawn_locked();
+	pthread_mutex_unlock(&D.lock);
+	/* the test suite and ci/bench wait for this line: everything is in place when it comes */
 	fprintf(stderr, "rootasmd: serving on %s (pid %d, cache: %u images, %llu bytes)\n",
 		bound ? sock_path : "the socket systemd passed", (int)getpid(),
 		co.max_entries ? co.max_entries : ROOTASM_CACHE_DEFAULT_ENTRIES,
 		(unsigned long long)(co.max_bytes ? co.max_bytes : ROOTASM_CACHE_DEFAULT_BYTES));
 	for (;;) {
-		struct pollfd p[2] = { { lfd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
+		struct signalfd_siginfo si;
 
-		if (poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
+		if (read(sfd, &si, sizeof(si)) != sizeof(si))
+			continue;
+		if (si.ssi_signo == SIGHUP) {
+			fprintf(stderr, "rootasmd: SIGHUP: reading %s again\n", D.policy_path);
+			policy_load(D.policy_path, policy != NULL);
+			continue;
 		}
-		if (p[1].revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			if (read(sfd, &si, sizeof(si)) != sizeof(si))
-				continue;
-			if (si.ssi_signo == SIGHUP) {
-				fprintf(stderr, "rootasmd: SIGHUP: reading %s again\n", D.policy_path);
-				policy_load(D.policy_path, policy != NULL);
-				continue;
-			}
-			fprintf(stderr, "rootasmd: %s: stopping\n", strsignal(si.ssi_signo));
-			break;
-		}
-		if (p[0].revents & POLLIN) {
-			int s = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-
-			if (s >= 0)
-				new_client(s);
-		}
+		fprintf(stderr, "rootasmd: %s: stopping\n", strsignal(si.ssi_signo));
+		break;
 	}
 	r = 0;
 	stop();
