@@ -5,9 +5,10 @@
  * policy allows. One file per concern:
  *
  *   main.c    options, the listening socket (bound, or from systemd's socket
- *             activation), signals, the accept loop, shutdown
- *   policy.c  the policy file: who may assemble what (POLICY in PROTOCOL.md)
- *   serve.c   one thread per client: requests in, trees or errors out
+ *             activation), signals, a pool of threads that each accept and serve
+ *             one connection at a time, shutdown
+ *   policy.c  the policy file: who may assemble what ("Policy" in PROTOCOL.md)
+ *   serve.c   one connection: requests in, trees or errors out
  *
  * The daemon never attaches a mount: it holds detached mounts (the cache) and
  * sends detached trees. It never resolves a path against its own working
@@ -94,7 +95,7 @@ struct rd_client {
 	int pidfd;				/* SO_PEERPIDFD where the kernel has it, else -EBADF */
 };
 
-/* Serve one connection (a thread's body; takes @c, ends with rd_client_done()). */
+/* Serve one connection in the calling thread (takes @c, ends with rd_client_done()). */
 void *rd_serve(void *c);
 /* The connection is over: out of the list, closed, freed (main.c). */
 void rd_client_done(struct rd_client *c);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * One connection (a thread of its own; main.c caps how many): requests in
+ * One connection (served by the thread that accepted it; main.c caps how many): requests in
  * order, one reply each (PROTOCOL.md):
  *
  *   recv      one SOCK_SEQPACKET message (proto.c: size cap, at most one fd)
