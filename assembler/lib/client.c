@@ -84,6 +84,13 @@ static int call(struct rootasm_client *c, json_t *req, int send_fd, json_t **ret
 		return ra_err(e, r, -EBADF, "send request", c->path, r == -EMSGSIZE ?
 			      "larger than the protocol's message cap" : NULL);
 	r = ra_msg_recv(c->sock, &rep, &fd);
+	/*
+	 * A daemon that closed without reading our request leaves us ECONNRESET,
+	 * which the kernel reports before the messages still queued: the reply
+	 * saying why may be next.
+	 */
+	if (r == -ECONNRESET)
+		r = ra_msg_recv(c->sock, &rep, &fd);
 	if (r == -ENOMEM)
 		return ra_oom(e, "reply");
 	if (r < 0)

@@ -10,7 +10,7 @@
  * entries, and its fds == its fds after start + one per cache entry; after it
  * stops, nothing of the fixture is attached to a loop device.
  *
- * Usage: daemon_test ROOTASMD  (root)
+ * Usage: daemon_test ROOTASMD ROOTASM  (root)
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -38,7 +38,7 @@
 #include "rootasm.h"
 
 static char fix[4096];
-static const char *daemon_bin;
+static const char *daemon_bin, *cli_bin;
 static pid_t main_pid;
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -546,6 +546,8 @@ static void raw_send(int s, const void *buf, size_t len, const int *fds, int nfd
 		FAILF("sendmsg: %s", strerror(errno));
 }
 
+static char last_error_keys[512];	/* the keys of the last error reply, in order */
+
 /* The reply's error "errname", or "ok", or "EOF"; any fd it carries is closed. */
 static const char *raw_reply(int s)
 {
@@ -566,15 +568,24 @@ static const char *raw_reply(int s)
 	j = json_loads(buf, 0, NULL);
 	if (!j)
 		return "not JSON";
-	if (json_is_true(json_object_get(j, "ok")))
+	if (json_is_true(json_object_get(j, "ok"))) {
 		snprintf(out, sizeof(out), "ok");
-	else
+	} else {
+		const char *k;
+		json_t *v;
+
 		snprintf(out, sizeof(out), "%s", json_string_value(json_object_get(json_object_get(j, "error"), "errname")) ?: "?");
+		last_error_keys[0] = '\0';
+		json_object_foreach(json_object_get(j, "error"), k, v)
+			snprintf(last_error_keys + strlen(last_error_keys), sizeof(last_error_keys) - strlen(last_error_keys),
+				 "%s,", k);
+	}
 	json_decref(j);
 	return out;
 }
 
-static int init_userns = -1;	/* root's user namespace, opened before dropping to UNPRIV */
+static int init_userns = -1;
+static char cli_error_keys[512];	/* the keys of `rootasm --json` errors, in order (from the CLI itself) */	/* root's user namespace, opened before dropping to UNPRIV */
 
 static void hostile(void *arg)
 {
@@ -596,6 +607,8 @@ static void hostile(void *arg)
 	ASSERT_STR(raw_reply(s), "EBADMSG");
 	raw_send(s, "{\"rootasm\":2,\"op\":\"probe\"}", 26, NULL, 0);
 	ASSERT_STR(raw_reply(s), "EPROTO");
+	/* an error reply has exactly the fields of the CLI's JSON errors, in their order */
+	ASSERT_STR(last_error_keys, cli_error_keys);
 	raw_send(s, "{\"rootasm\":1,\"op\":\"format-disk\"}", 32, NULL, 0);
 	ASSERT_STR(raw_reply(s), "EOPNOTSUPP");
 	raw_send(s, "{\"rootasm\":1,\"op\":\"probe\",\"evil\":1}", 35, NULL, 0);
@@ -636,6 +649,26 @@ TEST(daemon_survives_hostile_messages)
 	struct daemon d = start("s3", NULL);
 
 	init_userns = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+	{
+		/* what rootasm_error_print_json() writes, as the CLI prints it */
+		char cmd[4200], buf[8192] = "";
+		FILE *f;
+		json_t *j;
+		const char *k;
+		json_t *v;
+
+		snprintf(cmd, sizeof(cmd), "%s --json check /nonexistent.yaml 2>&1 >/dev/null", cli_bin);
+		f = popen(cmd, "r");
+		ASSERT_TRUE(f && fgets(buf, sizeof(buf), f));
+		pclose(f);
+		j = json_loads(buf, 0, NULL);
+		ASSERT_TRUE(j != NULL);
+		json_object_foreach(json_object_get(j, "error"), k, v)
+			snprintf(cli_error_keys + strlen(cli_error_keys), sizeof(cli_error_keys) - strlen(cli_error_keys),
+				 "%s,", k);
+		json_decref(j);
+		ASSERT_CONTAINS(cli_error_keys, "errname,");
+	}
 	if (as_user(UNPRIV, hostile, &d))
 		FAILF("hostile peer");
 	no_leaks(&d);
@@ -661,7 +694,8 @@ static void hold_connections(void *arg)
 	close(s[0]);
 	for (int i = 0; i < 100000; i++) {
 		s[0] = raw_connect(d->sock, SOCK_SEQPACKET);
-		raw_send(s[0], "{\"rootasm\":1,\"op\":\"probe\"}", 26, NULL, 0);
+		/* refused while the old connection's thread is still ending: the send may meet a closed socket */
+		(void)!send(s[0], "{\"rootasm\":1,\"op\":\"probe\"}", 26, MSG_NOSIGNAL);
 		if (!strcmp(raw_reply(s[0]), "ok"))
 			break;
 		close(s[0]);
@@ -1192,8 +1226,9 @@ static void cleanup(void)
 int main(int argc, char **argv)
 {
 	daemon_bin = argc > 1 ? realpath(argv[1], NULL) : NULL;
-	if (!daemon_bin) {
-		fprintf(stderr, "usage: %s ROOTASMD\n", argv[0]);
+	cli_bin = argc > 2 ? realpath(argv[2], NULL) : NULL;
+	if (!daemon_bin || !cli_bin) {
+		fprintf(stderr, "usage: %s ROOTASMD ROOTASM\n", argv[0]);
 		return 2;
 	}
 	if (geteuid() != 0)
