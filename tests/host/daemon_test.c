@@ -584,7 +584,43 @@ static const char *raw_reply(int s)
 	return out;
 }
 
-static int init_userns = -1;
+static int init_userns = -1, stranger_userns = -1;
+
+/* A fresh user namespace owned by @uid (made by a child as @uid, its fd sent back to us). */
+static int userns_of(uid_t uid)
+{
+	int sv[2], fd = -1, st;
+	char ctl[CMSG_SPACE(sizeof(int))], b;
+	struct iovec iov = { &b, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+	pid_t pid;
+
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv), 0);
+	pid = fork();
+	if (pid == 0) {
+		struct cmsghdr *c;
+		int ns;
+
+		become(uid);
+		if (unshare(CLONE_NEWUSER) < 0)
+			_exit(1);
+		ns = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+		m.msg_controllen = CMSG_SPACE(sizeof(int));
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &ns, sizeof(int));
+		_exit(sendmsg(sv[1], &m, 0) == 1 ? 0 : 1);
+	}
+	waitpid(pid, &st, 0);
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	ASSERT_EQ(recvmsg(sv[0], &m, MSG_CMSG_CLOEXEC), 1);
+	memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof(int));
+	close(sv[0]);
+	close(sv[1]);
+	return fd;
+}
 static char cli_error_keys[512];	/* the keys of `rootasm --json` errors, in order (from the CLI itself) */	/* root's user namespace, opened before dropping to UNPRIV */
 
 static void hostile(void *arg)
@@ -632,8 +668,10 @@ static void hostile(void *arg)
 	mntfd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
 	raw_send(s, req, strlen(req), &mntfd, 1);
 	ASSERT_STR(raw_reply(s), "EINVAL");	/* nsfs, but a mount namespace */
-	/* a user namespace, but not ours: the initial one, owned by root */
+	/* a user namespace, but not ours: the initial one, owned by root; one another user made */
 	raw_send(s, req, strlen(req), &init_userns, 1);
+	ASSERT_STR(raw_reply(s), "EPERM");
+	raw_send(s, req, strlen(req), &stranger_userns, 1);
 	ASSERT_STR(raw_reply(s), "EPERM");
 	/* and after all of it, the connection still serves */
 	raw_send(s, "{\"rootasm\":1,\"op\":\"probe\"}", 26, NULL, 0);
@@ -649,6 +687,7 @@ TEST(daemon_survives_hostile_messages)
 	struct daemon d = start("s3", NULL);
 
 	init_userns = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+	stranger_userns = userns_of(STRANGER);
 	{
 		/* what rootasm_error_print_json() writes, as the CLI prints it */
 		char cmd[4200], buf[8192] = "";
