@@ -48,7 +48,7 @@ static const char help[] =
 	"Usage: rootasmd [OPTION...]\n"
 	"The rootasm service: one detached mount per image for the whole node, and\n"
 	"finished trees handed to the clients the policy allows, over an AF_UNIX\n"
-	"SOCK_SEQPACKET socket (protocol: rootasmd(8), PROTOCOL.md). Runs in the\n"
+	"SOCK_SEQPACKET socket (protocol and policy: PROTOCOL.md). Runs in the\n"
 	"foreground; with systemd it takes its socket from rootasmd.socket.\n"
 	"\n"
 	"  --socket PATH        listen at PATH (default " DEFAULT_SOCKET "; ignored when\n"

@@ -412,7 +412,7 @@ int rootasm_cache_trim(struct rootasm_ctx *ctx);
 /* ---------------------------------------------------------- daemon client */
 
 /*
- * rootasmd, the per-node service (rootasmd(8)), holds one image cache for the
+ * rootasmd, the per-node service (assembler/daemon/PROTOCOL.md), holds one image cache for the
  * node and hands finished trees over its AF_UNIX SOCK_SEQPACKET socket to
  * the clients its policy allows. The protocol is documented in
  * assembler/daemon/PROTOCOL.md; these calls speak it. A failed request fills
