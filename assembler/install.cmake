@@ -6,7 +6,9 @@
 #
 # Components, one package each:
 #   tool  rootasm         bin/rootasm, rootasm(1), rootasm.layout(5), bash completion,
-#                         share/rootasm/layout.schema.json
+#                         share/rootasm/layout.schema.json; sbin/rootasmd, its systemd
+#                         units (lib/systemd/system), share/doc/rootasm/{PROTOCOL.md,
+#                         rootasmd.policy.example}
 #   lib   librootasm0     lib/librootasm.so.0 and .so.0.x.y
 #   dev   librootasm-dev  include/rootasm.h, lib/librootasm.so, lib/pkgconfig/rootasm.pc,
 #                         librootasm(3)
@@ -77,6 +79,23 @@ install(FILES ${CMAKE_SOURCE_DIR}/assembler/completion/rootasm.bash
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME rootasm COMPONENT tool)
 install(FILES ${CMAKE_SOURCE_DIR}/layouts/layout.schema.json
         DESTINATION ${CMAKE_INSTALL_DATADIR}/rootasm COMPONENT tool)
+# rootasmd: the daemon, its socket-activated systemd units, its protocol and an example policy.
+# The service's ExecStart names the sbin directory of the prefix installed to (as rootasm.pc does).
+set(ROOTASM_SYSTEMD_UNITDIR "lib/systemd/system" CACHE STRING
+    "systemd system unit directory (relative: under the prefix)")
+install(TARGETS rootasmd RUNTIME DESTINATION ${CMAKE_INSTALL_SBINDIR} COMPONENT tool)
+install(CODE "
+  if(IS_ABSOLUTE [==[${CMAKE_INSTALL_SBINDIR}]==])
+    set(ROOTASM_SBINDIR [==[${CMAKE_INSTALL_SBINDIR}]==])
+  else()
+    set(ROOTASM_SBINDIR \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_SBINDIR}\")
+  endif()
+  configure_file(${CMAKE_SOURCE_DIR}/assembler/daemon/rootasmd.service.in ${CMAKE_BINARY_DIR}/systemd/rootasmd.service @ONLY)
+  " COMPONENT tool)
+install(FILES ${CMAKE_BINARY_DIR}/systemd/rootasmd.service ${CMAKE_SOURCE_DIR}/assembler/daemon/rootasmd.socket
+        DESTINATION ${ROOTASM_SYSTEMD_UNITDIR} COMPONENT tool)
+install(FILES ${CMAKE_SOURCE_DIR}/assembler/daemon/PROTOCOL.md ${CMAKE_SOURCE_DIR}/assembler/daemon/rootasmd.policy.example
+        DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT tool)
 # Debian wants a copyright file in every package (only in the packages: a component install)
 foreach(_c tool:rootasm lib:librootasm0 dev:librootasm-dev)
   string(REPLACE ":" ";" _c "${_c}")

@@ -15,8 +15,8 @@ _rootasm_options()
 {
 	case $1 in
 	check) echo "--offline --live $_rootasm_common" ;;
-	assemble) echo "--attach --send-fd --send-fd-fd --peer-uid --timeout --audit $_rootasm_common" ;;
-	exec) echo "--network --preserve-fds --env --hostname --privileged --report $_rootasm_common" ;;
+	assemble) echo "--attach --send-fd --send-fd-fd --peer-uid --timeout --audit --via $_rootasm_common" ;;
+	exec) echo "--network --preserve-fds --env --hostname --privileged --report --via $_rootasm_common" ;;
 	probe) echo "$_rootasm_common" ;;
 	watch) echo "--mntns --count --timeout $_rootasm_common" ;;
 	'') echo "--version $_rootasm_common" ;;
@@ -80,7 +80,7 @@ _rootasm()
 		fi
 		case $w in
 		--) ((dashdash)) || { dashdash=1; continue; } ;;
-		--attach | --send-fd | --send-fd-fd | --peer-uid | --timeout | --mntns | --count | \
+		--attach | --send-fd | --send-fd-fd | --peer-uid | --timeout | --mntns | --count | --via | \
 			--network | --preserve-fds | --env | --hostname) ((dashdash)) || { skip=1; continue; } ;;
 		esac
 		if ((dashdash)) || [[ $w != -* && $w != = && ${COMP_WORDS[i - 1]} != = ]]; then
@@ -100,7 +100,7 @@ _rootasm()
 	# A value for the option before the cursor.
 	case $prev in
 	--attach) _rootasm_dirs "$cur"; return 0 ;;
-	--send-fd | --mntns) _rootasm_files "$cur"; return 0 ;;
+	--send-fd | --mntns | --via) _rootasm_files "$cur"; return 0 ;;
 	--network) COMPREPLY=($(compgen -W "host none" -- "$cur")); return 0 ;;
 	--send-fd-fd | --peer-uid | --timeout | --count | --preserve-fds | --env | --hostname) return 0 ;;
 	esac

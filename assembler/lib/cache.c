@@ -289,6 +289,10 @@ int rootasm_ctx_set_cache(struct rootasm_ctx *ctx, const struct rootasm_cache_op
 	struct ra_cache *c;
 	int r;
 
+	/* the size rules of rootasm.h: known fields up to the caller's size, nothing set beyond ours */
+	r = o ? ra_opts_size(o, o->size, offsetof(struct rootasm_cache_opts, max_entries), sizeof(*o)) : 0;
+	if (r < 0)
+		return r;
 	if (o && o->size >= offsetof(struct rootasm_cache_opts, flags) + sizeof(o->flags) && o->flags)
 		return -EINVAL;
 	r = ra_cache_new(o, &c);

@@ -129,8 +129,14 @@ int rootasm_client_assemble(struct rootasm_client *c, const struct rootasm_clien
 	json_t *req, *rep = NULL;
 	struct stat st;
 
-	if (!c || !o || o->size < offsetof(struct rootasm_client_assemble_opts, flags) || !!layout == !!text ||
-	    (flags & ~ROOTASM_CLIENT_USERNS) || ((flags & ROOTASM_CLIENT_USERNS) && nsfd < 0))
+	if (!c || !o)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble via rootasmd", layout, "invalid arguments");
+	r = ra_opts_size(o, o->size, offsetof(struct rootasm_client_assemble_opts, flags) + sizeof(o->flags), sizeof(*o));
+	if (r == -E2BIG)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, E2BIG, "assemble via rootasmd", layout,
+				   "struct rootasm_client_assemble_opts of %zu bytes sets fields this library (%s) does not know",
+				   o->size, ROOTASM_VERSION_STRING);
+	if (r < 0 || !!layout == !!text || (flags & ~ROOTASM_CLIENT_USERNS) || ((flags & ROOTASM_CLIENT_USERNS) && nsfd < 0))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble via rootasmd", layout, "invalid arguments");
 	if (layout && layout[0] != '/')
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble via rootasmd", layout,

@@ -639,8 +639,21 @@ int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *
 	struct ra_plan *p = NULL;
 	int r;
 
-	if ((o && o->size < offsetof(struct rootasm_assemble_opts, userns_fd)) || (flags & ~ROOTASM_ASSEMBLE_USERNS))
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble", NULL, "invalid options");
+	r = o ? ra_opts_size(o, o->size, offsetof(struct rootasm_assemble_opts, flags) + sizeof(o->flags), sizeof(*o)) : 0;
+	if (r == -E2BIG)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, E2BIG, "assemble", NULL,
+				   "struct rootasm_assemble_opts of %zu bytes sets fields this library (%s) does not know",
+				   o->size, ROOTASM_VERSION_STRING);
+	if (r < 0)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble", NULL,
+				   "struct rootasm_assemble_opts.size is %zu: set it to sizeof(struct rootasm_assemble_opts)",
+				   o->size);
+	if (flags & ~ROOTASM_ASSEMBLE_USERNS)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble", NULL, "unknown flags 0x%x",
+				   flags & ~ROOTASM_ASSEMBLE_USERNS);
+	if ((flags & ROOTASM_ASSEMBLE_USERNS) && o->size < offsetof(struct rootasm_assemble_opts, userns_fd) + sizeof(int))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble", NULL,
+				   "ROOTASM_ASSEMBLE_USERNS needs rootasm_assemble_opts.userns_fd");
 	if (!l->opened)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble", l->file,
 				   "the layout was loaded offline: its host objects are not open");

@@ -20,6 +20,11 @@ ok $? "cmake --install failed: $(cat "$d.log")"
 rm -f "$d.log"
 root=$d$prefix
 want="bin/rootasm
+sbin/rootasmd
+lib/systemd/system/rootasmd.service
+lib/systemd/system/rootasmd.socket
+share/doc/rootasm/PROTOCOL.md
+share/doc/rootasm/rootasmd.policy.example
 include/rootasm.h
 $libdir/librootasm.so
 $libdir/librootasm.so.0
@@ -36,7 +41,9 @@ ok $? "installed files differ: $(diff <(printf '%s\n' "$want" | LC_ALL=C sort) <
 [ "$(readlink "$root/$libdir/librootasm.so")" = librootasm.so.0 ] &&
 	[ "$(readlink "$root/$libdir/librootasm.so.0")" = "librootasm.so.$version" ]
 ok $? "librootasm.so -> .so.0 -> .so.$version"
-for f in "$root/bin/rootasm" "$root/$libdir/librootasm.so.$version"; do
+grep -qx "ExecStart=$prefix/sbin/rootasmd" "$root/lib/systemd/system/rootasmd.service"
+ok $? "rootasmd.service: ExecStart is not $prefix/sbin/rootasmd"
+for f in "$root/bin/rootasm" "$root/sbin/rootasmd" "$root/$libdir/librootasm.so.$version"; do
 	! readelf -d "$f" | grep -qE 'RPATH|RUNPATH'; ok $? "$f has an RPATH"
 done
 
