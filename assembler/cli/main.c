@@ -176,9 +176,10 @@ static int version(void)
 {
 	if (cli.json)
 		return cli_json_out(json_pack("{s:s, s:s, s:[s,s,s,s]}", "version", ROOTASM_VERSION_STRING, "library",
-					      rootasm_version(), "compiled", "libyaml", "jansson", "libseccomp", "libcap")) < 0;
+					      rootasm_version(), "compiled", "libyaml", "jansson", "libcap", "seccomp-profile")) < 0;
 	printf("rootasm %s (library %s)\n"
-	       "compiled with: libyaml (layouts), jansson (JSON), libseccomp (exec filter), libcap\n"
+	       "compiled with: libyaml (layouts), jansson (JSON), libcap; the exec sandbox's seccomp\n"
+	       "profile (x86_64, i386, x32), built with libseccomp at build time\n"
 	       "kernel features are probed at run time: rootasm probe\n", ROOTASM_VERSION_STRING, rootasm_version());
 	return 0;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cache.h"
 #include "context.h"
@@ -18,6 +19,7 @@ static void ctx_init(struct rootasm_ctx *c, unsigned int flags)
 	pthread_mutex_init(&c->lock, NULL);
 	c->scratch_fd = -EBADF;
 	c->debug = (flags & ROOTASM_CTX_DEBUG) || (env && *env && strcmp(env, "0"));
+	clock_gettime(CLOCK_MONOTONIC, &c->t0);
 }
 
 int rootasm_ctx_new(unsigned int flags, struct rootasm_ctx **ret)
@@ -72,11 +74,15 @@ struct rootasm_ctx *ra_ctx(struct rootasm_ctx *ctx)
 void ra_trace(struct rootasm_ctx *c, const char *fmt, ...)
 {
 	char line[1024];
+	struct timespec t;
 	va_list ap;
-	int saved = errno;
+	int saved = errno, n;
 
+	/* each line says when, in ms since the context was made */
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	n = snprintf(line, sizeof(line), "%8.3f ", (t.tv_sec - c->t0.tv_sec) * 1e3 + (t.tv_nsec - c->t0.tv_nsec) / 1e6);
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	vsnprintf(line + n, sizeof(line) - n, fmt, ap);
 	va_end(ap);
 	if (c->log)
 		c->log(c->log_userdata, line);

@@ -8,6 +8,7 @@
 #define ROOTASM_CONTEXT_H
 
 #include <pthread.h>
+#include <time.h>
 
 #include "rootasm.h"
 
@@ -27,6 +28,7 @@ struct rootasm_ctx {
 	struct ra_cache *images;		/* image cache (cache.h), set once; NULL: none */
 
 	bool debug;
+	struct timespec t0;			/* when it was made: the trace's clock */
 	void (*log)(void *userdata, const char *line);
 	void *log_userdata;
 };

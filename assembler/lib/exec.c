@@ -3,7 +3,7 @@
  * exec: the tree as the root of a sandboxed command.
  *
  *   parent  everything that allocates, before the clone: the environment, the
- *           seccomp programs (seccomp.c), detached clones of the host's /dev/null
+ *           detached clones of the host's /dev/null
  *           for the /proc masks; then clone3(CLONE_NEWNS | NEWPID | NEWIPC | NEWUTS |
  *           NEWCGROUP [| NEWNET]) through child.c (pidfd, death signal, report pipe)
  *   init    pid 1 of the new pid namespace; system calls only:
@@ -16,7 +16,8 @@
  *             mqueue, when the tree has no usable /dev/null
  *             hostname; loopback up in a new network namespace
  *             the bounding set, groups, gid, uid, capabilities (and ambient ones),
- *             no_new_privs, not dumpable, the seccomp programs: for the init too
+ *             no_new_privs, not dumpable, the seccomp program (made at build time by
+ *             seccomp.c): for the init too
  *             the report "ready"; every fd >= 3 closed but the preserved ones;
  *             fork CMD; pass signals on; reap; exit with CMD's status
  *   CMD     signals unblocked, the preserved fds inherited, execve (PATH searched
@@ -90,7 +91,7 @@ struct spec {
 	size_t ngroups;
 	uint64_t caps;
 	unsigned int preserve_fds;
-	struct ra_bpf progs[2];
+	bool deny_mount_api;
 	int null_clones[NMASK];		/* detached clones of the host's /dev/null */
 	sigset_t fwd;			/* the signals the init passes on, and SIGCHLD */
 };
@@ -464,13 +465,14 @@ static int init_main(void *arg, int *step)
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		return errno_r();
 	if (!s->privileged) {
-		*step = S_SECCOMP;
-		for (int i = 0; i < 2; i++) {
-			struct sock_fprog fp = { .len = s->progs[i].len, .filter = s->progs[i].insns };
+		struct sock_fprog fp = {
+			.len = s->deny_mount_api ? ra_profile_deny_mount_len : ra_profile_allow_mount_len,
+			.filter = (struct sock_filter *)(s->deny_mount_api ? ra_profile_deny_mount : ra_profile_allow_mount),
+		};
 
-			if (fp.len && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp, 0, 0) < 0)
-				return errno_r();
-		}
+		*step = S_SECCOMP;
+		if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp, 0, 0) < 0)
+			return errno_r();
 	}
 	/* set up: tell the parent; from here on a failure is the command's exit status */
 	ra_child_report_ready(S_FDS);
@@ -568,6 +570,7 @@ int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 		.ngroups = x->ngroups,
 		.caps = x->caps_set ? x->caps : RA_OCI_DEFAULT_CAPS,
 		.preserve_fds = EOPT(o, preserve_fds, 0u),
+		.deny_mount_api = x->deny_mount_api,
 	};
 	struct ra_child ch;
 	struct ra_child_report rep;
@@ -601,7 +604,6 @@ int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 		return ra_oom(e, "exec environment");
 	r = 0;
 	if (!s.privileged) {
-		r = ra_seccomp_build(x->deny_mount_api, s.progs, e);
 		/* the masks: detached clones of our /dev/null, moved onto /proc files in the container */
 		for (size_t i = 0; r == 0 && i < NMASK; i++) {
 			s.null_clones[i] = open_tree(AT_FDCWD, "/dev/null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
@@ -624,7 +626,6 @@ int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 	}
 	for (size_t i = 0; i < NMASK; i++)
 		close_fdp(&s.null_clones[i]);
-	ra_seccomp_free(s.progs);
 	free(s.envp);
 	if (r < 0)
 		return r;

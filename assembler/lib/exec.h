@@ -8,14 +8,11 @@
 
 #include "rootasm.h"
 
-struct ra_bpf {
-	struct sock_filter *insns;
-	unsigned short len;
-};
-
-/* The profile as BPF programs (seccomp.c); free with ra_seccomp_free(). */
-int ra_seccomp_build(bool deny_mount_api, struct ra_bpf progs[2], struct rootasm_error *e);
-void ra_seccomp_free(struct ra_bpf progs[2]);
+/* The profile, made at build time by seccomp.c (rootasm-seccomp-gen): with and without the mount API rules. */
+extern const struct sock_filter ra_profile_deny_mount[];
+extern const unsigned short ra_profile_deny_mount_len;
+extern const struct sock_filter ra_profile_allow_mount[];
+extern const unsigned short ra_profile_allow_mount_len;
 
 /* The OCI default capability set (crun spec, runc spec). */
 #define RA_OCI_DEFAULT_CAPS	((1ULL << 29) | (1ULL << 5) | (1ULL << 10))	/* AUDIT_WRITE, KILL, NET_BIND_SERVICE */

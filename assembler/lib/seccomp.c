@@ -1,15 +1,22 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The seccomp profile of `rootasm exec`: allow by default, deny what lets a
- * container reach past its tree or widen the kernel's attack surface. Built
- * in the parent (libseccomp allocates) as BPF programs in memory; the
- * container's init loads them with raw prctl() calls, for itself and so for
- * the command it forks.
+ * container reach past its tree or widen the kernel's attack surface.
+ *
+ * This file is a build-time tool (rootasm-seccomp-gen): it makes the profile
+ * with libseccomp and writes it out as C arrays of BPF instructions
+ * (seccomp_profile.c in the build tree), which the library compiles in. At
+ * run time nothing builds anything: the container's init loads the ready
+ * program with one prctl(), for itself and so for the command it forks
+ * (building it with libseccomp took ~0.4 ms per exec, and libseccomp is then
+ * no run-time dependency).
  *
  * Every ABI the kernel runs is covered: the program checks x86_64, i386
  * (int $0x80 from a 64-bit process is i386) and x32 (the 0x40000000 bit)
- * numbers alike. libseccomp 2.5 does not know syscalls newer than itself, so
- * a second, hand-written program denies those by number on all three ABIs.
+ * numbers alike. libseccomp 2.5 does not know syscalls newer than itself: a
+ * hand-written block in front of its program denies those by number on all
+ * three ABIs and falls through to it otherwise (one filter, not two: each
+ * filter costs the kernel a BPF compile when it is loaded).
  *
  * Denied with EPERM (clone3 with ENOSYS, so that libc falls back to clone(),
  * whose flags a filter can read):
@@ -28,7 +35,12 @@
  *                    adjtimex syslog iopl ioperm quotactl lookup_dcookie uselib nfsservctl
  *                    personality (changes to the execution domain), vhangup
  */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -38,8 +50,12 @@
 #include <sched.h>
 #include <seccomp.h>
 
-#include "exec.h"
-#include "util.h"
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+struct ra_bpf {
+	struct sock_filter *insns;
+	unsigned short len;
+};
 
 static const char *const mount_api[] = {
 	"mount", "umount2", "umount", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick",
@@ -79,44 +95,41 @@ static int deny(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned
 
 static int export_bpf(scmp_filter_ctx ctx, struct ra_bpf *out)
 {
-	_cleanup_close_ int fd = memfd_create("rootasm-seccomp", MFD_CLOEXEC);
+	int fd = memfd_create("rootasm-seccomp", MFD_CLOEXEC), r;
 	struct stat st;
-	int r;
 
 	if (fd < 0)
 		return -errno;
 	r = seccomp_export_bpf(ctx, fd);
-	if (r < 0)
-		return r;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) || st.st_size / sizeof(struct sock_filter) > BPF_MAXINSNS)
-		return -E2BIG;
-	out->insns = malloc(st.st_size);
-	if (!out->insns)
-		return -ENOMEM;
-	if (pread(fd, out->insns, st.st_size, 0) != st.st_size) {
-		free(out->insns);
-		out->insns = NULL;
-		return -EIO;
-	}
-	out->len = st.st_size / sizeof(struct sock_filter);
-	return 0;
+	if (r == 0 && fstat(fd, &st) < 0)
+		r = -errno;
+	if (r == 0 && (st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) ||
+		       st.st_size / sizeof(struct sock_filter) > BPF_MAXINSNS))
+		r = -E2BIG;
+	if (r == 0 && !(out->insns = malloc(st.st_size)))
+		r = -ENOMEM;
+	if (r == 0 && pread(fd, out->insns, st.st_size, 0) != st.st_size)
+		r = -EIO;
+	if (r == 0)
+		out->len = st.st_size / sizeof(struct sock_filter);
+	close(fd);
+	return r;
 }
 
 /*
- * The second program: syscalls too new for libseccomp, by number, on every ABI.
+ * The prefix: syscalls too new for libseccomp, by number, on every ABI; what
+ * it does not deny falls through to libseccomp's program after it.
  *
  *   0      A = arch
  *   1      x86_64?  yes: 3
- *   2      i386?    no: ALLOW (another ABI: the first program already ruled on it)
+ *   2      i386?    no: libseccomp's program (another ABI: it rules on it)
  *   3      A = nr
  *   4+2i   nr == denied_new[i]?              yes: DENY
  *   5+2i   nr == denied_new[i] | x32 bit?    yes: DENY
- *   4+2N   ALLOW
+ *   4+2N   jump over DENY: libseccomp's program
  *   5+2N   DENY (EPERM)
  */
-static int build_new(struct ra_bpf *out)
+static int build_prefix(struct ra_bpf *out)
 {
 	enum { N = sizeof(denied_new) / sizeof(denied_new[0]) };
 	struct sock_filter *f = calloc(6 + 2 * N, sizeof(*f));
@@ -126,28 +139,29 @@ static int build_new(struct ra_bpf *out)
 		return -ENOMEM;
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
 	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
-	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386, 0, 2 * N + 1);
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386, 0, 2 * N + 2);
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
 	for (unsigned int j = 0; j < 2 * N; j++)
 		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
 						      denied_new[j / 2] | (j % 2 ? X32_BIT : 0), 2 * N - j, 0);
-	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA | BPF_K, 1);
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
 	out->insns = f;
 	out->len = n;
 	return 0;
 }
 
-int ra_seccomp_build(bool deny_mount_api, struct ra_bpf progs[2], struct rootasm_error *e)
+/* The profile as one BPF program: the prefix (with the mount API) and libseccomp's program. */
+static int build(bool deny_mount_api, struct ra_bpf *out)
 {
 	struct scmp_arg_cmp newuser = SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER);
+	struct ra_bpf main_prog = { 0 }, prefix = { 0 };
 	scmp_filter_ctx ctx;
 	int r = 0;
 
-	memset(progs, 0, 2 * sizeof(*progs));
 	ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
-		return ra_oom(e, "seccomp_init");
+		return -ENOMEM;
 	/* the same rules on every ABI of this kernel; an unknown ABI is refused outright */
 	if (seccomp_arch_add(ctx, SCMP_ARCH_X86) < 0 || seccomp_arch_add(ctx, SCMP_ARCH_X32) < 0)
 		r = -EINVAL;
@@ -167,22 +181,55 @@ int ra_seccomp_build(bool deny_mount_api, struct ra_bpf progs[2], struct rootasm
 	if (r == 0)
 		r = deny(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL);
 	if (r == 0)
-		r = export_bpf(ctx, &progs[0]);
+		r = export_bpf(ctx, &main_prog);
 	seccomp_release(ctx);
 	if (r == 0 && deny_mount_api)
-		r = build_new(&progs[1]);
-	if (r < 0) {
-		ra_seccomp_free(progs);
-		return r == -ENOMEM ? ra_oom(e, "seccomp profile") : ra_err(e, r, -EBADF, "seccomp profile", NULL, NULL);
+		r = build_prefix(&prefix);
+	if (r == 0) {
+		out->len = prefix.len + main_prog.len;
+		out->insns = out->len <= BPF_MAXINSNS ? malloc(out->len * sizeof(*out->insns)) : NULL;
+		if (!out->insns)
+			r = out->len > BPF_MAXINSNS ? -E2BIG : -ENOMEM;
+		else {
+			memcpy(out->insns, prefix.insns, prefix.len * sizeof(*out->insns));
+			memcpy(out->insns + prefix.len, main_prog.insns, main_prog.len * sizeof(*out->insns));
+		}
 	}
-	return 0;
+	free(main_prog.insns);
+	free(prefix.insns);
+	return r;
 }
 
-void ra_seccomp_free(struct ra_bpf progs[2])
+/* Write @p as a C array named @name. */
+static void emit(const char *name, const struct ra_bpf *p)
 {
-	for (int i = 0; i < 2; i++) {
-		free(progs[i].insns);
-		progs[i].insns = NULL;
-		progs[i].len = 0;
+	printf("const struct sock_filter %s[] = {\n", name);
+	for (unsigned short i = 0; i < p->len; i++)
+		printf("\t{ 0x%04x, %u, %u, 0x%08x },\n", p->insns[i].code, p->insns[i].jt, p->insns[i].jf, p->insns[i].k);
+	printf("};\nconst unsigned short %s_len = %u;\n\n", name, p->len);
+}
+
+int main(int argc, char **argv)
+{
+	struct ra_bpf with = { 0 }, without = { 0 };
+	int r;
+
+	if (argc != 2 || !freopen(argv[1], "w", stdout)) {
+		fprintf(stderr, "usage: rootasm-seccomp-gen OUTPUT.c\n");
+		return 2;
 	}
+	r = build(true, &with);
+	if (r == 0)
+		r = build(false, &without);
+	if (r < 0) {
+		fprintf(stderr, "rootasm-seccomp-gen: %s\n", strerror(-r));
+		return 1;
+	}
+	printf("/* Generated by rootasm-seccomp-gen (assembler/lib/seccomp.c): the exec profile as BPF. */\n"
+	       "#include \"exec.h\"\n\n");
+	emit("ra_profile_deny_mount", &with);
+	emit("ra_profile_allow_mount", &without);
+	free(with.insns);
+	free(without.insns);
+	return ferror(stdout) ? 1 : 0;
 }
