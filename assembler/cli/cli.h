@@ -45,6 +45,8 @@ int cmd_assemble(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_bundle(int argc, char **argv);
 
 /* The library context, made on first use (after the options: --debug). */
 struct rootasm_ctx *cli_context(void);

@@ -25,6 +25,9 @@ static const char usage[] =
 	"  exec LAYOUT [--] CMD   assemble, then run CMD with the tree as its root\n"
 	"  probe                  which kernel features this kernel has\n"
 	"  watch                  mount attach/detach events of a mount namespace\n"
+	"  import oci:DIR[:TAG]   import an OCI image layout into the store, print its layout\n"
+	"  bundle prepare BUNDLE  assemble an OCI runtime bundle's rootfs at its root.path\n"
+	"  bundle cleanup BUNDLE  undo it: detach the tree, restore config.json\n"
 	"  version                the version and what was compiled in (also -v, -V, --version)\n"
 	"\n"
 	"Every command takes --help, --json[=pretty] (results and errors as JSON) and\n"
@@ -175,11 +178,13 @@ static void raise_nofile(void)
 static int version(void)
 {
 	if (cli.json)
-		return cli_json_out(json_pack("{s:s, s:s, s:[s,s,s,s]}", "version", ROOTASM_VERSION_STRING, "library",
-					      rootasm_version(), "compiled", "libyaml", "jansson", "libcap", "seccomp-profile")) < 0;
+		return cli_json_out(json_pack("{s:s, s:s, s:[s,s,s,s,s,s]}", "version", ROOTASM_VERSION_STRING, "library",
+					      rootasm_version(), "compiled", "libyaml", "jansson", "libcap", "seccomp-profile",
+					      "libarchive", "libcrypto")) < 0;
 	printf("rootasm %s (library %s)\n"
-	       "compiled with: libyaml (layouts), jansson (JSON), libcap; the exec sandbox's seccomp\n"
-	       "profile (x86_64, i386, x32), built with libseccomp at build time\n"
+	       "compiled with: libyaml (layouts), jansson (JSON), libcap, libarchive (OCI layers),\n"
+	       "libcrypto (sha256); the exec sandbox's seccomp profile (x86_64, i386, x32), built\n"
+	       "with libseccomp at build time\n"
 	       "kernel features are probed at run time: rootasm probe\n", ROOTASM_VERSION_STRING, rootasm_version());
 	return 0;
 }
@@ -195,6 +200,8 @@ int main(int argc, char **argv)
 		{ "exec", cmd_exec },
 		{ "probe", cmd_probe },
 		{ "watch", cmd_watch },
+		{ "import", cmd_import },
+		{ "bundle", cmd_bundle },
 	};
 	static const struct option opts[] = {
 		CLI_COMMON_LONGOPTS,

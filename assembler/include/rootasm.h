@@ -448,6 +448,59 @@ int rootasm_client_assemble(struct rootasm_client *c, const struct rootasm_clien
 int rootasm_client_probe(struct rootasm_client *c, char **ret_json, struct rootasm_error *e);
 int rootasm_client_status(struct rootasm_client *c, char **ret_json, struct rootasm_error *e);
 
+/* ------------------------------------------------------------ OCI import */
+
+/*
+ * Import an OCI image layout ("oci:DIR[:TAG]", image-spec v1) into a store:
+ * every layer becomes a read-only squashfs/erofs image keyed by its diff-id,
+ * shared by every image that has it; then a layout (the layers bottom first,
+ * a tmpfs upper) is written for the image. Every blob is verified against
+ * its descriptor (size, sha256) before use; the layer images are published
+ * only after both the blob's digest and its diff-id matched, with
+ * linkat() of a finished, fsync'd O_TMPFILE, so a failure or a crash leaves
+ * nothing half-imported. Needs root (owners, device nodes, trusted xattrs).
+ */
+enum rootasm_layer_fs {
+	ROOTASM_LAYER_EROFS = 0,	/* mkfs.erofs, uncompressed, 4 KiB chunks (holes stay holes) */
+	ROOTASM_LAYER_SQUASHFS = 1,	/* mksquashfs -comp zstd */
+};
+
+struct rootasm_import_layer {
+	char digest[80];		/* the blob: "sha256:..." */
+	char diff_id[80];		/* the uncompressed tar stream */
+	char media_type[128];
+	unsigned long long size;	/* blob bytes */
+	unsigned long long tar_bytes;	/* uncompressed bytes (0 when cached) */
+	char *image;			/* absolute path of the layer image in the store */
+	bool cached;			/* already in the store: not read at all */
+	double seconds;			/* time to convert it */
+};
+
+/* Called before (done false) and after (done true) each layer. */
+typedef void (*rootasm_import_progress_fn)(void *userdata, unsigned int index, unsigned int count,
+					   const struct rootasm_import_layer *layer, bool done);
+
+struct rootasm_import_opts {
+	size_t size;			/* sizeof(struct rootasm_import_opts) */
+	const char *store;		/* NULL: $ROOTASM_STORE, else /var/lib/rootasm/store */
+	enum rootasm_layer_fs fs;
+	rootasm_import_progress_fn progress;
+	void *userdata;
+};
+
+struct rootasm_import_result {
+	char *store;			/* absolute path of the store */
+	char *layout;			/* absolute path of the image's layout */
+	char manifest[80], config[80];	/* digests */
+	struct rootasm_import_layer *layers;	/* bottom first */
+	size_t nlayers;
+	bool wrote;			/* anything was written to the store */
+};
+
+int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_import_opts *opts,
+		   struct rootasm_import_result *res, struct rootasm_error *e);
+void rootasm_import_result_free(struct rootasm_import_result *res);
+
 #if defined(__GNUC__) && __GNUC__ >= 4
 #pragma GCC visibility pop
 #endif

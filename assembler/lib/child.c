@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -189,4 +190,107 @@ void ra_child_kill(struct ra_child *c)
 		ra_child_wait(c, &si);
 	}
 	close_pipes(c);
+}
+
+enum { EXEC_DEATHSIG, EXEC_PRIVATE, EXEC_ATTACH, EXEC_DUP, EXEC_EXEC };
+static const char *const spawn_steps[] = { "prctl", "make / private", "attach", "dup", "execve", NULL };
+
+static void __attribute__((noreturn)) spawn_child(const struct ra_spawn *x, pid_t ppid, int rep, const int *hi)
+{
+	static char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL };
+	struct ra_child_report r = { EXEC_DEATHSIG, 0 };
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		goto fail;
+	if (syscall(SYS_getppid) != ppid)
+		_exit(126);
+	if (x->attach_fd >= 0) {
+		r.step = EXEC_PRIVATE;
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			goto fail;
+		r.step = EXEC_ATTACH;
+		if (move_mount(x->attach_fd, "", AT_FDCWD, x->attach_at, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			goto fail;
+	}
+	/* hi[] are copies above every target: dup2 cannot clobber a source */
+	r.step = EXEC_DUP;
+	for (int i = 0; i < 4; i++) {
+		if (hi[i] < 0) {
+			if (i == 3)
+				close(3);
+			continue;
+		}
+		if (dup2(hi[i], i) < 0)
+			goto fail;
+	}
+	r.step = EXEC_EXEC;
+	execve(x->path, x->argv, envp);
+fail:
+	r.err = errno;
+	(void)!write(rep, &r, sizeof(r));
+	_exit(127);
+}
+
+int ra_child_spawn(const struct ra_spawn *x, const char *what, struct rootasm_error *e)
+{
+	_cleanup_close_ int rep_rd = -EBADF, rep_wr = -EBADF, null = -EBADF, pidfd = -EBADF;
+	int hi[4] = { -1, -1, -1, -1 }, p[2], pfd = -1, r = 0;
+	struct clone_args ca = {
+		.flags = CLONE_PIDFD | CLONE_CLEAR_SIGHAND | (x->attach_fd >= 0 ? CLONE_NEWNS : 0),
+		.exit_signal = 0,
+	};
+	struct ra_child_report rep;
+	pid_t ppid = getpid();
+	siginfo_t si;
+	long pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return ra_err(e, errno, -EBADF, "pipe", what, NULL);
+	rep_rd = p[0];
+	rep_wr = p[1];
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0)
+		return ra_err(e, errno, -EBADF, "open", "/dev/null", NULL);
+	for (int i = 0; i < 4; i++) {
+		int src = x->fds[i] >= 0 ? x->fds[i] : i < 3 ? null : -1;
+
+		if (src >= 0 && (hi[i] = fcntl(src, F_DUPFD_CLOEXEC, 10)) < 0) {
+			r = ra_err(e, errno, -EBADF, "dup", what, NULL);
+			goto out;
+		}
+	}
+	ca.pidfd = (uint64_t)(uintptr_t)&pfd;
+	pid = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid == 0)
+		spawn_child(x, ppid, rep_wr, hi);
+	if (pid < 0) {
+		r = ra_err(e, errno, -EBADF, "clone3", what, NULL);
+		goto out;
+	}
+	pidfd = pfd;
+	close_fdp(&rep_wr);
+	rep_wr = -EBADF;
+	/* the program's exit, then (never blocking) whether it reported a failure before its exec */
+	while (waitid(P_PIDFD, pidfd, &si, WEXITED | __WALL) < 0) {
+		if (errno != EINTR) {
+			r = ra_err(e, errno, -EBADF, "waitid", what, NULL);
+			goto out;
+		}
+	}
+	if (fcntl(rep_rd, F_SETFL, O_NONBLOCK) == 0 && read(rep_rd, &rep, sizeof(rep)) == sizeof(rep)) {
+		char op[ROOTASM_ERR_OP_MAX];
+
+		snprintf(op, sizeof(op), "%s %s", what, spawn_steps[rep.step]);
+		r = ra_err(e, rep.err, -EBADF, op, x->path, NULL);
+	} else if (si.si_code == CLD_EXITED && si.si_status != 0) {
+		r = ra_err(e, EIO, -EBADF, what, x->path, "exited with status %d", si.si_status);
+	} else if (si.si_code != CLD_EXITED) {
+		r = ra_err(e, EINTR, -EBADF, what, x->path, "killed by signal %d (%s)", si.si_status,
+			   sigdescr_np(si.si_status) ? sigdescr_np(si.si_status) : "?");
+	}
+out:
+	for (int i = 0; i < 4; i++)
+		if (hi[i] >= 0)
+			close(hi[i]);
+	return r;
 }

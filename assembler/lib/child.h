@@ -79,3 +79,23 @@ int ra_child_wait(struct ra_child *c, siginfo_t *si);
 int ra_child_read_report(struct ra_child *c, struct ra_child_report *r);
 
 #endif
+
+/*
+ * Run a program: clone3 (no exit signal, PR_SET_PDEATHSIG) and execve(),
+ * then wait for it through its pidfd. The child gets @fds[0..3] as its fds
+ * 0-3 (a negative one: /dev/null for 0-2, closed for 3) and nothing else,
+ * and a fixed environment (PATH=/usr/sbin:/usr/bin:/sbin:/bin, LC_ALL=C).
+ * With @attach_fd >= 0 it runs in a mount namespace of its own (private
+ * propagation) where the detached mount @attach_fd is attached at
+ * @attach_at first: for tools that resolve their paths by name.
+ * Returns 0 when it exited 0; otherwise fills @e (exec failure, status or signal).
+ */
+struct ra_spawn {
+	const char *path;		/* absolute path of the program */
+	char *const *argv;
+	int fds[4];
+	int attach_fd;
+	const char *attach_at;
+};
+
+int ra_child_spawn(const struct ra_spawn *x, const char *what, struct rootasm_error *e);

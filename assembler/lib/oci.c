@@ -1,0 +1,574 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Reading an OCI image layout (oci.h):
+ *
+ *   DIR/oci-layout           {"imageLayoutVersion": "1.0.0"}
+ *   DIR/index.json           manifests[]: pick by the tag
+ *                            (annotation org.opencontainers.image.ref.name),
+ *                            or the one there is
+ *   blobs/sha256/HEX         a nested index: pick linux/<this architecture>
+ *                            a manifest: config + layers[] (bottom first)
+ *                            the config: rootfs.diff_ids[], one per layer
+ *
+ * Each blob is read through one fd, at most its descriptor's size plus one
+ * byte, hashed while read, and parsed only when size and sha256 match.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "oci.h"
+#include "util.h"
+
+#define MT_INDEX	"application/vnd.oci.image.index.v1+json"
+#define MT_MANIFEST	"application/vnd.oci.image.manifest.v1+json"
+#define MT_CONFIG	"application/vnd.oci.image.config.v1+json"
+#define REF_NAME	"org.opencontainers.image.ref.name"
+
+#if defined(__x86_64__)
+#define HOST_ARCH "amd64"
+#elif defined(__aarch64__)
+#define HOST_ARCH "arm64"
+#elif defined(__i386__)
+#define HOST_ARCH "386"
+#elif defined(__arm__)
+#define HOST_ARCH "arm"
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HOST_ARCH "ppc64le"
+#elif defined(__s390x__)
+#define HOST_ARCH "s390x"
+#elif defined(__riscv) && __riscv_xlen == 64
+#define HOST_ARCH "riscv64"
+#else
+#define HOST_ARCH "unknown"
+#endif
+
+/* A problem with the image itself (what the caller gave us): exit status 2. */
+#define bad(e, op, path, ...) ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, path, __VA_ARGS__)
+
+int ra_oci_parse_ref(const char *ref, char **dir, char **tag, struct rootasm_error *e)
+{
+	const char *d, *c;
+
+	if (!ref || strncmp(ref, "oci:", 4))
+		return bad(e, "import", ref, "not an OCI image reference: name it oci:DIR[:TAG]");
+	d = ref + 4;
+	c = strchr(d, ':');
+	if (!*d || c == d)
+		return bad(e, "import", ref, "no directory after 'oci:'");
+	if (c && !c[1])
+		return bad(e, "import", ref, "empty tag after ':'");
+	*dir = c ? strndup(d, c - d) : strdup(d);
+	*tag = c ? strdup(c + 1) : NULL;
+	if (!*dir || (c && !*tag)) {
+		free(*dir);
+		free(*tag);
+		return ra_oom(e, "import");
+	}
+	return 0;
+}
+
+int ra_oci_layer_comp(const char *mt)
+{
+	static const struct {
+		const char *mt;
+		enum ra_oci_comp comp;
+	} known[] = {
+		{ "application/vnd.oci.image.layer.v1.tar", RA_OCI_TAR },
+		{ "application/vnd.oci.image.layer.v1.tar+gzip", RA_OCI_GZIP },
+		{ "application/vnd.oci.image.layer.v1.tar+zstd", RA_OCI_ZSTD },
+		{ "application/vnd.oci.image.layer.nondistributable.v1.tar", RA_OCI_TAR },
+		{ "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip", RA_OCI_GZIP },
+		{ "application/vnd.oci.image.layer.nondistributable.v1.tar+zstd", RA_OCI_ZSTD },
+		{ "application/vnd.docker.image.rootfs.diff.tar.gzip", RA_OCI_GZIP },
+	};
+
+	for (size_t i = 0; mt && i < ARRAY_SIZE(known); i++)
+		if (!strcmp(mt, known[i].mt))
+			return known[i].comp;
+	return -EOPNOTSUPP;
+}
+
+static char *blob_path(const struct ra_oci_image *img, const char *hex)
+{
+	char *p = NULL;
+
+	if (asprintf(&p, "%s/blobs/sha256/%s", img->dir, hex) < 0)
+		return NULL;
+	return p;
+}
+
+int ra_oci_blob_open(const struct ra_oci_image *img, const struct ra_oci_desc *d, struct rootasm_error *e)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	_cleanup_free_ char *p = blob_path(img, d->hex);
+	_cleanup_close_ int fd = -EBADF;
+	struct stat st;
+	int rfd;
+
+	if (!p)
+		return ra_oom(e, "open blob");
+	fd = sys_openat2(img->blobs, d->hex, &how);
+	if (fd < 0)
+		return ra_err_kind(e, errno == ENOENT || errno == ELOOP ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME,
+				   errno, "open blob", p, errno == ELOOP ? "is a symbolic link; blobs must be files" :
+				   NULL);
+	if (fstat(fd, &st) < 0)
+		return ra_err(e, errno, -EBADF, "fstat blob", p, NULL);
+	if (!S_ISREG(st.st_mode))
+		return bad(e, "open blob", p, "is not a regular file");
+	if ((uint64_t)st.st_size != d->size)
+		return bad(e, "verify blob", p, "is %lld bytes, its descriptor says %llu", (long long)st.st_size,
+			   (unsigned long long)d->size);
+	rfd = ra_reopen(fd, O_RDONLY);
+	if (rfd < 0)
+		return ra_err(e, errno, -EBADF, "open blob", p, NULL);
+	return rfd;
+}
+
+/* Read all of @fd, at most @max bytes (one more is an error), hashing it. */
+static int read_capped(int fd, size_t max, char **ret, size_t *ret_len, struct ra_sha256 *h)
+{
+	size_t cap = 0, len = 0;
+	char *buf = NULL;
+
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			char *b;
+
+			if (cap > max) {
+				free(buf);
+				return -EFBIG;
+			}
+			cap = cap ? cap * 2 : 16384;
+			b = realloc(buf, cap + 1);
+			if (!b) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = b;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int r = -errno;
+
+			free(buf);
+			return r;
+		}
+		if (n == 0)
+			break;
+		if (h)
+			ra_sha256_update(h, buf + len, n);
+		len += n;
+	}
+	if (len > max) {
+		free(buf);
+		return -EFBIG;
+	}
+	buf[len] = '\0';
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
+
+/* Parse @buf strictly; an error names @what and jansson's line:column. */
+static int parse_json(const char *buf, size_t len, const char *what, json_t **ret, struct rootasm_error *e)
+{
+	json_error_t je;
+	json_t *j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+
+	if (!j) {
+		if (json_error_code(&je) == json_error_out_of_memory)
+			return ra_oom(e, "parse JSON");
+		return bad(e, "parse JSON", what, "line %d column %d: %s", je.line, je.column, je.text);
+	}
+	if (!json_is_object(j)) {
+		json_decref(j);
+		return bad(e, "parse JSON", what, "is not a JSON object");
+	}
+	*ret = j;
+	return 0;
+}
+
+/* A blob named by @d: read (capped), verified, parsed. */
+static int load_blob(const struct ra_oci_image *img, const struct ra_oci_desc *d, size_t max, json_t **ret,
+		     struct rootasm_error *e)
+{
+	_cleanup_free_ char *p = blob_path(img, d->hex), *buf = NULL;
+	_cleanup_close_ int fd = -EBADF;
+	char got[RA_DIGEST_MAX];
+	struct ra_sha256 h;
+	size_t len;
+	int r;
+
+	if (!p)
+		return ra_oom(e, "read blob");
+	if (d->size > max)
+		return bad(e, "read blob", p, "is %llu bytes by its descriptor; rootasm reads at most %zu for a %s",
+			   (unsigned long long)d->size, max, d->media_type);
+	fd = ra_oci_blob_open(img, d, e);
+	if (fd < 0)
+		return fd;
+	if (ra_sha256_init(&h) < 0)
+		return ra_oom(e, "sha256");
+	r = read_capped(fd, d->size, &buf, &len, &h);
+	if (r < 0) {
+		ra_sha256_free(&h);
+		if (r == -ENOMEM)
+			return ra_oom(e, "read blob");
+		if (r == -EFBIG)
+			return bad(e, "verify blob", p, "is longer than its descriptor's %llu bytes",
+				   (unsigned long long)d->size);
+		return ra_err(e, r, -EBADF, "read blob", p, NULL);
+	}
+	if (ra_sha256_final(&h, got) < 0)
+		return ra_err(e, EIO, -EBADF, "sha256", p, NULL);
+	if (len != d->size)
+		return bad(e, "verify blob", p, "is %zu bytes, its descriptor says %llu", len,
+			   (unsigned long long)d->size);
+	if (strcmp(got, d->digest))
+		return bad(e, "verify blob", p, "its sha256 is %s, its descriptor says %s", got, d->digest);
+	return parse_json(buf, len, p, ret, e);
+}
+
+static void desc_free(struct ra_oci_desc *d)
+{
+	free(d->media_type);
+	d->media_type = NULL;
+}
+
+/* A descriptor object @j (in @where): mediaType, digest, size. */
+static int parse_desc(json_t *j, const char *where, struct ra_oci_desc *d, struct rootasm_error *e)
+{
+	const char *mt = NULL, *dg = NULL;
+	json_int_t size = -1;
+	json_error_t je;
+	int r;
+
+	if (json_unpack_ex(j, &je, 0, "{s:s, s:s, s:I}", "mediaType", &mt, "digest", &dg, "size", &size) < 0)
+		return bad(e, "read descriptor", where, "%s", je.text);
+	if (size < 0)
+		return bad(e, "read descriptor", where, "negative size %lld", (long long)size);
+	r = ra_digest_parse(dg, d->hex);
+	if (r == -EOPNOTSUPP)
+		return ra_err_kind(e, ROOTASM_ERROR_UNSUPPORTED, EOPNOTSUPP, "read descriptor", where,
+				   "digest %s: rootasm verifies sha256 digests only", dg);
+	if (r < 0)
+		return bad(e, "read descriptor", where, "malformed digest '%s'", dg);
+	snprintf(d->digest, sizeof(d->digest), "%s", dg);
+	d->size = size;
+	d->media_type = strdup(mt);
+	if (!d->media_type)
+		return ra_oom(e, "read descriptor");
+	return 0;
+}
+
+static int check_schema(json_t *doc, const char *where, const char *want_mt, struct rootasm_error *e)
+{
+	json_t *v = json_object_get(doc, "schemaVersion"), *mt = json_object_get(doc, "mediaType");
+
+	if (!json_is_integer(v) || json_integer_value(v) != 2)
+		return bad(e, "read image", where, "schemaVersion is not 2");
+	if (mt && (!json_is_string(mt) || strcmp(json_string_value(mt), want_mt)))
+		return bad(e, "read image", where, "mediaType is %s, expected %s",
+			   json_is_string(mt) ? json_string_value(mt) : "not a string", want_mt);
+	return 0;
+}
+
+/* The tags of an index, comma-separated, for a message. */
+static void list_tags(json_t *manifests, char *buf, size_t size)
+{
+	size_t i, used = 0;
+	json_t *m;
+
+	buf[0] = '\0';
+	json_array_foreach(manifests, i, m) {
+		const char *t = NULL;
+
+		if (json_unpack(m, "{s:{s:s}}", "annotations", REF_NAME, &t) == 0 && used + strlen(t) + 3 < size)
+			used += snprintf(buf + used, size - used, "%s%s", used ? ", " : "", t);
+	}
+	if (!used)
+		snprintf(buf, size, "none");
+}
+
+/* From the index @idx (at @where), the descriptor to follow: by @tag at the top, by platform below. */
+static int pick(struct ra_oci_image *img, json_t *idx, const char *where, int depth, struct ra_oci_desc *ret,
+		struct rootasm_error *e)
+{
+	json_t *manifests = json_object_get(idx, "manifests"), *m, *chosen = NULL;
+	char tags[512], what[64];
+	size_t i, n = 0;
+	int r;
+
+	r = check_schema(idx, where, MT_INDEX, e);
+	if (r < 0)
+		return r;
+	if (!json_is_array(manifests))
+		return bad(e, "read image", where, "has no manifests array");
+	json_array_foreach(manifests, i, m) {
+		const char *t = NULL, *os = NULL, *arch = NULL;
+
+		if (!json_is_object(m))
+			return bad(e, "read image", where, "manifests[%zu] is not an object", i);
+		if (depth == 0 && img->tag) {
+			if (json_unpack(m, "{s:{s:s}}", "annotations", REF_NAME, &t) || strcmp(t, img->tag))
+				continue;
+		} else if (depth > 0 && json_array_size(manifests) > 1) {
+			if (json_unpack(m, "{s:{s:s, s:s}}", "platform", "os", &os, "architecture", &arch) ||
+			    strcmp(os, "linux") || strcmp(arch, HOST_ARCH))
+				continue;
+		}
+		if (n++ == 0)
+			chosen = m;
+	}
+	list_tags(manifests, tags, sizeof(tags));
+	if (n == 0 && depth == 0 && img->tag)
+		return bad(e, "read image", where, "no manifest is tagged '%s' (tags: %s)", img->tag, tags);
+	if (n == 0)
+		return bad(e, "read image", where, "lists no manifest%s", depth ? " for linux/" HOST_ARCH : "");
+	if (n > 1 && depth == 0)
+		return bad(e, "read image", where, "lists %zu manifests%s; name one: oci:%s:TAG (tags: %s)", n,
+			   img->tag ? " with that tag" : "", img->dir, tags);
+	if (n > 1)
+		return bad(e, "read image", where, "lists %zu manifests for linux/" HOST_ARCH, n);
+	snprintf(what, sizeof(what), "%s manifests[]", depth ? "nested index" : "index.json");
+	return parse_desc(chosen, where, ret, e);
+}
+
+static int read_manifest(struct ra_oci_image *img, json_t *man, const char *where, struct rootasm_error *e)
+{
+	json_t *layers = json_object_get(man, "layers"), *cfg = json_object_get(man, "config"), *l;
+	size_t i;
+	int r;
+
+	r = check_schema(man, where, MT_MANIFEST, e);
+	if (r < 0)
+		return r;
+	if (!json_is_object(cfg))
+		return bad(e, "read image", where, "has no config descriptor");
+	r = parse_desc(cfg, where, &img->config, e);
+	if (r < 0)
+		return r;
+	if (strcmp(img->config.media_type, MT_CONFIG))
+		return bad(e, "read image", where, "config mediaType is %s, expected " MT_CONFIG,
+			   img->config.media_type);
+	if (!json_is_array(layers) || json_array_size(layers) == 0)
+		return bad(e, "read image", where, "has no layers");
+	if (json_array_size(layers) > RA_OCI_MAX_LAYERS)
+		return bad(e, "read image", where, "has %zu layers; an overlay takes at most %d with an upper",
+			   json_array_size(layers), RA_OCI_MAX_LAYERS);
+	img->layers = calloc(json_array_size(layers), sizeof(*img->layers));
+	if (!img->layers)
+		return ra_oom(e, "read image");
+	json_array_foreach(layers, i, l) {
+		struct ra_oci_layer *ly = &img->layers[i];
+
+		img->nlayers = i + 1;
+		r = parse_desc(l, where, &ly->d, e);
+		if (r < 0)
+			return r;
+		r = ra_oci_layer_comp(ly->d.media_type);
+		if (r < 0)
+			return ra_err_kind(e, ROOTASM_ERROR_UNSUPPORTED, EOPNOTSUPP, "read image", where,
+					   "layers[%zu] has media type %s; rootasm takes tar, tar+gzip and tar+zstd "
+					   "layers", i, ly->d.media_type);
+		ly->comp = r;
+	}
+	return 0;
+}
+
+static int read_config(struct ra_oci_image *img, json_t *cfg, const char *where, struct rootasm_error *e)
+{
+	json_t *ids = NULL, *id;
+	const char *type = NULL;
+	json_error_t je;
+	size_t i;
+
+	if (json_unpack_ex(cfg, &je, 0, "{s:{s:s, s:o}}", "rootfs", "type", &type, "diff_ids", &ids) < 0)
+		return bad(e, "read image config", where, "rootfs: %s", je.text);
+	if (strcmp(type, "layers"))
+		return bad(e, "read image config", where, "rootfs.type is '%s', not 'layers'", type);
+	if (!json_is_array(ids) || json_array_size(ids) != img->nlayers)
+		return bad(e, "read image config", where, "has %zu diff_ids for %zu layers",
+			   json_is_array(ids) ? json_array_size(ids) : 0, img->nlayers);
+	json_array_foreach(ids, i, id) {
+		struct ra_oci_layer *ly = &img->layers[i];
+		int r = ra_digest_parse(json_string_value(id), ly->diff_hex);
+
+		if (r == -EOPNOTSUPP)
+			return ra_err_kind(e, ROOTASM_ERROR_UNSUPPORTED, EOPNOTSUPP, "read image config", where,
+					   "diff_ids[%zu] is not a sha256 digest", i);
+		if (r < 0)
+			return bad(e, "read image config", where, "diff_ids[%zu] is malformed", i);
+		snprintf(ly->diff_id, sizeof(ly->diff_id), "%s", json_string_value(id));
+	}
+	return 0;
+}
+
+int ra_oci_open(const char *dir, const char *tag, struct ra_oci_image **ret, struct rootasm_error *e)
+{
+	struct open_how dhow = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
+	struct open_how bhow = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	struct open_how fhow = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	struct ra_oci_image *img;
+	_cleanup_free_ char *where = NULL, *buf = NULL;
+	json_t *doc = NULL, *next = NULL;
+	struct ra_oci_desc d = { 0 };
+	const char *ver = NULL;
+	size_t len;
+	int r, depth;
+
+	img = calloc(1, sizeof(*img));
+	if (!img)
+		return ra_oom(e, "read image");
+	img->dirfd = img->blobs = -EBADF;
+	img->dir = strdup(dir);
+	img->tag = tag ? strdup(tag) : NULL;
+	if (!img->dir || (tag && !img->tag)) {
+		r = ra_oom(e, "read image");
+		goto out;
+	}
+	img->dirfd = sys_openat2(AT_FDCWD, dir, &dhow);
+	if (img->dirfd < 0) {
+		r = ra_err_kind(e, ROOTASM_ERROR_USAGE, errno, "open image layout", dir, NULL);
+		goto out;
+	}
+	/* oci-layout, then index.json: small regular files beneath the directory */
+	for (int i = 0; i < 2; i++) {
+		const char *name = i ? "index.json" : "oci-layout";
+		_cleanup_close_ int pfd = -EBADF, fd = -EBADF;
+		struct stat st;
+
+		free(where);
+		if (asprintf(&where, "%s/%s", dir, name) < 0) {
+			where = NULL;
+			r = ra_oom(e, "read image");
+			goto out;
+		}
+		pfd = sys_openat2(img->dirfd, name, &fhow);
+		if (pfd < 0 || fstat(pfd, &st) < 0) {
+			r = ra_err_kind(e, ROOTASM_ERROR_USAGE, errno, "open image layout", where,
+					errno == ENOENT ? "not an OCI image layout" : NULL);
+			goto out;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			r = bad(e, "open image layout", where, "is not a regular file");
+			goto out;
+		}
+		fd = ra_reopen(pfd, O_RDONLY);
+		r = fd < 0 ? -errno : read_capped(fd, RA_OCI_INDEX_MAX, &buf, &len, NULL);
+		if (r == -EFBIG)
+			r = bad(e, "read image layout", where, "larger than %u bytes", RA_OCI_INDEX_MAX);
+		else if (r == -ENOMEM)
+			r = ra_oom(e, "read image layout");
+		else if (r < 0)
+			r = ra_err(e, r, -EBADF, "read image layout", where, NULL);
+		if (r < 0)
+			goto out;
+		json_decref(doc);
+		doc = NULL;
+		r = parse_json(buf, len, where, &doc, e);
+		free(TAKE_PTR(buf));
+		if (r < 0)
+			goto out;
+		if (i == 0 && (json_unpack(doc, "{s:s}", "imageLayoutVersion", &ver) || strcmp(ver, "1.0.0"))) {
+			r = bad(e, "read image layout", where, "imageLayoutVersion is not \"1.0.0\"");
+			goto out;
+		}
+	}
+	img->blobs = sys_openat2(img->dirfd, "blobs/sha256", &bhow);
+	if (img->blobs < 0) {
+		r = ra_err_kind(e, ROOTASM_ERROR_USAGE, errno, "open image layout", dir,
+				"blobs/sha256: %s", strerror(errno));
+		goto out;
+	}
+	/* index.json -> nested indexes -> a manifest */
+	for (depth = 0;; depth++) {
+		if (depth > RA_OCI_MAX_NESTING) {
+			r = bad(e, "read image", where, "indexes nested deeper than %d", RA_OCI_MAX_NESTING);
+			goto out;
+		}
+		desc_free(&d);
+		r = pick(img, doc, where, depth, &d, e);
+		if (r < 0)
+			goto out;
+		free(where);
+		where = blob_path(img, d.hex);
+		if (!where) {
+			r = ra_oom(e, "read image");
+			goto out;
+		}
+		if (strcmp(d.media_type, MT_INDEX) && strcmp(d.media_type, MT_MANIFEST)) {
+			r = ra_err_kind(e, ROOTASM_ERROR_UNSUPPORTED, EOPNOTSUPP, "read image", where,
+					"media type %s is neither an OCI index nor an OCI manifest", d.media_type);
+			goto out;
+		}
+		r = load_blob(img, &d, strcmp(d.media_type, MT_INDEX) ? RA_OCI_MANIFEST_MAX : RA_OCI_INDEX_MAX,
+			      &next, e);
+		if (r < 0)
+			goto out;
+		json_decref(doc);
+		doc = TAKE_PTR(next);
+		if (!strcmp(d.media_type, MT_MANIFEST))
+			break;
+	}
+	img->manifest = d;
+	d = (struct ra_oci_desc){ 0 };
+	r = read_manifest(img, doc, where, e);
+	if (r < 0)
+		goto out;
+	json_decref(doc);
+	doc = NULL;
+	free(where);
+	where = blob_path(img, img->config.hex);
+	if (!where) {
+		r = ra_oom(e, "read image");
+		goto out;
+	}
+	r = load_blob(img, &img->config, RA_OCI_CONFIG_MAX, &doc, e);
+	if (r < 0)
+		goto out;
+	r = read_config(img, doc, where, e);
+out:
+	json_decref(doc);
+	desc_free(&d);
+	if (r < 0) {
+		ra_oci_free(img);
+		return r;
+	}
+	*ret = img;
+	return 0;
+}
+
+void ra_oci_free(struct ra_oci_image *img)
+{
+	if (!img)
+		return;
+	for (size_t i = 0; i < img->nlayers; i++)
+		desc_free(&img->layers[i].d);
+	free(img->layers);
+	desc_free(&img->manifest);
+	desc_free(&img->config);
+	close_fdp(&img->dirfd);
+	close_fdp(&img->blobs);
+	free(img->dir);
+	free(img->tag);
+	free(img);
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * An OCI image layout (image-spec v1, "oci:DIR[:TAG]"), read with jansson:
+ * oci-layout, index.json -> (nested indexes) -> manifest -> config and
+ * layers. Every document but index.json is a blob whose size and sha256 are
+ * checked against its descriptor before it is parsed; index.json is the
+ * root of trust (it is the caller's directory). Documents are parsed
+ * strictly (JSON_REJECT_DUPLICATES, no NUL bytes) with a size cap each.
+ *
+ * Blobs are opened with openat2(blobs/sha256, HEX, RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS) as O_PATH, checked to be
+ * regular files of the descriptor's size, and only then opened for reading.
+ */
+#ifndef ROOTASM_OCI_H
+#define ROOTASM_OCI_H
+
+#include <stdint.h>
+
+#include "digest.h"
+#include "rootasm.h"
+
+#define RA_OCI_INDEX_MAX	(4u << 20)	/* index.json, nested indexes */
+#define RA_OCI_MANIFEST_MAX	(4u << 20)	/* as the distribution spec caps manifests */
+#define RA_OCI_CONFIG_MAX	(16u << 20)
+#define RA_OCI_MAX_LAYERS	499		/* overlayfs' 500 lower layers, less one: room for nothing else */
+#define RA_OCI_MAX_NESTING	4		/* index -> index -> ... -> manifest */
+
+enum ra_oci_comp {
+	RA_OCI_TAR,
+	RA_OCI_GZIP,
+	RA_OCI_ZSTD,
+};
+
+struct ra_oci_desc {
+	char *media_type;
+	char digest[RA_DIGEST_MAX];
+	char hex[RA_DIGEST_HEX + 1];
+	uint64_t size;
+};
+
+struct ra_oci_layer {
+	struct ra_oci_desc d;
+	enum ra_oci_comp comp;
+	char diff_id[RA_DIGEST_MAX];		/* from the config's rootfs.diff_ids */
+	char diff_hex[RA_DIGEST_HEX + 1];
+};
+
+struct ra_oci_image {
+	char *dir;				/* the layout directory as given */
+	char *tag;				/* NULL: the one manifest */
+	int dirfd;				/* O_PATH of the layout directory */
+	int blobs;				/* O_PATH of blobs/sha256 */
+	struct ra_oci_desc manifest, config;
+	struct ra_oci_layer *layers;		/* bottom first */
+	size_t nlayers;
+};
+
+/* Parse "oci:DIR[:TAG]" (DIR ends at the first ':' after "oci:"). Caller frees *dir and *tag. */
+int ra_oci_parse_ref(const char *ref, char **dir, char **tag, struct rootasm_error *e);
+
+/* Read the layout @dir, pick the manifest (@tag, or the only one), read and verify manifest and config. */
+int ra_oci_open(const char *dir, const char *tag, struct ra_oci_image **ret, struct rootasm_error *e);
+void ra_oci_free(struct ra_oci_image *img);
+
+/* Open the blob of @d for reading (a regular file of d->size bytes); caller owns the fd. */
+int ra_oci_blob_open(const struct ra_oci_image *img, const struct ra_oci_desc *d, struct rootasm_error *e);
+
+/* The compression a layer media type names; -EOPNOTSUPP for one rootasm does not take. */
+int ra_oci_layer_comp(const char *media_type);
+
+#endif

@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The content-addressed store and rootasm_import() (rootasm.h):
+ *
+ *   STORE/layers/sha256/DIFFHEX.erofs|.squashfs   a layer image, keyed by the diff-id
+ *   STORE/layers/sha256/DIFFHEX.FS.json           what it was made from (blob digest, sizes)
+ *   STORE/images/sha256/MANIFESTHEX.json          an imported image: manifest, config, layers
+ *   STORE/images/sha256/MANIFESTHEX.FS.layout.json   its layout (layers bottom first, tmpfs upper)
+ *   STORE/tmp/                                    an empty directory (see below)
+ *
+ * Converting one layer:
+ *
+ *   blob fd (oci.c) ─▶ ra_unpack_layer() ─▶ a detached tmpfs (the staging tree: no path reaches it,
+ *        │                                   and it dissolves with its fd, SIGKILL included)
+ *        └ both digests compared ─▶ mkfs.erofs|mksquashfs in a child (child.c ra_child_spawn) that
+ *          attaches the staging tmpfs at STORE/tmp in a mount namespace of its own (the tools
+ *          resolve their source by name; a detached mount has none) and writes to an O_TMPFILE
+ *          of STORE/layers/sha256 ─▶ fsync ─▶ linkat() to its name: it appears complete or
+ *          not at all. EEXIST means a concurrent import published the same layer first: ours is
+ *          dropped (same diff-id, same tree). No lock is needed.
+ *
+ * A layer already in the store is not read again (its diff-id is trusted
+ * through the verified config); a second import of an image writes nothing.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "child.h"
+#include "context.h"
+#include "json.h"
+#include "layout.h"
+#include "oci.h"
+#include "sysmnt.h"
+#include "unpack.h"
+#include "util.h"
+
+#define DEFAULT_STORE	"/var/lib/rootasm/store"
+
+struct store {
+	char *path;		/* absolute */
+	int fd, layers, images;
+};
+
+static const struct open_how dir_beneath = {
+	.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+	.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+};
+
+/* mkdir -p of an absolute or relative @path (0755); the last component must not be a symlink. */
+static int open_store_dir(const char *path, struct rootasm_error *e)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
+	_cleanup_free_ char *p = strdup(path);
+	int fd;
+
+	if (!p)
+		return ra_oom(e, "open store");
+	fd = sys_openat2(AT_FDCWD, p, &how);
+	if (fd < 0 && errno == ENOENT) {
+		for (char *s = p + 1; *s; s++) {
+			if (*s != '/')
+				continue;
+			*s = '\0';
+			if (mkdir(p, 0755) < 0 && errno != EEXIST)
+				return ra_err(e, errno, -EBADF, "create store", p, NULL);
+			*s = '/';
+		}
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return ra_err(e, errno, -EBADF, "create store", p, NULL);
+		fd = sys_openat2(AT_FDCWD, p, &how);
+	}
+	if (fd < 0)
+		return ra_err_kind(e, errno == ENOTDIR || errno == ELOOP ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME,
+				   errno, "open store", path, errno == ENOTDIR ?
+				   "is not a directory (or is a symbolic link: name its target)" : NULL);
+	return fd;
+}
+
+static int sub(struct store *s, int dir, const char *name, struct rootasm_error *e)
+{
+	struct open_how how = dir_beneath;
+	int fd;
+
+	if (mkdirat(dir, name, 0755) < 0 && errno != EEXIST)
+		return ra_err(e, errno, -EBADF, "create store directory", name, NULL);
+	fd = sys_openat2(dir, name, &how);
+	if (fd < 0)
+		return ra_err(e, errno, -EBADF, "open store directory", name, "in %s", s->path);
+	return fd;
+}
+
+static void store_close(struct store *s)
+{
+	close_fdp(&s->fd);
+	close_fdp(&s->layers);
+	close_fdp(&s->images);
+	free(s->path);
+}
+
+static int store_open(const char *path, struct store *s, struct rootasm_error *e)
+{
+	_cleanup_close_ int l = -EBADF, i = -EBADF, t = -EBADF;
+	char p[64], abs[PATH_MAX];
+	ssize_t n;
+
+	*s = (struct store){ .fd = -EBADF, .layers = -EBADF, .images = -EBADF };
+	s->fd = open_store_dir(path, e);
+	if (s->fd < 0)
+		return s->fd;
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", s->fd);
+	n = readlink(p, abs, sizeof(abs) - 1);
+	if (n <= 0 || abs[0] != '/')
+		return ra_err(e, n < 0 ? errno : EINVAL, -EBADF, "open store", path, "its absolute path");
+	abs[n] = '\0';
+	s->path = strdup(abs);
+	if (!s->path)
+		return ra_oom(e, "open store");
+	l = sub(s, s->fd, "layers", e);
+	if (l < 0)
+		return l;
+	s->layers = sub(s, l, "sha256", e);
+	if (s->layers < 0)
+		return s->layers;
+	i = sub(s, s->fd, "images", e);
+	if (i < 0)
+		return i;
+	s->images = sub(s, i, "sha256", e);
+	if (s->images < 0)
+		return s->images;
+	t = sub(s, s->fd, "tmp", e);
+	return t < 0 ? t : 0;
+}
+
+/* Write @len bytes as @dir/@name, complete or not at all: O_TMPFILE, fsync, linkat. 1: written, 0: existed. */
+static int publish_fd(int fd, int dir, const char *name, const char *what, struct rootasm_error *e)
+{
+	if (fsync(fd) < 0)
+		return ra_err(e, errno, -EBADF, "fsync", what, NULL);
+	if (linkat(fd, "", dir, name, AT_EMPTY_PATH) < 0) {
+		if (errno == EEXIST)
+			return 0;	/* published by a concurrent import: the same content by its name */
+		return ra_err(e, errno, -EBADF, "publish", what, NULL);
+	}
+	return 1;
+}
+
+static int publish_buf(const char *buf, size_t len, int dir, const char *name, const char *what,
+		       struct rootasm_error *e)
+{
+	_cleanup_close_ int fd = openat(dir, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return ra_err(e, errno, -EBADF, "create", what, "O_TMPFILE in the store");
+	for (size_t done = 0; done < len;) {
+		ssize_t n = write(fd, buf + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return ra_err(e, errno, -EBADF, "write", what, NULL);
+		done += n;
+	}
+	return publish_fd(fd, dir, name, what, e);
+}
+
+static int publish_json(json_t *o, bool oom, int dir, const char *name, const char *what, struct rootasm_error *e)
+{
+	_cleanup_free_ char *buf = NULL;
+	int r;
+
+	if (oom || !o) {
+		json_decref(o);
+		return ra_oom(e, what);
+	}
+	buf = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	if (!buf)
+		return ra_oom(e, what);
+	r = strlen(buf);
+	buf[r] = '\n';		/* replaces the NUL: written by length */
+	return publish_buf(buf, r + 1, dir, name, what, e);
+}
+
+static const char *fs_ext(enum rootasm_layer_fs fs)
+{
+	return fs == ROOTASM_LAYER_SQUASHFS ? "squashfs" : "erofs";
+}
+
+/* The tool's absolute path in the usual directories, or NULL. */
+static const char *find_tool(const char *name, char *buf, size_t size)
+{
+	static const char *const dirs[] = { "/usr/sbin", "/usr/bin", "/sbin", "/bin" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		snprintf(buf, size, "%s/%s", dirs[i], name);
+		if (access(buf, X_OK) == 0)
+			return buf;
+	}
+	return NULL;
+}
+
+/* The last line a tool wrote on @log (a memfd), appended to @e's message. */
+static void add_log(int log, struct rootasm_error *e)
+{
+	char buf[4096], *l;
+	ssize_t n = pread(log, buf, sizeof(buf) - 1, 0);
+	size_t used;
+
+	if (n <= 0 || !e)
+		return;
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	l = strrchr(buf, '\n');
+	l = l ? l + 1 : buf;
+	used = strlen(e->msg);
+	snprintf(e->msg + used, sizeof(e->msg) - used, "%s%s", used ? ": " : "", l);
+	for (char *c = e->msg; *c; c++)
+		if ((unsigned char)*c < 0x20)
+			*c = ' ';
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* One layer: blob -> verified staging tree -> image file -> published under its diff-id. */
+static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct store *s, enum rootasm_layer_fs fs,
+		   const char *name, struct rootasm_import_layer *out, struct rootasm_error *e)
+{
+	static const struct ra_tmpfs stage_opts = { .mode = 0755, .has_mode = true };
+	struct ra_unpack_limits lim = { .max_bytes = RA_UNPACK_MAX_BYTES, .max_entries = RA_UNPACK_MAX_ENTRIES };
+	_cleanup_close_ int blob = -EBADF, stage = -EBADF, img_fd = -EBADF, log = -EBADF;
+	_cleanup_free_ char *what = NULL, *at = NULL;
+	char tool[64], src[PATH_MAX + 8], rec[RA_DIGEST_HEX + 32];
+	struct ra_unpack_stats st;
+	struct ra_jb jb = { 0 };
+	json_t *o;
+	int r;
+
+	if (asprintf(&what, "%s/blobs/sha256/%s", img->dir, ly->d.hex) < 0 ||
+	    asprintf(&at, "%s/tmp", s->path) < 0) {
+		what = at = NULL;
+		return ra_oom(e, "import layer");
+	}
+	if (!find_tool(fs == ROOTASM_LAYER_SQUASHFS ? "mksquashfs" : "mkfs.erofs", tool, sizeof(tool)))
+		return ra_err_kind(e, ROOTASM_ERROR_UNSUPPORTED, ENOENT, "import layer",
+				   fs == ROOTASM_LAYER_SQUASHFS ? "mksquashfs" : "mkfs.erofs",
+				   "not found (apt-get install %s)",
+				   fs == ROOTASM_LAYER_SQUASHFS ? "squashfs-tools" : "erofs-utils");
+	blob = ra_oci_blob_open(img, &ly->d, e);
+	if (blob < 0)
+		return blob;
+	stage = ra_tmpfs_mount(&stage_opts, 0, e);
+	if (stage < 0)
+		return stage;
+	r = ra_unpack_layer(blob, ly->comp, stage, &lim, &st, what, e);
+	if (r < 0)
+		return r;
+	/* nothing of the tree is used before both digests matched */
+	if (st.blob_bytes != ly->d.size || strcmp(st.blob_digest, ly->d.digest))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "verify blob", what,
+				   "its sha256 is %s (%llu bytes), its descriptor says %s (%llu bytes)",
+				   st.blob_digest, (unsigned long long)st.blob_bytes, ly->d.digest,
+				   (unsigned long long)ly->d.size);
+	if (strcmp(st.diff_id, ly->diff_id))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "verify blob", what,
+				   "its uncompressed sha256 is %s, the config's diff_id says %s", st.diff_id,
+				   ly->diff_id);
+	out->tar_bytes = st.tar_bytes;
+	img_fd = openat(s->layers, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+	if (img_fd < 0)
+		return ra_err(e, errno, -EBADF, "create layer image", s->path, "O_TMPFILE in layers/sha256");
+	log = memfd_create("rootasm-mkfs-log", MFD_CLOEXEC);
+	if (log < 0)
+		return ra_err(e, errno, -EBADF, "memfd_create", NULL, NULL);
+	snprintf(src, sizeof(src), "%s/", at);
+	{
+		char *const erofs[] = { "mkfs.erofs", "--quiet", "--chunksize=4096", "--preserve-mtime",
+					"/proc/self/fd/3", src, NULL };
+		char *const sqfs[] = { "mksquashfs", src, "/proc/self/fd/3", "-noappend", "-quiet", "-no-progress",
+				       "-comp", "zstd", "-Xcompression-level", "3", "-xattrs", "-exit-on-error", NULL };
+		struct ra_spawn x = {
+			.path = tool,
+			.argv = fs == ROOTASM_LAYER_SQUASHFS ? sqfs : erofs,
+			.fds = { -1, log, log, img_fd },
+			.attach_fd = stage,
+			.attach_at = at,
+		};
+
+		r = ra_child_spawn(&x, fs == ROOTASM_LAYER_SQUASHFS ? "mksquashfs" : "mkfs.erofs", e);
+	}
+	if (r < 0) {
+		add_log(log, e);
+		return r;
+	}
+	close_fdp(&stage);
+	stage = -EBADF;
+	r = publish_fd(img_fd, s->layers, name, name, e);
+	if (r < 0)
+		return r;
+	/* the record of what it was made from */
+	o = json_object();
+	ra_jset(&jb, o, "diff_id", ra_jstr(ly->diff_id));
+	ra_jset(&jb, o, "fs", ra_jstr(fs_ext(fs)));
+	ra_jset(&jb, o, "tar_bytes", json_integer(st.tar_bytes));
+	ra_jset(&jb, o, "entries", json_integer(st.entries));
+	ra_jset(&jb, o, "whiteouts", json_integer(st.whiteouts));
+	ra_jset(&jb, o, "opaque_dirs", json_integer(st.opaques));
+	ra_jset(&jb, o, "from", json_pack("{s:s, s:s, s:I}", "digest", ly->d.digest, "mediaType", ly->d.media_type,
+					  "size", (json_int_t)ly->d.size));
+	snprintf(rec, sizeof(rec), "%s.%s.json", ly->diff_hex, fs_ext(fs));
+	r = publish_json(o, jb.oom, s->layers, rec, rec, e);
+	return r < 0 ? r : 0;
+}
+
+static bool opts_ok(const struct rootasm_import_opts *o)
+{
+	return !o || (o->size >= offsetof(struct rootasm_import_opts, progress) &&
+		      (o->fs == ROOTASM_LAYER_EROFS || o->fs == ROOTASM_LAYER_SQUASHFS));
+}
+
+#define OPT(o, field, def) \
+	((o) && (o)->size >= offsetof(struct rootasm_import_opts, field) + sizeof((o)->field) ? (o)->field : (def))
+
+static int write_image(struct ra_oci_image *img, struct store *s, enum rootasm_layer_fs fs,
+		       struct rootasm_import_result *res, struct rootasm_error *e)
+{
+	char name[RA_DIGEST_HEX + 32];
+	struct ra_jb jb = { 0 };
+	json_t *o, *a, *ll, *lo;
+	int r, wrote = 0;
+
+	/* the image record */
+	o = json_object();
+	ra_jset(&jb, o, "manifest", ra_jstr(img->manifest.digest));
+	ra_jset(&jb, o, "config", ra_jstr(img->config.digest));
+	a = json_array();
+	for (size_t i = 0; i < img->nlayers; i++)
+		ra_japp(&jb, a, json_pack("{s:s, s:s, s:s, s:I}", "digest", img->layers[i].d.digest, "diff_id",
+					  img->layers[i].diff_id, "mediaType", img->layers[i].d.media_type, "size",
+					  (json_int_t)img->layers[i].d.size));
+	ra_jset(&jb, o, "layers", a);
+	snprintf(name, sizeof(name), "%s.json", img->manifest.hex);
+	r = publish_json(o, jb.oom, s->images, name, name, e);
+	if (r < 0)
+		return r;
+	wrote += r;
+	/* the layout: a document of layout format version 1 (layouts/FORMAT.md) */
+	lo = json_object();
+	ll = json_array();
+	ra_jset(&jb, lo, "version", json_integer(1));
+	for (size_t i = 0; i < res->nlayers; i++)
+		ra_japp(&jb, ll, json_pack("{s:s, s:s}", "image", res->layers[i].image, "type", fs_ext(fs)));
+	ra_jset(&jb, lo, "layers", ll);
+	ra_jset(&jb, lo, "upper", json_pack("{s:{}}", "tmpfs"));
+	snprintf(name, sizeof(name), "%s.%s.layout.json", img->manifest.hex, fs_ext(fs));
+	r = publish_json(lo, jb.oom, s->images, name, name, e);
+	if (r < 0)
+		return r;
+	wrote += r;
+	if (asprintf(&res->layout, "%s/images/sha256/%s", s->path, name) < 0) {
+		res->layout = NULL;
+		return ra_oom(e, "import");
+	}
+	return wrote;
+}
+
+int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_import_opts *o,
+		   struct rootasm_import_result *res, struct rootasm_error *e)
+{
+	_cleanup_free_ char *dir = NULL, *tag = NULL;
+	struct ra_oci_image *img = NULL;
+	struct store s = { .fd = -EBADF, .layers = -EBADF, .images = -EBADF };
+	enum rootasm_layer_fs fs = OPT(o, fs, ROOTASM_LAYER_EROFS);
+	const char *spath = OPT(o, store, NULL);
+	rootasm_import_progress_fn progress = OPT(o, progress, NULL);
+	void *ud = OPT(o, userdata, NULL);
+	bool wrote = false;
+	int r;
+
+	ctx = ra_ctx(ctx);
+	if (!opts_ok(o) || !res)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", ref, "invalid arguments");
+	memset(res, 0, sizeof(*res));
+	if (!spath)
+		spath = getenv("ROOTASM_STORE");
+	if (!spath || !*spath)
+		spath = DEFAULT_STORE;
+	r = ra_oci_parse_ref(ref, &dir, &tag, e);
+	if (r < 0)
+		return r;
+	r = ra_oci_open(dir, tag, &img, e);
+	if (r < 0)
+		return r;
+	RA_TRACE(ctx, "import %s: manifest %s, %zu layers", ref, img->manifest.digest, img->nlayers);
+	r = store_open(spath, &s, e);
+	if (r < 0)
+		goto out;
+	res->layers = calloc(img->nlayers, sizeof(*res->layers));
+	if (!res->layers) {
+		r = ra_oom(e, "import");
+		goto out;
+	}
+	res->nlayers = img->nlayers;
+	for (size_t i = 0; i < img->nlayers; i++) {
+		struct ra_oci_layer *ly = &img->layers[i];
+		struct rootasm_import_layer *rl = &res->layers[i];
+		char name[RA_DIGEST_HEX + 16];
+		struct stat st;
+		double t0 = now();
+
+		snprintf(rl->digest, sizeof(rl->digest), "%s", ly->d.digest);
+		snprintf(rl->diff_id, sizeof(rl->diff_id), "%s", ly->diff_id);
+		snprintf(rl->media_type, sizeof(rl->media_type), "%s", ly->d.media_type);
+		rl->size = ly->d.size;
+		snprintf(name, sizeof(name), "%s.%s", ly->diff_hex, fs_ext(fs));
+		if (asprintf(&rl->image, "%s/layers/sha256/%s", s.path, name) < 0) {
+			rl->image = NULL;
+			r = ra_oom(e, "import");
+			goto out;
+		}
+		if (fstatat(s.layers, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			if (!S_ISREG(st.st_mode)) {
+				r = ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import layer", rl->image,
+						"is in the store but not a regular file");
+				goto out;
+			}
+			rl->cached = true;
+		}
+		if (progress)
+			progress(ud, i, img->nlayers, rl, false);
+		if (!rl->cached) {
+			r = convert(img, ly, &s, fs, name, rl, e);
+			if (r < 0)
+				goto out;
+			wrote = true;
+		}
+		rl->seconds = now() - t0;
+		RA_TRACE(ctx, "layer %zu %s: %s (%.3f s)", i, ly->diff_id, rl->cached ? "cached" : "converted",
+			 rl->seconds);
+		if (progress)
+			progress(ud, i, img->nlayers, rl, true);
+	}
+	r = write_image(img, &s, fs, res, e);
+	if (r < 0)
+		goto out;
+	wrote = wrote || r > 0;
+	if (wrote && (fsync(s.layers) < 0 || fsync(s.images) < 0)) {
+		r = ra_err(e, errno, -EBADF, "fsync", s.path, NULL);
+		goto out;
+	}
+	snprintf(res->manifest, sizeof(res->manifest), "%s", img->manifest.digest);
+	snprintf(res->config, sizeof(res->config), "%s", img->config.digest);
+	res->store = TAKE_PTR(s.path);
+	res->wrote = wrote;
+	r = 0;
+out:
+	if (r < 0)
+		rootasm_import_result_free(res);
+	store_close(&s);
+	ra_oci_free(img);
+	return r;
+}
+
+void rootasm_import_result_free(struct rootasm_import_result *res)
+{
+	if (!res)
+		return;
+	for (size_t i = 0; i < res->nlayers; i++)
+		free(res->layers[i].image);
+	free(res->layers);
+	free(res->layout);
+	free(res->store);
+	memset(res, 0, sizeof(*res));
+}

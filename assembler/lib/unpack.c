@@ -1,0 +1,581 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * One layer blob -> a tree in overlayfs' format (unpack.h).
+ *
+ *   blob fd --read()+sha256--> libarchive #1 (gzip|zstd|none, format raw)
+ *           --archive_read_data()+sha256 (the diff-id)--> libarchive #2 (tar)
+ *           --each entry--> mkdirat/openat/symlinkat/mknodat/linkat beneath @root
+ *
+ * libarchive never writes: each entry is applied here, from @root, with
+ * openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+ * RESOLVE_NO_XDEV) for its parent directory, and the last component created
+ * with *at() calls that do not follow it (O_EXCL | O_NOFOLLOW, symlinkat,
+ * mknodat, linkat without AT_SYMLINK_FOLLOW). A name through a symlink
+ * fails (ELOOP) instead of leaving the tree. @root is expected to be private
+ * (a detached tmpfs): nobody else can change the tree while it is written.
+ *
+ * OCI -> overlayfs: ".wh.NAME" becomes a 0/0 character device NAME,
+ * ".wh..wh..opq" the xattr trusted.overlay.opaque=y on its directory.
+ * Owner, mode (setuid/setgid/sticky too), xattrs (security.capability is set
+ * after the chown that would clear it), times, holes of sparse files.
+ * A later entry replaces an earlier one of the same name (a directory over a
+ * directory only updates it).
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include "unpack.h"
+#include "util.h"
+
+#define BUFSZ		(256 * 1024)
+#define WH_PREFIX	".wh."
+#define WH_OPAQUE	".wh..wh..opq"
+
+struct up {
+	/* stage 1: the blob */
+	int blob_fd;
+	struct ra_sha256 blob_h;
+	struct archive *dec;
+	char *blob_buf;
+	/* stage 2: the tar stream */
+	struct ra_sha256 tar_h;
+	struct archive *tar;
+	char *tar_buf;
+	int read_err;			/* errno of a failed read of the blob */
+	/* the tree */
+	int root;
+	const struct ra_unpack_limits *lim;
+	struct ra_unpack_stats *st;
+	const char *what;
+	struct rootasm_error *e;
+};
+
+static la_ssize_t blob_read(struct archive *a, void *ud, const void **buf)
+{
+	struct up *u = ud;
+	ssize_t n;
+
+	do
+		n = read(u->blob_fd, u->blob_buf, BUFSZ);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		u->read_err = errno;
+		archive_set_error(a, errno, "read blob: %s", strerror(errno));
+		return -1;
+	}
+	ra_sha256_update(&u->blob_h, u->blob_buf, n);
+	*buf = u->blob_buf;
+	return n;
+}
+
+static la_ssize_t tar_read(struct archive *a, void *ud, const void **buf)
+{
+	struct up *u = ud;
+	la_ssize_t n = archive_read_data(u->dec, u->tar_buf, BUFSZ);
+
+	if (n < 0) {
+		archive_set_error(a, archive_errno(u->dec), "%s", archive_error_string(u->dec));
+		return -1;
+	}
+	ra_sha256_update(&u->tar_h, u->tar_buf, n);
+	*buf = u->tar_buf;
+	return n;
+}
+
+/* An error about entry @name: one line naming the blob and the entry. */
+static int ent_err(struct up *u, int err, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int ent_err(struct up *u, int err, const char *name, const char *fmt, ...)
+{
+	char msg[ROOTASM_ERR_MSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* what the layer says is the image's fault (2); a failing system is not (1) */
+	return ra_err_kind(u->e, err == EINVAL || err == ELOOP || err == ENOTDIR || err == EXDEV || err == EFBIG ||
+			   err == E2BIG || err == EPERM || err == ENAMETOOLONG ? ROOTASM_ERROR_USAGE :
+			   ROOTASM_ERROR_RUNTIME, err, "unpack layer", u->what, "entry '%.200s': %s", name, msg);
+}
+
+static int arch_err(struct up *u, struct archive *a, const char *step)
+{
+	int err = archive_errno(a) > 0 ? archive_errno(a) : EINVAL;
+
+	if (u->read_err)
+		return ra_err(u->e, u->read_err, -EBADF, "read blob", u->what, NULL);
+	if (err == ENOMEM)
+		return ra_oom(u->e, "unpack layer");
+	return ra_err_kind(u->e, ROOTASM_ERROR_USAGE, EINVAL, "unpack layer", u->what, "%s: %s", step,
+			   archive_error_string(a) ? archive_error_string(a) : "libarchive failed");
+}
+
+/*
+ * Split @name (from the tar) into a clean relative path: "./" and "/"
+ * prefixes of the form tar writers use are dropped, "." components
+ * skipped; an absolute name and ".." are refused. @out gets "a/b/c"
+ * ("" for the root itself).
+ */
+static int clean_name(struct up *u, const char *name, char *out, size_t size)
+{
+	size_t o = 0;
+	const char *p = name;
+
+	if (name[0] == '/')
+		return ent_err(u, EINVAL, name, "an absolute name; layer entries are relative to the root");
+	while (*p) {
+		const char *s = p;
+		size_t n;
+
+		while (*p && *p != '/')
+			p++;
+		n = p - s;
+		while (*p == '/')
+			p++;
+		if (n == 0 || (n == 1 && s[0] == '.'))
+			continue;
+		if (n == 2 && s[0] == '.' && s[1] == '.')
+			return ent_err(u, EINVAL, name, "'..' in a name; layer entries stay beneath the root");
+		if (n > NAME_MAX)
+			return ent_err(u, ENAMETOOLONG, name, "a component longer than %d bytes", NAME_MAX);
+		if (o + n + 2 > size)
+			return ent_err(u, ENAMETOOLONG, name, "longer than %zu bytes", size - 1);
+		if (o)
+			out[o++] = '/';
+		memcpy(out + o, s, n);
+		o += n;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+static const struct open_how beneath = {
+	.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+	.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+};
+
+/*
+ * The directory that holds @rel (a clean path), created as 0755 root:root
+ * where missing (as tar does); @base gets the last component. Caller owns the fd.
+ */
+static int open_parent(struct up *u, const char *name, char *rel, const char **base)
+{
+	char *slash = strrchr(rel, '/');
+	struct open_how how = beneath;
+	int fd;
+
+	*base = slash ? slash + 1 : rel;
+	if (!slash) {
+		fd = fcntl(u->root, F_DUPFD_CLOEXEC, 3);
+		return fd < 0 ? ent_err(u, errno, name, "dup: %m") : fd;
+	}
+	*slash = '\0';
+	fd = sys_openat2(u->root, rel, &how);
+	if (fd < 0 && errno == ENOENT) {
+		/* make the missing directories, one component at a time, each beneath the last */
+		int dir = fcntl(u->root, F_DUPFD_CLOEXEC, 3);
+		char *c = rel;
+
+		while (dir >= 0 && c) {
+			char *next = strchr(c, '/');
+			int nd;
+
+			if (next)
+				*next = '\0';
+			if (mkdirat(dir, c, 0755) < 0 && errno != EEXIST) {
+				close(dir);
+				dir = -1;
+				break;
+			}
+			nd = sys_openat2(dir, c, &how);
+			close(dir);
+			dir = nd;
+			if (next)
+				*next = '/';
+			c = next ? next + 1 : NULL;
+		}
+		fd = dir;
+	}
+	*slash = '/';
+	if (fd < 0 && errno == ELOOP)
+		return ent_err(u, ELOOP, name, "its path goes through a symbolic link");
+	if (fd < 0 && errno == ENOTDIR)
+		return ent_err(u, ENOTDIR, name, "its path goes through something that is not a directory");
+	if (fd < 0)
+		return ent_err(u, errno, name, "open its directory: %m");
+	return fd;
+}
+
+/* Remove @base in @dir, a whole directory tree if it is one (private tree: no races). */
+static int remove_at(int dir, const char *base)
+{
+	struct open_how how = beneath;
+	int fd, r = 0;
+	DIR *d;
+	struct dirent *de;
+
+	if (unlinkat(dir, base, 0) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR)
+		return -errno;
+	how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+	fd = sys_openat2(dir, base, &how);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while (r == 0 && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			r = remove_at(dirfd(d), de->d_name);
+	closedir(d);
+	if (r == 0 && unlinkat(dir, base, AT_REMOVEDIR) < 0)
+		r = -errno;
+	return r;
+}
+
+/* "/proc/self/fd/DIR/BASE": the entry through its parent's fd, for the *xattr() calls. */
+static void fd_path(char *buf, size_t size, int dir, const char *base)
+{
+	snprintf(buf, size, "/proc/self/fd/%d/%s", dir, base);
+}
+
+/* Owner, mode, xattrs, times of @base in @dir, in that order (chown clears setuid and file caps). */
+static int set_meta(struct up *u, struct archive_entry *ae, const char *name, int dir, const char *base,
+		    mode_t type)
+{
+	struct timespec ts[2] = {
+		{ archive_entry_atime(ae), archive_entry_atime_nsec(ae) },
+		{ archive_entry_mtime(ae), archive_entry_mtime_nsec(ae) },
+	};
+	char p[PATH_MAX + 64];
+	const char *xn;
+	const void *xv;
+	size_t xs;
+
+	if (!archive_entry_atime_is_set(ae))
+		ts[0] = ts[1];
+	if (fchownat(dir, base, archive_entry_uid(ae), archive_entry_gid(ae), AT_SYMLINK_NOFOLLOW) < 0)
+		return ent_err(u, errno, name, "chown: %m");
+	if (type != AE_IFLNK && fchmodat(dir, base, archive_entry_perm(ae) & 07777, 0) < 0)
+		return ent_err(u, errno, name, "chmod: %m");
+	fd_path(p, sizeof(p), dir, base);
+	archive_entry_xattr_reset(ae);
+	while (archive_entry_xattr_next(ae, &xn, &xv, &xs) == ARCHIVE_OK) {
+		if (!strncmp(xn, "trusted.overlay.", 16))
+			return ent_err(u, EPERM, name, "carries the xattr %s, which only overlayfs may set", xn);
+		if (lsetxattr(p, xn, xv, xs, 0) < 0)
+			return ent_err(u, errno, name, "set xattr %s: %m", xn);
+	}
+	if (utimensat(dir, base, ts, AT_SYMLINK_NOFOLLOW) < 0)
+		return ent_err(u, errno, name, "set times: %m");
+	return 0;
+}
+
+/* The data of a regular file, holes kept: pwrite at each block's offset, then the full size. */
+static int write_data(struct up *u, const char *name, int fd, int64_t size)
+{
+	for (;;) {
+		const void *buf;
+		size_t len;
+		la_int64_t off;
+		int r = archive_read_data_block(u->tar, &buf, &len, &off);
+
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r < ARCHIVE_WARN)
+			return arch_err(u, u->tar, "read file data");
+		if (off < 0 || (uint64_t)off + len > (uint64_t)size)
+			return ent_err(u, EINVAL, name, "data beyond its size");
+		for (size_t done = 0; done < len;) {
+			ssize_t n = pwrite(fd, (const char *)buf + done, len - done, off + done);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return ent_err(u, errno, name, "write: %m");
+			done += n;
+		}
+	}
+	if (ftruncate(fd, size) < 0)
+		return ent_err(u, errno, name, "set size: %m");
+	return 0;
+}
+
+static int apply(struct up *u, struct archive_entry *ae)
+{
+	const char *raw = archive_entry_pathname_utf8(ae), *base, *hl, *ln;
+	char rel[PATH_MAX], hrel[PATH_MAX];
+	_cleanup_close_ int dir = -EBADF, fd = -EBADF;
+	mode_t type = archive_entry_filetype(ae);
+	struct stat st;
+	int r;
+
+	if (!raw)
+		raw = archive_entry_pathname(ae);
+	if (!raw)
+		return ent_err(u, EINVAL, "?", "an entry without a name");
+	if (++u->st->entries > u->lim->max_entries)
+		return ent_err(u, E2BIG, raw, "more than %llu entries in one layer",
+			       (unsigned long long)u->lim->max_entries);
+	r = clean_name(u, raw, rel, sizeof(rel));
+	if (r < 0)
+		return r;
+	if (!rel[0]) {
+		/* the root itself ("./"): its metadata only */
+		if (type != AE_IFDIR)
+			return ent_err(u, EINVAL, raw, "the root is not a directory");
+		r = fchownat(u->root, "", archive_entry_uid(ae), archive_entry_gid(ae), AT_EMPTY_PATH);
+		if (r == 0) {
+			char p[64];
+
+			snprintf(p, sizeof(p), "/proc/self/fd/%d", u->root);
+			r = chmod(p, archive_entry_perm(ae) & 07777);
+		}
+		return r < 0 ? ent_err(u, errno, raw, "set the root's owner and mode: %m") : 0;
+	}
+	dir = open_parent(u, raw, rel, &base);
+	if (dir < 0)
+		return dir;
+
+	/* whiteouts */
+	if (!strncmp(base, WH_PREFIX, strlen(WH_PREFIX))) {
+		char p[PATH_MAX + 64];
+
+		if (!strcmp(base, WH_OPAQUE)) {
+			fd_path(p, sizeof(p), dir, ".");
+			if (lsetxattr(p, "trusted.overlay.opaque", "y", 1, 0) < 0)
+				return ent_err(u, errno, raw, "mark the directory opaque: %m");
+			u->st->opaques++;
+			return 0;
+		}
+		if (!strncmp(base, WH_PREFIX WH_PREFIX, 2 * strlen(WH_PREFIX)))
+			return ent_err(u, EINVAL, raw, "the prefix .wh..wh. is reserved");
+		base += strlen(WH_PREFIX);
+		if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+			return ent_err(u, EINVAL, raw, "a whiteout of nothing");
+		r = remove_at(dir, base);
+		if (r < 0)
+			return ent_err(u, -r, raw, "remove what it whites out: %s", strerror(-r));
+		if (mknodat(dir, base, S_IFCHR | 0, makedev(0, 0)) < 0)
+			return ent_err(u, errno, raw, "make the whiteout: %m");
+		u->st->whiteouts++;
+		return 0;
+	}
+
+	/* what is there already: a directory over a directory stays, anything else goes */
+	if (fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    !(S_ISDIR(st.st_mode) && type == AE_IFDIR && !archive_entry_hardlink(ae))) {
+		r = remove_at(dir, base);
+		if (r < 0)
+			return ent_err(u, -r, raw, "replace the earlier entry: %s", strerror(-r));
+	}
+
+	hl = archive_entry_hardlink_utf8(ae);
+	if (!hl)
+		hl = archive_entry_hardlink(ae);
+	if (hl) {
+		_cleanup_close_ int tdir = -EBADF;
+		const char *tbase;
+
+		r = clean_name(u, hl, hrel, sizeof(hrel));
+		if (r < 0)
+			return r;
+		if (!hrel[0])
+			return ent_err(u, EINVAL, raw, "a hard link to the root");
+		tdir = open_parent(u, raw, hrel, &tbase);
+		if (tdir < 0)
+			return tdir;
+		if (fstatat(tdir, tbase, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return ent_err(u, errno, raw, "a hard link to '%.200s', which is not in this layer: %m", hl);
+		if (S_ISDIR(st.st_mode))
+			return ent_err(u, EPERM, raw, "a hard link to a directory");
+		if (linkat(tdir, tbase, dir, base, 0) < 0)
+			return ent_err(u, errno, raw, "link to '%.200s': %m", hl);
+		/* a pax hard link may carry data: it is the same inode's */
+		if (archive_entry_size(ae) > 0 && S_ISREG(st.st_mode)) {
+			fd = openat(dir, base, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd < 0)
+				return ent_err(u, errno, raw, "open: %m");
+			return write_data(u, raw, fd, archive_entry_size(ae));
+		}
+		return 0;
+	}
+
+	switch (type) {
+	case AE_IFREG: {
+		int64_t size = archive_entry_size(ae);
+
+		if (size < 0)
+			return ent_err(u, EINVAL, raw, "negative size");
+		if ((uint64_t)size > u->lim->max_bytes - u->st->file_bytes)
+			return ent_err(u, EFBIG, raw, "%lld bytes: the layer's files would exceed %llu bytes",
+				       (long long)size, (unsigned long long)u->lim->max_bytes);
+		u->st->file_bytes += size;
+		fd = openat(dir, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return ent_err(u, errno, raw, "create: %m");
+		r = write_data(u, raw, fd, size);
+		if (r < 0)
+			return r;
+		break;
+	}
+	case AE_IFDIR:
+		if (mkdirat(dir, base, 0700) < 0 && errno != EEXIST)
+			return ent_err(u, errno, raw, "mkdir: %m");
+		break;
+	case AE_IFLNK:
+		ln = archive_entry_symlink_utf8(ae);
+		if (!ln)
+			ln = archive_entry_symlink(ae);
+		if (!ln || !*ln)
+			return ent_err(u, EINVAL, raw, "a symbolic link without a target");
+		if (symlinkat(ln, dir, base) < 0)
+			return ent_err(u, errno, raw, "symlink: %m");
+		break;
+	case AE_IFCHR:
+	case AE_IFBLK:
+	case AE_IFIFO:
+		if (mknodat(dir, base, type | 0600, type == AE_IFIFO ? 0 : archive_entry_rdev(ae)) < 0)
+			return ent_err(u, errno, raw, "mknod: %m");
+		break;
+	default:
+		return ent_err(u, EINVAL, raw, "an entry of type 0%o, which a layer does not carry", type);
+	}
+	return set_meta(u, ae, raw, dir, base, type);
+}
+
+static void up_free(struct up *u)
+{
+	if (u->tar)
+		archive_read_free(u->tar);
+	if (u->dec)
+		archive_read_free(u->dec);
+	ra_sha256_free(&u->blob_h);
+	ra_sha256_free(&u->tar_h);
+	free(u->blob_buf);
+	free(u->tar_buf);
+}
+
+static const int want_filter[] = {
+	[RA_OCI_TAR] = ARCHIVE_FILTER_NONE,
+	[RA_OCI_GZIP] = ARCHIVE_FILTER_GZIP,
+	[RA_OCI_ZSTD] = ARCHIVE_FILTER_ZSTD,
+};
+
+int ra_unpack_layer(int blob_fd, enum ra_oci_comp comp, int root, const struct ra_unpack_limits *lim,
+		    struct ra_unpack_stats *st, const char *what, struct rootasm_error *e)
+{
+	struct up u = { .blob_fd = blob_fd, .root = root, .lim = lim, .st = st, .what = what, .e = e };
+	struct archive_entry *ae;
+	int r;
+
+	memset(st, 0, sizeof(*st));
+	u.blob_buf = malloc(BUFSZ);
+	u.tar_buf = malloc(BUFSZ);
+	if (!u.blob_buf || !u.tar_buf || ra_sha256_init(&u.blob_h) < 0 || ra_sha256_init(&u.tar_h) < 0) {
+		up_free(&u);
+		return ra_oom(e, "unpack layer");
+	}
+	/*
+	 * Stage 1: only the decompressor the media type names, built in (an
+	 * ARCHIVE_WARN would mean an external program: refused), and the raw
+	 * format: the tar stream comes out as one entry's data.
+	 */
+	u.dec = archive_read_new();
+	u.tar = archive_read_new();
+	if (!u.dec || !u.tar) {
+		up_free(&u);
+		return ra_oom(e, "unpack layer");
+	}
+	r = comp == RA_OCI_GZIP ? archive_read_support_filter_gzip(u.dec) :
+	    comp == RA_OCI_ZSTD ? archive_read_support_filter_zstd(u.dec) : ARCHIVE_OK;
+	if (r != ARCHIVE_OK) {
+		up_free(&u);
+		return ra_err_kind(e, ROOTASM_ERROR_UNSUPPORTED, EOPNOTSUPP, "unpack layer", what,
+				   "this libarchive has no built-in %s decompressor", comp == RA_OCI_GZIP ? "gzip" : "zstd");
+	}
+	if (archive_read_support_format_raw(u.dec) != ARCHIVE_OK ||
+	    archive_read_open(u.dec, &u, NULL, blob_read, NULL) != ARCHIVE_OK ||
+	    archive_read_next_header(u.dec, &ae) != ARCHIVE_OK) {
+		r = arch_err(&u, u.dec, "decompress");
+		goto out;
+	}
+	if (archive_filter_count(u.dec) != (comp == RA_OCI_TAR ? 1 : 2) ||
+	    archive_filter_code(u.dec, 0) != want_filter[comp]) {
+		r = ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "unpack layer", what,
+				"its data is compressed as '%s', its media type says otherwise",
+				archive_filter_name(u.dec, 0) ? archive_filter_name(u.dec, 0) : "?");
+		goto out;
+	}
+	/* stage 2: tar (ustar, pax, GNU) from stage 1's data, no filter */
+	if (archive_read_support_format_tar(u.tar) != ARCHIVE_OK ||
+	    archive_read_open(u.tar, &u, NULL, tar_read, NULL) != ARCHIVE_OK) {
+		r = arch_err(&u, u.tar, "read tar");
+		goto out;
+	}
+	for (;;) {
+		r = archive_read_next_header(u.tar, &ae);
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r < ARCHIVE_WARN) {
+			r = arch_err(&u, u.tar, "read tar");
+			goto out;
+		}
+		r = apply(&u, ae);
+		if (r < 0)
+			goto out;
+	}
+	if (archive_filter_code(u.tar, 0) != ARCHIVE_FILTER_NONE) {
+		r = ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "unpack layer", what, "a compressed tar inside the layer");
+		goto out;
+	}
+	/* the rest of both streams (tar padding, trailing bytes) belongs to the digests too */
+	for (;;) {
+		la_ssize_t n = archive_read_data(u.dec, u.tar_buf, BUFSZ);
+
+		if (n < 0) {
+			r = arch_err(&u, u.dec, "decompress");
+			goto out;
+		}
+		if (n == 0)
+			break;
+		ra_sha256_update(&u.tar_h, u.tar_buf, n);
+	}
+	for (;;) {
+		ssize_t n = read(blob_fd, u.blob_buf, BUFSZ);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = ra_err(e, errno, -EBADF, "read blob", what, NULL);
+			goto out;
+		}
+		if (n == 0)
+			break;
+		ra_sha256_update(&u.blob_h, u.blob_buf, n);
+	}
+	st->blob_bytes = u.blob_h.bytes;
+	st->tar_bytes = u.tar_h.bytes;
+	if (ra_sha256_final(&u.blob_h, st->blob_digest) < 0 || ra_sha256_final(&u.tar_h, st->diff_id) < 0) {
+		r = ra_err(e, EIO, -EBADF, "sha256", what, NULL);
+		goto out;
+	}
+	r = 0;
+out:
+	up_free(&u);
+	return r;
+}

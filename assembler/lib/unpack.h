@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One OCI layer blob -> a directory tree in overlayfs' format, beneath a
+ * directory fd. libarchive reads (decompression, then tar); rootasm writes
+ * each entry itself, relative to that fd, so that no entry can land outside
+ * it. Both digests are computed while reading: the blob's (compressed) and
+ * the diff-id (the uncompressed tar stream). The caller compares them before
+ * it uses the tree.
+ */
+#ifndef ROOTASM_UNPACK_H
+#define ROOTASM_UNPACK_H
+
+#include <stdint.h>
+
+#include "oci.h"
+
+struct ra_unpack_limits {
+	uint64_t max_bytes;		/* sum of the entries' (apparent) file sizes */
+	uint64_t max_entries;
+};
+
+#define RA_UNPACK_MAX_BYTES	(64ull << 30)
+#define RA_UNPACK_MAX_ENTRIES	(4u << 20)
+
+struct ra_unpack_stats {
+	char blob_digest[RA_DIGEST_MAX];
+	uint64_t blob_bytes;
+	char diff_id[RA_DIGEST_MAX];
+	uint64_t tar_bytes;
+	uint64_t entries, whiteouts, opaques, file_bytes;
+};
+
+/*
+ * Unpack the layer read from @blob_fd (compressed as @comp) beneath @root
+ * (a directory fd of an empty tree). @what names the blob in errors.
+ * Refused: absolute names, "..", a name through a symlink or a
+ * non-directory, a hard link to outside or to a directory, xattrs
+ * trusted.overlay.*, entry types tar has no business carrying, and more
+ * than @lim allows.
+ */
+int ra_unpack_layer(int blob_fd, enum ra_oci_comp comp, int root, const struct ra_unpack_limits *lim,
+		    struct ra_unpack_stats *st, const char *what, struct rootasm_error *e);
+
+#endif
