@@ -122,7 +122,8 @@ int ra_oci_blob_open(const struct ra_oci_image *img, const struct ra_oci_desc *d
 	if (fstat(fd, &st) < 0)
 		return ra_err(e, errno, -EBADF, "fstat blob", p, NULL);
 	if (!S_ISREG(st.st_mode))
-		return bad(e, "open blob", p, "is not a regular file");
+		return bad(e, "open blob", p, "is %s, not a regular file", S_ISLNK(st.st_mode) ? "a symbolic link" :
+			   "something else");
 	if ((uint64_t)st.st_size != d->size)
 		return bad(e, "verify blob", p, "is %lld bytes, its descriptor says %llu", (long long)st.st_size,
 			   (unsigned long long)d->size);
@@ -307,7 +308,7 @@ static int pick(struct ra_oci_image *img, json_t *idx, const char *where, int de
 		struct rootasm_error *e)
 {
 	json_t *manifests = json_object_get(idx, "manifests"), *m, *chosen = NULL;
-	char tags[512], what[64];
+	char tags[512];
 	size_t i, n = 0;
 	int r;
 
@@ -342,7 +343,6 @@ static int pick(struct ra_oci_image *img, json_t *idx, const char *where, int de
 			   img->tag ? " with that tag" : "", img->dir, tags);
 	if (n > 1)
 		return bad(e, "read image", where, "lists %zu manifests for linux/" HOST_ARCH, n);
-	snprintf(what, sizeof(what), "%s manifests[]", depth ? "nested index" : "index.json");
 	return parse_desc(chosen, where, ret, e);
 }
 

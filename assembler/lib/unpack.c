@@ -400,7 +400,8 @@ static int apply(struct up *u, struct archive_entry *ae)
 		if (tdir < 0)
 			return tdir;
 		if (fstatat(tdir, tbase, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			return ent_err(u, errno, raw, "a hard link to '%.200s', which is not in this layer: %m", hl);
+			return ent_err(u, errno == ENOENT ? EINVAL : errno, raw,
+				       "a hard link to '%.200s', which is not in this layer: %m", hl);
 		if (S_ISDIR(st.st_mode))
 			return ent_err(u, EPERM, raw, "a hard link to a directory");
 		if (linkat(tdir, tbase, dir, base, 0) < 0)

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Make small OCI image layouts for the host tests.
+
+  mkoci.py layout OUT [--tag T] [--nested] TAR[:none|:gzip|:zstd] ...
+      an image layout at OUT whose layers are the given uncompressed tar files
+      (bottom first), compressed as asked; --nested puts the manifest behind a
+      nested index (with a second, foreign-architecture manifest beside it).
+  mkoci.py hostile KIND OUT.tar
+      a tar that a layer must not be: dotdot, absolute, symlink-then-file,
+      hardlink-outside, huge-sparse, overlay-xattr, reserved-whiteout.
+"""
+import gzip
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+
+
+def blob(out, data):
+    d = hashlib.sha256(data).hexdigest()
+    os.makedirs(os.path.join(out, "blobs", "sha256"), exist_ok=True)
+    with open(os.path.join(out, "blobs", "sha256", d), "wb") as f:
+        f.write(data)
+    return {"digest": "sha256:" + d, "size": len(data)}
+
+
+def compress(data, how):
+    if how == "gzip":
+        return gzip.compress(data, mtime=0), "application/vnd.oci.image.layer.v1.tar+gzip"
+    if how == "zstd":
+        z = subprocess.run(["zstd", "-q", "-c", "-3"], input=data, stdout=subprocess.PIPE, check=True).stdout
+        return z, "application/vnd.oci.image.layer.v1.tar+zstd"
+    return data, "application/vnd.oci.image.layer.v1.tar"
+
+
+def layout(args):
+    out, tag, nested, bad, tars = args[0], None, False, False, []
+    i = 1
+    while i < len(args):
+        if args[i] == "--tag":
+            tag = args[i + 1]
+            i += 2
+        elif args[i] == "--bad-diffid":
+            bad = True
+            i += 1
+        elif args[i] == "--nested":
+            nested = True
+            i += 1
+        else:
+            tars.append(args[i])
+            i += 1
+    os.makedirs(out, exist_ok=True)
+    layers, diff_ids = [], []
+    for t in tars:
+        path, _, how = t.partition(":")
+        data = open(path, "rb").read()
+        diff_ids.append("sha256:" + hashlib.sha256(data).hexdigest())
+        c, mt = compress(data, how or "none")
+        layers.append(dict(mediaType=mt, **blob(out, c)))
+    if bad:
+        diff_ids[0] = "sha256:" + "0" * 64
+    cfg = {"architecture": "amd64", "os": "linux", "config": {"Cmd": ["/bin/sh"]},
+           "rootfs": {"type": "layers", "diff_ids": diff_ids}}
+    cdesc = dict(mediaType="application/vnd.oci.image.config.v1+json", **blob(out, json.dumps(cfg).encode()))
+    man = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+           "config": cdesc, "layers": layers}
+    mdesc = dict(mediaType="application/vnd.oci.image.manifest.v1+json", **blob(out, json.dumps(man).encode()))
+    if nested:
+        mdesc["platform"] = {"architecture": "amd64", "os": "linux"}
+        other = dict(mediaType="application/vnd.oci.image.manifest.v1+json",
+                     **blob(out, json.dumps(dict(man, layers=[])).encode()))
+        other["platform"] = {"architecture": "s390x", "os": "linux"}
+        idx = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+               "manifests": [other, mdesc]}
+        mdesc = dict(mediaType="application/vnd.oci.image.index.v1+json", **blob(out, json.dumps(idx).encode()))
+    if tag:
+        mdesc["annotations"] = {"org.opencontainers.image.ref.name": tag}
+    top = {"schemaVersion": 2, "manifests": [mdesc]}
+    with open(os.path.join(out, "index.json"), "w") as f:
+        json.dump(top, f)
+    with open(os.path.join(out, "oci-layout"), "w") as f:
+        json.dump({"imageLayoutVersion": "1.0.0"}, f)
+
+
+def hostile(kind, out):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+        def add(name, data=b"x", **kw):
+            ti = tarfile.TarInfo(name)
+            for k, v in kw.items():
+                setattr(ti, k, v)
+            if ti.type == tarfile.REGTYPE:
+                ti.size = len(data)
+                t.addfile(ti, io.BytesIO(data))
+            else:
+                t.addfile(ti)
+        add("ok", b"fine")
+        if kind == "dotdot":
+            add("a/../../escaped")
+        elif kind == "absolute":
+            add("/etc/escaped")
+        elif kind == "symlink-then-file":
+            add("link", type=tarfile.SYMTYPE, linkname="/tmp")
+            add("link/escaped")
+        elif kind == "symlink-dir-then-file":
+            add("d", type=tarfile.DIRTYPE, mode=0o755)
+            add("d/link", type=tarfile.SYMTYPE, linkname="../..")
+            add("d/link/escaped")
+        elif kind == "hardlink-outside":
+            add("hl", type=tarfile.LNKTYPE, linkname="../../etc/passwd")
+        elif kind == "hardlink-absent":
+            add("hl", type=tarfile.LNKTYPE, linkname="etc/passwd")
+        elif kind == "huge-sparse":
+            # a PAX 1.0 sparse file claiming 1 TiB of (apparent) size with 512 bytes of data
+            ti = tarfile.TarInfo("GNUSparseFile.0/big")
+            ti.pax_headers = {"GNU.sparse.major": "1", "GNU.sparse.minor": "0", "GNU.sparse.name": "big",
+                              "GNU.sparse.realsize": str(1 << 40)}
+            data = b"1\n0\n512\n".ljust(512, b"\0") + b"y" * 512
+            ti.size = len(data)
+            t.addfile(ti, io.BytesIO(data))
+        elif kind == "overlay-xattr":
+            ti = tarfile.TarInfo("redirected")
+            ti.type = tarfile.DIRTYPE
+            ti.pax_headers = {"SCHILY.xattr.trusted.overlay.redirect": "/etc"}
+            t.addfile(ti)
+        elif kind == "reserved-whiteout":
+            add(".wh..wh.plnk")
+        else:
+            sys.exit("unknown kind " + kind)
+    open(out, "wb").write(buf.getvalue())
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    if sys.argv[1] == "layout":
+        layout(sys.argv[2:])
+    elif sys.argv[1] == "hostile":
+        hostile(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit(__doc__)

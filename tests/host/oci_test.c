@@ -1,0 +1,570 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * rootasm import and rootasm bundle, on the running kernel as root: each
+ * test in its own private mount namespace (harness.c). Images are made by
+ * mkoci.py from tar files GNU tar writes (xattrs, sparse files, owners) or
+ * from hostile tars it writes itself. What a tree holds is read from the
+ * tree; what is mounted from /proc/self/mountinfo.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static char fix[4096];
+static const char *bin, *mkoci;
+static pid_t main_pid;
+
+static void sh(const char *fmt, ...)
+{
+	char cmd[16384];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "fixture command failed: %s\n", cmd);
+		exit(2);
+	}
+}
+
+/* Run a shell command; its stdout+stderr into *out (static). Returns its exit status. */
+static int run(char **out, const char *fmt, ...)
+{
+	static char buf[1 << 16];
+	char cmd[16384];
+	size_t n = 0;
+	va_list ap;
+	FILE *f;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd) - 8, fmt, ap);
+	va_end(ap);
+	strcat(cmd, " 2>&1");
+	f = popen(cmd, "r");
+	if (!f)
+		FAILF("popen %s", cmd);
+	while (n < sizeof(buf) - 1 && fgets(buf + n, sizeof(buf) - n, f))
+		n += strlen(buf + n);
+	buf[n] = '\0';
+	st = pclose(f);
+	if (out)
+		*out = buf;
+	if (getenv("OCI_TEST_VERBOSE"))
+		fprintf(stderr, "$ %s\n%s[exit %d]\n", cmd, buf, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static char *slurp(const char *p)
+{
+	static char buf[1 << 16];
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return NULL;
+	buf[n] = '\0';
+	return buf;
+}
+
+static int count_mounts_under(const char *prefix)
+{
+	char line[8192];
+	int n = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char mp[4096];
+
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) == 1 && !strncmp(mp, prefix, strlen(prefix)))
+			n++;
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* Every file of the store with inode, size and times: equal before and after means nothing was written. */
+static char *store_state(const char *store)
+{
+	char *out;
+
+	if (run(&out, "cd %s && find . -printf '%%p %%i %%s %%T@ %%C@\\n' | sort", store) != 0)
+		FAILF("find %s", store);
+	return strdup(out);
+}
+
+/* Import @img (a directory under the fixture) into @store; returns the exit status, the layout in @layout. */
+static int import(const char *img, const char *store, const char *extra, char **out)
+{
+	return run(out, "cd %s && %s import --quiet --store %s %s oci:%s", fix, bin, store, extra ? extra : "", img);
+}
+
+static void mkimage(const char *name, const char *args)
+{
+	sh("cd %s && rm -rf %s && %s layout %s %s", fix, name, mkoci, name, args);
+}
+
+/* Assemble @layout at @fix/@mnt; fails the test if that fails. */
+static void assemble(const char *layout, const char *mnt)
+{
+	char *out;
+
+	sh("mkdir -p %s/%s", fix, mnt);
+	if (run(&out, "%s assemble %s --attach %s/%s", bin, layout, fix, mnt) != 0)
+		FAILF("assemble %s: %s", layout, out);
+}
+
+static char *first_line(char *s)
+{
+	char *nl = strchr(s, '\n');
+
+	if (nl)
+		*nl = '\0';
+	return s;
+}
+
+static char *P(const char *fmt, ...)
+{
+	static char buf[8][4096];
+	static int i;
+	char rel[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rel, sizeof(rel), fmt, ap);
+	va_end(ap);
+	i = (i + 1) % 8;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", fix, rel);
+	return buf[i];
+}
+
+/* Each test starts without a store or a mount point of the earlier ones. */
+static void fresh(void)
+{
+	sh("cd %s && rm -rf st m k realstore linkstore", fix);
+}
+
+static char *oci_ref(const char *img)
+{
+	static char buf[4200];
+
+	snprintf(buf, sizeof(buf), "oci:%s/%s", fix, img);
+	return buf;
+}
+
+/* ------------------------------------------------------------------ import */
+
+TEST(import_assembles_the_image_with_every_kind_of_entry)
+{
+	fresh();
+	struct stat a, b, s;
+	char *out, layout[4096], v[64];
+	ssize_t n;
+
+	ASSERT_EQ(import("img:v1", "st", NULL, &out), 0);
+	snprintf(layout, sizeof(layout), "%s", first_line(out));
+	ASSERT_CONTAINS(layout, "/st/images/sha256/");
+	assemble(layout, "m");
+	/* layer 2 replaced a file, whited one out, made a directory opaque */
+	ASSERT_STR(slurp(P("m/etc/a")), "two\n");
+	ASSERT_ERRNO(lstat(P("m/etc/gone"), &s), ENOENT);
+	ASSERT_ERRNO(lstat(P("m/dir/sub"), &s), ENOENT);
+	ASSERT_STR(slurp(P("m/dir/new")), "new\n");
+	/* layer 1's hard link pair kept one inode (the pair in layer 1: keep and keep-link) */
+	ASSERT_EQ(lstat(P("m/etc/keep"), &a), 0);
+	ASSERT_EQ(lstat(P("m/etc/keep-link"), &b), 0);
+	ASSERT_EQ(a.st_ino, b.st_ino);
+	ASSERT_EQ(a.st_nlink, 2);
+	/* owners, modes, setuid, file capabilities, user xattrs */
+	ASSERT_EQ(lstat(P("m/bin/busybox"), &s), 0);
+	ASSERT_EQ(s.st_mode & 07777, 04755);
+	ASSERT_EQ(lstat(P("m/etc/owned"), &s), 0);
+	ASSERT_EQ(s.st_uid, 1000);
+	ASSERT_EQ(s.st_gid, 1001);
+	ASSERT_EQ(s.st_mode & 07777, 0640);
+	ASSERT_TRUE(getxattr(P("m/etc/keep"), "security.capability", v, sizeof(v)) > 0);
+	n = getxattr(P("m/etc/owned"), "user.x", v, sizeof(v));
+	ASSERT_EQ(n, 5);
+	ASSERT_TRUE(!memcmp(v, "value", 5));
+	/* FIFO, device node, symlink, a long name */
+	ASSERT_EQ(lstat(P("m/fifo"), &s), 0);
+	ASSERT_TRUE(S_ISFIFO(s.st_mode));
+	ASSERT_EQ(lstat(P("m/null"), &s), 0);
+	ASSERT_TRUE(S_ISCHR(s.st_mode) && s.st_rdev == makedev(1, 3));
+	ASSERT_EQ(lstat(P("m/bin/sh"), &s), 0);
+	ASSERT_TRUE(S_ISLNK(s.st_mode));
+	ASSERT_EQ(lstat(P("m/%0200d/%0200d/deep", 0, 0), &s), 0);
+	/* the sparse file: its size and its data, and its layer image is small (holes stayed holes) */
+	ASSERT_EQ(lstat(P("m/sparse"), &s), 0);
+	ASSERT_EQ(s.st_size, 50 << 20);
+	{
+		int fd = open(P("m/sparse"), O_RDONLY | O_CLOEXEC);
+		char d[5] = "";
+
+		ASSERT_EQ(pread(fd, d, 4, 1000000), 4);
+		ASSERT_TRUE(!memcmp(d, "data", 4));
+		ASSERT_EQ(pread(fd, d, 4, 0), 4);
+		ASSERT_TRUE(!memcmp(d, "\0\0\0\0", 4));
+		close(fd);
+	}
+	ASSERT_EQ(run(&out, "du -k --apparent-size -c %s/st/layers/sha256/*.erofs | tail -1", fix), 0);
+	ASSERT_TRUE(atoi(out) < 20 * 1024);
+	/* the tree is an overlay over two erofs layers, with a tmpfs upper taking writes */
+	sh("echo w > %s/m/written", fix);
+	ASSERT_EQ(umount2(P("m"), MNT_DETACH), 0);
+}
+
+TEST(import_takes_gzip_zstd_plain_layers_and_a_nested_index)
+{
+	fresh();
+	char *out;
+
+	mkimage("mix", "--nested l1.tar:zstd l2.tar:none");
+	ASSERT_EQ(import("mix", "st", NULL, &out), 0);
+	assemble(first_line(out), "m");
+	ASSERT_STR(slurp(P("m/etc/a")), "two\n");
+	/* the same layers as gzip blobs map to the same diff-ids: the store shares them */
+	ASSERT_EQ(import("img:v1", "st", "--json", &out), 0);
+	ASSERT_CONTAINS(out, "\"cached\":true");
+	ASSERT_TRUE(!strstr(out, "\"cached\":false"));
+}
+
+TEST(import_squashfs_keeps_xattrs_and_whiteouts)
+{
+	fresh();
+	char *out, v[64];
+	struct stat s;
+
+	ASSERT_EQ(import("img:v1", "st", "--fs squashfs", &out), 0);
+	ASSERT_CONTAINS(out, ".squashfs.layout.json");
+	assemble(first_line(out), "m");
+	ASSERT_TRUE(getxattr(P("m/etc/keep"), "security.capability", v, sizeof(v)) > 0);
+	ASSERT_ERRNO(lstat(P("m/etc/gone"), &s), ENOENT);
+	ASSERT_ERRNO(lstat(P("m/dir/sub"), &s), ENOENT);
+	ASSERT_EQ(lstat(P("m/sparse"), &s), 0);
+	ASSERT_EQ(s.st_size, 50 << 20);
+}
+
+TEST(second_import_writes_nothing)
+{
+	fresh();
+	char *out, *before;
+
+	ASSERT_EQ(import("img:v1", "st", NULL, &out), 0);
+	before = store_state(P("st"));
+	ASSERT_EQ(import("img:v1", "st", "--json", &out), 0);
+	ASSERT_CONTAINS(out, "\"wrote\":false");
+	ASSERT_STR(store_state(P("st")), before);
+}
+
+TEST(concurrent_imports_of_one_image_publish_each_layer_once)
+{
+	fresh();
+	char *out;
+	int st1, st2;
+	pid_t p1, p2;
+
+	p1 = fork();
+	if (p1 == 0)
+		_exit(import("img:v1", "st", NULL, NULL));
+	p2 = fork();
+	if (p2 == 0)
+		_exit(import("img:v1", "st", NULL, NULL));
+	waitpid(p1, &st1, 0);
+	waitpid(p2, &st2, 0);
+	ASSERT_EQ(st1, 0);
+	ASSERT_EQ(st2, 0);
+	ASSERT_EQ(run(&out, "ls %s/st/layers/sha256/*.erofs | wc -l", fix), 0);
+	ASSERT_EQ(atoi(out), 2);
+	ASSERT_EQ(run(&out, "ls -A %s/st/tmp | wc -l", fix), 0);
+	ASSERT_EQ(atoi(out), 0);
+}
+
+TEST(sigkill_during_import_leaves_no_partial_file)
+{
+	fresh();
+	char *out, line[512];
+	int pfd[2], st;
+	pid_t pid;
+	FILE *f;
+
+	/* killed right after the first layer was published: the store holds complete files only */
+	ASSERT_EQ(pipe(pfd), 0);
+	pid = fork();
+	if (pid == 0) {
+		dup2(pfd[1], 2);
+		execl(bin, bin, "import", "--store", P("st"), oci_ref("big"), (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	f = fdopen(pfd[0], "r");
+	ASSERT_TRUE(fgets(line, sizeof(line), f) != NULL);
+	ASSERT_CONTAINS(line, "layer 1/");
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	fclose(f);
+	ASSERT_TRUE(WIFSIGNALED(st));
+	ASSERT_EQ(count_mounts_under(fix), 0);
+	ASSERT_EQ(run(&out, "ls -A %s/st/tmp | wc -l", fix), 0);
+	ASSERT_EQ(atoi(out), 0);
+	/* every published image is complete: each mounts, the unfinished one is absent */
+	ASSERT_EQ(run(&out, "ls %s/st/layers/sha256/*.erofs | wc -l", fix), 0);
+	ASSERT_TRUE(atoi(out) < 3);
+	ASSERT_EQ(run(&out, "for i in %s/st/layers/sha256/*.erofs; do mkdir -p %s/k && mount -o loop,ro $i %s/k "
+		      "&& umount %s/k || exit 1; done", fix, fix, fix, fix), 0);
+	/* and importing again finishes the job */
+	ASSERT_EQ(import("big", "st", NULL, &out), 0);
+}
+
+/* ------------------------------------------------------------ verification */
+
+/* Flip one byte of the first blob of @img whose name is not @keep: same size, other digest. */
+static void corrupt_blob(const char *img, const char *which)
+{
+	sh("cd %s/%s/blobs/sha256 && f=$(python3 -c \"import json,sys; m=json.load(open('%s')); print(%s)\") && "
+	   "printf 'X' | dd of=$f bs=1 seek=20 conv=notrunc status=none", fix, img,
+	   "../../index.json", which);
+}
+
+static void expect_refused(const char *img, const char *want1, const char *want2)
+{
+	char *out;
+
+	ASSERT_EQ(import(img, "st", NULL, &out), 2);
+	ASSERT_CONTAINS(out, want1);
+	if (want2)
+		ASSERT_CONTAINS(out, want2);
+	/* one line */
+	ASSERT_TRUE(strchr(out, '\n') == out + strlen(out) - 1);
+	/* nothing half-imported: no layer image, no record, no mount */
+	ASSERT_EQ(run(&out, "find %s/st -type f 2>/dev/null | wc -l", fix), 0);
+	ASSERT_EQ(atoi(out), 0);
+	ASSERT_EQ(count_mounts_under(fix), 0);
+}
+
+TEST(manifest_digest_mismatch_is_refused)
+{
+	fresh();
+	mkimage("bad", "l1.tar:gzip");
+	corrupt_blob("bad", "m['manifests'][0]['digest'][7:]");
+	expect_refused("bad", "verify blob", "its sha256 is sha256:");
+}
+
+TEST(layer_digest_mismatch_is_refused_and_nothing_is_published)
+{
+	fresh();
+	char *out, dg[128];
+
+	mkimage("bad", "l2.tar:none");
+	/* the layer: read the manifest for its digest */
+	ASSERT_EQ(run(&out, "cd %s/bad && python3 -c \"import json; m=json.load(open('index.json'))['manifests'][0]['digest'][7:]; "
+		      "print(json.load(open('blobs/sha256/'+m))['layers'][0]['digest'][7:])\"", fix), 0);
+	snprintf(dg, sizeof(dg), "%s", first_line(out));
+	sh("cd %s/bad/blobs/sha256 && printf 'X' | dd of=%s bs=1 seek=600 conv=notrunc status=none", fix, dg);
+	expect_refused("bad", "verify blob", dg);
+}
+
+TEST(diff_id_mismatch_is_refused)
+{
+	fresh();
+	mkimage("bad", "--bad-diffid l2.tar:gzip");
+	expect_refused("bad", "uncompressed sha256", "diff_id says sha256:0000");
+}
+
+TEST(descriptor_size_mismatch_is_refused)
+{
+	fresh();
+	mkimage("bad", "l2.tar:gzip");
+	sh("cd %s/bad && python3 -c \"import json; i=json.load(open('index.json')); i['manifests'][0]['size'] += 1; "
+	   "json.dump(i, open('index.json','w'))\"", fix);
+	expect_refused("bad", "descriptor says", NULL);
+}
+
+TEST(duplicate_keys_and_bad_documents_are_refused)
+{
+	fresh();
+	mkimage("bad", "l2.tar:gzip");
+	sh("cd %s/bad && python3 -c \"import json; i=json.load(open('index.json')); "
+	   "open('index.json','w').write(json.dumps(i)[:-1] + ', \\\"manifests\\\": []}')\"", fix);
+	expect_refused("bad", "index.json", "duplicate object key");
+	mkimage("bad", "l2.tar:gzip");
+	sh("cd %s/bad && printf '{\"imageLayoutVersion\": \"2.0.0\"}' > oci-layout", fix);
+	expect_refused("bad", "imageLayoutVersion", NULL);
+	mkimage("bad", "l2.tar:gzip");
+	sh("cd %s/bad && printf '{\"schemaVersion\": 2, \"manifests\": [], \"x\": \"\\\\u0000\"}' > index.json", fix);
+	expect_refused("bad", "index.json", "NUL");
+}
+
+TEST(media_type_that_lies_about_compression_is_refused)
+{
+	fresh();
+	mkimage("bad", "l2.tar:gzip");
+	sh("cd %s/bad && python3 - <<'EOF'\n"
+	   "import json, hashlib, os\n"
+	   "i = json.load(open('index.json'))\n"
+	   "mf = 'blobs/sha256/' + i['manifests'][0]['digest'][7:]\n"
+	   "m = json.load(open(mf))\n"
+	   "m['layers'][0]['mediaType'] = 'application/vnd.oci.image.layer.v1.tar+zstd'\n"
+	   "d = json.dumps(m).encode(); h = hashlib.sha256(d).hexdigest()\n"
+	   "open('blobs/sha256/' + h, 'wb').write(d)\n"
+	   "i['manifests'][0].update(digest='sha256:' + h, size=len(d))\n"
+	   "json.dump(i, open('index.json', 'w'))\n"
+	   "EOF", fix);
+	expect_refused("bad", "media type says otherwise", NULL);
+}
+
+TEST(blob_that_is_a_symlink_is_refused)
+{
+	fresh();
+	char *out;
+
+	mkimage("bad", "l2.tar:gzip");
+	ASSERT_EQ(run(&out, "cd %s/bad && python3 -c \"import json; print(json.load(open('index.json'))['manifests'][0]['digest'][7:])\"", fix), 0);
+	first_line(out);
+	sh("cd %s/bad/blobs/sha256 && mv %s ../../real && ln -s ../../real %s", fix, out, out);
+	expect_refused("bad", "symbolic link", NULL);
+}
+
+TEST(tags_select_the_manifest)
+{
+	fresh();
+	char *out;
+
+	ASSERT_EQ(import("img:nope", "st", NULL, &out), 2);
+	ASSERT_CONTAINS(out, "no manifest is tagged 'nope' (tags: v1)");
+	ASSERT_EQ(import("img", "st", NULL, &out), 0);
+	ASSERT_EQ(run(&out, "%s import --store %s/st %s/img", bin, fix, fix), 2);
+	ASSERT_CONTAINS(out, "oci:DIR[:TAG]");
+}
+
+TEST(store_that_is_a_symlink_is_refused)
+{
+	fresh();
+	char *out;
+
+	sh("mkdir -p %s/realstore && ln -sfn realstore %s/linkstore", fix, fix);
+	ASSERT_EQ(import("img:v1", "linkstore", NULL, &out), 2);
+	ASSERT_CONTAINS(out, "symbolic link");
+	ASSERT_EQ(run(&out, "find %s/realstore | wc -l", fix), 0);
+	ASSERT_EQ(atoi(out), 1);
+}
+
+/* ------------------------------------------------------------ hostile tars */
+
+static void hostile(const char *kind, const char *want)
+{
+	char *out;
+
+	sh("cd %s && rm -rf h.tar && %s hostile %s h.tar", fix, mkoci, kind);
+	mkimage("bad", "h.tar:gzip");
+	sh("rm -rf /tmp/escaped %s/escaped", fix);
+	expect_refused("bad", want, NULL);
+	(void)out;
+	ASSERT_TRUE(access("/tmp/escaped", F_OK) < 0 && access(P("escaped"), F_OK) < 0);
+	ASSERT_TRUE(access("/etc/escaped", F_OK) < 0);
+}
+
+TEST(hostile_dotdot)
+{
+	fresh();
+	hostile("dotdot", "'..' in a name");
+}
+
+TEST(hostile_absolute_name)
+{
+	fresh();
+	hostile("absolute", "an absolute name");
+}
+
+TEST(hostile_symlink_then_file_through_it)
+{
+	fresh();
+	hostile("symlink-then-file", "goes through a symbolic link");
+	hostile("symlink-dir-then-file", "goes through a symbolic link");
+}
+
+TEST(hostile_hardlinks)
+{
+	fresh();
+	hostile("hardlink-outside", "'..' in a name");
+	hostile("hardlink-absent", "not in this layer");
+}
+
+TEST(hostile_huge_sparse_file)
+{
+	fresh();
+	hostile("huge-sparse", "would exceed");
+}
+
+TEST(hostile_overlay_xattr)
+{
+	fresh();
+	hostile("overlay-xattr", "trusted.overlay.redirect");
+}
+
+TEST(hostile_reserved_whiteout)
+{
+	fresh();
+	hostile("reserved-whiteout", ".wh..wh. is reserved");
+}
+
+static void cleanup(void)
+{
+	if (getpid() == main_pid)
+		sh("rm -rf %s", fix);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s ROOTASM_BIN MKOCI\n", argv[0]);
+		return 2;
+	}
+	bin = realpath(argv[1], NULL);
+	mkoci = realpath(argv[2], NULL);
+	if (!bin || !mkoci)
+		return 2;
+	if (geteuid() != 0)
+		return harness_main(argc, argv);
+	snprintf(fix, sizeof(fix), "%s/rootasm-oci-XXXXXX",
+		 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(fix))
+		return 2;
+	main_pid = getpid();
+	atexit(cleanup);
+	/* layer 1: every kind of entry; layer 2: a replaced file, a whiteout, an opaque directory */
+	sh("cd %s && mkdir -p l1/etc l1/bin l1/dir/sub l1/%0200d/%0200d l2/etc l2/dir", fix, 0, 0);
+	sh("cd %s && cp /bin/busybox l1/bin/ && ln -s busybox l1/bin/sh && chmod 4755 l1/bin/busybox", fix);
+	sh("cd %s && echo one > l1/etc/a && echo keep > l1/etc/keep && ln l1/etc/keep l1/etc/keep-link && "
+	   "setcap cap_net_raw+ep l1/etc/keep && echo gone > l1/etc/gone && echo hidden > l1/dir/sub/h", fix);
+	sh("cd %s && echo owned > l1/etc/owned && chown 1000:1001 l1/etc/owned && chmod 0640 l1/etc/owned && "
+	   "python3 -c \"import os; os.setxattr('l1/etc/owned', 'user.x', b'value')\"", fix);
+	sh("cd %s && mkfifo l1/fifo && mknod l1/null c 1 3 && touch l1/%0200d/%0200d/deep", fix, 0, 0);
+	sh("cd %s && truncate -s 50M l1/sparse && printf data | dd of=l1/sparse bs=1 seek=1000000 conv=notrunc status=none", fix);
+	sh("cd %s && echo two > l2/etc/a && touch l2/etc/.wh.gone l2/dir/.wh..wh..opq && echo new > l2/dir/new", fix);
+	sh("cd %s && tar -C l1 --xattrs --xattrs-include='*' --sparse --format=pax --numeric-owner -cf l1.tar . && "
+	   "tar -C l2 --format=pax --numeric-owner -cf l2.tar .", fix);
+	sh("cd %s && %s layout img --tag v1 l1.tar:gzip l2.tar:zstd", fix, mkoci);
+	/* three layers of some size, for the SIGKILL test */
+	sh("cd %s && mkdir -p b1 b2 b3 && head -c 30M /dev/urandom > b1/r && head -c 30M /dev/urandom > b2/r && "
+	   "head -c 30M /dev/urandom > b3/r && for i in 1 2 3; do tar -C b$i -cf b$i.tar .; done && "
+	   "%s layout big b1.tar:gzip b2.tar:gzip b3.tar:gzip", fix, mkoci);
+	if (chdir(fix) < 0)
+		return 2;
+	return harness_main(argc, argv);
+}
