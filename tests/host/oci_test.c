@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -156,7 +157,7 @@ static char *P(const char *fmt, ...)
 /* Each test starts without a store or a mount point of the earlier ones. */
 static void fresh(void)
 {
-	sh("cd %s && rm -rf st m k realstore linkstore", fix);
+	sh("cd %s && rm -rf st m k realstore linkstore B up vol config.orig", fix);
 }
 
 static char *oci_ref(const char *img)
@@ -521,6 +522,175 @@ TEST(hostile_reserved_whiteout)
 {
 	fresh();
 	hostile("reserved-whiteout", ".wh..wh. is reserved");
+}
+
+
+/* ----------------------------------------------------------------- bundles */
+
+/*
+ * crun refuses a hybrid cgroup setup whose v2 hierarchy has controllers; the
+ * test runs in its own mount namespace, where a plain cgroup2 mount at
+ * /sys/fs/cgroup gives crun the unified mode (cgroups themselves are off:
+ * --cgroup-manager=disabled).
+ */
+static void crun_env(void)
+{
+	struct statfs sf;
+
+	if (system("command -v crun >/dev/null") != 0)
+		FAILF("crun is not installed (ci/deps installs it)");
+	if (statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == 0x63677270)
+		return;
+	sh("umount -R /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup");
+}
+
+/* A bundle B for the imported image: crun's default spec, @cmd, a bind volume and a tmpfs. */
+static void mkbundle(const char *layout, bool readonly, const char *extra_py, const char *cmd)
+{
+	sh("cd %s && rm -rf B up vol && mkdir -p B up vol && echo volume-data > vol/v && cd B && crun spec && "
+	   "python3 - <<'EOF'\n"
+	   "import json\n"
+	   "c = json.load(open('config.json'))\n"
+	   "c['process']['terminal'] = False\n"
+	   "c['process']['args'] = ['/bin/sh', '-c', \"\"\"%s\"\"\"]\n"
+	   "c['root'] = {'path': 'rootfs', 'readonly': %s}\n"
+	   "c['mounts'].append({'destination': '/vol', 'type': 'bind', 'source': '%s/vol', 'options': ['rbind', 'ro', 'nosuid']})\n"
+	   "c['mounts'].append({'destination': '/scratch', 'type': 'tmpfs', 'source': 'tmpfs', 'options': ['nosuid', 'nodev', 'size=16m']})\n"
+	   "c['annotations'] = {'org.rootasm.layout': '%s'}\n"
+	   "%s\n"
+	   "json.dump(c, open('config.json', 'w'), indent=1)\n"
+	   "EOF\ncp config.json ../config.orig", fix, cmd, readonly ? "True" : "False", fix, layout, extra_py ? extra_py : "");
+}
+
+static const char *import_small(void)
+{
+	static char layout[4096];
+	char *out;
+
+	if (import("img:v1", "st", NULL, &out) != 0)
+		FAILF("import: %s", out);
+	snprintf(layout, sizeof(layout), "%s", first_line(out));
+	return layout;
+}
+
+TEST(bundle_crun_runs_an_imported_image)
+{
+	char *out;
+
+	fresh();
+	crun_env();
+	mkbundle(import_small(), false, NULL, "cat /etc/a /vol/v; echo written > /w; cat /proc/self/mountinfo");
+	ASSERT_EQ(run(&out, "%s bundle prepare --upper %s/up --json %s/B", bin, fix, fix), 0);
+	ASSERT_CONTAINS(out, "\"rootasm_mounts\":[\"/dev\",\"/dev/shm\",\"/vol\",\"/scratch\"]");
+	ASSERT_CONTAINS(out, "\"runtime_mounts\":[\"/proc\",\"/dev/pts\",\"/dev/mqueue\",\"/sys\",\"/sys/fs/cgroup\"]");
+	/* the tree is attached at root.path (overlay + its volumes), config.json lost what rootasm made */
+	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 5);
+	ASSERT_EQ(run(&out, "python3 -c \"import json; c=json.load(open('%s/B/config.json')); "
+		      "print([m['destination'] for m in c['mounts']], c['annotations'])\"", fix), 0);
+	ASSERT_CONTAINS(out, "['/proc', '/dev/pts', '/dev/mqueue', '/sys', '/sys/fs/cgroup']");
+	ASSERT_CONTAINS(out, "'org.rootasm.prepared'");
+	ASSERT_EQ(run(&out, "crun --cgroup-manager=disabled run -b %s/B oci-test-1", fix), 0);
+	ASSERT_CONTAINS(out, "two\nvolume-data\n");
+	/* crun's mounts landed on top of rootasm's: the volume is there once, as rootasm made it */
+	ASSERT_CONTAINS(out, " /vol ro,nosuid");
+	ASSERT_CONTAINS(out, " /proc ");
+	ASSERT_STR(slurp(P("up/upper/w")), "written\n");
+	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_CONTAINS(out, "detached");
+	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
+	ASSERT_EQ(run(&out, "cmp %s/B/config.json %s/config.orig && test ! -e %s/B/.rootasm", fix, fix, fix), 0);
+}
+
+TEST(bundle_uid_mappings_make_idmapped_layers)
+{
+	struct stat st;
+	char *out;
+
+	fresh();
+	crun_env();
+	mkbundle(import_small(), false,
+		 "c['linux']['namespaces'].append({'type': 'user'})\n"
+		 "c['linux']['uidMappings'] = [{'containerID': 0, 'hostID': 100000, 'size': 65536}]\n"
+		 "c['linux']['gidMappings'] = [{'containerID': 0, 'hostID': 200000, 'size': 65536}]\n"
+		 "c['mounts'] = [m for m in c['mounts'] if not m['destination'].startswith('/sys')]\n",
+		 "id -u; stat -c %u:%g /etc/owned; echo hi > /etc/w && echo wrote");
+	ASSERT_EQ(run(&out, "%s bundle prepare --upper %s/up %s/B", bin, fix, fix), 0);
+	/* on the host the layers show the mapped ids; the runtime keeps the tmpfs mounts */
+	ASSERT_EQ(stat(P("B/rootfs/etc/owned"), &st), 0);
+	ASSERT_EQ(st.st_uid, 101000);
+	ASSERT_EQ(st.st_gid, 201001);
+	ASSERT_EQ(run(&out, "python3 -c \"import json; print(json.load(open('%s/B/.rootasm/layout.json'))['layers'][0]['idmap'])\"", fix), 0);
+	ASSERT_CONTAINS(out, "'uids': ['0:100000:65536'], 'gids': ['0:200000:65536']");
+	ASSERT_EQ(run(&out, "crun --cgroup-manager=disabled run -b %s/B oci-test-2", fix), 0);
+	ASSERT_CONTAINS(out, "0\n1000:1001\nwrote\n");
+	ASSERT_EQ(stat(P("up/upper/etc/w"), &st), 0);
+	ASSERT_EQ(st.st_uid, 100000);
+	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
+}
+
+TEST(bundle_readonly_root_is_the_runtimes_to_make)
+{
+	char *out;
+
+	fresh();
+	crun_env();
+	mkbundle(import_small(), true, NULL, "cat /etc/a; echo x > /etc/a || echo refused");
+	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 0);
+	/* root.readonly stays in config.json: crun remounts the root read-only */
+	ASSERT_EQ(run(&out, "grep -c '\"readonly\": true' %s/B/config.json", fix), 0);
+	ASSERT_EQ(run(&out, "crun --cgroup-manager=disabled run -b %s/B oci-test-3", fix), 0);
+	ASSERT_CONTAINS(out, "two\n");
+	ASSERT_CONTAINS(out, "refused");
+	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+}
+
+TEST(bundle_prepare_twice_is_refused)
+{
+	char *out;
+
+	fresh();
+	mkbundle(import_small(), false, NULL, "true");
+	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 0);
+	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 2);
+	ASSERT_CONTAINS(out, "already prepared");
+	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 5);
+	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 2);
+	ASSERT_CONTAINS(out, "not prepared by rootasm");
+}
+
+TEST(bundle_cleanup_leaves_a_foreign_mount_alone)
+{
+	char *out;
+
+	fresh();
+	mkbundle(import_small(), false, NULL, "true");
+	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 0);
+	/* someone replaced the tree: cleanup must not take theirs down */
+	ASSERT_EQ(umount2(P("B/rootfs"), MNT_DETACH), 0);
+	ASSERT_EQ(mount("none", P("B/rootfs"), "tmpfs", 0, NULL), 0);
+	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_CONTAINS(out, "left alone");
+	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 1);
+	ASSERT_EQ(run(&out, "cmp %s/B/config.json %s/config.orig", fix, fix), 0);
+}
+
+TEST(bundle_mounts_rootasm_cannot_make_stay_with_the_runtime)
+{
+	char *out;
+
+	fresh();
+	mkbundle(import_small(), false,
+		 "c['mounts'].append({'destination': '/sys/kernel/x', 'type': 'tmpfs', 'source': 'tmpfs'})\n"
+		 "c['mounts'].append({'destination': '/odd', 'type': 'tmpfs', 'source': 'tmpfs', 'options': ['uid=5']})\n"
+		 "c['mounts'].append({'destination': '/dev/shm/sub', 'type': 'bind', 'source': '/etc', 'options': ['rbind']})\n",
+		 "true");
+	ASSERT_EQ(run(&out, "%s bundle prepare --json %s/B", bin, fix), 0);
+	/* under /sys (the runtime's), an option rootasm has no word for: the runtime's; under /dev/shm: rootasm's */
+	ASSERT_CONTAINS(out, "\"/sys/kernel/x\",\"/odd\"]");
+	ASSERT_CONTAINS(out, "\"/scratch\",\"/dev/shm/sub\"]");
+	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
 }
 
 static void cleanup(void)
