@@ -51,6 +51,7 @@ struct up {
 	struct archive *tar;
 	char *tar_buf;
 	int read_err;			/* errno of a failed read of the blob */
+	bool cut_short;			/* the stream ended in the last entry's padding */
 	/* the tree */
 	int root;
 	const struct ra_unpack_limits *lim;
@@ -122,17 +123,17 @@ static int arch_err(struct up *u, struct archive *a, const char *step)
 }
 
 /*
- * Split @name (from the tar) into a clean relative path: "./" and "/"
- * prefixes of the form tar writers use are dropped, "." components
- * skipped; an absolute name and ".." are refused. @out gets "a/b/c"
- * ("" for the root itself).
+ * Split @name (from the tar) into a clean relative path: "./" prefixes
+ * are dropped, "." components skipped; an absolute name (other than "/",
+ * the root) and ".." are refused. @out gets "a/b/c" ("" for the root).
  */
 static int clean_name(struct up *u, const char *name, char *out, size_t size)
 {
 	size_t o = 0;
 	const char *p = name;
 
-	if (name[0] == '/')
+	/* "/" alone is the root (umoci writes it so); any other absolute name is refused */
+	if (name[0] == '/' && name[strspn(name, "/.")] != '\0')
 		return ent_err(u, EINVAL, name, "an absolute name; layer entries are relative to the root");
 	while (*p) {
 		const char *s = p;
@@ -285,9 +286,24 @@ static int set_meta(struct up *u, struct archive_entry *ae, const char *name, in
 	return 0;
 }
 
+/*
+ * Whether the tar stream ended right after the data of its last entry, in
+ * the padding to 512 bytes (umoci 0.4.7 writes layers so: no padding, no
+ * end-of-archive blocks; Go's tar reader takes them). All of the entry's data
+ * was there; the stream must be at its end.
+ */
+static bool ended_in_padding(struct up *u, uint64_t got, int64_t size)
+{
+	char b;
+
+	return got == (uint64_t)size && archive_read_data(u->dec, &b, 1) == 0;
+}
+
 /* The data of a regular file, holes kept: pwrite at each block's offset, then the full size. */
 static int write_data(struct up *u, const char *name, int fd, int64_t size)
 {
+	uint64_t got = 0;
+
 	for (;;) {
 		const void *buf;
 		size_t len;
@@ -296,6 +312,10 @@ static int write_data(struct up *u, const char *name, int fd, int64_t size)
 
 		if (r == ARCHIVE_EOF)
 			break;
+		if (r == ARCHIVE_FATAL && ended_in_padding(u, got, size)) {
+			u->cut_short = true;
+			break;
+		}
 		if (r < ARCHIVE_WARN)
 			return arch_err(u, u->tar, "read file data");
 		if (off < 0 || (uint64_t)off + len > (uint64_t)size)
@@ -309,6 +329,7 @@ static int write_data(struct up *u, const char *name, int fd, int64_t size)
 				return ent_err(u, errno, name, "write: %m");
 			done += n;
 		}
+		got = (uint64_t)off + len > got ? (uint64_t)off + len : got;
 	}
 	if (ftruncate(fd, size) < 0)
 		return ent_err(u, errno, name, "set size: %m");
@@ -528,7 +549,7 @@ int ra_unpack_layer(int blob_fd, enum ra_oci_comp comp, int root, const struct r
 		r = arch_err(&u, u.tar, "read tar");
 		goto out;
 	}
-	for (;;) {
+	while (!u.cut_short) {
 		r = archive_read_next_header(u.tar, &ae);
 		if (r == ARCHIVE_EOF)
 			break;

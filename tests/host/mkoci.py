@@ -8,7 +8,9 @@
       nested index (with a second, foreign-architecture manifest beside it).
   mkoci.py hostile KIND OUT.tar
       a tar that a layer must not be: dotdot, absolute, symlink-then-file,
-      hardlink-outside, huge-sparse, overlay-xattr, reserved-whiteout.
+      hardlink-outside, huge-sparse, overlay-xattr, reserved-whiteout;
+      cut-padding (ends after the last entry's data: accepted, as umoci
+      writes it), cut-data (ends inside it: refused).
 """
 import gzip
 import hashlib
@@ -129,9 +131,16 @@ def hostile(kind, out):
             t.addfile(ti)
         elif kind == "reserved-whiteout":
             add(".wh..wh.plnk")
+        elif kind in ("cut-padding", "cut-data"):
+            pass
         else:
             sys.exit("unknown kind " + kind)
-    open(out, "wb").write(buf.getvalue())
+    data = buf.getvalue()
+    if kind == "cut-padding":
+        data = data[:512 + 4]      # "ok": its header and its 4 bytes, no padding, no end blocks
+    elif kind == "cut-data":
+        data = data[:512 + 2]      # in the middle of its data
+    open(out, "wb").write(data)
 
 
 if __name__ == "__main__":

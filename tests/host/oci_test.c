@@ -693,6 +693,21 @@ TEST(bundle_mounts_rootasm_cannot_make_stay_with_the_runtime)
 	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
 }
 
+TEST(tar_cut_in_its_last_padding_is_taken_cut_in_data_is_not)
+{
+	char *out;
+
+	fresh();
+	sh("cd %s && %s hostile cut-padding h.tar", fix, mkoci);
+	mkimage("cut", "h.tar:gzip");
+	ASSERT_EQ(import("cut", "st", NULL, &out), 0);
+	assemble(first_line(out), "m");
+	ASSERT_STR(slurp(P("m/ok")), "fine");
+	ASSERT_EQ(umount2(P("m"), MNT_DETACH), 0);
+	fresh();
+	hostile("cut-data", "Truncated");
+}
+
 static void cleanup(void)
 {
 	if (getpid() == main_pid)
