@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The OCI parsers that need no filesystem: digests, image references, layer media types. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "digest.h"
+#include "oci.h"
+
+#define HEX "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+static void digests(void **state)
+{
+	char hex[RA_DIGEST_HEX + 1];
+
+	assert_int_equal(ra_digest_parse("sha256:" HEX, hex), 0);
+	assert_string_equal(hex, HEX);
+	assert_int_equal(ra_digest_parse("sha512:" HEX HEX, hex), -EOPNOTSUPP);
+	assert_int_equal(ra_digest_parse("sha256:" HEX "0", hex), -EINVAL);		/* too long */
+	assert_int_equal(ra_digest_parse("sha256:0123", hex), -EINVAL);		/* too short */
+	assert_int_equal(ra_digest_parse("sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef", hex),
+			 -EINVAL);						/* uppercase */
+	assert_int_equal(ra_digest_parse(HEX, hex), -EINVAL);			/* no algorithm */
+	assert_int_equal(ra_digest_parse(":" HEX, hex), -EINVAL);
+	assert_int_equal(ra_digest_parse("SHA256:" HEX, hex), -EINVAL);		/* not an algorithm name */
+	assert_int_equal(ra_digest_parse(NULL, hex), -EINVAL);
+}
+
+static void sha256_of_abc(void **state)
+{
+	struct ra_sha256 h;
+	char out[RA_DIGEST_MAX];
+
+	assert_int_equal(ra_sha256_init(&h), 0);
+	ra_sha256_update(&h, "a", 1);
+	ra_sha256_update(&h, "bc", 2);
+	assert_int_equal(ra_sha256_final(&h, out), 0);
+	assert_string_equal(out, "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+static void refs(void **state)
+{
+	struct rootasm_error e = { 0 };
+	char *dir = NULL, *tag = NULL;
+
+	assert_int_equal(ra_oci_parse_ref("oci:/srv/img:v1", &dir, &tag, &e), 0);
+	assert_string_equal(dir, "/srv/img");
+	assert_string_equal(tag, "v1");
+	free(dir);
+	free(tag);
+	assert_int_equal(ra_oci_parse_ref("oci:rel/dir", &dir, &tag, &e), 0);
+	assert_string_equal(dir, "rel/dir");
+	assert_null(tag);
+	free(dir);
+	assert_int_equal(ra_oci_parse_ref("oci:d:a:b", &dir, &tag, &e), 0);	/* the tag is what follows the first ':' */
+	assert_string_equal(tag, "a:b");
+	free(dir);
+	free(tag);
+	assert_int_equal(ra_oci_parse_ref("/srv/img", &dir, &tag, &e), -EINVAL);
+	assert_int_equal(e.kind, ROOTASM_ERROR_USAGE);
+	assert_int_equal(ra_oci_parse_ref("docker://debian", &dir, &tag, &e), -EINVAL);
+	assert_int_equal(ra_oci_parse_ref("oci:", &dir, &tag, &e), -EINVAL);
+	assert_int_equal(ra_oci_parse_ref("oci::tag", &dir, &tag, &e), -EINVAL);
+	assert_int_equal(ra_oci_parse_ref("oci:dir:", &dir, &tag, &e), -EINVAL);
+}
+
+static void media_types(void **state)
+{
+	assert_int_equal(ra_oci_layer_comp("application/vnd.oci.image.layer.v1.tar"), RA_OCI_TAR);
+	assert_int_equal(ra_oci_layer_comp("application/vnd.oci.image.layer.v1.tar+gzip"), RA_OCI_GZIP);
+	assert_int_equal(ra_oci_layer_comp("application/vnd.oci.image.layer.v1.tar+zstd"), RA_OCI_ZSTD);
+	assert_int_equal(ra_oci_layer_comp("application/vnd.docker.image.rootfs.diff.tar.gzip"), RA_OCI_GZIP);
+	assert_int_equal(ra_oci_layer_comp("application/vnd.oci.image.layer.v1.tar+bzip2"), -EOPNOTSUPP);
+	assert_int_equal(ra_oci_layer_comp(NULL), -EOPNOTSUPP);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(digests),
+		cmocka_unit_test(sha256_of_abc),
+		cmocka_unit_test(refs),
+		cmocka_unit_test(media_types),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
