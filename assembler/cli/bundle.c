@@ -415,6 +415,10 @@ static int prepare(const char *bundle, const char *layout_opt, const char *upper
 	if (json_is_object(ann) && json_object_get(ann, ANN_PREPARED))
 		return bad("bundle prepare", cfgpath, "already prepared by rootasm (annotation " ANN_PREPARED
 			   "); run rootasm bundle cleanup first");
+	snprintf(state, sizeof(state), "%s/" STATE_DIR "/state.json", bundle);
+	if (access(state, F_OK) == 0)
+		return bad("bundle prepare", state, "an earlier prepare of this bundle did not finish; run rootasm "
+			   "bundle cleanup first");
 	if (!layout && json_is_object(ann))
 		layout = json_string_value(json_object_get(ann, ANN_LAYOUT));
 	if (!layout)
@@ -552,6 +556,17 @@ static int prepare(const char *bundle, const char *layout_opt, const char *upper
 	}
 	close(fd);
 	id = mount_id(root);
+	/* what cleanup needs even if we die before config.json is rewritten */
+	{
+		json_t *stj = json_pack("{s:I, s:s}", "mount_id", (json_int_t)id, "root", root);
+
+		r = stj ? write_json(state, "state.json", stj) : EXIT_RUNTIME;
+		json_decref(stj);
+		if (r) {
+			umount2(root, MNT_DETACH);
+			goto out_lists;
+		}
+	}
 	/* the runtime's config: without the mounts rootasm made, marked as prepared */
 	json_object_set(cfg, "mounts", kept);
 	if (!json_is_object(ann)) {
@@ -588,23 +603,35 @@ static int cleanup(const char *bundle)
 {
 	_cleanup_json_ json_t *cfg = NULL;
 	char cfgpath[PATH_MAX], state[PATH_MAX], saved[PATH_MAX], root[PATH_MAX], p[PATH_MAX];
+	_cleanup_json_ json_t *stj = NULL;
 	const char *rootrel = "rootfs", *ids = NULL;
-	unsigned long long id;
+	unsigned long long id = 0;
 	bool detached = false;
+	json_int_t sid = 0;
 	int r;
 
 	snprintf(cfgpath, sizeof(cfgpath), "%s/config.json", bundle);
 	r = read_json(cfgpath, &cfg);
 	if (r)
 		return r;
-	if (json_unpack(cfg, "{s:{s:s}}", "annotations", ANN_PREPARED, &ids) < 0)
+	snprintf(p, sizeof(p), "%s/" STATE_DIR "/state.json", bundle);
+	if (json_unpack(cfg, "{s:{s:s}}", "annotations", ANN_PREPARED, &ids) == 0) {
+		id = strtoull(ids, NULL, 10);
+	} else if (access(p, F_OK) == 0) {
+		/* a prepare that died between the attach and the new config.json */
+		r = read_json(p, &stj);
+		if (r)
+			return r;
+		json_unpack(stj, "{s:I}", "mount_id", &sid);
+		id = sid;
+	} else {
 		return bad("bundle cleanup", cfgpath, "not prepared by rootasm (no annotation " ANN_PREPARED ")");
+	}
 	json_unpack(cfg, "{s?{s?s}}", "root", "path", &rootrel);
 	if (rootrel[0] == '/')
 		snprintf(root, sizeof(root), "%s", rootrel);
 	else
 		snprintf(root, sizeof(root), "%s/%s", bundle, rootrel);
-	id = strtoull(ids, NULL, 10);
 	/* only the tree prepare attached: the same unique mount id */
 	if (id && mount_id(root) == id) {
 		if (umount2(root, MNT_DETACH) < 0)
@@ -616,6 +643,8 @@ static int cleanup(const char *bundle)
 	if (rename(saved, cfgpath) < 0)
 		return fail_msg(ROOTASM_ERROR_RUNTIME, errno, "restore config.json", saved, "%s", strerror(errno));
 	snprintf(p, sizeof(p), "%s/layout.json", state);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/state.json", state);
 	unlink(p);
 	rmdir(state);
 	if (cli.json)

@@ -108,12 +108,20 @@ static int store_open(const char *path, struct store *s, struct rootasm_error *e
 {
 	_cleanup_close_ int l = -EBADF, i = -EBADF, t = -EBADF;
 	char p[64], abs[PATH_MAX];
+	struct stat st;
 	ssize_t n;
 
 	*s = (struct store){ .fd = -EBADF, .layers = -EBADF, .images = -EBADF };
 	s->fd = open_store_dir(path, e);
 	if (s->fd < 0)
 		return s->fd;
+	/* whoever can write the store can swap the layer images every layout names */
+	if (fstat(s->fd, &st) < 0)
+		return ra_err(e, errno, -EBADF, "open store", path, NULL);
+	if (st.st_uid != geteuid() || (st.st_mode & 022))
+		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "open store", path,
+				   "owned by uid %u with mode %04o: a store must belong to its user and be writable by "
+				   "nobody else", (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", s->fd);
 	n = readlink(p, abs, sizeof(abs) - 1);
 	if (n <= 0 || abs[0] != '/')

@@ -180,6 +180,9 @@ TEST(import_assembles_the_image_with_every_kind_of_entry)
 	ASSERT_EQ(import("img:v1", "st", NULL, &out), 0);
 	snprintf(layout, sizeof(layout), "%s", first_line(out));
 	ASSERT_CONTAINS(layout, "/st/images/sha256/");
+	/* the layout passes check: absolute paths of the image files themselves */
+	ASSERT_EQ(run(&out, "%s check %s", bin, layout), 0);
+	ASSERT_CONTAINS(out, "erofs");
 	assemble(layout, "m");
 	/* layer 2 replaced a file, whited one out, made a directory opaque */
 	ASSERT_STR(slurp(P("m/etc/a")), "two\n");
@@ -453,6 +456,21 @@ TEST(tags_select_the_manifest)
 	ASSERT_CONTAINS(out, "oci:DIR[:TAG]");
 }
 
+TEST(store_writable_by_others_is_refused)
+{
+	char *out;
+
+	fresh();
+	sh("mkdir -p %s/st && chmod 0777 %s/st", fix, fix);
+	ASSERT_EQ(import("img:v1", "st", NULL, &out), 1);
+	ASSERT_CONTAINS(out, "writable by nobody else");
+	sh("chmod 0755 %s/st && chown 1000 %s/st", fix, fix);
+	ASSERT_EQ(import("img:v1", "st", NULL, &out), 1);
+	ASSERT_CONTAINS(out, "owned by uid 1000");
+	ASSERT_EQ(run(&out, "find %s/st | wc -l", fix), 0);
+	ASSERT_EQ(atoi(out), 1);
+}
+
 TEST(store_that_is_a_symlink_is_refused)
 {
 	fresh();
@@ -658,6 +676,23 @@ TEST(bundle_prepare_twice_is_refused)
 	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
 	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 2);
 	ASSERT_CONTAINS(out, "not prepared by rootasm");
+}
+
+TEST(bundle_prepare_killed_before_the_new_config_is_cleaned_up)
+{
+	char *out;
+
+	fresh();
+	mkbundle(import_small(), false, NULL, "true");
+	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 0);
+	/* as if prepare died after the attach, before config.json was replaced */
+	sh("cp %s/B/.rootasm/config.json %s/B/config.json", fix, fix);
+	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 2);
+	ASSERT_CONTAINS(out, "did not finish");
+	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_CONTAINS(out, "detached");
+	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
+	ASSERT_EQ(run(&out, "cmp %s/B/config.json %s/config.orig && test ! -e %s/B/.rootasm", fix, fix, fix), 0);
 }
 
 TEST(bundle_cleanup_leaves_a_foreign_mount_alone)
