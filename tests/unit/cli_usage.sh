@@ -41,6 +41,14 @@ t 2 "unknown option '--xml'" probe --xml
 t 2 "--json takes no value or 'pretty'" --json=yaml probe
 t 2 "--count takes a positive number" watch --count -3
 t 2 "--count takes a positive number" watch --count 1x
+t 2 "import: missing oci:DIR[:TAG]" import
+t 2 "not an OCI image reference" import /srv/image
+t 2 "--fs takes erofs or squashfs" import --fs ext4 oci:x
+t 2 "more than one image" import oci:a oci:b
+t 2 "bundle: missing prepare or cleanup" bundle
+t 2 "unknown bundle command 'run'" bundle run /b
+t 2 "bundle: missing BUNDLE" bundle prepare
+t 2 "--layout and --upper go with prepare" bundle cleanup --upper /u /b
 # options in any order around the operand
 t 2 "open layout /nonexistent.yaml" check /nonexistent.yaml --offline
 t 2 "open layout /nonexistent.yaml" check --offline /nonexistent.yaml
@@ -52,7 +60,7 @@ case $e in
 *) echo "FAIL: --json error: $e"; fail=$((fail + 1)) ;;
 esac
 # help and version, each form
-for c in check assemble exec probe watch; do
+for c in check assemble exec probe watch import bundle; do
 	out 0 "Usage: rootasm $c" $c --help
 	out 0 "Usage: rootasm $c" $c -h
 done
