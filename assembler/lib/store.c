@@ -409,6 +409,10 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 	r = ra_oci_parse_ref(ref, &dir, &tag, e);
 	if (r < 0)
 		return r;
+	/* before anything is created: the staging tmpfs, owners, device nodes and trusted.* xattrs need it */
+	if (geteuid() != 0)
+		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "import", ref,
+				   "needs root (a private tmpfs, file owners, device nodes, trusted.* xattrs)");
 	r = ra_oci_open(dir, tag, &img, e);
 	if (r < 0)
 		return r;

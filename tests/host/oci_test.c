@@ -471,6 +471,17 @@ TEST(store_writable_by_others_is_refused)
 	ASSERT_EQ(atoi(out), 1);
 }
 
+TEST(import_without_root_says_so_and_creates_nothing)
+{
+	char *out;
+
+	fresh();
+	ASSERT_EQ(run(&out, "cd %s && setpriv --reuid 65534 --regid 65534 --clear-groups %s import --store %s/st oci:img:v1",
+		      fix, bin, fix), 1);
+	ASSERT_CONTAINS(out, "needs root");
+	ASSERT_TRUE(access(P("st"), F_OK) < 0);
+}
+
 TEST(store_that_is_a_symlink_is_refused)
 {
 	fresh();
