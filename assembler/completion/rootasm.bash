@@ -7,7 +7,7 @@
 # for exec's CMD.
 # Needs nothing from the bash-completion package.
 
-_rootasm_commands="check assemble exec probe watch version help"
+_rootasm_commands="check assemble exec probe watch import bundle version help"
 _rootasm_common="--help --json --json=pretty --debug"
 
 # The options of command $1.
@@ -19,6 +19,8 @@ _rootasm_options()
 	exec) echo "--network --preserve-fds --env --hostname --privileged --report --via $_rootasm_common" ;;
 	probe) echo "$_rootasm_common" ;;
 	watch) echo "--mntns --count --timeout $_rootasm_common" ;;
+	import) echo "--store --fs --quiet $_rootasm_common" ;;
+	bundle) echo "--layout --upper $_rootasm_common" ;;
 	'') echo "--version $_rootasm_common" ;;
 	esac
 }
@@ -81,7 +83,8 @@ _rootasm()
 		case $w in
 		--) ((dashdash)) || { dashdash=1; continue; } ;;
 		--attach | --send-fd | --send-fd-fd | --peer-uid | --timeout | --mntns | --count | --via | \
-			--network | --preserve-fds | --env | --hostname) ((dashdash)) || { skip=1; continue; } ;;
+			--network | --preserve-fds | --env | --hostname | --store | --fs | --layout | \
+			--upper) ((dashdash)) || { skip=1; continue; } ;;
 		esac
 		if ((dashdash)) || [[ $w != -* && $w != = && ${COMP_WORDS[i - 1]} != = ]]; then
 			operands=$((operands + 1))
@@ -102,6 +105,9 @@ _rootasm()
 	--attach) _rootasm_dirs "$cur"; return 0 ;;
 	--send-fd | --mntns | --via) _rootasm_files "$cur"; return 0 ;;
 	--network) COMPREPLY=($(compgen -W "host none" -- "$cur")); return 0 ;;
+	--store | --upper) _rootasm_dirs "$cur"; return 0 ;;
+	--fs) COMPREPLY=($(compgen -W "erofs squashfs" -- "$cur")); return 0 ;;
+	--layout) _rootasm_layouts "$cur"; return 0 ;;
 	--send-fd-fd | --peer-uid | --timeout | --count | --preserve-fds | --env | --hostname) return 0 ;;
 	esac
 
@@ -120,6 +126,16 @@ _rootasm()
 		;;
 	assemble)
 		((operands == 0)) && _rootasm_layouts "$cur"
+		;;
+	import)
+		((operands == 0)) && COMPREPLY=($(compgen -W "oci:" -- "$cur"))
+		;;
+	bundle)
+		if ((operands == 0)); then
+			COMPREPLY=($(compgen -W "prepare cleanup" -- "$cur"))
+		elif ((operands == 1)); then
+			_rootasm_dirs "$cur"
+		fi
 		;;
 	exec)
 		if ((operands == 0)); then

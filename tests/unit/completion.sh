@@ -49,7 +49,7 @@ has() {
 	esac || { echo "FAIL: [$*] -> '$got', want $w"; fail=$((fail + 1)); }
 }
 
-t "assemble check exec help probe version watch" rootasm ""
+t "assemble bundle check exec help import probe version watch" rootasm ""
 t "check" rootasm ch
 t "exec" rootasm --debug ex
 t "exec" rootasm --json = pretty ex
@@ -79,6 +79,11 @@ has --report rootasm exec a.yaml --r
 has '!--report' rootasm exec a.yaml -- ls --r
 has '!--report' rootasm exec a.yaml ls --r
 has notes.txt rootasm exec a.yaml ls no
+t "erofs squashfs" rootasm import --fs ""
+t "oci:" rootasm import --store rootfs o
+t "cleanup prepare" rootasm bundle ""
+t "rootfs sub" rootasm bundle prepare ""
+t "a.yaml" rootasm bundle prepare --layout a
 
 # the same commands and options as the binary's --help
 n=$((n + 1))
