@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "json.h"
+#include "proto.h"
 #include "util.h"
 
 int rootasm_attach(int tree_fd, const char *dir, struct rootasm_error *e)
@@ -89,18 +90,10 @@ static int check_peer(int sock, const struct rootasm_send_opts *o, const char *w
 static int send_tree(int sock, int tree_fd, const struct rootasm_send_opts *o, const char *what,
 		     struct rootasm_error *e)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
 	const char *layout = SOPT(o, layout, NULL);
 	_cleanup_free_ char *json = NULL, *line = NULL;
-	struct msghdr msg = { 0 };
-	struct iovec iov;
-	struct cmsghdr *c;
 	json_t *j;
-	ssize_t n;
-	int len;
+	int len, r;
 
 	if (layout && !utf8_valid(layout))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "send-fd", what, "the layout name is not UTF-8");
@@ -110,23 +103,10 @@ static int send_tree(int sock, int tree_fd, const struct rootasm_send_opts *o, c
 	json_decref(j);
 	if (!json || (len = asprintf(&line, "%s\n", json)) < 0)
 		return ra_oom(e, "send-fd payload");
-	iov = (struct iovec){ line, len };
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = u.buf;
-	msg.msg_controllen = sizeof(u.buf);
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &tree_fd, sizeof(int));
-	while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-		;
-	if (n < 0)
-		return ra_err(e, errno, -EBADF, "sendmsg", what,
-			      errno == EAGAIN ? "timed out: the listener does not read" : NULL);
-	if (n != len)
-		return ra_err(e, EIO, -EBADF, "sendmsg", what, "short send: %zd of %d bytes", n, len);
+	r = ra_send_with_fd(sock, line, len, tree_fd, 0);
+	if (r < 0)
+		return ra_err(e, r, -EBADF, "sendmsg", what, r == -EAGAIN ? "timed out: the listener does not read" :
+			      r == -EIO ? "a short send" : NULL);
 	return 0;
 }
 

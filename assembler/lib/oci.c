@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "oci.h"
+#include "open.h"
 #include "util.h"
 
 #define MT_INDEX	"application/vnd.oci.image.index.v1+json"
@@ -133,53 +134,9 @@ int ra_oci_blob_open(const struct ra_oci_image *img, const struct ra_oci_desc *d
 	return rfd;
 }
 
-/* Read all of @fd, at most @max bytes (one more is an error), hashing it. */
-static int read_capped(int fd, size_t max, char **ret, size_t *ret_len, struct ra_sha256 *h)
+static void feed_sha256(void *h, const void *p, size_t n)
 {
-	size_t cap = 0, len = 0;
-	char *buf = NULL;
-
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			char *b;
-
-			if (cap > max) {
-				free(buf);
-				return -EFBIG;
-			}
-			cap = cap ? cap * 2 : 16384;
-			b = realloc(buf, cap + 1);
-			if (!b) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = b;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int r = -errno;
-
-			free(buf);
-			return r;
-		}
-		if (n == 0)
-			break;
-		if (h)
-			ra_sha256_update(h, buf + len, n);
-		len += n;
-	}
-	if (len > max) {
-		free(buf);
-		return -EFBIG;
-	}
-	buf[len] = '\0';
-	*ret = buf;
-	*ret_len = len;
-	return 0;
+	ra_sha256_update(h, p, n);
 }
 
 /* Parse @buf strictly; an error names @what and jansson's line:column. */
@@ -222,7 +179,7 @@ static int load_blob(const struct ra_oci_image *img, const struct ra_oci_desc *d
 		return fd;
 	if (ra_sha256_init(&h) < 0)
 		return ra_oom(e, "sha256");
-	r = read_capped(fd, d->size, &buf, &len, &h);
+	r = ra_read_all(fd, d->size, feed_sha256, &h, &buf, &len);
 	if (r < 0) {
 		ra_sha256_free(&h);
 		if (r == -ENOMEM)
@@ -473,7 +430,7 @@ int ra_oci_open(const char *dir, const char *tag, struct ra_oci_image **ret, str
 			goto out;
 		}
 		fd = ra_reopen(pfd, O_RDONLY);
-		r = fd < 0 ? -errno : read_capped(fd, RA_OCI_INDEX_MAX, &buf, &len, NULL);
+		r = fd < 0 ? -errno : ra_read_all(fd, RA_OCI_INDEX_MAX, NULL, NULL, &buf, &len);
 		if (r == -EFBIG)
 			r = bad(e, "read image layout", where, "larger than %u bytes", RA_OCI_INDEX_MAX);
 		else if (r == -ENOMEM)

@@ -204,7 +204,8 @@ static int open_src(struct ostate *st, const struct rootasm_layout *l, int dirfd
 	return 0;
 }
 
-static int read_all(int fd, size_t max, char **ret, size_t *ret_len)
+int ra_read_all(int fd, size_t max, void (*feed)(void *ud, const void *p, size_t n), void *ud, char **ret,
+		size_t *ret_len)
 {
 	size_t cap = 4096, len = 0;
 	char *buf = malloc(cap + 1);
@@ -240,6 +241,8 @@ static int read_all(int fd, size_t max, char **ret, size_t *ret_len)
 		}
 		if (n == 0)
 			break;
+		if (feed)
+			feed(ud, buf + len, n);
 		len += n;
 	}
 	if (len > max) {
@@ -286,7 +289,7 @@ static int open_nested(struct ostate *st, struct rootasm_layout *l, int dirfd, s
 	if (fstatat(ndir, basename(bcopy), &sd, AT_SYMLINK_NOFOLLOW) < 0 || sd.st_dev != sb.st_dev ||
 	    sd.st_ino != sb.st_ino)
 		return src_err(st, l, s, ESTALE, "changed while it was being opened");
-	r = read_all(s->fd, RA_LAYOUT_MAX_BYTES, &buf, &len);
+	r = ra_read_all(s->fd, RA_LAYOUT_MAX_BYTES, NULL, NULL, &buf, &len);
 	if (r == -EFBIG)
 		return src_err(st, l, s, EFBIG, "larger than %u bytes", RA_LAYOUT_MAX_BYTES);
 	if (r == -ENOMEM)
@@ -480,7 +483,7 @@ int rootasm_layout_load(struct rootasm_ctx *ctx, const char *path, const struct 
 	fd = ra_reopen(pfd, O_RDONLY);
 	if (fd < 0)
 		goto fail;
-	r = read_all(fd, RA_LAYOUT_MAX_BYTES, &buf, &len);
+	r = ra_read_all(fd, RA_LAYOUT_MAX_BYTES, NULL, NULL, &buf, &len);
 	if (r == -ENOMEM)
 		return ra_oom(e, "read layout");
 	if (r == -EFBIG)

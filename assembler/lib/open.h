@@ -14,4 +14,11 @@
 int ra_layout_open(struct rootasm_ctx *ctx, struct rootasm_layout *l, int dirfd, struct stat *top,
 		   bool absolute_only, struct ra_diag *d, struct rootasm_error *e);
 
+/*
+ * Read all of @fd into a new NUL-terminated buffer (caller frees *ret): at
+ * most @max bytes, one more is -EFBIG. Each chunk read goes to @feed too (a hash).
+ */
+int ra_read_all(int fd, size_t max, void (*feed)(void *ud, const void *p, size_t n), void *ud, char **ret,
+		size_t *ret_len);
+
 #endif

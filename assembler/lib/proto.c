@@ -9,30 +9,16 @@
 #include "proto.h"
 #include "util.h"
 
-int ra_msg_send(int sock, json_t *o, int fd, int flags)
+int ra_send_with_fd(int sock, const void *data, size_t len, int fd, int flags)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct msghdr msg = { 0 };
-	struct iovec iov;
-	char *text;
-	size_t len;
+	struct iovec iov = { (void *)data, len };
 	ssize_t n;
 
-	if (!o)
-		return -ENOMEM;
-	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(o);
-	if (!text)
-		return -ENOMEM;
-	len = strlen(text);
-	if (len > RA_MSG_MAX) {
-		free(text);
-		return -EMSGSIZE;
-	}
-	iov = (struct iovec){ text, len };
 	msg.msg_iov = &iov;
 	msg.msg_iovlen = 1;
 	if (fd >= 0) {
@@ -49,10 +35,27 @@ int ra_msg_send(int sock, json_t *o, int fd, int flags)
 	}
 	while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL | flags)) < 0 && errno == EINTR)
 		;
-	free(text);
 	if (n < 0)
 		return -errno;
 	return (size_t)n == len ? 0 : -EIO;
+}
+
+int ra_msg_send(int sock, json_t *o, int fd, int flags)
+{
+	char *text;
+	size_t len;
+	int r;
+
+	if (!o)
+		return -ENOMEM;
+	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	if (!text)
+		return -ENOMEM;
+	len = strlen(text);
+	r = len > RA_MSG_MAX ? -EMSGSIZE : ra_send_with_fd(sock, text, len, fd, flags);
+	free(text);
+	return r;
 }
 
 int ra_msg_recv(int sock, json_t **ret, int *ret_fd)

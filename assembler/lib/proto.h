@@ -23,6 +23,9 @@
 #define RA_PROTO_VERSION	1
 #define RA_MSG_MAX		(64u * 1024)	/* one message, either way */
 
+/* One sendmsg() of @data with @fd (SCM_RIGHTS; none when < 0): 0, or -errno (-EIO: a short send). */
+int ra_send_with_fd(int sock, const void *data, size_t len, int fd, int flags);
+
 /*
  * Send @o (taken: always dropped) as one message, with @fd (SCM_RIGHTS) when
  * >= 0. @flags: MSG_DONTWAIT for a peer that must not block us. 0 or -errno.
