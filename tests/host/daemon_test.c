@@ -45,20 +45,6 @@ static pid_t main_pid;
 #define UNPRIV 4242		/* a uid the policy names */
 #define STRANGER 4343		/* one it does not */
 
-static void sh(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	if (system(cmd) != 0) {
-		fprintf(stderr, "fixture command failed: %s\n", cmd);
-		exit(2);
-	}
-}
-
 static char *path(const char *rel)
 {
 	static char buf[8][4096];

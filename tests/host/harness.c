@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <fcntl.h>
 #include <fnmatch.h>
+#include <stdarg.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -75,4 +77,35 @@ int harness_main(int argc, char **argv)
 	}
 	printf("%d passed, %d failed, %d skipped\n", pass, fail, skip);
 	return fail ? 1 : 0;
+}
+
+void sh(const char *fmt, ...)
+{
+	char cmd[16384];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "fixture command failed: %s\n", cmd);
+		exit(2);
+	}
+}
+
+char *slurp(const char *p)
+{
+	static char buf[1 << 18];
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	ssize_t n, len = 0;
+
+	if (fd < 0)
+		return NULL;
+	while ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += n;
+	close(fd);
+	if (n < 0)
+		return NULL;
+	buf[len] = '\0';
+	return buf;
 }

@@ -22,6 +22,11 @@ struct test {
 void harness_register(const char *name, void (*fn)(void));
 int harness_main(int argc, char **argv);
 
+/* Run a fixture shell command; exits 2 (the fixture, not the test, is broken) when it fails. */
+void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The contents of file @p (up to 256 KiB) in a static buffer, or NULL. */
+char *slurp(const char *p);
+
 #define TEST(n)								\
 	static void test_##n(void);					\
 	__attribute__((constructor)) static void reg_##n(void)		\

@@ -31,20 +31,6 @@
 static char fix[4096];		/* $TMPDIR (or /tmp)/rootasm-host-XXXXXX */
 static const char *bin;		/* the rootasm CLI */
 
-static void sh(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	if (system(cmd) != 0) {
-		fprintf(stderr, "fixture command failed: %s\n", cmd);
-		exit(2);
-	}
-}
-
 static char *path(const char *rel)
 {
 	static char buf[8][4096];
@@ -63,22 +49,6 @@ static void put(const char *rel, const char *text)
 		FAILF("fopen %s: %s", rel, strerror(errno));
 	fputs(text, f);
 	fclose(f);
-}
-
-static char *slurp(const char *p)
-{
-	static char buf[1 << 18];
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return NULL;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n < 0)
-		return NULL;
-	buf[n] = '\0';
-	return buf;
 }
 
 static char *mountinfo(void)

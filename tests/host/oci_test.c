@@ -24,20 +24,6 @@ static char fix[4096];
 static const char *bin, *mkoci;
 static pid_t main_pid;
 
-static void sh(const char *fmt, ...)
-{
-	char cmd[16384];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	if (system(cmd) != 0) {
-		fprintf(stderr, "fixture command failed: %s\n", cmd);
-		exit(2);
-	}
-}
-
 /* Run a shell command; its stdout+stderr into *out (static). Returns its exit status. */
 static int run(char **out, const char *fmt, ...)
 {
@@ -64,22 +50,6 @@ static int run(char **out, const char *fmt, ...)
 	if (getenv("OCI_TEST_VERBOSE"))
 		fprintf(stderr, "$ %s\n%s[exit %d]\n", cmd, buf, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static char *slurp(const char *p)
-{
-	static char buf[1 << 16];
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return NULL;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n < 0)
-		return NULL;
-	buf[n] = '\0';
-	return buf;
 }
 
 static int count_mounts_under(const char *prefix)
