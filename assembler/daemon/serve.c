@@ -496,6 +496,8 @@ static int handle(struct rd_client *c, json_t *msg, int fd)
 	/* never block on a peer that does not read: what cannot be sent now is dropped, with the connection */
 	s = ra_msg_send(c->sock, reply, tree, MSG_DONTWAIT);
 	close_fdp(&tree);
+	/* the client has its tree: now the temporary mounts may be dissolved (each waits for RCU) */
+	rootasm_ctx_flush(d->ctx);
 	return s;
 }
 

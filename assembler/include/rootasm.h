@@ -120,6 +120,15 @@ struct rootasm_ctx;
 /* A context: the feature probe cache and the debug log. Caller owns *ret. */
 int rootasm_ctx_new(unsigned int flags, struct rootasm_ctx **ret);
 void rootasm_ctx_free(struct rootasm_ctx *ctx);
+/*
+ * Dissolve the temporary detached mounts the context's assemblies and probes
+ * left behind (the upper layer's base tmpfs, the probes' scratch mounts):
+ * each dissolve waits for an RCU grace period, so rootasm_assemble() defers
+ * them, at most 64 at a time, to this call (a latency-sensitive caller makes
+ * it after it has delivered the tree), to rootasm_ctx_free(), or to the
+ * process's exit. Nothing else stays behind: no loop device, no attached mount.
+ */
+void rootasm_ctx_flush(struct rootasm_ctx *ctx);
 /* Where the debug trace goes (default: stderr, one line each, "rootasm: debug: ..."). */
 void rootasm_ctx_set_log(struct rootasm_ctx *ctx, void (*fn)(void *userdata, const char *line), void *userdata);
 

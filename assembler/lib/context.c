@@ -17,6 +17,7 @@ static void ctx_init(struct rootasm_ctx *c, unsigned int flags)
 
 	memset(c, 0, sizeof(*c));
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->dlock, NULL);
 	c->scratch_fd = -EBADF;
 	c->debug = (flags & ROOTASM_CTX_DEBUG) || (env && *env && strcmp(env, "0"));
 	clock_gettime(CLOCK_MONOTONIC, &c->t0);
@@ -36,13 +37,49 @@ int rootasm_ctx_new(unsigned int flags, struct rootasm_ctx **ret)
 	return 0;
 }
 
+void rootasm_ctx_flush(struct rootasm_ctx *ctx)
+{
+	struct rootasm_ctx *c = ra_ctx(ctx);
+	int fds[RA_DEFER_MAX];
+	unsigned int n;
+
+	pthread_mutex_lock(&c->dlock);
+	n = c->ndeferred;
+	memcpy(fds, c->deferred, n * sizeof(int));
+	c->ndeferred = 0;
+	pthread_mutex_unlock(&c->dlock);
+	/* outside the lock: each close may wait for an RCU grace period */
+	for (unsigned int i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+void ra_defer_close(struct rootasm_ctx *ctx, int fd)
+{
+	struct rootasm_ctx *c = ra_ctx(ctx);
+	bool full;
+
+	if (fd < 0)
+		return;
+	pthread_mutex_lock(&c->dlock);
+	full = c->ndeferred == RA_DEFER_MAX;
+	if (!full)
+		c->deferred[c->ndeferred++] = fd;
+	pthread_mutex_unlock(&c->dlock);
+	if (full) {
+		rootasm_ctx_flush(c);
+		close(fd);
+	}
+}
+
 void rootasm_ctx_free(struct rootasm_ctx *c)
 {
 	if (!c)
 		return;
+	rootasm_ctx_flush(c);
 	close_fdp(&c->scratch_fd);
 	ra_cache_free(c->images);
 	pthread_mutex_destroy(&c->lock);
+	pthread_mutex_destroy(&c->dlock);
 	free(c);
 }
 

@@ -16,6 +16,7 @@ struct ra_cache;
 
 #define RA_FEAT_COUNT		(ROOTASM_FEAT_IDMAP_IDMAPPED + 1)
 #define RA_DETAIL_MAX		160
+#define RA_DEFER_MAX		64
 
 struct rootasm_ctx {
 	pthread_mutex_t lock;			/* guards everything below it */
@@ -26,6 +27,10 @@ struct rootasm_ctx {
 	int session;				/* > 0 while a series of probes runs */
 
 	struct ra_cache *images;		/* image cache (cache.h), set once; NULL: none */
+
+	pthread_mutex_t dlock;			/* guards the deferred closes */
+	int deferred[RA_DEFER_MAX];		/* detached mounts to dissolve later (ra_defer_close()) */
+	unsigned int ndeferred;
 
 	bool debug;
 	struct timespec t0;			/* when it was made: the trace's clock */
@@ -38,6 +43,15 @@ struct rootasm_ctx *ra_ctx(struct rootasm_ctx *ctx);
 
 /* One line of debug trace, when the context traces. */
 void ra_trace(struct rootasm_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * Close @fd, a detached mount, later: dissolving one costs the kernel an RCU
+ * grace period (milliseconds on a loaded machine), which does not belong on
+ * the way to a finished tree. rootasm_ctx_flush() (or a full list, or
+ * rootasm_ctx_free()) closes them; a process that exits leaves them to the
+ * kernel's delayed fput. Takes @fd, whatever happens.
+ */
+void ra_defer_close(struct rootasm_ctx *ctx, int fd);
 
 #define RA_TRACE(ctx, ...) do { if ((ctx)->debug) ra_trace((ctx), __VA_ARGS__); } while (0)
 

@@ -83,8 +83,9 @@ static void xstate_close(struct xstate *x)
 	free(x->slots);
 	free(x->own);
 	free(x->ents);
+	/* the upper's tmpfs base: the overlay has its own clone; dissolving ours can wait */
 	if (x->own_ubase)
-		close_fdp(&x->ubase);
+		ra_defer_close(x->ctx, take_fd(x->ubase));
 	close_fdp(&x->ufd);
 	close_fdp(&x->wfd);
 	close_fdp(&x->root);
@@ -676,6 +677,9 @@ int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *
 	r = ra_require(c, p->needs | (xo.creds_in_userns ? 1ULL << ROOTASM_FEAT_OVL_CREDS_NOADMIN : 0), e);
 	if (r == 0)
 		r = execute(c, p, &xo, e);
+	/* a failure is not in a hurry: it leaves nothing, not even mounts waiting to be dissolved */
+	if (r < 0)
+		rootasm_ctx_flush(c);
 	ra_plan_free(p);
 	return r;
 }

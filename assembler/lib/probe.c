@@ -103,8 +103,7 @@ static int scratch(struct rootasm_ctx *c, char *detail)
 
 static void scratch_end(struct rootasm_ctx *c)
 {
-	close_fdp(&c->scratch_fd);
-	c->scratch_fd = -EBADF;
+	ra_defer_close(c, take_fd(c->scratch_fd));
 }
 
 /* A new directory in the scratch tmpfs; its name is written to @name. */
@@ -286,6 +285,9 @@ static int overlay_on_detached(struct rootasm_ctx *c, char *d, const struct ra_c
 	root = fsmount(fsfd, FSMOUNT_CLOEXEC, 0);
 	if (root < 0)
 		return DETAIL(d, "fsmount overlay: %s", strerror(errno)), absent(-errno);
+	/* the overlay's teardown (its private layer clones) waits for RCU: later */
+	ra_defer_close(c, take_fd(root));
+	ra_defer_close(c, take_fd(fsfd));
 	return 0;
 }
 

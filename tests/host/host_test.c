@@ -1461,7 +1461,9 @@ TEST(threads_assemble_one_layout_at_once)
 		ok += w[i].ok;
 	}
 	ASSERT_EQ(ok, THREADS * EACH);
-	/* nothing left: no mount, no loop device, no fd beyond the layout's own */
+	/* nothing left: no mount, no loop device, no fd beyond the layout's own (once the
+	 * context has dissolved the temporary mounts it defers, rootasm_ctx_flush()) */
+	rootasm_ctx_flush(ctx);
 	ASSERT_STR(mountinfo(), mi);
 	ASSERT_STR(loops(), lo);
 	ASSERT_STR(fds(), fd_before);
