@@ -303,6 +303,8 @@ static int run_a(struct cmp *c, bool rec)
 	if (fd < 0)
 		return emit_rootasm(&e);
 	close(fd);
+	/* the temporary mounts the context deferred are teardown too: timed with it */
+	rootasm_ctx_flush(NULL);
 	t3 = now_us();
 	getrusage(RUSAGE_SELF, &r1);
 	rootasm_layout_free(l);
@@ -331,6 +333,7 @@ static int run_b(struct cmp *c, bool rec)
 	close(fd);
 	if (umount2(c->target, MNT_DETACH) < 0)
 		die("umount2 target");
+	rootasm_ctx_flush(NULL);
 	t3 = now_us();
 	if (rec) {
 		add("b_assemble", t1 - t0);
