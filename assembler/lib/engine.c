@@ -59,7 +59,7 @@ struct xstate {
 	int ubase, ufd, wfd;		/* the upper's base (tmpfs: ours; dir: borrowed), upper/, work/ */
 	bool own_ubase;
 	int root;
-	char what[RA_PATH_MAX];		/* what the current op works on, for messages */
+	struct stat root_st;		/* the root's device and inode, for the volume targets */
 };
 
 /* The layer slots are done with (the overlay has cloned them): close ours, give back what was lent. */
@@ -345,13 +345,13 @@ static int in_root(int root, const char *path, uint64_t resolve)
  * in a layer) is refused: it would cover the whole tree. Returns an O_PATH
  * fd; caller owns it.
  */
-static int resolve_target(int root, const char *target, bool dir, struct rootasm_error *e)
+static int resolve_target(int root, const struct stat *rst, const char *target, bool dir, struct rootasm_error *e)
 {
 	char prefix[RA_PATH_MAX];
 	_cleanup_close_ int parent = -EBADF, fd = -EBADF;
 	const char *s = target;
 	bool made = false;	/* we created the last component: its type is known */
-	struct stat st, rst;
+	struct stat st;
 
 	fd = in_root(root, target, IN_ROOT);
 	if (fd < 0 && errno != ENOENT)
@@ -415,12 +415,15 @@ static int resolve_target(int root, const char *target, bool dir, struct rootasm
 		}
 		fd = take_fd(parent);
 	}
-	if (fstat(fd, &st) < 0 || fstat(root, &rst) < 0)
+	/* what we made is new: neither the root nor of the wrong type */
+	if (made)
+		return take_fd(fd);
+	if (fstat(fd, &st) < 0)
 		return ra_err(e, errno, -EBADF, "stat target", target, NULL);
-	if (st.st_dev == rst.st_dev && st.st_ino == rst.st_ino)
+	if (st.st_dev == rst->st_dev && st.st_ino == rst->st_ino)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "mount target", target,
 				   "resolves to the root of the tree (a symlink in a layer?); a volume may not cover the root");
-	if (!made && dir != !!S_ISDIR(st.st_mode))
+	if (dir != !!S_ISDIR(st.st_mode))
 		return ra_err(e, dir ? ENOTDIR : EISDIR, -EBADF, "mount target", target,
 			      dir ? "the source is a directory, the target is not" :
 				    "the source is not a directory, the target is");
@@ -542,7 +545,10 @@ static int x_volume(struct xstate *x, const struct ra_op *op, struct rootasm_err
 	vfd = open_volume(x, op, &dir, e);
 	if (vfd < 0)
 		return vfd;
-	tfd = resolve_target(x->root, m->target, dir, e);
+	/* the root's identity, once: a target must not resolve to it */
+	if (!x->root_st.st_ino && fstat(x->root, &x->root_st) < 0)
+		return ra_err(e, errno, -EBADF, "stat", "the root of the tree", NULL);
+	tfd = resolve_target(x->root, &x->root_st, m->target, dir, e);
 	if (tfd < 0)
 		return tfd;
 	if (move_mount(vfd, "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
