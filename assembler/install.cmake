@@ -122,7 +122,8 @@ set(CPACK_COMPONENTS_GROUPING IGNORE)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
-# Depends from the ELF files (dpkg-shlibdeps: libyaml, jansson, libseccomp, libcap, libc)
+# Depends from the ELF files (dpkg-shlibdeps: libyaml, jansson, libcap, libc); libarchive and
+# libcrypto are dlopen()ed by `rootasm import` only, so they are named below
 # (librootasm.so.0 itself is found in the build tree; its Depends is the explicit one below)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CMAKE_BINARY_DIR})
@@ -141,6 +142,8 @@ tree is complete.")
 
 set(CPACK_DEBIAN_LIB_PACKAGE_NAME librootasm0)
 set(CPACK_DEBIAN_LIB_PACKAGE_SECTION libs)
+# dlopen()ed by an import (unpack.c, digest.c): dpkg-shlibdeps cannot see them
+set(CPACK_DEBIAN_LIB_PACKAGE_DEPENDS "libarchive13 (>= 3.6), libssl3 (>= 3.0)")
 set(CPACK_DEBIAN_LIB_DESCRIPTION "assemble container root filesystems out of detached mounts - library
 librootasm assembles a container's root filesystem from a layout entirely
 out of detached mounts and returns the tree's fd to the calling runtime.

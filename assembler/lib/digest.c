@@ -4,16 +4,59 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <dlfcn.h>
+#include <pthread.h>
+
 #include <openssl/evp.h>
 
 #include "digest.h"
 
+/*
+ * libcrypto, loaded when an import first hashes: linked in, OpenSSL 3's
+ * start cost every rootasm process 1.2 ms (perf stat -r 200 of an empty
+ * program linked with and without it: 3.36 against 2.20 ms).
+ */
+#define RA_CRYPTO_FUNCS(X) \
+	X(EVP_MD_CTX_new) X(EVP_MD_CTX_free) X(EVP_DigestInit_ex) X(EVP_DigestUpdate) X(EVP_DigestFinal_ex) X(EVP_sha256)
+
+static struct {
+#define X(f) __typeof__(&f) f;
+	RA_CRYPTO_FUNCS(X)
+#undef X
+} cr;
+
+static bool cr_ok;
+static pthread_once_t cr_once = PTHREAD_ONCE_INIT;
+
+static void cr_load(void)
+{
+	void *h = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		return;
+#define X(f) if (!(*(void **)&cr.f = dlsym(h, #f))) return;
+	RA_CRYPTO_FUNCS(X)
+#undef X
+	cr_ok = true;
+}
+
+#define EVP_MD_CTX_new cr.EVP_MD_CTX_new
+#define EVP_MD_CTX_free cr.EVP_MD_CTX_free
+#define EVP_DigestInit_ex cr.EVP_DigestInit_ex
+#define EVP_DigestUpdate cr.EVP_DigestUpdate
+#define EVP_DigestFinal_ex cr.EVP_DigestFinal_ex
+#define EVP_sha256 cr.EVP_sha256
+
 int ra_sha256_init(struct ra_sha256 *h)
 {
-	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	EVP_MD_CTX *c;
 
 	h->md = NULL;
 	h->bytes = 0;
+	pthread_once(&cr_once, cr_load);
+	if (!cr_ok)
+		return -ELIBACC;
+	c = EVP_MD_CTX_new();
 	if (!c)
 		return -ENOMEM;
 	if (EVP_DigestInit_ex(c, EVP_sha256(), NULL) != 1) {
@@ -51,7 +94,8 @@ int ra_sha256_final(struct ra_sha256 *h, char out[RA_DIGEST_MAX])
 
 void ra_sha256_free(struct ra_sha256 *h)
 {
-	EVP_MD_CTX_free(h->md);
+	if (h->md)
+		EVP_MD_CTX_free(h->md);
 	h->md = NULL;
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * SHA-256 through OpenSSL's libcrypto (EVP), and the one parser of OCI
+ * SHA-256 through OpenSSL's libcrypto (EVP, loaded on first use), and the one parser of OCI
  * digests: "sha256:" followed by exactly 64 lowercase hex digits. Other
  * algorithms (sha512, ...) are refused by name.
  */
@@ -19,7 +19,7 @@ struct ra_sha256 {
 	uint64_t bytes;		/* how many were hashed */
 };
 
-/* 0, or -ENOMEM. */
+/* 0, -ENOMEM, or -ELIBACC (libcrypto.so.3 could not be loaded). */
 int ra_sha256_init(struct ra_sha256 *h);
 void ra_sha256_update(struct ra_sha256 *h, const void *buf, size_t len);
 /* "sha256:<hex>" into @out (RA_DIGEST_MAX bytes); frees the context. */

@@ -177,7 +177,10 @@ static int load_blob(const struct ra_oci_image *img, const struct ra_oci_desc *d
 	fd = ra_oci_blob_open(img, d, e);
 	if (fd < 0)
 		return fd;
-	if (ra_sha256_init(&h) < 0)
+	r = ra_sha256_init(&h);
+	if (r == -ELIBACC)
+		return ra_err(e, ELIBACC, -EBADF, "sha256", "libcrypto.so.3", "import needs the libssl3 package");
+	if (r < 0)
 		return ra_oom(e, "sha256");
 	r = ra_read_all(fd, d->size, feed_sha256, &h, &buf, &len);
 	if (r < 0) {
