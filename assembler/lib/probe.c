@@ -313,7 +313,7 @@ static int feature_locked(struct rootasm_ctx *c, enum rootasm_feature f);
 
 static int p_creds_noadmin(struct rootasm_ctx *c, char *d)
 {
-	struct ra_cred_spec cs = { .uid = 0, .gid = 0 };
+	struct ra_cred_spec cs = { .uid = 0, .gid = 0, .userns_fd = -EBADF };
 	cap_t cur = cap_get_proc();
 	int r;
 
