@@ -369,6 +369,24 @@ static bool creds_noadmin_works(void)
 	return have(ROOTASM_FEAT_OVL_CREDS_NOADMIN);
 }
 
+/*
+ * When the unprivileged override_creds probe says absent, it must be because
+ * the kernel refused the overlay (create), never because the probe's own
+ * credential child failed to set up (a setns() into fd 0 once made every
+ * kernel look like it lacked the feature).
+ */
+TEST(probe_creds_noadmin_verdict_comes_from_the_kernel)
+{
+	char d[512] = "";
+	int r = rootasm_probe_feature(NULL, ROOTASM_FEAT_OVL_CREDS_NOADMIN, d, sizeof(d));
+
+	if (r > 0)
+		return;
+	ASSERT_EQ(r, 0);
+	ASSERT_CONTAINS(d, "create");
+	ASSERT_TRUE(strstr(d, "setns") == NULL && strstr(d, "setres") == NULL && strstr(d, "capset") == NULL);
+}
+
 TEST(override_creds_without_mknod_denies_mknod)
 {
 	/* the credential keeps CAP_SYS_ADMIN: the running kernel (6.17+) requires it */
