@@ -9,7 +9,9 @@
  *   escape fd N PATH      openat(N, PATH): an fd inherited from the caller
  *   escape handle PATH    name_to_handle_at + open_by_handle_at on PATH's filesystem
  *   escape ptrace         PTRACE_ATTACH to pid 1 (the container's init)
- *   escape sysctl         /proc/sys/kernel/core_pattern opened for writing
+ *   escape sysctl         /proc/sys/kernel/core_pattern and /proc/sys/vm/drop_caches
+ *                         opened for writing (a kernel without CONFIG_COREDUMP has
+ *                         no core_pattern; every kernel with sysctl has drop_caches)
  *   escape mount          mount and fsopen through the x86_64, i386 (int $0x80) and x32 ABIs
  *   escape userns         unshare, clone and clone3 with CLONE_NEWUSER
  *   escape status         CapEff, CapBnd, NoNewPrivs and Seccomp of this process
@@ -97,8 +99,11 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "ptrace"))
 		return report(ptrace(PTRACE_ATTACH, 1, NULL, NULL), "ptrace pid 1");
-	if (!strcmp(argv[1], "sysctl"))
-		return report(open("/proc/sys/kernel/core_pattern", O_WRONLY | O_CLOEXEC), "write core_pattern");
+	if (!strcmp(argv[1], "sysctl")) {
+		report(open("/proc/sys/kernel/core_pattern", O_WRONLY | O_CLOEXEC), "write core_pattern");
+		report(open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC), "write drop_caches");
+		return 0;
+	}
 	if (!strcmp(argv[1], "mount")) {
 		report(syscall(SYS_mount, src, dst, fs, 0, NULL), "mount x86_64");
 		report(syscall(SYS_fsopen, fs, 0), "fsopen x86_64");
