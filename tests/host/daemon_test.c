@@ -37,23 +37,12 @@
 #include "harness.h"
 #include "rootasm.h"
 
-static char fix[4096];
 static const char *daemon_bin, *cli_bin;
 static pid_t main_pid;
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define UNPRIV 4242		/* a uid the policy names */
 #define STRANGER 4343		/* one it does not */
-
-static char *path(const char *rel)
-{
-	static char buf[8][4096];
-	static int i;
-
-	i = (i + 1) % 8;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", fix, rel);
-	return buf[i];
-}
 
 static void put(const char *rel, const char *fmt, ...)
 {
@@ -239,30 +228,30 @@ static void no_leaks(struct daemon *d)
 }
 
 /* Assemble @layout (absolute path) through the daemon; returns the tree fd or -errno with @e. */
-static int via(struct daemon *d, const char *layout, struct rootasm_error *e)
+static int via_opts(struct daemon *d, struct rootasm_client_assemble_opts *o, struct rootasm_error *e)
 {
-	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout = layout };
 	struct rootasm_client *c;
 	int r = rootasm_client_connect(d->sock, &c, e);
 
 	if (r < 0)
 		return r;
-	r = rootasm_client_assemble(c, &o, e);
+	r = rootasm_client_assemble(c, o, e);
 	rootasm_client_close(c);
 	return r;
+}
+
+static int via(struct daemon *d, const char *layout, struct rootasm_error *e)
+{
+	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout = layout };
+
+	return via_opts(d, &o, e);
 }
 
 static int via_text(struct daemon *d, const char *text, struct rootasm_error *e)
 {
 	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout_text = text, .name = "inline" };
-	struct rootasm_client *c;
-	int r = rootasm_client_connect(d->sock, &c, e);
 
-	if (r < 0)
-		return r;
-	r = rootasm_client_assemble(c, &o, e);
-	rootasm_client_close(c);
-	return r;
+	return via_opts(d, &o, e);
 }
 
 static void become(uid_t uid)

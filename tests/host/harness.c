@@ -79,6 +79,18 @@ int harness_main(int argc, char **argv)
 	return fail ? 1 : 0;
 }
 
+char fix[4096];
+
+char *path(const char *rel)
+{
+	static char buf[8][4096];
+	static int i;
+
+	i = (i + 1) % 8;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", fix, rel);
+	return buf[i];
+}
+
 void sh(const char *fmt, ...)
 {
 	char cmd[16384];

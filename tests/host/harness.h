@@ -24,6 +24,10 @@ int harness_main(int argc, char **argv);
 
 /* Run a fixture shell command; exits 2 (the fixture, not the test, is broken) when it fails. */
 void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The test binary's fixture directory ($TMPDIR/rootasm-...-XXXXXX), set by its main(). */
+extern char fix[4096];
+/* @rel under fix, in one of 8 rotating static buffers. */
+char *path(const char *rel);
 /* The contents of file @p (up to 256 KiB) in a static buffer, or NULL. */
 char *slurp(const char *p);
 

@@ -28,18 +28,7 @@
 
 #define ARRAY_SIZE_(a) (sizeof(a) / sizeof((a)[0]))
 
-static char fix[4096];		/* $TMPDIR (or /tmp)/rootasm-host-XXXXXX */
 static const char *bin;		/* the rootasm CLI */
-
-static char *path(const char *rel)
-{
-	static char buf[8][4096];
-	static int i;
-
-	i = (i + 1) % 8;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", fix, rel);
-	return buf[i];
-}
 
 static void put(const char *rel, const char *text)
 {

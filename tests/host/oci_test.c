@@ -20,7 +20,6 @@
 
 #include "harness.h"
 
-static char fix[4096];
 static const char *bin, *mkoci;
 static pid_t main_pid;
 
