@@ -5,7 +5,9 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -26,6 +28,74 @@ void harness_register(const char *name, void (*fn)(void))
 	tests[ntests++] = (struct test){ name, fn };
 }
 
+/*
+ * The harness is a child subreaper: whatever a test leaves running (a helper it forked
+ * and never reaped, a process orphaned when the test was killed by its alarm) is
+ * reparented here, where it would otherwise hold the suite's stdout open forever.
+ * Orphans that have exited, or exit within a second (dying of their parent death
+ * signal), are reaped quietly; the rest are named, killed and counted, descendants
+ * included.
+ */
+static int reap_strays(void)
+{
+	char p[64], buf[4096];
+	struct timespec t0, t;
+	int n = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	snprintf(p, sizeof(p), "/proc/self/task/%d/children", (int)getpid());
+	for (;;) {
+		ssize_t len;
+		char *s, *e;
+		int fd = open(p, O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			return n;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			return n;
+		buf[len] = 0;
+		for (s = buf; *s; s = e) {
+			pid_t c = (pid_t)strtol(s, &e, 10);
+			char cp[64], cmd[256] = "";
+			ssize_t cl;
+			int cfd;
+
+			if (e == s)
+				break;
+			for (;;) {
+				if (waitpid(c, NULL, WNOHANG) != 0)
+					goto next;	/* it was on its way out */
+				clock_gettime(CLOCK_MONOTONIC, &t);
+				if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > 1000)
+					break;
+				usleep(10000);
+			}
+			snprintf(cp, sizeof(cp), "/proc/%d/cmdline", (int)c);
+			cfd = open(cp, O_RDONLY | O_CLOEXEC);
+			cl = cfd < 0 ? -1 : read(cfd, cmd, sizeof(cmd) - 1);
+			if (cfd >= 0)
+				close(cfd);
+			for (ssize_t k = 0; k < cl; k++)
+				if (!cmd[k])
+					cmd[k] = ' ';
+			fprintf(stderr, "  stray process %d: %s\n", (int)c, cl > 0 ? cmd : "?");
+			kill(c, SIGKILL);
+			waitpid(c, NULL, 0);
+			n++;
+next:;
+		}
+	}
+}
+
+int harness_scale(int n, int light)
+{
+	const char *s = getenv("ROOTASM_TEST_LIGHT");
+
+	return s && *s && strcmp(s, "0") ? light : n;
+}
+
 int harness_main(int argc, char **argv)
 {
 	int pass = 0, fail = 0, skip = 0, n = 0;
@@ -41,10 +111,14 @@ int harness_main(int argc, char **argv)
 			continue;
 		n++;
 	}
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+		perror("harness: PR_SET_CHILD_SUBREAPER");
+		return 1;
+	}
 	printf("1..%d\n", n);
 	n = 0;
 	for (int i = 0; i < ntests; i++) {
-		int status;
+		int status, strays;
 		pid_t pid;
 
 		if (filter && fnmatch(filter, tests[i].name, 0))
@@ -62,6 +136,13 @@ int harness_main(int argc, char **argv)
 			_exit(0);
 		}
 		waitpid(pid, &status, 0);
+		strays = reap_strays();
+		if (strays) {
+			fprintf(stderr, "  %s left %d process%s running (killed)\n", tests[i].name, strays,
+				strays == 1 ? "" : "es");
+			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+				status = 1 << 8;	/* a passing test cleans up after itself */
+		}
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 			printf("ok %d %s\n", n, tests[i].name);
 			pass++;

@@ -2,7 +2,8 @@
 /*
  * A small kselftest-style harness for privileged tests: each TEST() runs in
  * its own forked process, inside its own mount namespace with private
- * propagation, so nothing a test mounts can reach the machine. A test skips
+ * propagation, so nothing a test mounts can reach the machine; any process a
+ * test leaves running is killed and fails it. A test skips
  * (exit 77 from the child) only with a reason; skips are reported, never
  * counted as passes.
  */
@@ -22,6 +23,11 @@ struct test {
 void harness_register(const char *name, void (*fn)(void));
 int harness_main(int argc, char **argv);
 
+/*
+ * @light when ROOTASM_TEST_LIGHT is set (a slow kernel: lockdep + KASAN under TCG, where
+ * the point is to walk every path, not to repeat it), else @n.
+ */
+int harness_scale(int n, int light);
 /* Run a fixture shell command; exits 2 (the fixture, not the test, is broken) when it fails. */
 void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The test binary's fixture directory ($TMPDIR/rootasm-...-XXXXXX), set by its main(). */
