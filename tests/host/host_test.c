@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <sys/capability.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -1441,7 +1442,8 @@ static void *worker_main(void *arg)
 
 TEST(threads_assemble_one_layout_at_once)
 {
-	enum { THREADS = 8, EACH = 125 };
+	enum { THREADS = 8 };
+	const int EACH = harness_scale(125, 20);
 	struct rootasm_ctx *ctx;
 	struct rootasm_layout *l;
 	struct worker w[THREADS];
@@ -1504,10 +1506,10 @@ static void swapper(const char *dir, volatile bool *stop)
 
 TEST(race_swapped_host_objects_never_get_in)
 {
-	enum { RUNS = 600 };
+	const int RUNS = harness_scale(600, 60);
 	int ok = 0, refused = 0, bad = 0, hung = 0;
 	char cmd[8192], *err;
-	pid_t sw;
+	pid_t sw, me;
 
 	sh("rm -rf %s/race && mkdir -p %s/race/layer/etc %s/race/bind %s/race/imgsrc %s/race/mnt", fix, fix, fix, fix, fix);
 	sh("cd %s/race && echo layer-token > layer/marker-layer && echo bind-token > bind/marker-bind && "
@@ -1515,10 +1517,14 @@ TEST(race_swapped_host_objects_never_get_in)
 	   "ln -s /etc evil-etc && ln -s /etc evil-etc2 && ln -s /root evil-root && mkfifo evil-fifo evil-fifo2", fix);
 	layoutf("race/r.yaml", "version: 1\nlayers:\n  - image: img.sqfs\n  - dir: layer\nupper: { tmpfs: {} }\n"
 		"mounts:\n  - { bind: bind, target: /b }\n");
+	me = getpid();
 	sw = fork();
 	if (sw == 0) {
 		static volatile bool never;
 
+		/* spinning forever: it must not outlive this test, however the test ends */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != me)
+			_exit(1);
 		swapper(path("race"), &never);
 	}
 	for (int i = 0; i < RUNS; i++) {
