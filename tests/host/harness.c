@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <dirent.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <stdarg.h>
@@ -29,41 +30,66 @@ void harness_register(const char *name, void (*fn)(void))
 }
 
 /*
+ * Our children, found by their ppid in /proc/PID/stat (the guest kernel has no
+ * CONFIG_PROC_CHILDREN); up to @max of them.
+ */
+static int children(pid_t *out, int max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t me = getpid();
+	int n = 0;
+
+	while (d && n < max && (de = readdir(d))) {
+		char p[300], buf[1024], *rp;
+		ssize_t len;
+		int fd, ppid;
+		char state;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(p, sizeof(p), "/proc/%s/stat", de->d_name);
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = 0;
+		/* "pid (comm) state ppid ...": comm may hold spaces and parentheses */
+		rp = strrchr(buf, ')');
+		if (rp && sscanf(rp + 1, " %c %d", &state, &ppid) == 2 && ppid == me)
+			out[n++] = atoi(de->d_name);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/*
  * The harness is a child subreaper: whatever a test leaves running (a helper it forked
  * and never reaped, a process orphaned when the test was killed by its alarm) is
  * reparented here, where it would otherwise hold the suite's stdout open forever.
  * Orphans that have exited, or exit within a second (dying of their parent death
  * signal), are reaped quietly; the rest are named, killed and counted, descendants
- * included.
+ * included (they are reparented here in turn). A child stays ours, and its pid
+ * unused, until we reap it: kill() cannot reach another process.
  */
 static int reap_strays(void)
 {
-	char p[64], buf[4096];
 	struct timespec t0, t;
-	int n = 0;
+	pid_t kids[256];
+	int n = 0, nk;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	snprintf(p, sizeof(p), "/proc/self/task/%d/children", (int)getpid());
-	for (;;) {
-		ssize_t len;
-		char *s, *e;
-		int fd = open(p, O_RDONLY | O_CLOEXEC);
-
-		if (fd < 0)
-			return n;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			return n;
-		buf[len] = 0;
-		for (s = buf; *s; s = e) {
-			pid_t c = (pid_t)strtol(s, &e, 10);
+	while ((nk = children(kids, 256)) > 0) {
+		for (int i = 0; i < nk; i++) {
+			pid_t c = kids[i];
 			char cp[64], cmd[256] = "";
 			ssize_t cl;
 			int cfd;
 
-			if (e == s)
-				break;
 			for (;;) {
 				if (waitpid(c, NULL, WNOHANG) != 0)
 					goto next;	/* it was on its way out */
@@ -87,6 +113,7 @@ static int reap_strays(void)
 next:;
 		}
 	}
+	return n;
 }
 
 int harness_scale(int n, int light)
