@@ -1,13 +1,20 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* rootasm check [--offline] [--json] LAYOUT | rootasm check --live DIR */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
 static const char help[] =
 	"Usage: rootasm check [OPTION...] LAYOUT\n"
 	"       rootasm check --live [OPTION...] DIR\n"
+	"       rootasm check --as USER[:USERNS] [OPTION...] LAYOUT\n"
 	"Validate LAYOUT and print its plan: the operations `assemble` makes, in order,\n"
 	"with the layout line of each, its syscall route, idmaps, tmpfs options and the\n"
 	"override_creds credential. Every problem is reported, not only the first.\n"
@@ -16,11 +23,58 @@ static const char help[] =
 	"                 (nested layouts are not read)\n"
 	"  --live         print the mounts of the tree attached at DIR, read back from\n"
 	"                 the kernel with statmount (with their id mappings)\n"
+	"  --as USER[:USERNS]\n"
+	"                 the plan that USER (a name or uid, with its groups) would get,\n"
+	"                 as rootasmd gives it to a client that is not an administrator:\n"
+	"                 the layout read and its host objects opened with USER's rights,\n"
+	"                 what USER may not have refused or reduced; USERNS names a user\n"
+	"                 namespace file (/proc/PID/ns/user) the tree is for (needs root)\n"
 	"  --json[=pretty] the plan (or the mounts) as JSON; errors as JSON on stderr\n"
 	"  --debug        trace what is opened and probed\n"
 	"  -h, --help     this text\n"
 	"\n"
 	"LAYOUT '-' is read from standard input. Exit status: 0 valid, 2 invalid, 1 other failures.\n";
+
+/* --as USER[:USERNS]: a user principal (USER's uid, primary gid and groups from the user database). */
+static int principal_of(const char *arg, struct rootasm_principal **ret)
+{
+	struct rootasm_error e = { 0 };
+	char user[256], *end;
+	const char *ns = strchr(arg, ':');
+	struct passwd *pw = NULL;
+	gid_t groups[256];
+	int ngroups = 256, nsfd = -1, r;
+	unsigned long uid;
+	gid_t gid;
+
+	if ((ns ? (size_t)(ns - arg) : strlen(arg)) >= sizeof(user) || arg == ns || !*arg)
+		return cli_usage("--as '%s': USER[:USERNS]", arg);
+	snprintf(user, sizeof(user), "%.*s", (int)(ns ? ns - arg : (long)strlen(arg)), arg);
+	errno = 0;
+	uid = strtoul(user, &end, 10);
+	if (!*end && user[0] >= '0' && user[0] <= '9') {
+		if (errno || uid >= 4294967295UL)
+			return cli_usage("--as '%s': not a uid", user);
+		pw = getpwuid((uid_t)uid);
+	} else {
+		pw = getpwnam(user);
+		if (!pw)
+			return cli_usage("--as '%s': no such user", user);
+		uid = pw->pw_uid;
+	}
+	gid = pw ? pw->pw_gid : (gid_t)uid;
+	if (!pw || getgrouplist(pw->pw_name, gid, groups, &ngroups) < 0)
+		ngroups = 0;
+	if (ns) {
+		nsfd = open(ns + 1, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (nsfd < 0)
+			return cli_usage("--as: user namespace '%s': %s", ns + 1, strerror(errno));
+	}
+	r = rootasm_principal_user((uid_t)uid, gid, groups, (size_t)ngroups, nsfd, ret, &e);
+	if (nsfd >= 0)
+		close(nsfd);
+	return r < 0 ? cli_fail(&e) : 0;
+}
 
 int cmd_check(int argc, char **argv)
 {
@@ -28,8 +82,11 @@ int cmd_check(int argc, char **argv)
 		CLI_COMMON_LONGOPTS,
 		{ "offline", no_argument, NULL, 'o' },
 		{ "live", no_argument, NULL, 'l' },
+		{ "as", required_argument, NULL, 'a' },
 		{ 0 },
 	};
+	struct rootasm_principal *p = NULL;
+	const char *as = NULL;
 	struct rootasm_layout *l;
 	bool live = false, offline = false;
 	const char *path;
@@ -41,6 +98,8 @@ int cmd_check(int argc, char **argv)
 			offline = true;
 		else if (c == 'l')
 			live = true;
+		else if (c == 'a')
+			as = optarg;
 		else if ((r = cli_common(c, argc, argv, help)) != CLI_GO_ON)
 			return r;
 	}
@@ -57,7 +116,17 @@ int cmd_check(int argc, char **argv)
 		r = rootasm_tree_print(path, stdout, cli.json, &e);
 		return r < 0 ? cli_fail(&e) : 0;
 	}
+	if (as && (live || offline))
+		return cli_usage("--as goes with neither --live nor --offline (the rights are judged on the host objects)");
+	if (as) {
+		r = principal_of(as, &p);
+		if (r)
+			return r;
+		cli.principal = p;
+	}
 	r = cli_load(path, CLI_LOAD_ALL_ERRORS | (offline ? ROOTASM_LOAD_OFFLINE : 0), &l);
+	cli.principal = NULL;
+	rootasm_principal_free(p);
 	if (r)
 		return r;
 	r = rootasm_plan_print(cli_context(), l, stdout, (cli.json ? ROOTASM_PLAN_JSON : 0) |

@@ -22,6 +22,7 @@
 struct cli_opts {
 	bool json, pretty, debug;
 	const char *cmd;		/* the subcommand, for messages */
+	const struct rootasm_principal *principal;	/* cli_load(): who the layout is loaded for (NULL: admin) */
 };
 
 extern struct cli_opts cli;

@@ -127,6 +127,7 @@ int cli_load(const char *path, unsigned int flags, struct rootasm_layout **ret)
 		.flags = flags & ~CLI_LOAD_ALL_ERRORS,
 		.diag = flags & CLI_LOAD_ALL_ERRORS ? diag_print : NULL,
 		.userdata = &printed,
+		.principal = cli.principal,
 	};
 	int r;
 

@@ -14,7 +14,7 @@ _rootasm_common="--help --json --json=pretty --debug"
 _rootasm_options()
 {
 	case $1 in
-	check) echo "--offline --live $_rootasm_common" ;;
+	check) echo "--offline --live --as $_rootasm_common" ;;
 	assemble) echo "--attach --send-fd --send-fd-fd --peer-uid --timeout --audit --via $_rootasm_common" ;;
 	exec) echo "--network --preserve-fds --env --hostname --privileged --report --via $_rootasm_common" ;;
 	probe) echo "$_rootasm_common" ;;

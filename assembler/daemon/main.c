@@ -246,10 +246,21 @@ static struct rd_client *new_client(int sock)
 	len = sizeof(int);
 	if (getsockopt(sock, SOL_SOCKET, SO_PEERPIDFD, &c->pidfd, &len) < 0)
 		c->pidfd = -EBADF;
+	/* before Linux 6.5: the pid, pinned now (then judged on that pidfd, which must still be alive) */
+	if (c->pidfd < 0 && cred.pid > 0)
+		c->pidfd = syscall(SYS_pidfd_open, cred.pid, 0);
+	/* an administrator is judged on the process, never on its uid alone (rootasm.h) */
+	if (c->uid == 0) {
+		struct rootasm_principal *p = NULL;
+
+		if (rootasm_principal_of_pidfd(c->pidfd, c->uid, c->gid, c->groups, c->ngroups, &p, NULL) == 0)
+			c->admin = rootasm_principal_is_admin(p);
+		rootasm_principal_free(p);
+	}
 	(void)setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 
 	pthread_rwlock_rdlock(&D.policy_lock);
-	if (c->uid != 0) {
+	if (!c->admin) {
 		const struct rd_rule *r = rd_policy_match(D.policy, c->uid, c->gid, c->groups, c->ngroups);
 
 		limit = r ? r->max_connections : 0;
@@ -260,8 +271,9 @@ static struct rd_client *new_client(int sock)
 		close_fdp(&c->pidfd);
 		free(c);
 		atomic_fetch_add(&D.n.refused, 1);
-		refuse(sock, EPERM, ROOTASM_ERROR_PERMISSION, "no rule of the policy names uid %u or its groups",
-		       cred.uid);
+		refuse(sock, EPERM, ROOTASM_ERROR_PERMISSION, "no rule of the policy names uid %u or its groups%s",
+		       cred.uid, cred.uid == 0 ? " (uid 0 without CAP_SYS_ADMIN in the initial user namespace, the "
+		       "daemon's mount namespace and root directory is an ordinary user)" : "");
 		return NULL;
 	}
 	pthread_mutex_lock(&D.lock);

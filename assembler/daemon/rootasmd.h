@@ -92,7 +92,8 @@ struct rd_client {
 	gid_t gid;
 	gid_t groups[RD_MAX_IDS];
 	size_t ngroups;
-	int pidfd;				/* SO_PEERPIDFD where the kernel has it, else -EBADF */
+	int pidfd;				/* SO_PEERPIDFD where the kernel has it, else pidfd_open() of its pid */
+	bool admin;				/* judged at connect (rootasm_principal_of_pidfd()) */
 };
 
 /* Serve one connection in the calling thread (takes @c, ends with rd_client_done()). */

@@ -44,16 +44,18 @@
 
 struct req {
 	struct rd_client *c;
-	const struct rd_rule *rule;	/* NULL for root */
+	const struct rd_rule *rule;	/* NULL for an administrator */
+	struct rootasm_principal *p;	/* who the tree is for (built per request: a user namespace is per request) */
 	json_t *msg;
 	int fd;				/* the request's fd, if any */
 	struct rootasm_error e;
 	char what[256];			/* for the log line */
 };
 
+/* An administrator (rootasm_principal_of_pidfd() at connect): never the uid alone. */
 static bool is_root(const struct req *q)
 {
-	return q->c->uid == 0;
+	return q->c->admin;
 }
 
 static int deny(struct req *q, const char *op, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -144,19 +146,55 @@ static int read_fd(int fd, char **ret, size_t *len)
 /*
  * A layout file a peer names: a clean absolute path below one of its rule's
  * directories, opened without following any symlink (so the path checked is
- * the file read), loaded from that fd with its directory as the anchor.
+ * the file read), with the peer's own file-system credentials (so it reads
+ * nothing it could not read itself, and no error quotes a file it could not
+ * read), loaded from that fd with its directory as the anchor.
  */
-static int load_path(struct req *q, const char *path, struct rootasm_layout **ret)
+struct path_read {
+	struct req *q;
+	const char *path;
+	int dfd;
+	char *buf;
+	size_t len;
+};
+
+static int read_as_peer(void *ud)
 {
+	struct path_read *pr = ud;
+	struct req *q = pr->q;
 	struct open_how dhow = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
 				 .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
 	struct open_how fhow = { .flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
 				 .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	_cleanup_free_ char *dcopy = NULL, *bcopy = NULL, *buf = NULL;
+	_cleanup_free_ char *dcopy = strdup(pr->path), *bcopy = strdup(pr->path);
 	_cleanup_close_ int dfd = -EBADF, fd = -EBADF;
-	struct rootasm_load_opts o = { .size = sizeof(o), .flags = ROOTASM_LOAD_DIR_FD, .name = path };
 	struct stat st;
-	size_t len = 0;
+	int r;
+
+	if (!dcopy || !bcopy)
+		return ra_oom(&q->e, "load layout");
+	dfd = syscall(SYS_openat2, AT_FDCWD, dirname(dcopy), &dhow, sizeof(dhow));
+	if (dfd >= 0)
+		fd = syscall(SYS_openat2, dfd, basename(bcopy), &fhow, sizeof(fhow));
+	if (dfd < 0 || fd < 0)
+		return ra_err_kind(&q->e, ROOTASM_ERROR_USAGE, errno, "open layout", pr->path,
+				   errno == ELOOP || errno == EXDEV ? "a symlink on the way: rootasmd follows none in a "
+				   "layout path a client names" : NULL);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return ra_err_kind(&q->e, ROOTASM_ERROR_USAGE, EINVAL, "open layout", pr->path, "not a regular file");
+	r = read_fd(fd, &pr->buf, &pr->len);
+	if (r < 0)
+		return ra_err_kind(&q->e, r == -EFBIG ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME, -r, "read layout",
+				   pr->path, NULL);
+	pr->dfd = take_fd(dfd);
+	return 0;
+}
+
+static int load_path(struct req *q, const char *path, struct rootasm_layout **ret)
+{
+	struct rootasm_load_opts o = { .size = sizeof(o), .flags = ROOTASM_LOAD_DIR_FD, .name = path,
+				       .principal = q->p };
+	struct path_read pr = { .q = q, .path = path, .dfd = -EBADF };
 	bool ok = is_root(q);
 	int r;
 
@@ -167,27 +205,20 @@ static int load_path(struct req *q, const char *path, struct rootasm_layout **re
 	if (!ok)
 		return deny(q, "assemble", "uid %u may not assemble %.256s: it is in none of the policy's layout directories",
 			    (unsigned int)q->c->uid, path);
-	if (is_root(q))
-		return rootasm_layout_load(q->c->d->ctx, path, NULL, ret, &q->e);
-	dcopy = strdup(path);
-	bcopy = strdup(path);
-	if (!dcopy || !bcopy)
-		return ra_oom(&q->e, "load layout");
-	dfd = syscall(SYS_openat2, AT_FDCWD, dirname(dcopy), &dhow, sizeof(dhow));
-	if (dfd >= 0)
-		fd = syscall(SYS_openat2, dfd, basename(bcopy), &fhow, sizeof(fhow));
-	if (dfd < 0 || fd < 0)
-		return ra_err_kind(&q->e, ROOTASM_ERROR_USAGE, errno, "open layout", path,
-				   errno == ELOOP || errno == EXDEV ? "a symlink on the way: rootasmd follows none in a "
-				   "layout path a client names" : NULL);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return ra_err_kind(&q->e, ROOTASM_ERROR_USAGE, EINVAL, "open layout", path, "not a regular file");
-	r = read_fd(fd, &buf, &len);
-	if (r < 0)
-		return ra_err_kind(&q->e, r == -EFBIG ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME, -r, "read layout",
-				   path, NULL);
-	o.dir_fd = dfd;
-	return rootasm_layout_load_mem(q->c->d->ctx, buf, len, &o, ret, &q->e);
+	if (is_root(q)) {
+		o.flags = 0;
+		return rootasm_layout_load(q->c->d->ctx, path, &o, ret, &q->e);
+	}
+	r = rootasm_principal_run(q->p, read_as_peer, &pr);
+	if (r < 0 && !q->e.err)
+		r = ra_err(&q->e, -r, -EBADF, "open layout", path, "as %s", rootasm_principal_describe(q->p));
+	if (r == 0) {
+		o.dir_fd = pr.dfd;
+		r = rootasm_layout_load_mem(q->c->d->ctx, pr.buf, pr.len, &o, ret, &q->e);
+	}
+	free(pr.buf);
+	close_fdp(&pr.dfd);
+	return r;
 }
 
 struct src_check {
@@ -214,7 +245,8 @@ static int check_source(const char *key, const char *display, int fd, void *ud)
 
 static int load_inline(struct req *q, const char *text, size_t len, const char *name, struct rootasm_layout **ret)
 {
-	struct rootasm_load_opts o = { .size = sizeof(o), .flags = ROOTASM_LOAD_ABSOLUTE, .name = name ? name : "(inline)" };
+	struct rootasm_load_opts o = { .size = sizeof(o), .flags = ROOTASM_LOAD_ABSOLUTE, .name = name ? name : "(inline)",
+				       .principal = q->p };
 	struct src_check sc = { q };
 	int r;
 
@@ -257,6 +289,22 @@ static int check_userns(struct req *q)
 	return 0;
 }
 
+/* --debug: the plan this request's principal gets, as `rootasm check --as` prints it */
+static void log_plan(struct req *q, const struct rootasm_layout *l)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return;
+	if (rootasm_plan_print(q->c->d->ctx, l, f, 0) == 0 && fflush(f) == 0)
+		fprintf(stderr, "rootasmd: uid %u pid %d: plan of %s:\n%s", (unsigned int)q->c->uid, (int)q->c->pid,
+			q->what, text);
+	fclose(f);
+	free(text);
+}
+
 static int op_assemble(struct req *q, json_t **reply, int *ret_fd)
 {
 	static const char *const allowed[] = { "rootasm", "op", "layout", "layout_text", "name", "userns", NULL };
@@ -278,6 +326,12 @@ static int op_assemble(struct req *q, json_t **reply, int *ret_fd)
 		return bad(q, EINVAL, "an fd came with a request that takes none");
 	if (userns && (r = check_userns(q)) < 0)
 		return r;
+	/* who the tree is for: the authorize stage decides what they get (rootasm.h, "principals") */
+	r = is_root(q) ? rootasm_principal_admin(&q->p, &q->e) :
+			 rootasm_principal_user(q->c->uid, q->c->gid, q->c->groups, q->c->ngroups, userns ? q->fd : -EBADF,
+						&q->p, &q->e);
+	if (r < 0)
+		return r;
 	if (lj) {
 		snprintf(q->what, sizeof(q->what), "%s", json_string_value(lj));
 		r = load_path(q, json_string_value(lj), &l);
@@ -289,24 +343,18 @@ static int op_assemble(struct req *q, json_t **reply, int *ret_fd)
 	}
 	if (r < 0)
 		return r;
-	if (userns) {
+	/* an administrator's tree for a user namespace (a user's namespace is its principal's) */
+	if (userns && is_root(q)) {
 		ao.flags = ROOTASM_ASSEMBLE_USERNS;
 		ao.userns_fd = q->fd;
 	}
+	if (q->c->d->debug)
+		log_plan(q, l);
+	/* nosuid,nodev for a tree that is not an administrator's is a step of its plan */
 	tree = rootasm_assemble_with(q->c->d->ctx, l, &ao, &q->e);
 	rootasm_layout_free(l);
 	if (tree < 0)
 		return tree;
-	if (!is_root(q)) {
-		/* whoever attaches it, nothing in it runs set-uid or opens a device node */
-		struct mount_attr a = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
-
-		if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0) {
-			r = ra_err(&q->e, errno, -EBADF, "mount_setattr nosuid,nodev", q->what, NULL);
-			close(tree);
-			return r;
-		}
-	}
 	*reply = json_pack("{s:i, s:b, s:b, s:b}", "rootasm", RA_PROTO_VERSION, "ok", 1, "tree", 1, "userns", userns);
 	*ret_fd = tree;
 	return 0;
@@ -461,13 +509,13 @@ static int handle(struct rd_client *c, json_t *msg, int fd)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	atomic_fetch_add(&d->n.requests, 1);
 	pthread_rwlock_rdlock(&d->policy_lock);
-	q.rule = c->uid == 0 ? NULL : rd_policy_match(d->policy, c->uid, c->gid, c->groups, c->ngroups);
+	q.rule = c->admin ? NULL : rd_policy_match(d->policy, c->uid, c->gid, c->groups, c->ngroups);
 	if (json_integer_value(json_object_get(msg, "rootasm")) != RA_PROTO_VERSION ||
 	    !json_is_integer(json_object_get(msg, "rootasm")))
 		r = bad(&q, EPROTO, "\"rootasm\": %d is the protocol version this daemon speaks", RA_PROTO_VERSION);
 	else if (!op)
 		r = bad(&q, EINVAL, "\"op\" is missing or not a string");
-	else if (c->uid != 0 && !q.rule)
+	else if (!c->admin && !q.rule)
 		r = deny(&q, op, "no rule of the policy names uid %u or its groups", (unsigned int)c->uid);
 	else if (!strcmp(op, "assemble"))
 		r = op_assemble(&q, &reply, &tree);
@@ -492,6 +540,7 @@ static int handle(struct rd_client *c, json_t *msg, int fd)
 			fprintf(stderr, "rootasmd: uid %u pid %d: assemble %s: ok in %.2f ms\n", (unsigned int)c->uid,
 				(int)c->pid, q.what, ms_since(&t0));
 	}
+	rootasm_principal_free(q.p);
 	close_fdp(&fd);
 	/* never block on a peer that does not read: what cannot be sent now is dropped, with the connection */
 	s = ra_msg_send(c->sock, reply, tree, MSG_DONTWAIT);

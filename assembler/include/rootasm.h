@@ -132,6 +132,60 @@ void rootasm_ctx_flush(struct rootasm_ctx *ctx);
 /* Where the debug trace goes (default: stderr, one line each, "rootasm: debug: ..."). */
 void rootasm_ctx_set_log(struct rootasm_ctx *ctx, void (*fn)(void *userdata, const char *line), void *userdata);
 
+/* -------------------------------------------------------------- principals */
+
+/*
+ * Who a tree is for. Every front end (the CLI, rootasmd, the bundle code)
+ * builds one and hands it to rootasm_layout_load*(); none judges rights on
+ * its own. What a principal is given (the authorize stage; `rootasm check
+ * --as` prints it):
+ *
+ *   administrator  everything the layout says; image files (and the directory
+ *                  holding each) must be root-owned and not writable by group
+ *                  or others (a root-owned sticky directory holds them safely),
+ *                  unless the layout marks the image `trusted: true`
+ *   user           host objects opened with its own credentials (it reaches
+ *                  only what it could reach itself); a rw bind only of what it
+ *                  could write, else read-only (said in the plan); no idmaps of
+ *                  the layout's own; no upper directory on the host (copies-up
+ *                  there would be made with the assembler's rights); every mount
+ *                  of the tree nosuid,nodev
+ *   user namespace (a user with userns_fd) image layers, image and tmpfs volumes
+ *                  are idmapped into it (its root owns what the image's root
+ *                  owns); host directories (dir layers, binds) are not: there its
+ *                  root owns only what its owner owns on the host
+ */
+struct rootasm_principal;
+
+/* An administrator (what the calling process may do, unreduced). Caller owns *ret. */
+int rootasm_principal_admin(struct rootasm_principal **ret, struct rootasm_error *e);
+/*
+ * An ordinary user: @uid, @gid, @groups. @userns_fd >= 0: the user namespace
+ * it attaches the tree in (duplicated; it must map uid 0 and gid 0, and be
+ * owned by @uid unless @uid is 0). Caller owns *ret.
+ */
+int rootasm_principal_user(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups, int userns_fd,
+			   struct rootasm_principal **ret, struct rootasm_error *e);
+/*
+ * The process behind @pidfd (a socket peer's SO_PEERPIDFD) with the
+ * credentials the kernel gave for it (SO_PEERCRED, SO_PEERGROUPS): an
+ * administrator when, still alive, it has CAP_SYS_ADMIN in the initial user
+ * namespace, this process's mount namespace and this process's root directory;
+ * else a user, whatever its uid. @pidfd < 0: a user.
+ */
+int rootasm_principal_of_pidfd(int pidfd, uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
+			       struct rootasm_principal **ret, struct rootasm_error *e);
+int rootasm_principal_is_admin(const struct rootasm_principal *p);
+/* "administrator", "uid 1000 gid 1000 groups 100", "... in user namespace 4026532345" */
+const char *rootasm_principal_describe(const struct rootasm_principal *p);
+void rootasm_principal_free(struct rootasm_principal *p);
+/*
+ * Run @fn(@userdata) with @p's file-system credentials (a thread with its
+ * fsuid, fsgid and groups, and no effective capability; an administrator's
+ * runs in the calling thread) and return what it returns.
+ */
+int rootasm_principal_run(const struct rootasm_principal *p, int (*fn)(void *userdata), void *userdata);
+
 /* ------------------------------------------------------------------ layout */
 
 struct rootasm_layout;
@@ -148,6 +202,15 @@ struct rootasm_load_opts {
 	void *userdata;
 	const char *name;			/* rootasm_layout_load_mem(): the name in diagnostics */
 	int dir_fd;				/* with ROOTASM_LOAD_DIR_FD: anchor of relative paths */
+	/*
+	 * Who the tree is for (NULL: an administrator). A principal that is not
+	 * one has the layout read and every host object opened with its own
+	 * file-system credentials (a thread of its uid, gid and groups, with no
+	 * capability), so it reaches nothing it could not reach on the host; then
+	 * the authorize stage decides what it is given (rootasm_principal_user()).
+	 * The layout keeps a copy: rootasm_assemble*() builds its tree for it.
+	 */
+	const struct rootasm_principal *principal;
 };
 
 /*

@@ -44,6 +44,7 @@
 #include "context.h"
 #include "layout.h"
 #include "plan.h"
+#include "principal.h"
 #include "probe.h"
 #include "sysmnt.h"
 #include "uapi.h"
@@ -154,7 +155,7 @@ static int x_layer(struct xstate *x, const struct ra_op *op, struct rootasm_erro
 			break;
 		}
 		x->ents[op->slot] = ent;
-		if (ra_is_overlay(op->l) && !ly->idmap.set && !userns(x)) {
+		if (ra_is_overlay(op->l) && !ly->idmap.set && !op->to_userns) {
 			/* overlayfs clones it privately at create: lent until then */
 			x->slots[op->slot] = cfd;
 			RA_TRACE(x->ctx, "%s: cached-mount %s -> fd %d (lent)", op->key, ly->src.display, cfd);
@@ -180,8 +181,8 @@ static int x_layer(struct xstate *x, const struct ra_op *op, struct rootasm_erro
 	x->slots[op->slot] = fd;
 	x->own[op->slot] = true;
 	/* an idmapped layer is a mount of its own: a clone, or the image mount */
-	r = userns(x) ? userns_apply(x, fd, false, ly->src.display, e) :
-			ra_idmap_apply(fd, &ly->idmap, false, ly->src.display, e);
+	r = op->to_userns ? userns_apply(x, fd, false, ly->src.display, e) :
+			    ra_idmap_apply(fd, &ly->idmap, false, ly->src.display, e);
 	RA_TRACE(x->ctx, "%s: %s %s -> fd %d", op->key, ra_route_name(op->route), ly->src.display, fd);
 	return r;
 }
@@ -430,10 +431,21 @@ static int resolve_target(int root, const struct stat *rst, const char *target, 
 	return take_fd(fd);
 }
 
+/* The layout's attributes of a volume, with what the authorize stage forces (plan: attr_force). */
+static struct ra_attrs op_attrs(const struct ra_op *op)
+{
+	struct ra_attrs a = op->mount->attrs;
+
+	a.set |= op->attr_force;
+	a.clr &= ~op->attr_force;
+	return a;
+}
+
 /* A bind volume's clone (of the source fd) with its idmap and attributes set; caller owns the fd. */
 static int clone_bind(const struct ra_op *op, struct rootasm_error *e)
 {
 	const struct ra_mount *m = op->mount;
+	const struct ra_attrs at = op_attrs(op);
 	unsigned int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
 			     (m->attrs.recursive ? AT_RECURSIVE : 0);
 	int fd, r;
@@ -446,9 +458,9 @@ static int clone_bind(const struct ra_op *op, struct rootasm_error *e)
 		 */
 		_cleanup_close_ int ns = ra_userns_open(&m->idmap, e);
 		struct mount_attr a = {
-			.attr_set = m->attrs.set | MOUNT_ATTR_IDMAP,
-			.attr_clr = m->attrs.clr,
-			.propagation = m->attrs.propagation,
+			.attr_set = at.set | MOUNT_ATTR_IDMAP,
+			.attr_clr = at.clr,
+			.propagation = at.propagation,
 		};
 
 		if (ns < 0)
@@ -462,7 +474,7 @@ static int clone_bind(const struct ra_op *op, struct rootasm_error *e)
 		return ra_err(e, errno, -EBADF, "open_tree", m->src.display, NULL);
 	r = ra_idmap_apply(fd, &m->idmap, m->attrs.recursive, m->src.display, e);
 	if (r == 0)
-		r = setattr(fd, &m->attrs, m->attrs.recursive, m->src.display, e);
+		r = setattr(fd, &at, m->attrs.recursive, m->src.display, e);
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -511,7 +523,8 @@ static int open_volume(struct xstate *x, const struct ra_op *op, bool *ret_dir, 
 		if (fd < 0)
 			return fd;
 idmap:
-		r = userns(x) ? userns_apply(x, fd, false, m->target, e) : ra_idmap_apply(fd, &m->idmap, false, m->target, e);
+		r = op->to_userns ? userns_apply(x, fd, false, m->target, e) :
+				    ra_idmap_apply(fd, &m->idmap, false, m->target, e);
 		if (r == 0)
 			r = setattr(fd, &prop, false, m->target, e);
 		if (r < 0) {
@@ -525,7 +538,7 @@ idmap:
 		/* the source's type was seen by the open stage, on this very fd */
 		*ret_dir = S_ISDIR(m->src.mode);
 		fd = clone_bind(op, e);
-		if (fd >= 0 && userns(x)) {
+		if (fd >= 0 && op->to_userns) {
 			r = userns_apply(x, fd, m->attrs.recursive, m->src.display, e);
 			if (r < 0) {
 				close(fd);
@@ -599,6 +612,12 @@ static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, const struc
 		case RA_OP_ROOT_ATTRS:
 			r = setattr(x.root, &op->l->attributes, false, "/", e);
 			break;
+		case RA_OP_TREE_ATTRS: {
+			struct ra_attrs a = { .set = op->attr_force };
+
+			r = setattr(x.root, &a, true, "the tree", e);
+			break;
+		}
 		}
 		/* point the error at the layout line that asked for this operation */
 		if (r < 0 && e && !e->file[0] && op->loc.line) {
@@ -642,7 +661,7 @@ int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *
 {
 	struct rootasm_ctx *c = ra_ctx(ctx);
 	struct ra_xopts xo = { .userns_fd = -EBADF };
-	unsigned int flags = ASSEMBLE_OPT(o, flags, 0u), pflags = c->images ? RA_PLAN_CACHE : 0;
+	unsigned int flags = ASSEMBLE_OPT(o, flags, 0u), pflags;
 	struct ra_plan *p = NULL;
 	int r;
 
@@ -664,19 +683,24 @@ int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *
 	if (!l->opened)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble", l->file,
 				   "the layout was loaded offline: its host objects are not open");
-	if (flags & ROOTASM_ASSEMBLE_USERNS) {
+	if (!l->authorized)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble", l->file,
+				   "the layout was not authorized for its principal");
+	/* the tree's user namespace: the caller's word, else the principal's */
+	xo.userns_fd = flags & ROOTASM_ASSEMBLE_USERNS ? ASSEMBLE_OPT(o, userns_fd, -EBADF) :
+		       l->principal ? l->principal->userns_fd : -EBADF;
+	pflags = ra_plan_flags(c, l, xo.userns_fd >= 0);
+	if (xo.userns_fd >= 0) {
 		r = no_own_idmaps(l, e);
 		if (r < 0)
 			return r;
-		xo.userns_fd = ASSEMBLE_OPT(o, userns_fd, -EBADF);
 		r = ra_userns_root(xo.userns_fd, &xo.root_uid, &xo.root_gid, e);
 		if (r < 0)
 			return r;
 		/* a credential inside the namespace: where the kernel records one without CAP_SYS_ADMIN */
 		xo.creds_in_userns = l->creds.set || ra_feature(c, ROOTASM_FEAT_OVL_CREDS_NOADMIN) > 0;
-		pflags |= RA_PLAN_USERNS;
 	}
-	r = ra_plan_build(l, ra_feature_bool, c, pflags, &p, e);
+	r = ra_plan_build(l, ra_plan_have(c, l), pflags, &p, e);
 	if (r < 0)
 		return r;
 	/* Stop before touching anything when the kernel cannot do all of it. */

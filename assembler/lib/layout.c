@@ -721,8 +721,8 @@ static int parse_idmap(struct pctx *p, struct ynode *m, const char *where, struc
 
 static int parse_layer(struct pctx *p, struct ynode *m, size_t i, struct ra_layer *ly)
 {
-	static const char *const keys[] = { "image", "dir", "type", "idmap", NULL };
-	struct ynode *img, *dir, *ty, *idm;
+	static const char *const keys[] = { "image", "dir", "type", "idmap", "trusted", NULL };
+	struct ynode *img, *dir, *ty, *idm, *tr;
 	char key[64];
 	int r;
 
@@ -742,6 +742,9 @@ static int parse_layer(struct pctx *p, struct ynode *m, size_t i, struct ra_laye
 		return perr(p, m, key, "a layer needs exactly one of 'image' or 'dir'");
 	if (ty && !img)
 		return perr(p, ty, key, "'type' applies to image layers only");
+	tr = lookup(p, m, "trusted");
+	if (tr && !img)
+		return perr(p, tr, key, "'trusted' applies to image layers only");
 	if ((idm = lookup(p, m, "idmap"))) {
 		snprintf(key, sizeof(key), "layers[%zu].idmap", i);
 		r = parse_idmap(p, idm, key, &ly->idmap);
@@ -752,6 +755,10 @@ static int parse_layer(struct pctx *p, struct ynode *m, size_t i, struct ra_laye
 		snprintf(key, sizeof(key), "layers[%zu].image", i);
 		ly->kind = RA_LAYER_IMAGE;
 		r = get_source(p, img, key, RA_SRC_IMAGE, &ly->src);
+		if (r == 0 && tr) {
+			snprintf(key, sizeof(key), "layers[%zu].trusted", i);
+			r = get_bool(p, tr, key, &ly->src.trusted);
+		}
 		if (r == 0 && ty) {
 			snprintf(key, sizeof(key), "layers[%zu].type", i);
 			r = get_fstype(p, ty, key, &ly->fstype);
@@ -926,7 +933,7 @@ static int parse_overlay(struct pctx *p, struct ynode *m, struct rootasm_layout 
 static int parse_mount(struct pctx *p, struct ynode *m, size_t i, struct ra_mount *mt)
 {
 	static const char *const keys[] = { "bind", "tmpfs", "image", "layout", "target", "options", "type",
-					    "idmap", NULL };
+					    "idmap", "trusted", NULL };
 	static const char *const kinds[] = { "bind", "tmpfs", "image", "layout" };
 	static const enum ra_src_kind src_kinds[] = { RA_SRC_BIND, 0, RA_SRC_IMAGE, RA_SRC_LAYOUT };
 	struct ynode *kind_node = NULL, *v;
@@ -978,6 +985,14 @@ static int parse_mount(struct pctx *p, struct ynode *m, size_t i, struct ra_moun
 		if (mt->kind != RA_MOUNT_IMAGE)
 			return perr(p, v, key, "'type' applies to image mounts only");
 		r = get_fstype(p, v, key, &mt->fstype);
+		if (r < 0)
+			return r;
+	}
+	if ((v = lookup(p, m, "trusted"))) {
+		snprintf(key, sizeof(key), "%s.trusted", where);
+		if (mt->kind != RA_MOUNT_IMAGE)
+			return perr(p, v, key, "'trusted' applies to image mounts only");
+		r = get_bool(p, v, key, &mt->src.trusted);
 		if (r < 0)
 			return r;
 	}
@@ -1441,6 +1456,7 @@ static void src_free(struct ra_src *s)
 	free(s->path);
 	free(s->display);
 	free(s->key);
+	free(s->auth_why);
 }
 
 static void idmap_free(struct ra_idmap *m)
@@ -1483,6 +1499,7 @@ void rootasm_layout_free(struct rootasm_layout *l)
 	free(l->exec.hostname);
 	free(l->file);
 	free(l->dir);
+	rootasm_principal_free(l->principal);
 	free(l);
 }
 

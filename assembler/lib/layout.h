@@ -50,6 +50,14 @@ struct ra_src {
 	struct ra_loc loc;
 	int fd;					/* open stage; -EBADF before and when offline */
 	mode_t mode;				/* st_mode of what was opened */
+	uid_t uid;				/* its owner */
+	bool has_parent;			/* the directory holding it was seen (parent_*) */
+	uid_t parent_uid;
+	mode_t parent_mode;
+	bool trusted;				/* image: `trusted: true`, the layout vouches for the file */
+	/* the authorize stage (authorize.c): what the principal is given of it */
+	bool auth_ro;				/* bind: made read-only (auth_why says why) */
+	char *auth_why;
 };
 
 struct ra_idrange {
@@ -173,6 +181,9 @@ struct rootasm_layout {
 	struct ra_attrs attributes;		/* on the root mount */
 	struct ra_exec exec;
 	bool opened;				/* the open stage ran: every ra_src has its fd */
+	/* the top layout: who it was loaded for (authorize.c); NULL: an administrator */
+	struct rootasm_principal *principal;
+	bool authorized;			/* the authorize stage ran */
 };
 
 /* Diagnostics of one load: the first error goes to @e, every one to @fn. */

@@ -40,9 +40,11 @@
 #include <linux/magic.h>
 #include <linux/nsfs.h>
 
+#include "chase.h"
 #include "context.h"
 #include "layout.h"
 #include "open.h"
+#include "principal.h"
 #include "util.h"
 
 struct ostate {
@@ -133,8 +135,7 @@ static const char *type_name(mode_t m)
 static int open_src(struct ostate *st, const struct rootasm_layout *l, int dirfd, struct ra_src *s)
 {
 	struct open_how how = {
-		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-		.resolve = RESOLVE_NO_MAGICLINKS,
+		.flags = O_PATH | O_CLOEXEC,	/* /proc/PID/ns/user is a magic link */
 	};
 	_cleanup_close_ int fd = -EBADF;
 	struct stat sb;
@@ -144,15 +145,31 @@ static int open_src(struct ostate *st, const struct rootasm_layout *l, int dirfd
 	if (st->absolute_only && st->depth == 0 && s->path[0] != '/')
 		return src_err(st, l, s, EINVAL, "a relative path in a layout sent inline: give an absolute path");
 	if (s->kind == RA_SRC_USERNS) {
-		how.flags = O_PATH | O_CLOEXEC;		/* /proc/PID/ns/user is a magic link */
-		how.resolve = 0;
+		fd = sys_openat2(dirfd, s->path, &how);
+		if (fd < 0)
+			return src_err(st, l, s, errno, NULL);
+	} else {
+		struct ra_chase c;
+		int r = ra_chase(dirfd, s->path, 0, &c);
+
+		if (r == -ENOMEM)
+			return ra_oom(st->e, "open");
+		if (r == -EXDEV)
+			return src_err(st, l, s, EXDEV, "an unsafe path: %s", c.why);
+		if (r < 0)
+			return src_err(st, l, s, -r, NULL);
+		fd = c.fd;
+		if (c.parent >= 0) {
+			s->has_parent = true;
+			s->parent_uid = c.parent_st.st_uid;
+			s->parent_mode = c.parent_st.st_mode;
+			close(c.parent);
+		}
 	}
-	fd = sys_openat2(dirfd, s->path, &how);
-	if (fd < 0)
-		return src_err(st, l, s, errno, NULL);
 	if (fstat(fd, &sb) < 0)
 		return src_err(st, l, s, errno, "fstat: %s", strerror(errno));
 	s->mode = sb.st_mode;
+	s->uid = sb.st_uid;
 	switch (s->kind) {
 	case RA_SRC_DIR:
 		ok = S_ISDIR(sb.st_mode);
@@ -439,6 +456,11 @@ static int load(struct rootasm_ctx *ctx, const char *buf, size_t len, const char
 		int ro = ra_layout_open(ctx, l, dirfd, top, OPT(o, flags, 0u) & ROOTASM_LOAD_ABSOLUTE, &d, e);
 
 		r = r < 0 ? r : ro;
+		/* who it is for, and what they are given of it (authorize.c) */
+		if (r == 0 && OPT(o, principal, NULL) && ra_principal_dup(OPT(o, principal, NULL), &l->principal) < 0)
+			r = ra_oom(e, "load layout");
+		if (r == 0)
+			r = ra_authorize(l, &d, e);
 	}
 	if (r < 0) {
 		rootasm_layout_free(l);
@@ -448,8 +470,8 @@ static int load(struct rootasm_ctx *ctx, const char *buf, size_t len, const char
 	return 0;
 }
 
-int rootasm_layout_load(struct rootasm_ctx *ctx, const char *path, const struct rootasm_load_opts *o,
-			struct rootasm_layout **ret, struct rootasm_error *e)
+static int load_path(struct rootasm_ctx *ctx, const char *path, const struct rootasm_load_opts *o,
+		     struct rootasm_layout **ret, struct rootasm_error *e)
 {
 	struct open_how dhow = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
 	struct open_how fhow = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
@@ -501,9 +523,8 @@ fail:
 			   ROOTASM_ERROR_RUNTIME, r, "open layout", path, NULL);
 }
 
-int rootasm_layout_load_mem(struct rootasm_ctx *ctx, const void *buf, size_t len,
-			    const struct rootasm_load_opts *o, struct rootasm_layout **ret,
-			    struct rootasm_error *e)
+static int load_mem(struct rootasm_ctx *ctx, const void *buf, size_t len, const struct rootasm_load_opts *o,
+		    struct rootasm_layout **ret, struct rootasm_error *e)
 {
 	_cleanup_free_ char *ddir = NULL;
 	const char *name;
@@ -529,6 +550,61 @@ int rootasm_layout_load_mem(struct rootasm_ctx *ctx, const void *buf, size_t len
 	if (!ddir)
 		return ra_oom(e, "load layout");
 	return load(ctx, buf ? buf : "", len, name ? name : "(memory)", ddir, dirfd, NULL, o, ret, e);
+}
+
+/* A load for a principal that is not an administrator runs with its credentials (principal.c). */
+struct load_as {
+	struct rootasm_ctx *ctx;
+	const char *path;
+	const void *buf;
+	size_t len;
+	const struct rootasm_load_opts *o;
+	struct rootasm_layout **ret;
+	struct rootasm_error *e;
+	bool ran;
+};
+
+static int load_as_fn(void *ud)
+{
+	struct load_as *a = ud;
+
+	a->ran = true;
+	return a->path ? load_path(a->ctx, a->path, a->o, a->ret, a->e) :
+			 load_mem(a->ctx, a->buf, a->len, a->o, a->ret, a->e);
+}
+
+static int load_as(struct load_as *a)
+{
+	const struct rootasm_principal *p = OPT(a->o, principal, NULL);
+	int r;
+
+	if (ra_principal_admin(p) || (OPT(a->o, flags, 0u) & ROOTASM_LOAD_OFFLINE))
+		return load_as_fn(a);
+	r = rootasm_principal_run(p, load_as_fn, a);
+	if (r < 0 && !a->ran)
+		return ra_err_kind(a->e, r == -EPERM ? ROOTASM_ERROR_PERMISSION : ROOTASM_ERROR_RUNTIME, -r,
+				   "load layout", a->path, "cannot take on the file-system credentials of %s%s",
+				   rootasm_principal_describe(p), r == -EPERM ? " (needs CAP_SETUID and CAP_SETGID)" : "");
+	return r;
+}
+
+int rootasm_layout_load(struct rootasm_ctx *ctx, const char *path, const struct rootasm_load_opts *o,
+			struct rootasm_layout **ret, struct rootasm_error *e)
+{
+	struct load_as a = { .ctx = ctx, .path = path ? path : "", .o = o, .ret = ret, .e = e };
+
+	if (!path || !*path)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "load layout", path, "no layout path");
+	return load_as(&a);
+}
+
+int rootasm_layout_load_mem(struct rootasm_ctx *ctx, const void *buf, size_t len,
+			    const struct rootasm_load_opts *o, struct rootasm_layout **ret,
+			    struct rootasm_error *e)
+{
+	struct load_as a = { .ctx = ctx, .buf = buf, .len = len, .o = o, .ret = ret, .e = e };
+
+	return load_as(&a);
 }
 
 int rootasm_layout_sources(const struct rootasm_layout *l,

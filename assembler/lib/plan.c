@@ -20,6 +20,7 @@
 #include "context.h"
 #include "json.h"
 #include "plan.h"
+#include "principal.h"
 #include "probe.h"
 #include "util.h"
 
@@ -76,18 +77,53 @@ static bool attrs_set(const struct ra_attrs *a)
 	return a->set || a->clr || a->propagation;
 }
 
-int ra_plan_build(const struct rootasm_layout *l, ra_have_fn have, void *ud, unsigned int flags,
-		  struct ra_plan **ret, struct rootasm_error *e)
+uint64_t ra_plan_consults(const struct rootasm_layout *l)
+{
+	uint64_t m = 0;
+
+	for (size_t i = 0; i < l->nmounts; i++) {
+		if (l->mounts[i].kind == RA_MOUNT_BIND && l->mounts[i].idmap.set)
+			m |= F(OPEN_TREE_ATTR);
+		if (l->mounts[i].nested)
+			m |= ra_plan_consults(l->mounts[i].nested);
+	}
+	return m;
+}
+
+uint64_t ra_plan_have(struct rootasm_ctx *ctx, const struct rootasm_layout *l)
+{
+	uint64_t want = ra_plan_consults(l), have = 0;
+
+	for (unsigned int f = 0; f < RA_FEAT_COUNT; f++)
+		if ((want & (1ULL << f)) && ra_feature(ctx, f) > 0)
+			have |= 1ULL << f;
+	return have;
+}
+
+unsigned int ra_plan_flags(struct rootasm_ctx *ctx, const struct rootasm_layout *l, bool userns)
+{
+	unsigned int flags = ra_ctx(ctx)->images ? RA_PLAN_CACHE : 0;
+
+	if (!ra_principal_admin(l->principal))
+		flags |= RA_PLAN_USER;
+	if (userns || (l->principal && l->principal->userns_fd >= 0))
+		flags |= RA_PLAN_USERNS;
+	return flags;
+}
+
+int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int flags, struct ra_plan **ret,
+		  struct rootasm_error *e)
 {
 	struct ra_plan *p = calloc(1, sizeof(*p));
-	bool overlay = ra_is_overlay(l);
+	bool overlay = ra_is_overlay(l), userns = flags & RA_PLAN_USERNS;
 	int r;
 
 	if (!p)
 		return ra_oom(e, "plan");
 	p->l = l;
-	/* at most: every layer, upper, overlay or root layer, every mount, root attributes */
-	p->ops = calloc(l->nlayers + l->nmounts + 3, sizeof(*p->ops));
+	p->flags = flags;
+	/* at most: every layer, upper, overlay or root layer, every mount, root and tree attributes */
+	p->ops = calloc(l->nlayers + l->nmounts + 4, sizeof(*p->ops));
 	if (!p->ops) {
 		free(p);
 		return ra_oom(e, "plan");
@@ -96,32 +132,35 @@ int ra_plan_build(const struct rootasm_layout *l, ra_have_fn have, void *ud, uns
 	/* lowerdir+ appends below what is there: the layout's top layer goes first */
 	for (size_t i = l->nlayers; i-- > 0;) {
 		const struct ra_layer *ly = &l->layers[i];
-		bool own = !overlay || ly->idmap.set || (flags & RA_PLAN_USERNS);	/* a mount of its own */
+		/* in a user namespace an image is idmapped into it; a host directory never is (authorize.c) */
+		bool to_userns = userns && ly->kind == RA_LAYER_IMAGE;
+		bool own = !overlay || ly->idmap.set || to_userns;	/* a mount of its own */
 		enum ra_route route = ly->kind == RA_LAYER_IMAGE ?
 				      (flags & RA_PLAN_CACHE ? RA_ROUTE_CACHED : RA_ROUTE_IMAGE) :
 				      own ? RA_ROUTE_LAYER_CLONE : RA_ROUTE_LAYER_FD;
 		uint64_t needs = (ly->kind == RA_LAYER_IMAGE ? F(LOOP_CONFIGURE) : 0) |
-				 (ly->idmap.set || (flags & RA_PLAN_USERNS) ? F(MOUNT_SETATTR) : 0) |
+				 (ly->idmap.set || to_userns ? F(MOUNT_SETATTR) : 0) |
 				 (route == RA_ROUTE_CACHED && own ? F(OPEN_TREE_DETACHED) : 0);
 		struct ra_op *op = add(p, RA_OP_LAYER, route, ly->loc, needs, "layers", (long)i);
 
 		op->layer = ly;
 		op->slot = p->nslots++;
+		op->to_userns = to_userns;
 	}
 	if (overlay) {
 		uint64_t needs = F(OVL_FD_LAYERS) | F(FSCONFIG_OPATH) | F(OVL_DETACHED_LAYERS);
 
 		if (l->upper.kind != RA_UPPER_NONE)
 			add(p, RA_OP_UPPER, l->upper.kind == RA_UPPER_TMPFS ? RA_ROUTE_UPPER_TMPFS : RA_ROUTE_UPPER_DIR,
-			    l->upper.loc, 0, "upper", -1);
+			    l->upper.loc, 0, "upper", -1)->to_userns = userns;
 		if (l->creds.set) {
 			needs |= F(OVL_OVERRIDE_CREDS);
 			/* in a caller's user namespace no capability is CAP_SYS_ADMIN over the layers */
-			if (!(l->creds.caps & (1ULL << CAP_SYS_ADMIN)) || (flags & RA_PLAN_USERNS))
+			if (!(l->creds.caps & (1ULL << CAP_SYS_ADMIN)) || userns)
 				needs |= F(OVL_CREDS_NOADMIN);
 		}
 		add(p, RA_OP_OVERLAY, RA_ROUTE_OVERLAY, l->creds.set ? l->creds.loc : l->layers[0].loc, needs,
-		    "overlay", -1);
+		    "overlay", -1)->to_userns = userns;
 	} else {
 		add(p, RA_OP_ROOT_LAYER, l->layers[0].kind == RA_LAYER_DIR ? RA_ROUTE_SETATTR : RA_ROUTE_NONE,
 		    l->layers[0].loc, l->layers[0].kind == RA_LAYER_DIR ? F(MOUNT_SETATTR) : 0, "layers", 0);
@@ -131,21 +170,24 @@ int ra_plan_build(const struct rootasm_layout *l, ra_have_fn have, void *ud, uns
 		uint64_t needs = F(OPENAT2) | F(MOVE_DETACHED) | F(MOUNT_SETATTR);
 		enum ra_route route;
 		struct ra_op *op;
+		bool to_userns = false;
 
 		switch (m->kind) {
 		case RA_MOUNT_BIND:
 			/* one call clones, sets attributes and the idmap (and may replace an idmap) */
-			route = m->idmap.set && !(flags & RA_PLAN_USERNS) && have(ud, ROOTASM_FEAT_OPEN_TREE_ATTR) ? RA_ROUTE_BIND_ATTR :
-										   RA_ROUTE_BIND_CLONE;
+			route = m->idmap.set && !userns && (have & F(OPEN_TREE_ATTR)) ? RA_ROUTE_BIND_ATTR :
+										      RA_ROUTE_BIND_CLONE;
 			if (route == RA_ROUTE_BIND_ATTR)
 				needs |= F(OPEN_TREE_ATTR);
 			break;
 		case RA_MOUNT_TMPFS:
 			route = RA_ROUTE_TMPFS;
+			to_userns = userns;
 			break;
 		case RA_MOUNT_IMAGE:
 			route = flags & RA_PLAN_CACHE ? RA_ROUTE_CACHED : RA_ROUTE_IMAGE;
 			needs |= F(LOOP_CONFIGURE) | (route == RA_ROUTE_CACHED ? F(OPEN_TREE_DETACHED) : 0);
+			to_userns = userns;
 			break;
 		default:
 			route = RA_ROUTE_NESTED;
@@ -153,8 +195,13 @@ int ra_plan_build(const struct rootasm_layout *l, ra_have_fn have, void *ud, uns
 		}
 		op = add(p, RA_OP_VOLUME, route, m->loc, needs, "mounts", (long)i);
 		op->mount = m;
+		op->to_userns = to_userns;
+		if (m->src.auth_ro) {
+			op->attr_force = MOUNT_ATTR_RDONLY;
+			op->why = m->src.auth_why;
+		}
 		if (m->nested) {
-			r = ra_plan_build(m->nested, have, ud, flags, &op->sub, e);
+			r = ra_plan_build(m->nested, have, flags | RA_PLAN_NESTED, &op->sub, e);
 			if (r < 0) {
 				ra_plan_free(p);
 				return r;
@@ -165,6 +212,14 @@ int ra_plan_build(const struct rootasm_layout *l, ra_have_fn have, void *ud, uns
 	}
 	if (attrs_set(&l->attributes))
 		add(p, RA_OP_ROOT_ATTRS, RA_ROUTE_SETATTR, (struct ra_loc){ 0, 0 }, F(MOUNT_SETATTR), "attributes", -1);
+	if ((flags & RA_PLAN_USER) && !(flags & RA_PLAN_NESTED)) {
+		struct ra_op *op = add(p, RA_OP_TREE_ATTRS, RA_ROUTE_SETATTR, (struct ra_loc){ 0, 0 }, F(MOUNT_SETATTR),
+				       "tree", -1);
+
+		/* whoever attaches it, nothing in it runs set-uid or opens a device node */
+		op->attr_force = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+		op->why = "the tree is not for an administrator";
+	}
 	*ret = p;
 	return 0;
 }
@@ -314,6 +369,9 @@ static void text_plan(FILE *f, const struct ra_plan *p, int indent)
 	const struct rootasm_layout *l = p->l;
 
 	fprintf(f, "%*slayout %s\n", indent, "", l->file);
+	if (indent == 0)
+		fprintf(f, "for %s%s\n", rootasm_principal_describe(l->principal),
+			l->authorized ? "" : " (rights not checked: the host objects were not opened)");
 	for (size_t i = 0; i < p->n; i++) {
 		const struct ra_op *op = &p->ops[i];
 
@@ -362,7 +420,24 @@ static void text_plan(FILE *f, const struct ra_plan *p, int indent)
 			fputs("root attributes ", f);
 			text_attrs(f, &l->attributes);
 			break;
+		case RA_OP_TREE_ATTRS: {
+			struct ra_attrs a = { .set = op->attr_force, .recursive = true };
+
+			fputs("every mount of the tree ", f);
+			text_attrs(f, &a);
+			break;
 		}
+		}
+		if (op->to_userns)
+			fputs(" idmap=principal's-user-namespace", f);
+		if (op->attr_force && op->kind != RA_OP_TREE_ATTRS) {
+			struct ra_attrs a = { .set = op->attr_force };
+
+			fputs(" forced=", f);
+			text_attrs(f, &a);
+		}
+		if (op->why)
+			fprintf(f, " (%s)", op->why);
 		fprintf(f, " [%s]", ra_route_name(op->route));
 		if (op->loc.line)
 			fprintf(f, " (line %u)", op->loc.line);
@@ -461,10 +536,15 @@ static json_t *jplan(struct ra_jb *b, const struct ra_plan *p)
 	json_t *o = json_object(), *ops = json_array();
 
 	jset(b, o, "layout", ra_jstr(l->file));
+	if (!(p->flags & RA_PLAN_NESTED)) {
+		jset(b, o, "principal", ra_jstr(rootasm_principal_describe(l->principal)));
+		jset(b, o, "authorized", json_boolean(l->authorized));
+	}
 	for (size_t i = 0; i < p->n; i++) {
 		const struct ra_op *op = &p->ops[i];
 		json_t *j = json_object();
-		static const char *const kinds[] = { "layer", "upper", "overlay", "root-layer", "volume", "root-attributes" };
+		static const char *const kinds[] = { "layer", "upper", "overlay", "root-layer", "volume", "root-attributes",
+						     "tree-attributes" };
 
 		jset(b, j, "op", ra_jstr(kinds[op->kind]));
 		jset(b, j, "key", ra_jstr(op->key));
@@ -518,7 +598,17 @@ static json_t *jplan(struct ra_jb *b, const struct ra_plan *p)
 		case RA_OP_ROOT_ATTRS:
 			jset(b, j, "attributes", jattrs(b, &l->attributes));
 			break;
+		case RA_OP_TREE_ATTRS:
+			break;
 		}
+		if (op->attr_force) {
+			struct ra_attrs a = { .set = op->attr_force };
+
+			jset(b, j, "forced", jattrs(b, &a));
+			jset(b, j, "why", ra_jstr(op->why));
+		}
+		if (op->to_userns)
+			jset(b, j, "userns", json_true());
 		jset(b, j, "needs", jfeatures(b, op->needs));
 		japp(b, ops, j);
 	}
@@ -534,7 +624,7 @@ int rootasm_plan_print(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 
 	if (flags & ~(ROOTASM_PLAN_JSON | ROOTASM_PLAN_PRETTY))
 		return -EINVAL;
-	r = ra_plan_build(l, ra_feature_bool, ra_ctx(ctx), ra_ctx(ctx)->images ? RA_PLAN_CACHE : 0, &p, NULL);
+	r = ra_plan_build(l, ra_plan_have(ctx, l), ra_plan_flags(ctx, l, false), &p, NULL);
 	if (r < 0)
 		return r;
 	if (flags & ROOTASM_PLAN_JSON) {
@@ -580,7 +670,7 @@ uint64_t rootasm_layout_needs(struct rootasm_ctx *ctx, const struct rootasm_layo
 	struct ra_plan *p = NULL;
 	uint64_t n;
 
-	if (ra_plan_build(l, ra_feature_bool, ra_ctx(ctx), ra_ctx(ctx)->images ? RA_PLAN_CACHE : 0, &p, NULL) < 0)
+	if (ra_plan_build(l, ra_plan_have(ctx, l), ra_plan_flags(ctx, l, false), &p, NULL) < 0)
 		return 0;
 	n = p->needs;
 	ra_plan_free(p);

@@ -20,6 +20,7 @@ enum ra_op_kind {
 	RA_OP_ROOT_LAYER,	/* the one layer is the root itself, read-only */
 	RA_OP_VOLUME,		/* a mount moved onto the detached root */
 	RA_OP_ROOT_ATTRS,	/* mount_setattr() of the root */
+	RA_OP_TREE_ATTRS,	/* mount_setattr(AT_RECURSIVE) of the whole tree: what the principal may not have */
 };
 
 enum ra_route {
@@ -51,6 +52,10 @@ struct ra_op {
 	size_t slot;				/* RA_OP_LAYER: index of its fd (top layer = 0) */
 	struct ra_plan *sub;			/* RA_ROUTE_NESTED */
 	uint64_t needs;				/* features this operation needs */
+	/* the authorize stage's word on it (authorize.c) */
+	uint64_t attr_force;			/* mount attributes set whatever the layout says (MOUNT_ATTR_*) */
+	bool to_userns;				/* idmapped into the principal's user namespace */
+	const char *why;			/* why attr_force (or NULL) */
 };
 
 struct ra_plan {
@@ -59,10 +64,13 @@ struct ra_plan {
 	size_t n;
 	size_t nslots;				/* layer fds the overlay (or root layer) takes */
 	uint64_t needs;				/* the fold of the ops' needs, sub-plans included */
+	unsigned int flags;			/* RA_PLAN_* it was built with */
 };
 
 #define RA_PLAN_CACHE	0x1u	/* the context has an image cache: images take RA_ROUTE_CACHED */
-#define RA_PLAN_USERNS	0x2u	/* every mount idmapped into a caller's user namespace (rootasm_assemble_with) */
+#define RA_PLAN_USERNS	0x2u	/* a tree for a caller in a user namespace: images and tmpfs idmapped into it */
+#define RA_PLAN_USER	0x4u	/* a tree for a principal that is not an administrator: nosuid,nodev throughout */
+#define RA_PLAN_NESTED	0x8u	/* a nested layout's plan (the tree-wide steps are the top plan's) */
 
 /* How the engine carries a plan out beyond the layout: rootasm_assemble_with()'s options. */
 struct ra_xopts {
@@ -72,11 +80,20 @@ struct ra_xopts {
 	bool creds_in_userns;	/* record override_creds as a credential inside that namespace */
 };
 
-/* Whether the kernel has feature @f (the caller's answer; the plan makes no syscall). */
-typedef bool (*ra_have_fn)(void *userdata, enum rootasm_feature f);
+/* The features whose presence decides a route of @l's plan: the caller probes these, once. */
+uint64_t ra_plan_consults(const struct rootasm_layout *l);
 
-int ra_plan_build(const struct rootasm_layout *l, ra_have_fn have, void *userdata, unsigned int flags,
-		  struct ra_plan **ret, struct rootasm_error *e);
+/*
+ * The plan of @l (opened and authorized, or parsed only) for the features in
+ * @have (a mask of 1 << enum rootasm_feature, covering ra_plan_consults()),
+ * with RA_PLAN_* @flags. No system calls.
+ */
+int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int flags, struct ra_plan **ret,
+		  struct rootasm_error *e);
+/* The plan flags for @l's principal (and an explicit user namespace, for rootasm_assemble_with()). */
+unsigned int ra_plan_flags(struct rootasm_ctx *ctx, const struct rootasm_layout *l, bool userns);
+/* Probe what ra_plan_consults(@l) names and return the mask of those present. */
+uint64_t ra_plan_have(struct rootasm_ctx *ctx, const struct rootasm_layout *l);
 void ra_plan_free(struct ra_plan *p);
 
 const char *ra_route_name(enum ra_route r);

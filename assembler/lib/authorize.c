@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The authorize stage: parse -> open -> authorize -> plan -> execute. What the
+ * layout's principal (principal.c) is given of each host object the open
+ * stage opened. The only place a right is decided; the plan records each
+ * decision as a step (plan.c) and `rootasm check --as` prints them.
+ *
+ *   administrator   image files: root-owned, not writable by group or others,
+ *                   in a directory that is root-owned and not writable by
+ *                   group or others unless sticky (sshd's StrictModes); else
+ *                   refused, unless the layout marks the image `trusted: true`
+ *   user            (runs with the user's file-system credentials, as the open
+ *                   stage did, so each answer is the kernel's)
+ *                   - layers' and volumes' own idmaps: refused (an idmap gives
+ *                     files to whoever the map names);
+ *                   - an upper directory on the host: refused (overlayfs copies
+ *                     up there with the assembler's rights: a root-owned set-uid
+ *                     copy in the user's directory);
+ *                   - a directory layer it cannot read and search: refused;
+ *                   - a bind source it cannot read: refused; a rw bind of what
+ *                     it cannot write: read-only (ra_src.auth_ro, auth_why);
+ *                   - the tree: nosuid,nodev on every mount (plan.c)
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "principal.h"
+#include "util.h"
+
+#ifndef AT_EACCESS
+#define AT_EACCESS 0x200
+#endif
+
+struct astate {
+	const struct rootasm_principal *p;
+	struct ra_diag *d;
+	struct rootasm_error *e;
+	int bad;
+};
+
+static int deny(struct astate *a, const struct rootasm_layout *l, const struct ra_src *s, struct ra_loc loc,
+		const char *key, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static int deny(struct astate *a, const struct rootasm_layout *l, const struct ra_src *s, struct ra_loc loc,
+		const char *key, const char *fmt, ...)
+{
+	struct rootasm_error one, *t = a->e && !a->d->count ? a->e : &one;
+	char msg[ROOTASM_ERR_MSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	memset(t, 0, sizeof(*t));
+	t->err = EPERM;
+	t->kind = ROOTASM_ERROR_PERMISSION;
+	snprintf(t->file, sizeof(t->file), "%s", l->file);
+	t->line = loc.line;
+	t->column = loc.column;
+	snprintf(t->op, sizeof(t->op), "%s", key);
+	snprintf(t->msg, sizeof(t->msg), "%s%s%s", s ? s->display : "", s ? ": " : "", msg);
+	a->d->count++;
+	if (a->d->fn)
+		a->d->fn(t, a->d->userdata);
+	a->bad = -EPERM;
+	return -EPERM;
+}
+
+/* The kernel's verdict for the calling thread's credentials (the principal's, in its thread). */
+static bool may(int fd, int mode)
+{
+	return syscall(SYS_faccessat2, fd, "", mode, AT_EMPTY_PATH | AT_EACCESS) == 0;
+}
+
+static bool others_write(mode_t m)
+{
+	return m & (S_IWGRP | S_IWOTH);
+}
+
+/* An administrator's image: root's file in root's directory, or one the layout vouches for. */
+static void trust_image(struct astate *a, const struct rootasm_layout *l, const struct ra_src *s)
+{
+	if (s->trusted || s->fd < 0)
+		return;
+	if (s->uid != 0 || others_write(s->mode))
+		deny(a, l, s, s->loc, s->key, "the image file is %s%s (mode %04o, owner uid %u): another user could "
+		     "change what an administrator mounts; fix its owner and mode, or mark it `trusted: true`",
+		     s->uid != 0 ? "not owned by root" : "", s->uid == 0 ? "writable by group or others" : "",
+		     (unsigned int)(s->mode & 07777), (unsigned int)s->uid);
+	else if (s->has_parent && (s->parent_uid != 0 || (others_write(s->parent_mode) && !(s->parent_mode & S_ISVTX))))
+		deny(a, l, s, s->loc, s->key, "the directory holding the image is %s (mode %04o, owner uid %u): another "
+		     "user could replace the file; fix the directory, or mark the image `trusted: true`",
+		     s->parent_uid != 0 ? "not owned by root" : "writable by group or others without the sticky bit",
+		     (unsigned int)(s->parent_mode & 07777), (unsigned int)s->parent_uid);
+}
+
+static int grant_why(struct ra_src *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int grant_why(struct ra_src *s, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	free(s->auth_why);
+	s->auth_why = NULL;
+	va_start(ap, fmt);
+	r = vasprintf(&s->auth_why, fmt, ap);
+	va_end(ap);
+	if (r < 0) {
+		s->auth_why = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int walk(struct astate *a, struct rootasm_layout *l)
+{
+	bool admin = ra_principal_admin(a->p);
+	const char *who = rootasm_principal_describe(a->p);
+	int r;
+
+	for (size_t i = 0; i < l->nlayers; i++) {
+		struct ra_layer *ly = &l->layers[i];
+
+		if (ly->kind == RA_LAYER_IMAGE && admin)
+			trust_image(a, l, &ly->src);
+		if (admin)
+			continue;
+		if (ly->idmap.set)
+			deny(a, l, NULL, ly->loc, ly->src.key, "an idmap of the layout's own is for administrators "
+			     "(the tree is for %s)", who);
+		if (ly->kind == RA_LAYER_DIR && ly->src.fd >= 0 && !may(ly->src.fd, R_OK | X_OK))
+			deny(a, l, &ly->src, ly->src.loc, ly->src.key, "%s cannot read this directory", who);
+	}
+	if (l->upper.kind == RA_UPPER_DIR && !admin)
+		deny(a, l, &l->upper.src, l->upper.src.loc, l->upper.src.key, "an upper directory on the host is for "
+		     "administrators (overlayfs copies files up there with the assembler's rights); use a tmpfs upper");
+	for (size_t i = 0; i < l->nmounts; i++) {
+		struct ra_mount *m = &l->mounts[i];
+
+		if (m->kind == RA_MOUNT_IMAGE && admin)
+			trust_image(a, l, &m->src);
+		if (!admin && m->idmap.set)
+			deny(a, l, NULL, m->loc, m->src.key, "an idmap of the layout's own is for administrators "
+			     "(the tree is for %s)", who);
+		if (!admin && m->kind == RA_MOUNT_BIND && m->src.fd >= 0) {
+			bool dir = S_ISDIR(m->src.mode);
+
+			if (!may(m->src.fd, dir ? R_OK | X_OK : R_OK) && (S_ISDIR(m->src.mode) || S_ISREG(m->src.mode))) {
+				deny(a, l, &m->src, m->src.loc, m->src.key, "%s cannot read it", who);
+			} else if (!(m->attrs.set & MOUNT_ATTR_RDONLY) && !may(m->src.fd, W_OK)) {
+				m->src.auth_ro = true;
+				r = grant_why(&m->src, "read-only: %s cannot write %s", who, m->src.display);
+				if (r < 0)
+					return ra_oom(a->e, "authorize");
+			}
+		}
+		if (m->nested) {
+			r = walk(a, m->nested);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+int ra_authorize(struct rootasm_layout *l, struct ra_diag *d, struct rootasm_error *e)
+{
+	struct astate a = { .p = l->principal, .d = d, .e = e };
+	int r = walk(&a, l);
+
+	if (r < 0)
+		return r;
+	if (a.bad)
+		return a.bad;
+	l->authorized = true;
+	return 0;
+}

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Host paths resolved one component at a time on fds, refusing the
+ * transitions another user could have arranged (systemd's chase() with
+ * CHASE_SAFE):
+ *
+ *   start     "/" for an absolute path, else the anchor fd (the layout's directory)
+ *   each      openat(dir, name, O_PATH | O_NOFOLLOW) + fstat
+ *             - from a directory owned by a user other than root into an
+ *               object another user owns: refused (that user could swap it);
+ *             - through a directory others may write (S_IWOTH) without the
+ *               sticky bit: refused (anyone could swap what is in it);
+ *   symlink   not the last component: readlinkat, then the same rule from
+ *             the link (its owner) to where it leads ("/" for an absolute one);
+ *             a symlink on procfs (a magic link) is refused; at most 40
+ *   ".."      the same rule, upwards
+ *   last      never followed: the caller sees the symlink itself and refuses it
+ *
+ * The rules are the host's view of ownership: in a user namespace that does
+ * not map the whole id range (a rootless caller) owners outside it all look
+ * like the overflow id, so they cannot be told apart and only the symlink and
+ * procfs rules apply. Returns the object's O_PATH fd; with @ret_parent also
+ * the directory holding it. Callers own both.
+ */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+
+#include "chase.h"
+#include "util.h"
+
+#define CHASE_MAX_LINKS 40
+
+/* Whether this process sees host ids (the initial user namespace, or one mapping all of them). */
+bool ra_host_ids(void)
+{
+	static int cached = -1;
+	int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+
+	if (v < 0) {
+		unsigned long a = 1, b = 1, c = 0;
+		FILE *f = fopen("/proc/self/uid_map", "re");
+
+		if (f) {
+			if (fscanf(f, "%lu %lu %lu", &a, &b, &c) != 3)
+				c = 0;
+			fclose(f);
+		}
+		v = a == 0 && b == 0 && c == 4294967295UL;
+		__atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+	}
+	return v;
+}
+
+static int unsafe(struct ra_chase *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int unsafe(struct ra_chase *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->why, sizeof(c->why), fmt, ap);
+	va_end(ap);
+	return -EXDEV;
+}
+
+/* Moving from @from (a directory or symlink) to @to: safe when root owns @from, or both have one owner. */
+static bool transition_ok(const struct stat *from, const struct stat *to)
+{
+	return from->st_uid == 0 || from->st_uid == to->st_uid;
+}
+
+static bool others_write(const struct stat *dir)
+{
+	return (dir->st_mode & S_IWOTH) && !(dir->st_mode & S_ISVTX);
+}
+
+int ra_chase(int dirfd, const char *path, unsigned int flags, struct ra_chase *c)
+{
+	_cleanup_close_ int cur = -EBADF;
+	_cleanup_free_ char *buf = NULL;
+	struct stat cst;
+	char *rest;
+	unsigned int links = 0;
+	bool strict = !(flags & RA_CHASE_NO_OWNERS) && ra_host_ids();
+	size_t cap = strlen(path) + 1;
+
+	c->fd = c->parent = -EBADF;
+	c->why[0] = '\0';
+	if (!*path)
+		return -ENOENT;
+	buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, path, cap);
+	rest = buf;
+	cur = rest[0] == '/' ? open("/", O_PATH | O_DIRECTORY | O_CLOEXEC) :
+			       (dirfd == AT_FDCWD ? open(".", O_PATH | O_DIRECTORY | O_CLOEXEC) :
+						    fcntl(dirfd, F_DUPFD_CLOEXEC, 3));
+	if (cur < 0 || fstat(cur, &cst) < 0)
+		return -errno;
+	for (;;) {
+		_cleanup_close_ int next = -EBADF;
+		struct stat nst;
+		char *name;
+		bool last;
+
+		while (*rest == '/')
+			rest++;
+		if (!*rest) {
+			/* the path named a directory ("/", "a/", "a/."): the object is where we are */
+			c->fd = take_fd(cur);
+			return 0;
+		}
+		name = rest;
+		rest += strcspn(rest, "/");
+		if (*rest)
+			*rest++ = '\0';
+		last = !rest[strspn(rest, "/")];
+		if (!strcmp(name, ".")) {
+			if (last) {
+				c->fd = take_fd(cur);
+				return 0;
+			}
+			continue;
+		}
+		next = openat(cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 || fstat(next, &nst) < 0)
+			return -errno;
+		if (strict && strcmp(name, "..") && others_write(&cst))
+			return unsafe(c, "%s is in a directory others may write (mode %04o, no sticky bit)", name,
+				      (unsigned int)(cst.st_mode & 07777));
+		/* into a child, or up with "..": the same rule (from where we are to where we go) */
+		if (strict && !transition_ok(&cst, &nst))
+			return unsafe(c, "%s (owner %u) is reached through a directory owned by uid %u", name,
+				      (unsigned int)nst.st_uid, (unsigned int)cst.st_uid);
+		if (S_ISLNK(nst.st_mode) && !last) {
+			char target[4097];
+			struct statfs sf;
+			ssize_t n;
+			size_t tl, rl;
+			char *nb;
+
+			if (++links > CHASE_MAX_LINKS)
+				return -ELOOP;
+			if (fstatfs(cur, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC)
+				return unsafe(c, "%s is a link of /proc (a magic link)", name);
+			n = readlinkat(next, "", target, sizeof(target) - 1);
+			if (n < 0)
+				return -errno;
+			if (n == 0)
+				return -ENOENT;
+			target[n] = '\0';
+			/* the rest of the path goes after what the link says */
+			tl = n;
+			rl = strlen(rest);
+			nb = malloc(tl + 1 + rl + 1);
+			if (!nb)
+				return -ENOMEM;
+			memcpy(nb, target, tl);
+			nb[tl] = '/';
+			memcpy(nb + tl + 1, rest, rl + 1);
+			free(buf);
+			buf = rest = nb;
+			if (target[0] == '/') {
+				_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+				struct stat rst;
+
+				if (root < 0 || fstat(root, &rst) < 0)
+					return -errno;
+				if (strict && !transition_ok(&nst, &rst))
+					return unsafe(c, "%s is a symlink owned by uid %u that leads to \"%s\" (/ is owned by uid %u)",
+						      name, (unsigned int)nst.st_uid, target, (unsigned int)rst.st_uid);
+				close(cur);
+				cur = take_fd(root);
+				cst = rst;
+			} else if (strict && !transition_ok(&nst, &cst)) {
+				return unsafe(c, "%s is a symlink owned by uid %u in a directory owned by uid %u", name,
+					      (unsigned int)nst.st_uid, (unsigned int)cst.st_uid);
+			}
+			continue;
+		}
+		if (last) {
+			c->fd = take_fd(next);
+			c->parent = take_fd(cur);
+			c->parent_st = cst;
+			return 0;
+		}
+		if (!S_ISDIR(nst.st_mode))
+			return -ENOTDIR;
+		close(cur);
+		cur = take_fd(next);
+		cst = nst;
+	}
+}

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Principals: who a tree is for. An administrator is judged on the process,
+ * never on its uid alone: CAP_SYS_ADMIN in the initial user namespace, in our
+ * mount namespace, with our root directory, still alive when judged (the pidfd
+ * pins it). Anyone else is a user: uid, gid, groups, maybe a user namespace.
+ *
+ * A user's file-system access is made with its own credentials: a thread that
+ * sets its fsuid, fsgid and groups (per thread in the kernel: the raw system
+ * calls, not glibc's process-wide wrappers) and drops every effective
+ * capability, so each path walk, open and access check below it is the
+ * kernel's verdict for that user.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+#include <linux/nsfs.h>
+
+#include "chase.h"
+#include "principal.h"
+#include "sysmnt.h"
+#include "util.h"
+
+#ifndef NS_GET_OWNER_UID
+#define NS_GET_OWNER_UID _IO(0xb7, 0x4)
+#endif
+#define RA_PRINCIPAL_MAX_GROUPS 65536
+
+
+
+static void describe(struct rootasm_principal *p)
+{
+	size_t n;
+
+	if (p->admin) {
+		snprintf(p->desc, sizeof(p->desc), "administrator");
+		return;
+	}
+	n = snprintf(p->desc, sizeof(p->desc), "uid %u gid %u", (unsigned int)p->uid, (unsigned int)p->gid);
+	for (size_t i = 0; i < p->ngroups && n < sizeof(p->desc) - 16; i++)
+		n += snprintf(p->desc + n, sizeof(p->desc) - n, "%s%u", i ? "," : " groups ", (unsigned int)p->groups[i]);
+	if (p->userns_fd >= 0 && n < sizeof(p->desc)) {
+		struct stat st;
+
+		if (fstat(p->userns_fd, &st) == 0)
+			snprintf(p->desc + n, sizeof(p->desc) - n, " in user namespace %llu",
+				 (unsigned long long)st.st_ino);
+	}
+}
+
+int rootasm_principal_admin(struct rootasm_principal **ret, struct rootasm_error *e)
+{
+	struct rootasm_principal *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return ra_oom(e, "principal");
+	p->admin = true;
+	p->userns_fd = -EBADF;
+	describe(p);
+	*ret = p;
+	return 0;
+}
+
+int rootasm_principal_user(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups, int userns_fd,
+			   struct rootasm_principal **ret, struct rootasm_error *e)
+{
+	struct rootasm_principal *p;
+
+	if (uid == (uid_t)-1 || gid == (gid_t)-1)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "principal", NULL, "uid and gid must be valid ids");
+	if (ngroups > RA_PRINCIPAL_MAX_GROUPS || (ngroups && !groups))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "principal", NULL, "at most %d groups",
+				   RA_PRINCIPAL_MAX_GROUPS);
+	if (userns_fd >= 0) {
+		struct statfs sf;
+		uid_t owner, ru;
+		gid_t rg;
+		int r;
+
+		if (fstatfs(userns_fd, &sf) < 0 || sf.f_type != NSFS_MAGIC || ioctl(userns_fd, NS_GET_NSTYPE) != CLONE_NEWUSER)
+			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "principal", NULL, "the fd is not a user namespace");
+		if (ioctl(userns_fd, NS_GET_OWNER_UID, &owner) < 0)
+			return ra_err(e, errno, -EBADF, "NS_GET_OWNER_UID", NULL, NULL);
+		if (uid != 0 && owner != uid)
+			return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "principal", NULL,
+					   "the user namespace belongs to uid %u, not to uid %u", (unsigned int)owner,
+					   (unsigned int)uid);
+		r = ra_userns_root(userns_fd, &ru, &rg, e);
+		if (r < 0)
+			return r;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return ra_oom(e, "principal");
+	p->uid = uid;
+	p->gid = gid;
+	p->userns_fd = -EBADF;
+	if (ngroups) {
+		p->groups = malloc(ngroups * sizeof(*groups));
+		if (!p->groups) {
+			free(p);
+			return ra_oom(e, "principal");
+		}
+		memcpy(p->groups, groups, ngroups * sizeof(*groups));
+		p->ngroups = ngroups;
+	}
+	if (userns_fd >= 0) {
+		p->userns_fd = fcntl(userns_fd, F_DUPFD_CLOEXEC, 3);
+		if (p->userns_fd < 0) {
+			int r = ra_err(e, errno, -EBADF, "dup", "user namespace", NULL);
+
+			rootasm_principal_free(p);
+			return r;
+		}
+	}
+	describe(p);
+	*ret = p;
+	return 0;
+}
+
+int ra_principal_dup(const struct rootasm_principal *p, struct rootasm_principal **ret)
+{
+	if (!p || p->admin)
+		return rootasm_principal_admin(ret, NULL);
+	return rootasm_principal_user(p->uid, p->gid, p->groups, p->ngroups, p->userns_fd, ret, NULL);
+}
+
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* The process behind @pidfd is an administrator (see rootasm.h). */
+static bool judge_admin(int pidfd)
+{
+	char p[64], line[256], a[64], b[64];
+	unsigned long long caps = 0;
+	bool have_caps = false;
+	FILE *f;
+	int pid = -1;
+
+	snprintf(p, sizeof(p), "/proc/self/fdinfo/%d", pidfd);
+	f = fopen(p, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Pid: %d", &pid) == 1)
+			break;
+	fclose(f);
+	if (pid <= 0)
+		return false;
+	snprintf(p, sizeof(p), "/proc/%d/status", pid);
+	f = fopen(p, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &caps) == 1) {
+			have_caps = true;
+			break;
+		}
+	fclose(f);
+	if (!have_caps || !(caps & (1ULL << 21 /* CAP_SYS_ADMIN */)))
+		return false;
+	/* the initial user namespace: ours, and ours maps every id */
+	snprintf(a, sizeof(a), "/proc/%d/ns/user", pid);
+	if (!ra_host_ids() || !same_file(a, "/proc/self/ns/user"))
+		return false;
+	snprintf(a, sizeof(a), "/proc/%d/ns/mnt", pid);
+	if (!same_file(a, "/proc/self/ns/mnt"))
+		return false;
+	snprintf(b, sizeof(b), "/proc/%d/root", pid);
+	if (!same_file(b, "/"))
+		return false;
+	/* still the process the pidfd names: the pid was not reused while we read */
+	return sys_pidfd_send_signal(pidfd, 0) == 0;
+}
+
+int rootasm_principal_of_pidfd(int pidfd, uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
+			       struct rootasm_principal **ret, struct rootasm_error *e)
+{
+	if (pidfd >= 0 && judge_admin(pidfd))
+		return rootasm_principal_admin(ret, e);
+	return rootasm_principal_user(uid, gid, groups, ngroups, -EBADF, ret, e);
+}
+
+int rootasm_principal_is_admin(const struct rootasm_principal *p)
+{
+	return ra_principal_admin(p);
+}
+
+const char *rootasm_principal_describe(const struct rootasm_principal *p)
+{
+	return p ? p->desc : "administrator";
+}
+
+void rootasm_principal_free(struct rootasm_principal *p)
+{
+	if (!p)
+		return;
+	close_fdp(&p->userns_fd);
+	free(p->groups);
+	free(p);
+}
+
+/* ------------------------------------------------------------ running as one */
+
+struct run {
+	const struct rootasm_principal *p;
+	int (*fn)(void *);
+	void *ud;
+	int r;
+};
+
+struct ra_cap_header {
+	uint32_t version;
+	int pid;
+};
+
+struct ra_cap_data {
+	uint32_t effective, permitted, inheritable;
+};
+
+static void *run_thread(void *arg)
+{
+	struct run *r = arg;
+	const struct rootasm_principal *p = r->p;
+	struct ra_cap_header h = { 0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0 };
+	struct ra_cap_data d[2];
+
+	/* this thread's credentials only: the raw system calls (glibc's change every thread) */
+	if (syscall(SYS_setgroups, p->ngroups, p->groups) < 0 || syscall(SYS_setfsgid, p->gid) < 0 ||
+	    syscall(SYS_setfsuid, p->uid) < 0 || (uid_t)syscall(SYS_setfsuid, -1) != p->uid ||
+	    (gid_t)syscall(SYS_setfsgid, -1) != p->gid) {
+		r->r = -EPERM;
+		return NULL;
+	}
+	if (syscall(SYS_capget, &h, d) < 0) {
+		r->r = -errno;
+		return NULL;
+	}
+	d[0].effective = d[1].effective = 0;
+	if (syscall(SYS_capset, &h, d) < 0) {
+		r->r = -errno;
+		return NULL;
+	}
+	r->r = r->fn(r->ud);
+	return NULL;
+}
+
+int rootasm_principal_run(const struct rootasm_principal *p, int (*fn)(void *userdata), void *userdata)
+{
+	struct run r = { p, fn, userdata, 0 };
+	pthread_t t;
+	int err;
+
+	if (ra_principal_admin(p))
+		return fn(userdata);
+	err = pthread_create(&t, NULL, run_thread, &r);
+	if (err)
+		return -err;
+	pthread_join(t, NULL);
+	return r.r;
+}
