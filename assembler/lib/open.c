@@ -457,8 +457,12 @@ static int load(struct rootasm_ctx *ctx, const char *buf, size_t len, const char
 
 		r = r < 0 ? r : ro;
 		/* who it is for, and what they are given of it (authorize.c) */
-		if (r == 0 && OPT(o, principal, NULL) && ra_principal_dup(OPT(o, principal, NULL), &l->principal) < 0)
-			r = ra_oom(e, "load layout");
+		if (r == 0 && OPT(o, principal, NULL)) {
+			r = ra_principal_dup(OPT(o, principal, NULL), &l->principal);
+			if (r < 0)
+				r = r == -ENOMEM ? ra_oom(e, "load layout") : ra_err(e, -r, -EBADF, "load layout", name,
+										 "keep the principal");
+		}
 		if (r == 0)
 			r = ra_authorize(l, &d, e);
 	}

@@ -126,9 +126,31 @@ int rootasm_principal_user(uid_t uid, gid_t gid, const gid_t *groups, size_t ngr
 
 int ra_principal_dup(const struct rootasm_principal *p, struct rootasm_principal **ret)
 {
+	struct rootasm_principal *c;
+
 	if (!p || p->admin)
 		return rootasm_principal_admin(ret, NULL);
-	return rootasm_principal_user(p->uid, p->gid, p->groups, p->ngroups, p->userns_fd, ret, NULL);
+	/* a copy of one made (and checked) already: no check again */
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	*c = *p;
+	c->groups = NULL;
+	c->userns_fd = -EBADF;
+	if (p->ngroups && !(c->groups = malloc(p->ngroups * sizeof(*p->groups)))) {
+		free(c);
+		return -ENOMEM;
+	}
+	if (p->ngroups)
+		memcpy(c->groups, p->groups, p->ngroups * sizeof(*p->groups));
+	if (p->userns_fd >= 0 && (c->userns_fd = fcntl(p->userns_fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+		int r = -errno;
+
+		rootasm_principal_free(c);
+		return r;
+	}
+	*ret = c;
+	return 0;
 }
 
 static bool same_file(const char *a, const char *b)

@@ -1045,10 +1045,21 @@ static void rootless_client(void *arg)
 	ASSERT_EQ(st.st_uid, 0);
 	ASSERT_EQ(st.st_gid, 0);
 	ASSERT_STR(slurp_at(AT_FDCWD, path("rl/mnt/etc/motd")), "l2\n");
-	/* on-disk ids our namespace does not map stay out of reach: /secret is 4242's on disk, mode 0600 */
+	/*
+	 * A directory layer is the host's and is not idmapped: its files keep their
+	 * host owners, so our root owns only what our uid (4242) owns on the host.
+	 * /secret is another user's (4342), /rootsecret root's, both 0600: out of
+	 * reach, as on the host (idmapped into our namespace, root's would be ours).
+	 */
 	ASSERT_EQ(stat(path("rl/mnt/secret"), &st), 0);
 	ASSERT_EQ(st.st_uid, 65534);
 	ASSERT_ERRNO(open(path("rl/mnt/secret"), O_RDONLY | O_CLOEXEC), EACCES);
+	ASSERT_EQ(stat(path("rl/mnt/rootsecret"), &st), 0);
+	ASSERT_EQ(st.st_uid, 65534);
+	ASSERT_ERRNO(open(path("rl/mnt/rootsecret"), O_RDONLY | O_CLOEXEC), EACCES);
+	ASSERT_EQ(stat(path("rl/mnt/mine"), &st), 0);
+	ASSERT_EQ(st.st_uid, 0);
+	ASSERT_STR(slurp_at(AT_FDCWD, path("rl/mnt/mine")), "mine\n");
 	/* writable as our root: a new file, and a copy-up of a root-owned one */
 	fd = open(path("rl/mnt/newfile"), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
 	ASSERT_TRUE(fd >= 0);
@@ -1092,6 +1103,149 @@ TEST(daemon_rootless_client_gets_a_tree_idmapped_into_its_namespace)
 	ASSERT_TRUE(rootasm_client_assemble(c, &o, &e) < 0);
 	ASSERT_CONTAINS(err_line(&e), "the assembler's own user namespace");
 	rootasm_client_close(c);
+	no_leaks(&d);
+	stop(&d);
+}
+
+/* ------------------------------------------------------- principals: attacks */
+
+/* What a client of uid UNPRIV may not be given (rootasm.h, "principals"). */
+struct attack {
+	struct daemon *d;
+	const char *text;	/* an inline layout */
+	bool userns;
+	const char *want;	/* the refusal's words, or NULL: the tree must come, read-only where it is root's */
+};
+
+static void attack_client(void *arg)
+{
+	struct attack *a = arg;
+	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout_text = a->text, .name = "attack",
+						  .flags = a->userns ? ROOTASM_CLIENT_USERNS : 0 };
+	struct rootasm_client *c;
+	struct rootasm_error e = { 0 };
+	int fd;
+
+	if (a->userns) {
+		own_namespaces();
+		o.userns_fd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+	}
+	ASSERT_EQ(rootasm_client_connect(a->d->sock, &c, &e), 0);
+	fd = rootasm_client_assemble(c, &o, &e);
+	rootasm_client_close(c);
+	if (a->want) {
+		if (fd >= 0)
+			FAILF("the daemon gave uid %d a tree it may not have", UNPRIV);
+		ASSERT_CONTAINS(err_line(&e), a->want);
+		return;
+	}
+	if (fd < 0)
+		FAILF("assemble: %s", err_line(&e));
+	if (move_mount(fd, "", AT_FDCWD, path("rl/mnt"), MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		FAILF("move_mount into our namespace: %s", strerror(errno));
+	close(fd);
+	/* root's file, through a rw bind of root's directory: neither writable nor ours */
+	fd = open(path("rl/mnt/rw/rootfile"), O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd >= 0)
+		FAILF("uid %d wrote root's file %s/src/rw/rootfile through its tree", UNPRIV, fix);
+	ASSERT_TRUE(errno == EROFS || errno == EACCES);
+	ASSERT_ERRNO(open(path("rl/mnt/rw/new"), O_CREAT | O_WRONLY | O_CLOEXEC, 0644), EROFS);
+}
+
+TEST(daemon_principal_rootless_layout_idmap_refused)
+{
+	struct daemon d = start("sa1", NULL);
+	char text[1024];
+	struct attack a = { .d = &d, .text = text, .want = "an idmap of the layout's own is for administrators" };
+
+	/* the layout's own map would make the bind's root-owned files the client's */
+	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - dir: %s/src/l1\nupper: { tmpfs: {} }\nmounts:\n  - { bind: %s/src/rw, "
+		 "target: /rw, idmap: { uids: [\"0:%d:1\"], gids: [\"0:%d:1\"] } }\n", fix, fix, UNPRIV, UNPRIV);
+	if (as_user(UNPRIV, attack_client, &a))
+		FAILF("attack (daemon log: %s)", daemon_log(&d));
+	ASSERT_STR(slurp(path("src/rw/rootfile")), "root\n");
+	no_leaks(&d);
+	stop(&d);
+}
+
+TEST(daemon_principal_rootless_rw_bind_of_roots_directory_is_read_only)
+{
+	struct daemon d;
+	char text[1024];
+	struct attack a = { .text = text, .userns = true };
+
+	if (!userns_allowed(UNPRIV))
+		SKIP("this kernel does not let an unprivileged uid make a user namespace");
+	d = start("sa2", NULL);
+	a.d = &d;
+	sh("mkdir -p %s/rl/mnt && chmod 0755 %s/rl %s/rl/mnt", fix, fix, fix);
+	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - image: %s/src/l2.sqfs\nupper: { tmpfs: {} }\n"
+		 "mounts:\n  - { bind: %s/src/rw, target: /rw }\n", fix, fix);
+	if (as_user(UNPRIV, attack_client, &a))
+		FAILF("attack (daemon log: %s)", daemon_log(&d));
+	ASSERT_STR(slurp(path("src/rw/rootfile")), "root\n");
+	ASSERT_TRUE(access(path("src/rw/new"), F_OK) < 0);
+	no_leaks(&d);
+	stop(&d);
+}
+
+/* uid 0 that is not an administrator: no capabilities, or a root directory of its own */
+static int uid0_client(struct daemon *d, bool chrooted, char *err, size_t size)
+{
+	int p[2], st;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout = path("layouts/t.yaml") };
+		struct { uint32_t version; int pid; } h = { 0x20080522, 0 };
+		struct { uint32_t e, p, i; } cd[2] = { { 0 } };
+		struct rootasm_client *c;
+		struct rootasm_error e = { 0 };
+		char sock[300];
+		int fd;
+
+		snprintf(sock, sizeof(sock), "%s", d->sock);
+		if (chrooted) {
+			/* the socket is in the fixture directory: it becomes our / */
+			if (chroot(fix) < 0 || chdir("/") < 0)
+				_exit(3);
+			snprintf(sock, sizeof(sock), "/%s", strrchr(d->sock, '/') + 1);
+		} else if (syscall(SYS_capset, &h, cd) < 0) {
+			_exit(3);
+		}
+		if (rootasm_client_connect(sock, &c, &e) < 0) {
+			dprintf(p[1], "connect: %s", err_line(&e));
+			_exit(1);
+		}
+		fd = rootasm_client_assemble(c, &o, &e);
+		dprintf(p[1], "%s", fd >= 0 ? "a tree" : err_line(&e));
+		_exit(fd >= 0 ? 0 : 1);
+	}
+	close(p[1]);
+	waitpid(pid, &st, 0);
+	err[0] = '\0';
+	{
+		ssize_t n = read(p[0], err, size - 1);
+
+		err[n > 0 ? n : 0] = '\0';
+	}
+	close(p[0]);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+TEST(daemon_principal_uid0_without_capabilities_is_an_ordinary_user)
+{
+	struct daemon d = start("sa3", NULL);
+	char err[4096];
+
+	/* the policy names no rule for uid 0: an ordinary uid 0 gets nothing */
+	ASSERT_EQ(uid0_client(&d, false, err, sizeof(err)), 1);
+	ASSERT_CONTAINS(err, "no rule of the policy names uid 0");
+	ASSERT_EQ(uid0_client(&d, true, err, sizeof(err)), 1);
+	ASSERT_CONTAINS(err, "no rule of the policy names uid 0");
 	no_leaks(&d);
 	stop(&d);
 }
@@ -1279,9 +1433,12 @@ int main(int argc, char **argv)
 	sh("chmod 0755 %s", fix);
 	sh("cd %s && mkdir -p src/l1/etc src/l2/etc src/vol layouts other/l1 && echo base > src/l1/etc/motd && "
 	   "echo keep > src/l1/etc/keep && echo secret > src/l1/secret && chown %d:%d src/l1/secret && "
-	   "chmod 0600 src/l1/secret && echo l2 > src/l2/etc/motd && echo vol > src/vol/volfile && "
+	   "chmod 0600 src/l1/secret && echo root > src/l1/rootsecret && chmod 0600 src/l1/rootsecret && "
+	   "echo mine > src/l1/mine && chown %d:%d src/l1/mine && chmod 0600 src/l1/mine && "
+	   "echo l2 > src/l2/etc/motd && echo vol > src/vol/volfile && mkdir src/rw && echo root > src/rw/rootfile && "
 	   "mksquashfs src/l2 src/l2.sqfs -quiet -no-progress >/dev/null && "
-	   "mksquashfs src/vol src/vol.sqfs -quiet -no-progress >/dev/null && ln -s / src/out", fix, UNPRIV, UNPRIV);
+	   "mksquashfs src/vol src/vol.sqfs -quiet -no-progress >/dev/null && ln -s / src/out",
+	   fix, UNPRIV + 100, UNPRIV + 100, UNPRIV, UNPRIV);
 	put("layouts/t.yaml", "version: 1\nlayers:\n  - dir: ../src/l1\n  - image: ../src/l2.sqfs\nupper: { tmpfs: {} }\n"
 	    "mounts:\n  - { image: ../src/vol.sqfs, target: /vol }\n  - { tmpfs: /tmp }\n");
 	put("layouts/rl.yaml", "version: 1\nlayers:\n  - dir: ../src/l1\n  - image: ../src/l2.sqfs\nupper: { tmpfs: {} }\n"

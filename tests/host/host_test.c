@@ -530,6 +530,113 @@ TEST(symlinks_cannot_redirect_targets_out_of_the_rootfs)
 	(void)hostmi;
 }
 
+/* ---------------------------------------------------------- principals (authorize.c, chase.c) */
+
+TEST(principal_symlink_from_a_users_directory_to_root_is_refused)
+{
+	char *err = NULL, *before = mountinfo();
+
+	/*
+	 * /u belongs to uid 1771, who swapped its directory d for a symlink to
+	 * /: u/d/etc would be the host's /etc as a layer. From a directory one user
+	 * owns into one another owns: refused (systemd's CHASE_SAFE).
+	 */
+	sh("mkdir -p %s/pu/u && chown 1771:1771 %s/pu/u && ln -s / %s/pu/u/d && chown -h 1771:1771 %s/pu/u/d",
+	   fix, fix, fix, fix);
+	layoutf("pu.yaml", "version: 1\nlayers:\n  - dir: pu/u/d/etc\n");
+	mkdir(path("mpu"), 0755);
+	ASSERT_EQ(RUN(&err, "assemble", path("pu.yaml"), "--attach", path("mpu")), 2);
+	ASSERT_CONTAINS(err, "layers[0].dir");
+	ASSERT_CONTAINS(err, "an unsafe path");
+	ASSERT_EQ(strchr(err, '\n'), err + strlen(err) - 1);
+	ASSERT_STR(mountinfo(), before);
+	/* through a directory anyone may write without the sticky bit: the same */
+	sh("mkdir -p %s/pw/w/x && chmod 0777 %s/pw/w", fix, fix);
+	layoutf("pw.yaml", "version: 1\nlayers:\n  - dir: pw/w/x\n");
+	ASSERT_EQ(RUN(&err, "check", path("pw.yaml")), 2);
+	ASSERT_CONTAINS(err, "a directory others may write");
+	/* root's symlinks, and root-owned sticky directories (/tmp) are fine */
+	sh("mkdir -p %s/pr/real/sub %s/ps && ln -s real %s/pr/link && chmod 1777 %s/ps && mkdir %s/ps/x", fix, fix, fix,
+	   fix, fix);
+	layoutf("pr.yaml", "version: 1\nlayers:\n  - dir: pr/link/sub\n  - dir: ps/x\n");
+	ASSERT_EQ(RUN(&err, "check", path("pr.yaml")), 0);
+}
+
+TEST(principal_admin_images_must_be_roots)
+{
+	char *err = NULL;
+
+	/* an image file another user owns, or may write, or in a directory others may write */
+	sh("mkdir -p %s/pi/ok %s/pi/gw && cp %s %s/pi/ok/user.sqfs && chown 1771 %s/pi/ok/user.sqfs && "
+	   "cp %s %s/pi/ok/mode.sqfs && chmod 0666 %s/pi/ok/mode.sqfs && cp %s %s/pi/gw/a.sqfs && chmod 0775 %s/pi/gw && "
+	   "chown 0:1771 %s/pi/gw && cp %s %s/pi/ok/good.sqfs",
+	   fix, fix, path("l2.sqfs"), fix, fix, path("l2.sqfs"), fix, fix, path("l2.sqfs"), fix, fix, fix,
+	   path("l2.sqfs"), fix);
+	layoutf("pi1.yaml", "version: 1\nlayers:\n  - image: pi/ok/user.sqfs\n");
+	ASSERT_EQ(RUN(&err, "check", path("pi1.yaml")), 1);
+	ASSERT_CONTAINS(err, "layers[0].image");
+	ASSERT_CONTAINS(err, "not owned by root");
+	layoutf("pi2.yaml", "version: 1\nlayers:\n  - image: pi/ok/mode.sqfs\n");
+	ASSERT_EQ(RUN(&err, "check", path("pi2.yaml")), 1);
+	ASSERT_CONTAINS(err, "writable by group or others");
+	layoutf("pi3.yaml", "version: 1\nlayers:\n  - dir: l1\nmounts:\n  - { image: pi/gw/a.sqfs, target: /v }\n");
+	ASSERT_EQ(RUN(&err, "check", path("pi3.yaml")), 1);
+	ASSERT_CONTAINS(err, "mounts[0].image");
+	ASSERT_CONTAINS(err, "the directory holding the image");
+	/* the layout may vouch for them; root's own file in root's directory needs nothing */
+	layoutf("pi4.yaml", "version: 1\nlayers:\n  - image: pi/ok/user.sqfs\n    trusted: true\n  - image: pi/ok/good.sqfs\n"
+		"upper: { tmpfs: {} }\nmounts:\n  - { image: pi/gw/a.sqfs, target: /v, trusted: true }\n");
+	ASSERT_EQ(RUN(&err, "check", path("pi4.yaml")), 0);
+	mkdir(path("mpi"), 0755);
+	if (RUN(&err, "assemble", path("pi4.yaml"), "--attach", path("mpi")) != 0)
+		FAILF("%s", err);
+	ASSERT_STR(slurp(path("mpi/etc/motd")), "l2\n");
+}
+
+#define RUN_STDOUT(out, ...) run_full(out, NULL, -1, 0, (const char *const[]){ bin, __VA_ARGS__, NULL })
+
+TEST(principal_check_as_shows_what_a_user_gets)
+{
+	char *out = NULL, *err = NULL;
+
+	/* uid 1771 must reach the fixture to name anything in it */
+	sh("chmod 0755 %s", fix);
+	/* root's directory and a directory uid 1771 owns, both bound rw; a root-only directory */
+	sh("mkdir -p %s/pa/root %s/pa/mine %s/pa/secret && chown 1771 %s/pa/mine && chmod 0700 %s/pa/secret", fix, fix,
+	   fix, fix, fix);
+	layoutf("pa.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\nmounts:\n"
+		"  - { bind: pa/root, target: /r }\n  - { bind: pa/mine, target: /m }\n");
+	ASSERT_EQ(RUN_STDOUT(&out, "check", "--as", "1771", path("pa.yaml")), 0);
+	ASSERT_CONTAINS(out, "for uid 1771");
+	ASSERT_CONTAINS(out, "-> /r options=- forced=ro (read-only: uid 1771");
+	{
+		/* its own directory stays rw */
+		char *m = strstr(out, "-> /m"), *nl = m ? strchr(m, '\n') : NULL, *f = m ? strstr(m, "forced") : NULL;
+
+		ASSERT_TRUE(m && nl && (!f || f > nl));
+	}
+	ASSERT_CONTAINS(out, "every mount of the tree nosuid,nodev,recursive");
+	/* the same as the administrator: no reduction */
+	ASSERT_EQ(RUN_STDOUT(&out, "check", path("pa.yaml")), 0);
+	ASSERT_CONTAINS(out, "for administrator");
+	ASSERT_TRUE(!strstr(out, "forced="));
+	ASSERT_TRUE(!strstr(out, "every mount of the tree"));
+	/* what uid 1771 cannot read, it cannot name; the layout's own idmaps and host upper dirs are refused */
+	layoutf("pb.yaml", "version: 1\nlayers:\n  - dir: pa/secret\nupper: { dir: pa/mine }\nmounts:\n"
+		"  - { bind: pa/root, target: /r, idmap: { uids: [\"0:1771:1\"], gids: [\"0:1771:1\"] } }\n");
+	ASSERT_EQ(RUN(&err, "check", "--as", "1771", path("pb.yaml")), 1);
+	ASSERT_CONTAINS(err, "layers[0].dir: Operation not permitted (");
+	ASSERT_CONTAINS(err, "cannot read this directory");
+	ASSERT_CONTAINS(err, "upper.dir");
+	ASSERT_CONTAINS(err, "mounts[0].bind");
+	ASSERT_CONTAINS(err, "an idmap of the layout's own is for administrators");
+	/* JSON: the same decisions */
+	ASSERT_EQ(RUN_STDOUT(&out, "--json", "check", "--as", "1771", path("pa.yaml")), 0);
+	ASSERT_CONTAINS(out, "\"principal\":\"uid 1771");
+	ASSERT_CONTAINS(out, "\"forced\":[\"ro\"]");
+	ASSERT_CONTAINS(out, "\"op\":\"tree-attributes\"");
+}
+
 TEST(attach_adds_exactly_the_tree)
 {
 	struct rootasm_layout *l;
