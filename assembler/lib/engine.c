@@ -120,11 +120,6 @@ static int userns_apply(struct xstate *x, int fd, bool recursive, const char *wh
 	return 0;
 }
 
-static bool userns(const struct xstate *x)
-{
-	return x->xo && x->xo->userns_fd >= 0;
-}
-
 /* A clone of the cached detached mount @cfd (open_tree of a detached mount, Linux 6.15); caller owns it. */
 static int clone_cached(int cfd, const char *what, struct rootasm_error *e)
 {
@@ -155,7 +150,7 @@ static int x_layer(struct xstate *x, const struct ra_op *op, struct rootasm_erro
 			break;
 		}
 		x->ents[op->slot] = ent;
-		if (ra_is_overlay(op->l) && !ly->idmap.set && !op->to_userns) {
+		if (op->lend) {
 			/* overlayfs clones it privately at create: lent until then */
 			x->slots[op->slot] = cfd;
 			RA_TRACE(x->ctx, "%s: cached-mount %s -> fd %d (lent)", op->key, ly->src.display, cfd);
@@ -206,7 +201,7 @@ static int x_upper(struct xstate *x, const struct ra_op *op, struct rootasm_erro
 	if (mkdirat(x->ubase, "work", 0700) < 0 && errno != EEXIST)
 		return ra_err(e, errno, -EBADF, "mkdir", what, "work");
 	/* the caller's user namespace: its root owns what it writes to, and what overlayfs works in */
-	if (userns(x) && (fchownat(x->ubase, "upper", x->xo->root_uid, x->xo->root_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+	if (op->to_userns && (fchownat(x->ubase, "upper", x->xo->root_uid, x->xo->root_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
 			  fchownat(x->ubase, "work", x->xo->root_uid, x->xo->root_gid, AT_SYMLINK_NOFOLLOW) < 0))
 		return ra_err(e, errno, -EBADF, "chown", what, "upper/ and work/ to the user namespace's root");
 	x->ufd = openat(x->ubase, "upper", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -254,10 +249,10 @@ static int x_overlay(struct xstate *x, const struct ra_op *op, struct rootasm_er
 		if (r < 0)
 			return r;
 	}
-	if (c->set || (userns(x) && x->xo->creds_in_userns)) {
+	if (c->set || op->creds_in_userns) {
 		struct ra_cred_spec cs = {
 			.uid = c->uid, .gid = c->gid, .groups = c->groups, .ngroups = c->ngroups, .caps = c->caps,
-			.userns_fd = userns(x) ? x->xo->userns_fd : -EBADF,
+			.userns_fd = op->creds_in_userns ? x->xo->userns_fd : -EBADF,
 		};
 
 		/* in a caller's namespace without a credential in the layout: its root, all capabilities there */
@@ -697,14 +692,12 @@ int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *
 		r = ra_userns_root(xo.userns_fd, &xo.root_uid, &xo.root_gid, e);
 		if (r < 0)
 			return r;
-		/* a credential inside the namespace: where the kernel records one without CAP_SYS_ADMIN */
-		xo.creds_in_userns = l->creds.set || ra_feature(c, ROOTASM_FEAT_OVL_CREDS_NOADMIN) > 0;
 	}
-	r = ra_plan_build(l, ra_plan_have(c, l), pflags, &p, e);
+	r = ra_plan_build(l, ra_plan_have(c, l, pflags), pflags, &p, e);
 	if (r < 0)
 		return r;
 	/* Stop before touching anything when the kernel cannot do all of it. */
-	r = ra_require(c, p->needs | (xo.creds_in_userns ? 1ULL << ROOTASM_FEAT_OVL_CREDS_NOADMIN : 0), e);
+	r = ra_require(c, p->needs, e);
 	if (r == 0)
 		r = execute(c, p, &xo, e);
 	/* a failure is not in a hurry: it leaves nothing, not even mounts waiting to be dissolved */

@@ -77,22 +77,25 @@ static bool attrs_set(const struct ra_attrs *a)
 	return a->set || a->clr || a->propagation;
 }
 
-uint64_t ra_plan_consults(const struct rootasm_layout *l)
+uint64_t ra_plan_consults(const struct rootasm_layout *l, unsigned int flags)
 {
 	uint64_t m = 0;
 
+	/* in a user namespace, an overlay without a credential of the layout's records one there if it can */
+	if ((flags & RA_PLAN_USERNS) && ra_is_overlay(l) && !l->creds.set)
+		m |= F(OVL_CREDS_NOADMIN);
 	for (size_t i = 0; i < l->nmounts; i++) {
 		if (l->mounts[i].kind == RA_MOUNT_BIND && l->mounts[i].idmap.set)
 			m |= F(OPEN_TREE_ATTR);
 		if (l->mounts[i].nested)
-			m |= ra_plan_consults(l->mounts[i].nested);
+			m |= ra_plan_consults(l->mounts[i].nested, flags);
 	}
 	return m;
 }
 
-uint64_t ra_plan_have(struct rootasm_ctx *ctx, const struct rootasm_layout *l)
+uint64_t ra_plan_have(struct rootasm_ctx *ctx, const struct rootasm_layout *l, unsigned int flags)
 {
-	uint64_t want = ra_plan_consults(l), have = 0;
+	uint64_t want = ra_plan_consults(l, flags), have = 0;
 
 	for (unsigned int f = 0; f < RA_FEAT_COUNT; f++)
 		if ((want & (1ULL << f)) && ra_feature(ctx, f) > 0)
@@ -146,6 +149,8 @@ int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int fl
 		op->layer = ly;
 		op->slot = p->nslots++;
 		op->to_userns = to_userns;
+		/* a cached image that needs no mount of its own: overlayfs clones it privately at create */
+		op->lend = route == RA_ROUTE_CACHED && !own;
 	}
 	if (overlay) {
 		uint64_t needs = F(OVL_FD_LAYERS) | F(FSCONFIG_OPATH) | F(OVL_DETACHED_LAYERS);
@@ -159,8 +164,20 @@ int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int fl
 			if (!(l->creds.caps & (1ULL << CAP_SYS_ADMIN)) || userns)
 				needs |= F(OVL_CREDS_NOADMIN);
 		}
-		add(p, RA_OP_OVERLAY, RA_ROUTE_OVERLAY, l->creds.set ? l->creds.loc : l->layers[0].loc, needs,
-		    "overlay", -1)->to_userns = userns;
+		/*
+		 * For a caller in a user namespace the credential is one inside it: the
+		 * layout's, or its root with every capability there where the kernel
+		 * records a credential without CAP_SYS_ADMIN; else the assembler's own.
+		 */
+		bool in_userns = userns && (l->creds.set || (have & F(OVL_CREDS_NOADMIN)));
+		struct ra_op *op;
+
+		if (in_userns)
+			needs |= F(OVL_CREDS_NOADMIN);
+		op = add(p, RA_OP_OVERLAY, RA_ROUTE_OVERLAY, l->creds.set ? l->creds.loc : l->layers[0].loc, needs,
+			 "overlay", -1);
+		op->to_userns = userns;
+		op->creds_in_userns = in_userns;
 	} else {
 		add(p, RA_OP_ROOT_LAYER, l->layers[0].kind == RA_LAYER_DIR ? RA_ROUTE_SETATTR : RA_ROUTE_NONE,
 		    l->layers[0].loc, l->layers[0].kind == RA_LAYER_DIR ? F(MOUNT_SETATTR) : 0, "layers", 0);
@@ -397,6 +414,9 @@ static void text_plan(FILE *f, const struct ra_plan *p, int indent)
 				l->upper.kind == RA_UPPER_NONE ? "read-only" : "writable");
 			if (l->creds.set)
 				text_creds(f, &l->creds);
+			if (op->creds_in_userns)
+				fputs(l->creds.set ? " (a credential in the user namespace)" :
+				      " override_creds=the user namespace's root, every capability there", f);
 			break;
 		case RA_OP_ROOT_LAYER:
 			fputs("root is layers[0] itself, read-only", f);
@@ -430,6 +450,8 @@ static void text_plan(FILE *f, const struct ra_plan *p, int indent)
 		}
 		if (op->to_userns)
 			fputs(" idmap=principal's-user-namespace", f);
+		if (op->lend)
+			fputs(" lent", f);
 		if (op->attr_force && op->kind != RA_OP_TREE_ATTRS) {
 			struct ra_attrs a = { .set = op->attr_force };
 
@@ -609,6 +631,10 @@ static json_t *jplan(struct ra_jb *b, const struct ra_plan *p)
 		}
 		if (op->to_userns)
 			jset(b, j, "userns", json_true());
+		if (op->lend)
+			jset(b, j, "lent", json_true());
+		if (op->creds_in_userns)
+			jset(b, j, "creds_in_userns", json_true());
 		jset(b, j, "needs", jfeatures(b, op->needs));
 		japp(b, ops, j);
 	}
@@ -624,7 +650,7 @@ int rootasm_plan_print(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 
 	if (flags & ~(ROOTASM_PLAN_JSON | ROOTASM_PLAN_PRETTY))
 		return -EINVAL;
-	r = ra_plan_build(l, ra_plan_have(ctx, l), ra_plan_flags(ctx, l, false), &p, NULL);
+	r = ra_plan_build(l, ra_plan_have(ctx, l, ra_plan_flags(ctx, l, false)), ra_plan_flags(ctx, l, false), &p, NULL);
 	if (r < 0)
 		return r;
 	if (flags & ROOTASM_PLAN_JSON) {
@@ -670,7 +696,7 @@ uint64_t rootasm_layout_needs(struct rootasm_ctx *ctx, const struct rootasm_layo
 	struct ra_plan *p = NULL;
 	uint64_t n;
 
-	if (ra_plan_build(l, ra_plan_have(ctx, l), ra_plan_flags(ctx, l, false), &p, NULL) < 0)
+	if (ra_plan_build(l, ra_plan_have(ctx, l, ra_plan_flags(ctx, l, false)), ra_plan_flags(ctx, l, false), &p, NULL) < 0)
 		return 0;
 	n = p->needs;
 	ra_plan_free(p);

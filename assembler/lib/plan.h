@@ -55,6 +55,8 @@ struct ra_op {
 	/* the authorize stage's word on it (authorize.c) */
 	uint64_t attr_force;			/* mount attributes set whatever the layout says (MOUNT_ATTR_*) */
 	bool to_userns;				/* idmapped into the principal's user namespace */
+	bool lend;				/* RA_ROUTE_CACHED layer: the cached mount itself, lent to overlayfs */
+	bool creds_in_userns;			/* RA_OP_OVERLAY: override_creds recorded inside the user namespace */
 	const char *why;			/* why attr_force (or NULL) */
 };
 
@@ -77,11 +79,10 @@ struct ra_xopts {
 	int userns_fd;		/* >= 0: idmap every mount into this user namespace */
 	uid_t root_uid;		/* what its uid 0 / gid 0 are outside (it must map them) */
 	gid_t root_gid;
-	bool creds_in_userns;	/* record override_creds as a credential inside that namespace */
 };
 
-/* The features whose presence decides a route of @l's plan: the caller probes these, once. */
-uint64_t ra_plan_consults(const struct rootasm_layout *l);
+/* The features whose presence decides a route of @l's plan (with @flags): the caller probes these, once. */
+uint64_t ra_plan_consults(const struct rootasm_layout *l, unsigned int flags);
 
 /*
  * The plan of @l (opened and authorized, or parsed only) for the features in
@@ -92,8 +93,8 @@ int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int fl
 		  struct rootasm_error *e);
 /* The plan flags for @l's principal (and an explicit user namespace, for rootasm_assemble_with()). */
 unsigned int ra_plan_flags(struct rootasm_ctx *ctx, const struct rootasm_layout *l, bool userns);
-/* Probe what ra_plan_consults(@l) names and return the mask of those present. */
-uint64_t ra_plan_have(struct rootasm_ctx *ctx, const struct rootasm_layout *l);
+/* Probe what ra_plan_consults(@l, @flags) names and return the mask of those present. */
+uint64_t ra_plan_have(struct rootasm_ctx *ctx, const struct rootasm_layout *l, unsigned int flags);
 void ra_plan_free(struct ra_plan *p);
 
 const char *ra_route_name(enum ra_route r);
