@@ -1250,6 +1250,51 @@ TEST(daemon_principal_uid0_without_capabilities_is_an_ordinary_user)
 	stop(&d);
 }
 
+struct named {
+	struct daemon *d;
+	const char *layout, *text;
+	char err[4096];
+};
+
+static void named_client(void *arg)
+{
+	struct named *n = arg;
+	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout = n->layout, .layout_text = n->text,
+						  .name = "inline" };
+	struct rootasm_client *c;
+	struct rootasm_error e = { 0 };
+
+	ASSERT_EQ(rootasm_client_connect(n->d->sock, &c, &e), 0);
+	if (rootasm_client_assemble(c, &o, &e) >= 0)
+		FAILF("a tree from a file uid %d may not read", UNPRIV);
+	/* the error says why, and nothing of what is in the file */
+	if (strstr(err_line(&e), "hunter2") || strstr(err_line(&e), "password"))
+		FAILF("the error quotes a file uid %d may not read: %s", UNPRIV, err_line(&e));
+	ASSERT_CONTAINS(err_line(&e), "Permission denied");
+}
+
+TEST(daemon_principal_reads_layouts_as_the_client)
+{
+	struct daemon d = start("sa4", NULL);
+	struct named n = { .d = &d, .layout = path("layouts/secret.yaml") };
+	char text[512];
+
+	/* root's 0600 files in the client's layout and source directories */
+	put("layouts/secret.yaml", "password: hunter2\n");
+	put("src/secret.yaml", "password: hunter2\n");
+	sh("chmod 0600 %s/layouts/secret.yaml %s/src/secret.yaml", fix, fix);
+	if (as_user(UNPRIV, named_client, &n))
+		FAILF("by path (daemon log: %s)", daemon_log(&d));
+	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - dir: %s/src/l1\nmounts:\n  - { layout: %s/src/secret.yaml, "
+		 "target: /s }\n", fix, fix);
+	n.layout = NULL;
+	n.text = text;
+	if (as_user(UNPRIV, named_client, &n))
+		FAILF("nested (daemon log: %s)", daemon_log(&d));
+	no_leaks(&d);
+	stop(&d);
+}
+
 static void rootless_refused(void *arg)
 {
 	struct rootless *r = arg;
