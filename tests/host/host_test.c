@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <grp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -560,6 +561,59 @@ TEST(principal_symlink_from_a_users_directory_to_root_is_refused)
 	   fix, fix);
 	layoutf("pr.yaml", "version: 1\nlayers:\n  - dir: pr/link/sub\n  - dir: ps/x\n");
 	ASSERT_EQ(RUN(&err, "check", path("pr.yaml")), 0);
+}
+
+TEST(principal_race_a_users_directory_swapped_for_a_symlink_to_root)
+{
+	const int RUNS = harness_scale(100, 20);
+	int own = 0, refused = 0, bad = 0;
+	char *err = NULL;
+	pid_t sw, me = getpid();
+
+	/*
+	 * uid 1771 owns pu2/u and flips pu2/u/d between its own directory (with
+	 * etc/marker) and a symlink to / while root assembles u/d/etc: each run
+	 * gets 1771's etc or is refused, never the host's /etc.
+	 */
+	sh("chmod 0755 %s", fix);	/* uid 1771 reaches its directory */
+	sh("mkdir -p %s/pu2/u/real/etc %s/pu2/mnt && echo mine > %s/pu2/u/real/etc/marker && ln -s / %s/pu2/u/d && "
+	   "chown -hR 1771:1771 %s/pu2/u", fix, fix, fix, fix, fix);
+	layoutf("pu2/l.yaml", "version: 1\nlayers:\n  - dir: u/d/etc\n");
+	sw = fork();
+	if (sw == 0) {
+		int dfd;
+
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != me || setgroups(0, NULL) < 0 ||
+		    setresgid(1771, 1771, 1771) < 0 || setresuid(1771, 1771, 1771) < 0)
+			_exit(1);
+		dfd = open(path("pu2/u"), O_PATH | O_DIRECTORY | O_CLOEXEC);
+		for (;;)
+			renameat2(dfd, "real", dfd, "d", RENAME_EXCHANGE);
+	}
+	for (int i = 0; i < RUNS; i++) {
+		int rc = run_full(NULL, &err, -1, 10,
+				  (const char *const[]){ bin, "assemble", path("pu2/l.yaml"), "--attach", path("pu2/mnt"), NULL });
+
+		if (rc != 0) {
+			if (strchr(err, '\n') != err + strlen(err) - 1 || (!strstr(err, "an unsafe path") &&
+			    !strstr(err, "No such file") && !strstr(err, "Not a directory")))
+				FAILF("run %d: rc %d, unexpected error: %s", i, rc, err);
+			refused++;
+			continue;
+		}
+		if (access(path("pu2/mnt/passwd"), F_OK) == 0 || access(path("pu2/mnt/marker"), F_OK) < 0)
+			bad++;
+		else
+			own++;
+		if (umount2(path("pu2/mnt"), MNT_DETACH) < 0)
+			FAILF("umount: %s", strerror(errno));
+	}
+	kill(sw, SIGKILL);
+	waitpid(sw, NULL, 0);
+	fprintf(stderr, "  %d runs: %d got uid 1771's directory, %d refused, %d got the host's /etc\n", RUNS, own, refused,
+		bad);
+	ASSERT_EQ(bad, 0);
+	ASSERT_TRUE(own > 0 && refused > 0);
 }
 
 TEST(principal_admin_images_must_be_roots)
