@@ -62,8 +62,8 @@ static void forward(int pidfd, int sfd)
 
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
 			return;
-		/* terminal signals reached the container's process group already */
-		if ((p[1].revents & POLLIN) && read(sfd, &ssi, sizeof(ssi)) == sizeof(ssi) && ssi.ssi_code != SI_KERNEL)
+		/* the terminal's too: the container has a session of its own, they do not reach it */
+		if ((p[1].revents & POLLIN) && read(sfd, &ssi, sizeof(ssi)) == sizeof(ssi))
 			syscall(SYS_pidfd_send_signal, pidfd, ssi.ssi_signo, NULL, 0);
 		if (p[0].revents & (POLLIN | POLLHUP))
 			return;

@@ -7,6 +7,8 @@
  *           for the /proc masks; then clone3(CLONE_NEWNS | NEWPID | NEWIPC | NEWUTS |
  *           NEWCGROUP [| NEWNET]) through child.c (pidfd, death signal, report pipe)
  *   init    pid 1 of the new pid namespace; system calls only:
+ *             setsid: a session of its own, without a controlling terminal (the
+ *             caller's terminal takes no TIOCSTI from it: bubblewrap's CVE-2017-5226)
  *             "/" private; move_mount(tree) over "/"; fchdir; pivot_root(".", ".");
  *             umount2(".", MNT_DETACH) (chroot where "/" has no parent: an initramfs)
  *             /proc (nosuid, nodev, noexec) with the OCI masked paths (a clone of the
@@ -65,7 +67,7 @@ static const char *const readonly_paths[] = { "/proc/bus", "/proc/fs", "/proc/ir
 #define NMASK (sizeof(masked_files) / sizeof(masked_files[0]))
 
 static const char *const steps[] = {
-	"make / private", "attach the tree over /", "pivot_root", "mount /proc", "mask /proc paths",
+	"start a session", "make / private", "attach the tree over /", "pivot_root", "mount /proc", "mask /proc paths",
 	"make /proc paths read-only", "mount /dev", "set the hostname", "bring up loopback",
 	"drop the bounding set", "set groups", "set gid", "set uid", "set capabilities",
 	"set ambient capabilities", "set no_new_privs", "make the init not dumpable", "load the seccomp profile",
@@ -73,7 +75,7 @@ static const char *const steps[] = {
 };
 
 enum {
-	S_PRIVATE, S_ATTACH, S_PIVOT, S_PROC, S_MASK, S_RO, S_DEV, S_HOSTNAME, S_LO, S_BOUNDING, S_GROUPS, S_GID,
+	S_SESSION, S_PRIVATE, S_ATTACH, S_PIVOT, S_PROC, S_MASK, S_RO, S_DEV, S_HOSTNAME, S_LO, S_BOUNDING, S_GROUPS, S_GID,
 	S_UID, S_CAPS, S_AMBIENT, S_NNP, S_DUMPABLE, S_SECCOMP, S_FDS, S_FORK,
 };
 
@@ -351,12 +353,11 @@ static void __attribute__((noreturn)) init_loop(struct spec *s, pid_t cmd)
 			continue;
 		if (sig != SIGCHLD) {
 			/*
-			 * A signal from the terminal (SI_KERNEL) went to the whole
-			 * foreground process group, CMD included: pass on only what
-			 * a process sent, so CMD sees each signal once.
+			 * No terminal sends the init anything (its session has
+			 * none): every signal here was sent by a process,
+			 * rootasm's forwarding included.
 			 */
-			if (si.si_code != SI_KERNEL)
-				kill(cmd, sig);
+			kill(cmd, sig);
 			continue;
 		}
 		for (;;) {
@@ -377,6 +378,9 @@ static int init_main(void *arg, int *step)
 	struct stat st;
 	pid_t cmd;
 
+	*step = S_SESSION;
+	if (setsid() < 0)
+		return errno_r();
 	*step = S_PRIVATE;
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return errno_r();
