@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/capability.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -21,6 +22,7 @@
 #include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1212,6 +1214,73 @@ TEST(exec_container_dies_with_rootasm)
 		if (ms_since(&t0) > 1000)
 			FAILF("the container took %ld ms to go after %s", ms_since(&t0), strsignal(sigs[i]));
 	}
+}
+
+/*
+ * bubblewrap's CVE-2017-5226: a command that shares the caller's controlling
+ * terminal pushes input into the caller's shell with TIOCSTI. rootasm exec runs
+ * here with a pty of ours as its controlling terminal and stdio.
+ */
+TEST(exec_command_cannot_reach_the_callers_terminal)
+{
+	char out[4096] = "", *legacy;
+	struct termios t;
+	struct timespec t0;
+	int master, slave, status, queued = -1;
+	size_t ol = 0;
+	pid_t pid;
+
+	need_escape();
+	layoutf("x5.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
+	master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	ASSERT_TRUE(master >= 0);
+	ASSERT_EQ(unlockpt(master), 0);
+	slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	ASSERT_TRUE(slave >= 0);
+	/* raw: a pushed byte is input at once (no line to wait for), and is not echoed */
+	ASSERT_EQ(tcgetattr(slave, &t), 0);
+	cfmakeraw(&t);
+	ASSERT_EQ(tcsetattr(slave, TCSANOW, &t), 0);
+	pid = fork();
+	if (pid == 0) {
+		if (setsid() < 0 || ioctl(slave, TIOCSCTTY, 0) < 0)
+			_exit(126);
+		for (int i = 0; i < 3; i++)
+			dup2(slave, i);
+		execl(bin, bin, "exec", path("x5.yaml"), "--", "/bin/escape", "tty", (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	/* what the command printed, through the pty (its last line is tty_nr) */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!strstr(out, "tty_nr") && ol < sizeof(out) - 1 && ms_since(&t0) < 5000) {
+		struct pollfd pf = { master, POLLIN, 0 };
+		ssize_t n;
+
+		if (poll(&pf, 1, 100) <= 0)
+			continue;
+		n = read(master, out + ol, sizeof(out) - 1 - ol);
+		if (n <= 0)
+			break;
+		ol += n;
+		out[ol] = '\0';
+	}
+	fprintf(stderr, "  %s", out);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* nothing was pushed into our terminal's input */
+	ASSERT_EQ(ioctl(slave, FIONREAD, &queued), 0);
+	ASSERT_EQ(queued, 0);
+	/* the command has no controlling terminal: not ours, and /dev/tty is none */
+	ASSERT_CONTAINS(out, "tty_nr 0\n");
+	ASSERT_CONTAINS(out, "denied open /dev/tty: ENXIO");
+	/* where the kernel still takes TIOCSTI from a process without CAP_SYS_ADMIN, it is refused */
+	legacy = slurp("/proc/sys/dev/tty/legacy_tiocsti");
+	if (legacy && atoi(legacy) == 1)
+		ASSERT_CONTAINS(out, "denied tiocsti fd 0: EPERM");
+	else
+		fprintf(stderr, "  (dev.tty.legacy_tiocsti is off: TIOCSTI is refused to every process without CAP_SYS_ADMIN)\n");
+	close(slave);
+	close(master);
 }
 
 TEST(rootless_image_layer_is_not_permitted_not_missing)
