@@ -11,11 +11,13 @@
  *             caller's terminal takes no TIOCSTI from it: bubblewrap's CVE-2017-5226)
  *             "/" private; move_mount(tree) over "/"; fchdir; pivot_root(".", ".");
  *             umount2(".", MNT_DETACH) (chroot where "/" has no parent: an initramfs)
+ *             every mount of the tree nodev (a device node of a layer opens nothing)
  *             /proc (nosuid, nodev, noexec) with the OCI masked paths (a clone of the
  *             host's /dev/null on files, an empty read-only tmpfs on directories) and
  *             read-only paths (read-only binds of themselves)
  *             /dev: a tmpfs with null zero full random urandom tty, devpts, shm,
- *             mqueue, when the tree has no usable /dev/null
+ *             mqueue, when the tree has no usable /dev/null (always, but privileged:
+ *             the tree is nodev)
  *             hostname; loopback up in a new network namespace
  *             the bounding set, groups, gid, uid, capabilities (and ambient ones),
  *             no_new_privs, not dumpable, the seccomp program (made at build time by
@@ -67,7 +69,7 @@ static const char *const readonly_paths[] = { "/proc/bus", "/proc/fs", "/proc/ir
 #define NMASK (sizeof(masked_files) / sizeof(masked_files[0]))
 
 static const char *const steps[] = {
-	"start a session", "make / private", "attach the tree over /", "pivot_root", "mount /proc", "mask /proc paths",
+	"start a session", "make / private", "attach the tree over /", "pivot_root", "make the tree nodev", "mount /proc", "mask /proc paths",
 	"make /proc paths read-only", "mount /dev", "set the hostname", "bring up loopback",
 	"drop the bounding set", "set groups", "set gid", "set uid", "set capabilities",
 	"set ambient capabilities", "set no_new_privs", "make the init not dumpable", "load the seccomp profile",
@@ -75,7 +77,7 @@ static const char *const steps[] = {
 };
 
 enum {
-	S_SESSION, S_PRIVATE, S_ATTACH, S_PIVOT, S_PROC, S_MASK, S_RO, S_DEV, S_HOSTNAME, S_LO, S_BOUNDING, S_GROUPS, S_GID,
+	S_SESSION, S_PRIVATE, S_ATTACH, S_PIVOT, S_NODEV, S_PROC, S_MASK, S_RO, S_DEV, S_HOSTNAME, S_LO, S_BOUNDING, S_GROUPS, S_GID,
 	S_UID, S_CAPS, S_AMBIENT, S_NNP, S_DUMPABLE, S_SECCOMP, S_FDS, S_FORK,
 };
 
@@ -398,6 +400,14 @@ static int init_main(void *arg, int *step)
 	}
 	if (chdir("/") < 0)
 		return errno_r();
+	if (!s->privileged) {
+		/* the tree's device nodes (an image keeps them) open nothing; /dev below is ours */
+		struct mount_attr nodev = { .attr_set = MOUNT_ATTR_NODEV };
+
+		*step = S_NODEV;
+		if (mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &nodev, sizeof(nodev)) < 0)
+			return errno_r();
+	}
 	*step = S_PROC;
 	if (stat("/proc", &st) == 0 && S_ISDIR(st.st_mode)) {
 		int r = mount_fresh("proc", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/proc");
