@@ -25,6 +25,7 @@
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/loop.h>
 
 #include "harness.h"
 #include "rootasm.h"
@@ -1281,6 +1282,38 @@ TEST(exec_command_cannot_reach_the_callers_terminal)
 		fprintf(stderr, "  (dev.tty.legacy_tiocsti is off: TIOCSTI is refused to every process without CAP_SYS_ADMIN)\n");
 	close(slave);
 	close(master);
+}
+
+/* A device node in a layer (an imported image keeps them) opens no host device. */
+TEST(exec_tree_is_nodev)
+{
+	char node[64], *out, *err;
+	struct stat st;
+	int ctl, n;
+
+	need_escape();
+	/* a block device of the host: a free loop device (it opens even unbound) */
+	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	ASSERT_TRUE(ctl >= 0);
+	n = ioctl(ctl, LOOP_CTL_GET_FREE);
+	close(ctl);
+	ASSERT_TRUE(n >= 0);
+	snprintf(node, sizeof(node), "/dev/loop%d", n);
+	ASSERT_EQ(stat(node, &st), 0);
+	ASSERT_TRUE(S_ISBLK(st.st_mode));
+	sh("mkdir -p %s/lnodev", fix);
+	ASSERT_EQ(mknod(path("lnodev/blk"), S_IFBLK | 0600, st.st_rdev), 0);
+	layoutf("x7.yaml", "version: 1\nlayers:\n  - dir: l1\n  - dir: lnodev\nupper: { tmpfs: {} }\n");
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", path("x7.yaml"), "--", "/bin/escape", "fd", "-100", "/blk"), 0);
+	ASSERT_CONTAINS(out, "denied fd: EACCES");
+	/* rootasm's own /dev still works */
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", path("x7.yaml"), "--", "/bin/sh", "-c",
+			  "echo x > /dev/null && head -c 3 /dev/zero | wc -c"), 0);
+	ASSERT_CONTAINS(out, "3\n");
+	/* --privileged turns it off: the same node opens the host's device */
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", "--privileged", path("x7.yaml"), "--", "/bin/escape", "fd", "-100",
+			  "/blk"), 0);
+	ASSERT_CONTAINS(out, "ESCAPED fd");
 }
 
 TEST(rootless_image_layer_is_not_permitted_not_missing)
