@@ -54,6 +54,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/types.h>
 
 #ifdef __cplusplus
@@ -305,8 +306,20 @@ struct rootasm_exec_opts {
 	unsigned int flags;		/* ROOTASM_EXEC_*; they override the layout's exec: section */
 	unsigned int preserve_fds;	/* fds 3 .. 3+N-1 reach the command (as crun/runc --preserve-fds) */
 	const char *const *env;		/* more "KEY=VALUE" after the layout's, NULL-terminated; or NULL */
-	const char *hostname;		/* NULL: the layout's, or "rootasm" */
+	const char *hostname;		/* NULL: the layout's, or "rootasm"; rootasm_hostname_ok() */
 };
+
+/*
+ * A hostname as the layout's exec.hostname and exec's hostname take it
+ * (sethostname() and RFC 1123): 1-64 of [A-Za-z0-9.-], no leading '-' or '.'.
+ */
+static inline bool rootasm_hostname_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n && n <= 64 && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") == n &&
+	       s[0] != '-' && s[0] != '.';
+}
 
 struct rootasm_exec_result {
 	int status;			/* exit code, or 128 + signal */

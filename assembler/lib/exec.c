@@ -606,6 +606,11 @@ int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 	if ((flags & ROOTASM_EXEC_NETWORK_NONE) && (flags & ROOTASM_EXEC_NETWORK_HOST))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL,
 				   "ROOTASM_EXEC_NETWORK_NONE and ROOTASM_EXEC_NETWORK_HOST do not go together");
+	/* as the layout's exec.hostname: sethostname() would take '/' and newlines too */
+	if (!rootasm_hostname_ok(s.hostname))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL,
+				   "hostname '%s' (--hostname): expected 1-64 of letters, digits, '.', '-', "
+				   "not first '-' or '.'", s.hostname);
 	if (!argv || !argv[0] || !argv[0][0])
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL, "no command");
 	if (s.preserve_fds > 65536)
