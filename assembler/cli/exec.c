@@ -137,6 +137,10 @@ int cmd_exec(int argc, char **argv)
 				break;
 			}
 			case 'H':
+				/* the rule of the layout's exec.hostname */
+				if (!rootasm_hostname_ok(optarg))
+					return failed(cli_usage("--hostname takes a hostname (1-64 of letters, digits, '.', "
+								"'-', not first '-' or '.'), not '%s'", optarg));
 				o.hostname = optarg;
 				break;
 			case 'v':
