@@ -1316,6 +1316,26 @@ TEST(exec_tree_is_nodev)
 	ASSERT_CONTAINS(out, "ESCAPED fd");
 }
 
+/* --hostname is checked as the layout's exec.hostname is. */
+TEST(exec_hostname_option_is_checked)
+{
+	static const char *const bad[] = { "a/b", "a\nb", "-a", "", "x2345678901234567890123456789012345678901234567890123456789012345" };
+	char *out, *err;
+
+	layoutf("x8.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
+	for (size_t i = 0; i < ARRAY_SIZE_(bad); i++) {
+		ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", "--hostname", bad[i], path("x8.yaml"), "--", "/bin/sh", "-c",
+				  "true"), 125);
+		ASSERT_CONTAINS(err, "--hostname");
+		/* one line */
+		ASSERT_TRUE(strchr(err, '\n') == err + strlen(err) - 1);
+	}
+	ASSERT_EQ(mounts_under(fix), 0);
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", "--hostname", "web-1.example", path("x8.yaml"), "--", "/bin/sh", "-c",
+			  "cat /proc/sys/kernel/hostname"), 0);
+	ASSERT_CONTAINS(out, "web-1.example\n");
+}
+
 TEST(rootless_image_layer_is_not_permitted_not_missing)
 {
 	char dir[] = "/tmp/rootasm-rootless-XXXXXX", cmd[8192];
