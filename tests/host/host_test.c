@@ -1217,6 +1217,28 @@ TEST(exec_container_dies_with_rootasm)
 	}
 }
 
+/* Run @argv with @input on its stdin (a pipe, closed after @input): as run_full() otherwise. */
+static int run_in(const char *input, char **out, char **err, int secs, const char *const *argv)
+{
+	int p[2], saved, r;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		FAILF("pipe");
+	if (write(p[1], input, strlen(input)) != (ssize_t)strlen(input))
+		FAILF("write stdin");
+	close(p[1]);
+	saved = fcntl(0, F_DUPFD_CLOEXEC, 10);
+	if (saved < 0 || dup2(p[0], 0) < 0)
+		FAILF("dup2 stdin");
+	close(p[0]);
+	r = run_full(out, err, -1, secs, argv);
+	dup2(saved, 0);
+	close(saved);
+	return r;
+}
+
+#define RUN_IN(input, out, err, ...) run_in(input, out, err, 20, (const char *const[]){ bin, __VA_ARGS__, NULL })
+
 /*
  * bubblewrap's CVE-2017-5226: a command that shares the caller's controlling
  * terminal pushes input into the caller's shell with TIOCSTI. rootasm exec runs
@@ -1282,6 +1304,31 @@ TEST(exec_command_cannot_reach_the_callers_terminal)
 		fprintf(stderr, "  (dev.tty.legacy_tiocsti is off: TIOCSTI is refused to every process without CAP_SYS_ADMIN)\n");
 	close(slave);
 	close(master);
+}
+
+TEST(exec_tty_gives_the_command_a_terminal_of_its_own)
+{
+	char *out, *err;
+
+	layoutf("x6.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
+	/* stdin and stdout are pipes here: the command's are a pty, its controlling terminal */
+	ASSERT_EQ(RUN_IN("", &out, &err, "exec", "--tty", path("x6.yaml"), "--", "/bin/sh", "-c",
+			 "busybox tty; test -t 0 && test -t 1 && test -t 2 && echo isatty; echo ctty > /dev/tty; exit 3"), 3);
+	ASSERT_CONTAINS(out, "/dev/pts/");
+	ASSERT_CONTAINS(out, "isatty");
+	ASSERT_CONTAINS(out, "ctty");
+	/* our stdin reaches it; the end of it is the terminal's end-of-file */
+	ASSERT_EQ(RUN_IN("hello\n", &out, &err, "exec", "--tty", path("x6.yaml"), "--", "/bin/sh", "-c",
+			 "read x && echo got:$x"), 0);
+	ASSERT_CONTAINS(out, "got:hello");
+	ASSERT_EQ(RUN_IN("a\nb", &out, &err, "exec", "--tty", path("x6.yaml"), "--", "/bin/cat"), 0);
+	/* the command and its exit status, as without --tty */
+	ASSERT_EQ(RUN_IN("", &out, &err, "exec", "--tty", path("x6.yaml"), "--", "/nonexistent"), 127);
+	ASSERT_CONTAINS(out, "/nonexistent");
+	ASSERT_EQ(RUN_IN("", &out, &err, "exec", "--tty", path("x6.yaml"), "--", "/bin/sh", "-c", "kill -9 $$"), 137);
+	/* without --tty the command has none */
+	ASSERT_EQ(RUN_IN("", &out, &err, "exec", path("x6.yaml"), "--", "/bin/sh", "-c", "test -t 0 || echo notatty"), 0);
+	ASSERT_CONTAINS(out, "notatty");
 }
 
 /* A device node in a layer (an imported image keeps them) opens no host device. */
