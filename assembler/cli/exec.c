@@ -212,6 +212,8 @@ static void run_tty(int master, int pidfd, int sfd)
 	if (tcgetattr(0, &saved_tio) == 0) {
 		for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
 			signal(fatal[i], restore_and_die);
+		for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+			signal(sig, restore_and_die);
 		t = saved_tio;
 		cfmakeraw(&t);
 		raw_tio = tcsetattr(0, TCSANOW, &t) == 0;
