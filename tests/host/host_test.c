@@ -1383,6 +1383,19 @@ TEST(exec_hostname_option_is_checked)
 	ASSERT_CONTAINS(out, "web-1.example\n");
 }
 
+/* A setup step that fails is named, with the kernel's errno: here /dev is a file in the tree. */
+TEST(exec_setup_failure_names_its_step)
+{
+	char *out, *err;
+
+	sh("mkdir -p %s/ldevfile && : > %s/ldevfile/dev", fix, fix);
+	layoutf("x9.yaml", "version: 1\nlayers:\n  - dir: l1\n  - dir: ldevfile\nupper: { tmpfs: {} }\n");
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", path("x9.yaml"), "--", "/bin/sh", "-c", "true"), 125);
+	ASSERT_CONTAINS(err, "rootasm: exec mount /dev: ");
+	ASSERT_TRUE(strchr(err, '\n') == err + strlen(err) - 1);
+	ASSERT_EQ(mounts_under(fix), 0);
+}
+
 TEST(rootless_image_layer_is_not_permitted_not_missing)
 {
 	char dir[] = "/tmp/rootasm-rootless-XXXXXX", cmd[8192];
