@@ -173,7 +173,7 @@ static bool relay(int master, int pidfd, int sfd)
 		}
 		if (ended)
 			return true;
-		if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+		if (p[1].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)) {
 			n = read(0, in, sizeof(in));
 			if (n > 0) {
 				inl = n;
@@ -250,6 +250,15 @@ int cmd_exec(int argc, char **argv)
 	int c, fd, r, pidfd, sfd, master = -EBADF;
 	char *end;
 
+	/*
+	 * A closed stdin, stdout or stderr becomes /dev/null: otherwise an fd of
+	 * ours (the signalfd, a pty's master) would take its number and be taken
+	 * for it. Not close-on-exec: they are stdio, for CMD.
+	 */
+	for (fd = open("/dev/null", O_RDWR); fd >= 0 && fd < 3; fd = open("/dev/null", O_RDWR))
+		;
+	if (fd >= 3)
+		close(fd);
 	/* options, LAYOUT, options, then CMD: getopt stops at each operand ("+") */
 	for (int pass = 0; pass < 2; pass++) {
 		while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) >= 0) {
