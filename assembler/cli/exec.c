@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <termios.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <jansson.h>
@@ -22,7 +24,9 @@ static const char help[] =
 	"or the OCI default set (CAP_AUDIT_WRITE, CAP_KILL, CAP_NET_BIND_SERVICE), the\n"
 	"bounding set reduced to them, no_new_privs; a seccomp profile on every ABI\n"
 	"(rootasm(1) lists it); /proc with the OCI masked and read-only paths; a minimal\n"
-	"/dev when the tree has no usable one. The container dies with rootasm.\n"
+	"/dev of its own, every mount of the tree nodev; a session of its own (the\n"
+	"caller's terminal is not its controlling terminal). The container dies with\n"
+	"rootasm.\n"
 	"Options go before CMD (the first operand after LAYOUT, or what follows '--').\n"
 	"\n"
 	"  --network host|none  the host's network namespace (default), or a new one\n"
@@ -30,8 +34,13 @@ static const char help[] =
 	"  --preserve-fds N     pass fds 3 .. 3+N-1 to CMD (they must be open)\n"
 	"  --env KEY=VALUE      add to CMD's environment (repeatable; after the layout's)\n"
 	"  --hostname NAME      the container's hostname (default: the layout's, or rootasm)\n"
+	"  --tty                a terminal of its own: a pty of the container's devpts is\n"
+	"                       CMD's stdin, stdout, stderr and controlling terminal;\n"
+	"                       rootasm relays it to its own stdin and stdout (the\n"
+	"                       caller's terminal raw meanwhile, when stdin is one)\n"
 	"  --privileged         NO capability drop, NO seccomp profile, NO /proc masks,\n"
-	"                       NO no_new_privs: CMD can do what rootasm can (as root: all)\n"
+	"                       NO nodev, NO no_new_privs: CMD can do what rootasm can\n"
+	"                       (as root: all)\n"
 	"  --via SOCKET         have rootasmd at SOCKET assemble LAYOUT (with its image\n"
 	"                       cache); LAYOUT is read here too, offline, for its exec\n"
 	"                       settings\n"
@@ -53,21 +62,167 @@ static int failed(int status)
 	return status ? EXIT_EXEC_FAILED : 0;
 }
 
+/*
+ * Pass a signal sent to us on to the container: the terminal's too (the
+ * container has a session of its own, none of our terminal's signals reach
+ * it). With --tty a SIGWINCH resizes its terminal (which signals it) instead.
+ */
+static void signalled(int pidfd, int sfd, int master)
+{
+	struct signalfd_siginfo ssi;
+	struct winsize ws;
+
+	if (read(sfd, &ssi, sizeof(ssi)) != sizeof(ssi))
+		return;
+	if (master >= 0 && ssi.ssi_signo == SIGWINCH) {
+		if (ioctl(0, TIOCGWINSZ, &ws) == 0)
+			ioctl(master, TIOCSWINSZ, &ws);
+		return;
+	}
+	syscall(SYS_pidfd_send_signal, pidfd, ssi.ssi_signo, NULL, 0);
+}
+
 /* Pass the signals sent to us on to the container until it ends. */
 static void forward(int pidfd, int sfd)
 {
 	for (;;) {
 		struct pollfd p[2] = { { pidfd, POLLIN, 0 }, { sfd, POLLIN, 0 } };
-		struct signalfd_siginfo ssi;
 
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
 			return;
-		/* terminal signals reached the container's process group already */
-		if ((p[1].revents & POLLIN) && read(sfd, &ssi, sizeof(ssi)) == sizeof(ssi) && ssi.ssi_code != SI_KERNEL)
-			syscall(SYS_pidfd_send_signal, pidfd, ssi.ssi_signo, NULL, 0);
+		if (p[1].revents & POLLIN)
+			signalled(pidfd, sfd, -EBADF);
 		if (p[0].revents & (POLLIN | POLLHUP))
 			return;
 	}
+}
+
+/* --tty: the caller's terminal while it is raw, for the handlers below. */
+static struct termios saved_tio;
+static bool raw_tio;
+
+static void restore_tio(void)
+{
+	if (raw_tio)
+		tcsetattr(0, TCSANOW, &saved_tio);
+}
+
+/* A signal that would end rootasm while the caller's terminal is raw: restore it, then end. */
+static void restore_and_die(int sig)
+{
+	restore_tio();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static bool write_all(int fd, const char *buf, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, buf, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		buf += w;
+		n -= w;
+	}
+	return true;
+}
+
+/*
+ * --tty: relay our stdin to the pty's @master and its output to our stdout, pass
+ * signals on, until the terminal is closed (every process that had it is gone)
+ * or the container ends (then what it wrote is drained). Returns whether the
+ * container ended. The end of a stdin that is no terminal is the terminal's
+ * end-of-file (VEOF, when the command reads lines).
+ */
+static bool relay(int master, int pidfd, int sfd)
+{
+	char in[4096], out[16384], last = '\n';
+	size_t inl = 0, inoff = 0;
+	bool in_open = true, out_ok = true, stdin_tty = isatty(0);
+
+	if (fcntl(master, F_SETFL, O_NONBLOCK) < 0)
+		return false;
+	for (;;) {
+		struct pollfd p[4] = {
+			{ master, POLLIN | (inoff < inl ? POLLOUT : 0), 0 },
+			{ in_open && inoff == inl ? 0 : -1, POLLIN, 0 },
+			{ pidfd, POLLIN, 0 },
+			{ sfd, POLLIN, 0 },
+		};
+		bool ended;
+		ssize_t n;
+
+		if (poll(p, 4, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return false;
+		}
+		ended = p[2].revents & (POLLIN | POLLHUP);
+		if (p[3].revents & POLLIN)
+			signalled(pidfd, sfd, master);
+		/* output first: once the container ended, what is left of it (read gives EIO at the end) */
+		if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) || ended) {
+			while ((n = read(master, out, sizeof(out))) > 0 || (n < 0 && errno == EINTR))
+				if (n > 0 && out_ok)
+					out_ok = write_all(1, out, n);
+			if (n == 0 || errno != EAGAIN)
+				return ended;	/* the terminal is closed */
+		}
+		if (ended)
+			return true;
+		if (p[1].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)) {
+			n = read(0, in, sizeof(in));
+			if (n > 0) {
+				inl = n;
+				inoff = 0;
+				last = in[n - 1];
+			} else if (n == 0 || errno != EINTR) {
+				struct termios t;
+
+				in_open = false;
+				/* a pipe or file ended: end-of-file for a command that reads lines (twice after a partial one) */
+				if (!stdin_tty && tcgetattr(master, &t) == 0 && (t.c_lflag & ICANON)) {
+					in[0] = in[1] = (char)t.c_cc[VEOF];
+					inoff = last == '\n' ? 1 : 0;
+					inl = 2;
+				}
+			}
+		}
+		if (inoff < inl && ((p[0].revents & POLLOUT) || p[1].revents)) {
+			n = write(master, in + inoff, inl - inoff);
+			if (n > 0)
+				inoff += n;
+			else if (n < 0 && errno != EAGAIN && errno != EINTR)
+				inoff = inl;
+		}
+	}
+}
+
+/* --tty: relay @master with the caller's terminal raw (when stdin is one); restored on every way out. */
+static void run_tty(int master, int pidfd, int sfd)
+{
+	static const int fatal[] = { SIGALRM, SIGPIPE, SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ, SIGIO, SIGPWR,
+				     SIGSTKFLT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS };
+	struct termios t;
+	bool ended;
+
+	if (tcgetattr(0, &saved_tio) == 0) {
+		for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+			signal(fatal[i], restore_and_die);
+		for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+			signal(sig, restore_and_die);
+		t = saved_tio;
+		cfmakeraw(&t);
+		raw_tio = tcsetattr(0, TCSANOW, &t) == 0;
+	}
+	ended = relay(master, pidfd, sfd);
+	restore_tio();
+	raw_tio = false;
+	if (!ended && sfd >= 0)
+		forward(pidfd, sfd);
 }
 
 int cmd_exec(int argc, char **argv)
@@ -80,6 +235,7 @@ int cmd_exec(int argc, char **argv)
 		{ "preserve-fds", required_argument, NULL, 'f' },
 		{ "env", required_argument, NULL, 'e' },
 		{ "hostname", required_argument, NULL, 'H' },
+		{ "tty", no_argument, NULL, 't' },
 		{ "via", required_argument, NULL, 'v' },
 		{ 0 },
 	};
@@ -91,9 +247,18 @@ int cmd_exec(int argc, char **argv)
 	size_t nenv = 0;
 	bool report = false;
 	sigset_t fwd;
-	int c, fd, r, pidfd, sfd;
+	int c, fd, r, pidfd, sfd, master = -EBADF;
 	char *end;
 
+	/*
+	 * A closed stdin, stdout or stderr becomes /dev/null: otherwise an fd of
+	 * ours (the signalfd, a pty's master) would take its number and be taken
+	 * for it. Not close-on-exec: they are stdio, for CMD.
+	 */
+	for (fd = open("/dev/null", O_RDWR); fd >= 0 && fd < 3; fd = open("/dev/null", O_RDWR))
+		;
+	if (fd >= 3)
+		close(fd);
 	/* options, LAYOUT, options, then CMD: getopt stops at each operand ("+") */
 	for (int pass = 0; pass < 2; pass++) {
 		while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) >= 0) {
@@ -137,7 +302,15 @@ int cmd_exec(int argc, char **argv)
 				break;
 			}
 			case 'H':
+				/* the rule of the layout's exec.hostname */
+				if (!rootasm_hostname_ok(optarg))
+					return failed(cli_usage("--hostname takes a hostname (1-64 of letters, digits, '.', "
+								"'-', not first '-' or '.'), not '%s'", optarg));
 				o.hostname = optarg;
+				break;
+			case 't':
+				o.flags |= ROOTASM_EXEC_TTY;
+				o.tty_master = &master;
 				break;
 			case 'v':
 				via = optarg;
@@ -179,8 +352,12 @@ int cmd_exec(int argc, char **argv)
 	free(env);
 	if (pidfd < 0)
 		return failed(cli_fail(&e));
-	if (sfd >= 0)
+	if (master >= 0)
+		run_tty(master, pidfd, sfd);
+	else if (sfd >= 0)
 		forward(pidfd, sfd);
+	if (master >= 0)
+		close(master);
 	r = rootasm_exec_wait(pidfd, &res, &e);
 	close(pidfd);
 	if (r < 0)

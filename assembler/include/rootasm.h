@@ -54,6 +54,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/types.h>
 
 #ifdef __cplusplus
@@ -354,22 +355,46 @@ int rootasm_send_fd_to(int tree_fd, int sock_fd, const struct rootasm_send_opts 
  * set (CAP_AUDIT_WRITE, CAP_KILL, CAP_NET_BIND_SERVICE), the bounding set
  * reduced to them, no_new_privs; a seccomp profile on every ABI
  * (x86_64, i386, x32) over the init too; /proc with the OCI masked and
- * read-only paths; a minimal /dev when the tree has no usable one; the
- * container dies with the process that started it (PR_SET_PDEATHSIG).
- * ROOTASM_EXEC_PRIVILEGED (or the layout's exec.privileged) drops the
- * capability, seccomp, /proc and no_new_privs restrictions.
+ * read-only paths; every mount of the tree nodev (device nodes of the tree
+ * open nothing) and a minimal /dev of rootasm's own; a session of its own
+ * (setsid: the caller's terminal is not the container's controlling
+ * terminal); the container dies with the process that started it
+ * (PR_SET_PDEATHSIG). ROOTASM_EXEC_PRIVILEGED (or the layout's
+ * exec.privileged) drops the capability, seccomp, /proc, nodev and
+ * no_new_privs restrictions.
+ *
+ * ROOTASM_EXEC_TTY gives the command a terminal of its own, as an OCI
+ * runtime's `terminal: true`: a pty of the container's devpts (its /dev/ptmx)
+ * is the command's stdin, stdout, stderr and controlling terminal, in a
+ * session of its own; its master is stored in *tty_master (O_CLOEXEC, the
+ * caller owns it and relays it). The terminal starts with the window size
+ * of the caller's fd 0 when that is a terminal.
  */
-#define ROOTASM_EXEC_PRIVILEGED		0x1u	/* no capability drop, seccomp profile, /proc masks, no_new_privs */
+#define ROOTASM_EXEC_PRIVILEGED		0x1u	/* no capability drop, seccomp profile, /proc masks, nodev, no_new_privs */
 #define ROOTASM_EXEC_NETWORK_NONE	0x2u	/* a new network namespace with only loopback */
 #define ROOTASM_EXEC_NETWORK_HOST	0x4u	/* the host's network namespace (the default) */
+#define ROOTASM_EXEC_TTY		0x8u	/* a pty of its own: its master in *tty_master */
 
 struct rootasm_exec_opts {
 	size_t size;			/* sizeof(struct rootasm_exec_opts) */
 	unsigned int flags;		/* ROOTASM_EXEC_*; they override the layout's exec: section */
 	unsigned int preserve_fds;	/* fds 3 .. 3+N-1 reach the command (as crun/runc --preserve-fds) */
 	const char *const *env;		/* more "KEY=VALUE" after the layout's, NULL-terminated; or NULL */
-	const char *hostname;		/* NULL: the layout's, or "rootasm" */
+	const char *hostname;		/* NULL: the layout's, or "rootasm"; rootasm_hostname_ok() */
+	int *tty_master;		/* ROOTASM_EXEC_TTY: receives the master of the command's pty */
 };
+
+/*
+ * A hostname as the layout's exec.hostname and exec's hostname take it
+ * (sethostname() and RFC 1123): 1-64 of [A-Za-z0-9.-], no leading '-' or '.'.
+ */
+static inline bool rootasm_hostname_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n && n <= 64 && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") == n &&
+	       s[0] != '-' && s[0] != '.';
+}
 
 struct rootasm_exec_result {
 	int status;			/* exit code, or 128 + signal */

@@ -100,14 +100,26 @@ int ra_child_start(struct ra_child *c, uint64_t clone_flags, unsigned int flags,
 	return 0;
 }
 
+static int got_report(struct ra_child *c, const struct ra_child_report *r)
+{
+	c->reported = true;
+	c->last_step = r->step;
+	c->last_err = r->err;
+	return 1;
+}
+
 int ra_child_read_report(struct ra_child *c, struct ra_child_report *r)
 {
+	if (c->reported) {
+		*r = (struct ra_child_report){ c->last_step, c->last_err };
+		return 1;
+	}
 	for (;;) {
 		struct pollfd p[2] = { { c->report, POLLIN, 0 }, { c->pidfd, POLLIN, 0 } };
 		ssize_t n = read(c->report, r, sizeof(*r));
 
 		if (n == sizeof(*r))
-			return 1;
+			return got_report(c, r);
 		if (n >= 0 && n != 0)
 			return -EIO;
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
@@ -115,7 +127,7 @@ int ra_child_read_report(struct ra_child *c, struct ra_child_report *r)
 		/* nothing yet: the child exited (without a report), or wait for either */
 		if (p[1].fd < 0 || (poll(&p[1], 1, 0) > 0 && (p[1].revents & POLLIN))) {
 			n = read(c->report, r, sizeof(*r));
-			return n == sizeof(*r) ? 1 : 0;
+			return n == sizeof(*r) ? got_report(c, r) : 0;
 		}
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
 			return -errno;

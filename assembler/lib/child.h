@@ -38,6 +38,8 @@ struct ra_child {
 	int hold;			/* write end of the hold pipe (RA_CHILD_HOLD) */
 	int child_ends[2];		/* RA_CHILD_FILES: the child's pipe ends, closed once it is reaped */
 	unsigned int flags;
+	bool reported;			/* ra_child_read_report() got the report: it is in last */
+	int32_t last_step, last_err;
 };
 
 struct ra_child_report {
@@ -75,7 +77,10 @@ void ra_child_kill(struct ra_child *c);
 /* Reap the child: waitid(P_PIDFD) into @si; closes the pidfd. */
 int ra_child_wait(struct ra_child *c, siginfo_t *si);
 
-/* Wait for the report: 1 when it came, 0 when the child ended without one, -errno. */
+/*
+ * Wait for the report: 1 when it came, 0 when the child ended without one, -errno.
+ * The pipe holds one report: once read, later calls (ra_child_finish() too) get it again.
+ */
 int ra_child_read_report(struct ra_child *c, struct ra_child_report *r);
 
 #endif

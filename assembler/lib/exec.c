@@ -4,23 +4,31 @@
  *
  *   parent  everything that allocates, before the clone: the environment, the
  *           detached clones of the host's /dev/null
- *           for the /proc masks; then clone3(CLONE_NEWNS | NEWPID | NEWIPC | NEWUTS |
- *           NEWCGROUP [| NEWNET]) through child.c (pidfd, death signal, report pipe)
+ *           for the /proc masks, the socketpair that brings a pty's master back;
+ *           then clone3(CLONE_NEWNS | NEWPID | NEWIPC | NEWUTS | NEWCGROUP [| NEWNET])
+ *           through child.c (pidfd, death signal, report pipe)
  *   init    pid 1 of the new pid namespace; system calls only:
+ *             setsid: a session of its own, without a controlling terminal (the
+ *             caller's terminal takes no TIOCSTI from it: bubblewrap's CVE-2017-5226)
  *             "/" private; move_mount(tree) over "/"; fchdir; pivot_root(".", ".");
  *             umount2(".", MNT_DETACH) (chroot where "/" has no parent: an initramfs)
+ *             every mount of the tree nodev (a device node of a layer opens nothing)
  *             /proc (nosuid, nodev, noexec) with the OCI masked paths (a clone of the
  *             host's /dev/null on files, an empty read-only tmpfs on directories) and
  *             read-only paths (read-only binds of themselves)
  *             /dev: a tmpfs with null zero full random urandom tty, devpts, shm,
- *             mqueue, when the tree has no usable /dev/null
+ *             mqueue, when the tree has no usable /dev/null (always, but privileged:
+ *             the tree is nodev)
  *             hostname; loopback up in a new network namespace
- *             the bounding set, groups, gid, uid, capabilities (and ambient ones),
+ *             the bounding set, groups, gid, uid; with a tty: a pty of /dev/ptmx (the
+ *             container's devpts), its size the caller's, its master sent back, its
+ *             slave the init's fds 0-2; capabilities (and ambient ones),
  *             no_new_privs, not dumpable, the seccomp program (made at build time by
  *             seccomp.c): for the init too
  *             the report "ready"; every fd >= 3 closed but the preserved ones;
  *             fork CMD; pass signals on; reap; exit with CMD's status
- *   CMD     signals unblocked, the preserved fds inherited, execve (PATH searched
+ *   CMD     signals unblocked, the preserved fds inherited; with a tty: setsid and
+ *           the pty as its controlling terminal; execve (PATH searched
  *           by hand into a stack buffer: nothing allocates after the clone)
  *
  * The container dies with the thread that started it (PR_SET_PDEATHSIG on the
@@ -39,6 +47,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <sys/uio.h>
+#include <termios.h>
 #include <linux/capability.h>
 #include <linux/seccomp.h>
 
@@ -65,16 +75,16 @@ static const char *const readonly_paths[] = { "/proc/bus", "/proc/fs", "/proc/ir
 #define NMASK (sizeof(masked_files) / sizeof(masked_files[0]))
 
 static const char *const steps[] = {
-	"make / private", "attach the tree over /", "pivot_root", "mount /proc", "mask /proc paths",
-	"make /proc paths read-only", "mount /dev", "set the hostname", "bring up loopback",
-	"drop the bounding set", "set groups", "set gid", "set uid", "set capabilities",
-	"set ambient capabilities", "set no_new_privs", "make the init not dumpable", "load the seccomp profile",
-	"close fds", "fork the command", NULL,
+	"start a session", "make / private", "attach the tree over /", "pivot_root", "make the tree nodev",
+	"mount /proc", "mask /proc paths", "make /proc paths read-only", "mount /dev", "set the hostname",
+	"bring up loopback", "drop the bounding set", "set groups", "set gid", "set uid", "open /dev/ptmx",
+	"set capabilities", "set ambient capabilities", "set no_new_privs", "make the init not dumpable",
+	"load the seccomp profile", "close fds", "fork the command", NULL,
 };
 
 enum {
-	S_PRIVATE, S_ATTACH, S_PIVOT, S_PROC, S_MASK, S_RO, S_DEV, S_HOSTNAME, S_LO, S_BOUNDING, S_GROUPS, S_GID,
-	S_UID, S_CAPS, S_AMBIENT, S_NNP, S_DUMPABLE, S_SECCOMP, S_FDS, S_FORK,
+	S_SESSION, S_PRIVATE, S_ATTACH, S_PIVOT, S_NODEV, S_PROC, S_MASK, S_RO, S_DEV, S_HOSTNAME, S_LO, S_BOUNDING,
+	S_GROUPS, S_GID, S_UID, S_TTY, S_CAPS, S_AMBIENT, S_NNP, S_DUMPABLE, S_SECCOMP, S_FDS, S_FORK,
 };
 
 /* What the init needs, made by the parent: the init reads it from its copy of our memory. */
@@ -84,7 +94,7 @@ struct spec {
 	char **envp;
 	const char *path;		/* PATH for the search, from envp */
 	const char *hostname;
-	bool privileged, netns, user_set;
+	bool privileged, netns, user_set, tty;
 	uid_t uid;
 	gid_t gid;
 	const gid_t *groups;
@@ -93,6 +103,7 @@ struct spec {
 	unsigned int preserve_fds;
 	bool deny_mount_api;
 	int null_clones[NMASK];		/* detached clones of the host's /dev/null */
+	int tty_sock;			/* tty: the init's end of the socketpair for the master */
 	sigset_t fwd;			/* the signals the init passes on, and SIGCHLD */
 };
 
@@ -281,6 +292,45 @@ static int make_dev(void)
 	return r == -ENODEV ? 0 : r;
 }
 
+/*
+ * A pty of the container's /dev/ptmx, its window size that of our fd 0 (the
+ * caller's) when that is a terminal: the master goes to the parent over @sock,
+ * the slave becomes fds 0-2 (the command's, and the init's own).
+ */
+static int open_tty(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = "t", .iov_len = 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	struct winsize ws;
+	int master, slave, unlock = 0, r = 0;
+
+	master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (master < 0)
+		return -errno;
+	if (ioctl(master, TIOCSPTLCK, &unlock) < 0 ||
+	    (slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
+		r = -errno;
+		close(master);
+		return r;
+	}
+	if (ioctl(0, TIOCGWINSZ, &ws) == 0)
+		ioctl(master, TIOCSWINSZ, &ws);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &master, sizeof(int));
+	if (sendmsg(sock, &mh, MSG_NOSIGNAL) < 0)
+		r = -errno;
+	close(master);
+	for (int fd = 0; r == 0 && fd < 3; fd++)
+		if (dup2(slave, fd) < 0)
+			r = -errno;
+	close(slave);
+	return r;
+}
+
 static int loopback_up(void)
 {
 	struct ifreq ifr = { .ifr_name = "lo" };
@@ -351,12 +401,11 @@ static void __attribute__((noreturn)) init_loop(struct spec *s, pid_t cmd)
 			continue;
 		if (sig != SIGCHLD) {
 			/*
-			 * A signal from the terminal (SI_KERNEL) went to the whole
-			 * foreground process group, CMD included: pass on only what
-			 * a process sent, so CMD sees each signal once.
+			 * No terminal sends the init anything (its session has
+			 * none; a --tty's is CMD's session): every signal here was
+			 * sent by a process, rootasm's forwarding included.
 			 */
-			if (si.si_code != SI_KERNEL)
-				kill(cmd, sig);
+			kill(cmd, sig);
 			continue;
 		}
 		for (;;) {
@@ -377,6 +426,9 @@ static int init_main(void *arg, int *step)
 	struct stat st;
 	pid_t cmd;
 
+	*step = S_SESSION;
+	if (setsid() < 0)
+		return errno_r();
 	*step = S_PRIVATE;
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return errno_r();
@@ -394,6 +446,14 @@ static int init_main(void *arg, int *step)
 	}
 	if (chdir("/") < 0)
 		return errno_r();
+	if (!s->privileged) {
+		/* the tree's device nodes (an image keeps them) open nothing; /dev below is ours */
+		struct mount_attr nodev = { .attr_set = MOUNT_ATTR_NODEV };
+
+		*step = S_NODEV;
+		if (mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &nodev, sizeof(nodev)) < 0)
+			return errno_r();
+	}
 	*step = S_PROC;
 	if (stat("/proc", &st) == 0 && S_ISDIR(st.st_mode)) {
 		int r = mount_fresh("proc", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/proc");
@@ -447,6 +507,15 @@ static int init_main(void *arg, int *step)
 		if (syscall(SYS_setresuid, s->uid, s->uid, s->uid) < 0)
 			return errno_r();
 	}
+	if (s->tty) {
+		/* as the command's uid: the pty is its own */
+		int r;
+
+		*step = S_TTY;
+		if ((r = open_tty(s->tty_sock)) < 0)
+			return r;
+		close(s->tty_sock);
+	}
 	if (!s->privileged) {
 		*step = S_CAPS;
 		if (set_caps(s->caps) < 0)
@@ -493,6 +562,11 @@ static int init_main(void *arg, int *step)
 			fcntl(fd, F_SETFD, 0);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		/* its pty: a session of its own, the pty its controlling terminal */
+		if (s->tty && (setsid() < 0 || ioctl(0, TIOCSCTTY, 0) < 0)) {
+			say("controlling terminal: ", strerrordesc_np(errno), "");
+			_exit(125);
+		}
 		run_cmd(s);
 	}
 	/* the init keeps nothing of the caller's */
@@ -501,6 +575,25 @@ static int init_main(void *arg, int *step)
 }
 
 /* ----------------------------------------------------------------- parent */
+
+/* The pty master the init sent on @sock (it did before it reported "ready"); caller owns it. */
+static int recv_master(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 }, b;
+	struct iovec iov = { .iov_base = &b, .iov_len = 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	int fd;
+
+	if (recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) < 0)
+		return -errno;
+	cm = CMSG_FIRSTHDR(&mh);
+	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int)) ||
+	    (mh.msg_flags & MSG_CTRUNC))
+		return -EBADMSG;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
 
 #define EOPT(o, field, def) \
 	((o) && (o)->size >= offsetof(struct rootasm_exec_opts, field) + sizeof((o)->field) ? (o)->field : (def))
@@ -556,6 +649,7 @@ int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 	const struct ra_exec *x = l ? &l->exec : &defaults;
 	unsigned int flags = EOPT(o, flags, 0u);
 	const char *const *extra = EOPT(o, env, NULL);
+	int *tty_master = EOPT(o, tty_master, NULL);
 	struct spec s = {
 		.tree_fd = tree_fd,
 		.argv = argv,
@@ -571,7 +665,10 @@ int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 		.caps = x->caps_set ? x->caps : RA_OCI_DEFAULT_CAPS,
 		.preserve_fds = EOPT(o, preserve_fds, 0u),
 		.deny_mount_api = x->deny_mount_api,
+		.tty = flags & ROOTASM_EXEC_TTY,
+		.tty_sock = -EBADF,
 	};
+	_cleanup_close_ int tty_sock = -EBADF;
 	struct ra_child ch;
 	struct ra_child_report rep;
 	int r, pidfd;
@@ -586,12 +683,21 @@ int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL,
 				   "struct rootasm_exec_opts.size is %zu: set it to sizeof(struct rootasm_exec_opts)",
 				   o->size);
-	if (flags & ~(ROOTASM_EXEC_PRIVILEGED | ROOTASM_EXEC_NETWORK_NONE | ROOTASM_EXEC_NETWORK_HOST))
+	if (flags & ~(ROOTASM_EXEC_PRIVILEGED | ROOTASM_EXEC_NETWORK_NONE | ROOTASM_EXEC_NETWORK_HOST | ROOTASM_EXEC_TTY))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL, "unknown flags 0x%x",
-				   flags & ~(ROOTASM_EXEC_PRIVILEGED | ROOTASM_EXEC_NETWORK_NONE | ROOTASM_EXEC_NETWORK_HOST));
+				   flags & ~(ROOTASM_EXEC_PRIVILEGED | ROOTASM_EXEC_NETWORK_NONE | ROOTASM_EXEC_NETWORK_HOST |
+					     ROOTASM_EXEC_TTY));
 	if ((flags & ROOTASM_EXEC_NETWORK_NONE) && (flags & ROOTASM_EXEC_NETWORK_HOST))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL,
 				   "ROOTASM_EXEC_NETWORK_NONE and ROOTASM_EXEC_NETWORK_HOST do not go together");
+	/* as the layout's exec.hostname: sethostname() would take '/' and newlines too */
+	if (!rootasm_hostname_ok(s.hostname))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL,
+				   "hostname '%s' (--hostname): expected 1-64 of letters, digits, '.', '-', "
+				   "not first '-' or '.'", s.hostname);
+	if ((flags & ROOTASM_EXEC_TTY) && !tty_master)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL,
+				   "ROOTASM_EXEC_TTY needs struct rootasm_exec_opts.tty_master");
 	if (!argv || !argv[0] || !argv[0][0])
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL, "no command");
 	if (s.preserve_fds > 65536)
@@ -603,6 +709,16 @@ int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 	if (!s.envp)
 		return ra_oom(e, "exec environment");
 	r = 0;
+	if (s.tty) {
+		int sp[2];
+
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+			r = ra_err(e, errno, -EBADF, "socketpair", NULL, "for the pty");
+		} else {
+			tty_sock = sp[0];
+			s.tty_sock = sp[1];
+		}
+	}
 	if (!s.privileged) {
 		/* the masks: detached clones of our /dev/null, moved onto /proc files in the container */
 		for (size_t i = 0; r == 0 && i < NMASK; i++) {
@@ -626,6 +742,7 @@ int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 	}
 	for (size_t i = 0; i < NMASK; i++)
 		close_fdp(&s.null_clones[i]);
+	close_fdp(&s.tty_sock);
 	free(s.envp);
 	if (r < 0)
 		return r;
@@ -633,6 +750,15 @@ int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 		 s.netns ? ", network none" : "");
 	/* the init reports "ready" once the sandbox is up, or why it is not */
 	r = ra_child_read_report(&ch, &rep);
+	if (r > 0 && rep.err == 0 && s.tty) {
+		int master = recv_master(tty_sock);
+
+		if (master < 0) {
+			ra_child_kill(&ch);
+			return ra_err(e, master, -EBADF, "exec", NULL, "the pty's master did not come back from the init");
+		}
+		*tty_master = master;
+	}
 	if (r > 0 && rep.err == 0) {
 		pidfd = take_fd(ch.pidfd);
 		ra_child_kill(&ch);	/* closes the pipes only: the pidfd is taken */

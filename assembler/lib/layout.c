@@ -1053,15 +1053,6 @@ static bool env_ok(const char *s)
 	return true;
 }
 
-/* A hostname as sethostname() and RFC 1123 take it: 1-64 of [A-Za-z0-9.-], no leading '-' or '.'. */
-static bool hostname_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	return n && n <= 64 && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") == n &&
-	       s[0] != '-' && s[0] != '.';
-}
-
 static int parse_exec(struct pctx *p, struct ynode *m, struct rootasm_layout *l)
 {
 	static const char *const keys[] = { "deny_mount_api", "privileged", "uid", "gid", "groups", "capabilities",
@@ -1131,7 +1122,7 @@ static int parse_exec(struct pctx *p, struct ynode *m, struct rootasm_layout *l)
 	if ((v = lookup(p, m, "hostname"))) {
 		if ((r = get_string(p, v, "exec.hostname", &s)) < 0)
 			bad = r;
-		else if (!hostname_ok(s))
+		else if (!rootasm_hostname_ok(s))
 			bad = perr(p, v, "exec.hostname", "expected a hostname (1-64 of letters, digits, '.', '-'), got '%s'", s);
 		else if (!(x->hostname = strdup(s)))
 			return poom(p, "parse hostname");

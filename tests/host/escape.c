@@ -16,6 +16,9 @@
  *   escape userns         unshare, clone and clone3 with CLONE_NEWUSER
  *   escape status         CapEff, CapBnd, NoNewPrivs and Seccomp of this process
  *   escape abi            which ABIs this kernel runs: "i386 yes|no", "x32 yes|no" (getpid through each)
+ *   escape tty            TIOCSTI (push "x" into a terminal's input) on fd 0 and on /dev/tty (the
+ *                         controlling terminal, if any); then "tty_nr N" (of /proc/self/stat: 0 is
+ *                         no controlling terminal)
  *
  * A kernel without IA32 emulation answers int $0x80 with a fault: that is
  * caught and reported as "denied ...: NOABI".
@@ -31,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -135,6 +139,25 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "abi")) {
 		printf("i386 %s\n", int80(20 /* getpid */, 0, 0, 0, 0, 0) > 0 ? "yes" : "no");
 		printf("x32 %s\n", syscall(39 /* getpid */ | X32_BIT) > 0 ? "yes" : "no");
+		return 0;
+	}
+	if (!strcmp(argv[1], "tty")) {
+		char stat[1024] = "", *rp;
+		int fd, tty_nr = -1, n;
+
+		report(ioctl(0, TIOCSTI, "x"), "tiocsti fd 0");
+		fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+		report(fd, "open /dev/tty");
+		if (fd >= 0)
+			report(ioctl(fd, TIOCSTI, "x"), "tiocsti /dev/tty");
+		fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+		n = fd < 0 ? -1 : read(fd, stat, sizeof(stat) - 1);
+		stat[n > 0 ? n : 0] = '\0';
+		/* "pid (comm) state ppid pgrp session tty_nr ..." */
+		rp = strrchr(stat, ')');
+		if (!rp || sscanf(rp + 1, " %*c %*d %*d %*d %d", &tty_nr) != 1)
+			return 1;
+		printf("tty_nr %d\n", tty_nr);
 		return 0;
 	}
 	if (!strcmp(argv[1], "status")) {

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/capability.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -22,8 +23,10 @@
 #include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/loop.h>
 
 #include "harness.h"
 #include "rootasm.h"
@@ -1373,6 +1376,185 @@ TEST(exec_container_dies_with_rootasm)
 		if (ms_since(&t0) > 1000)
 			FAILF("the container took %ld ms to go after %s", ms_since(&t0), strsignal(sigs[i]));
 	}
+}
+
+/* Run @argv with @input on its stdin (a pipe, closed after @input): as run_full() otherwise. */
+static int run_in(const char *input, char **out, char **err, int secs, const char *const *argv)
+{
+	int p[2], saved, r;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		FAILF("pipe");
+	if (write(p[1], input, strlen(input)) != (ssize_t)strlen(input))
+		FAILF("write stdin");
+	close(p[1]);
+	saved = fcntl(0, F_DUPFD_CLOEXEC, 10);
+	if (saved < 0 || dup2(p[0], 0) < 0)
+		FAILF("dup2 stdin");
+	close(p[0]);
+	r = run_full(out, err, -1, secs, argv);
+	dup2(saved, 0);
+	close(saved);
+	return r;
+}
+
+#define RUN_IN(input, out, err, ...) run_in(input, out, err, 20, (const char *const[]){ bin, __VA_ARGS__, NULL })
+
+/*
+ * bubblewrap's CVE-2017-5226: a command that shares the caller's controlling
+ * terminal pushes input into the caller's shell with TIOCSTI. rootasm exec runs
+ * here with a pty of ours as its controlling terminal and stdio.
+ */
+TEST(exec_command_cannot_reach_the_callers_terminal)
+{
+	char out[4096] = "", *legacy;
+	struct termios t;
+	struct timespec t0;
+	int master, slave, status, queued = -1;
+	size_t ol = 0;
+	pid_t pid;
+
+	need_escape();
+	layoutf("x5.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
+	master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	ASSERT_TRUE(master >= 0);
+	ASSERT_EQ(unlockpt(master), 0);
+	slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	ASSERT_TRUE(slave >= 0);
+	/* raw: a pushed byte is input at once (no line to wait for), and is not echoed */
+	ASSERT_EQ(tcgetattr(slave, &t), 0);
+	cfmakeraw(&t);
+	ASSERT_EQ(tcsetattr(slave, TCSANOW, &t), 0);
+	pid = fork();
+	if (pid == 0) {
+		if (setsid() < 0 || ioctl(slave, TIOCSCTTY, 0) < 0)
+			_exit(126);
+		for (int i = 0; i < 3; i++)
+			dup2(slave, i);
+		execl(bin, bin, "exec", path("x5.yaml"), "--", "/bin/escape", "tty", (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	/* what the command printed, through the pty (its last line is tty_nr) */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!strstr(out, "tty_nr") && ol < sizeof(out) - 1 && ms_since(&t0) < 5000) {
+		struct pollfd pf = { master, POLLIN, 0 };
+		ssize_t n;
+
+		if (poll(&pf, 1, 100) <= 0)
+			continue;
+		n = read(master, out + ol, sizeof(out) - 1 - ol);
+		if (n <= 0)
+			break;
+		ol += n;
+		out[ol] = '\0';
+	}
+	fprintf(stderr, "  %s", out);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* nothing was pushed into our terminal's input */
+	ASSERT_EQ(ioctl(slave, FIONREAD, &queued), 0);
+	ASSERT_EQ(queued, 0);
+	/* the command has no controlling terminal: not ours, and /dev/tty is none */
+	ASSERT_CONTAINS(out, "tty_nr 0\n");
+	ASSERT_CONTAINS(out, "denied open /dev/tty: ENXIO");
+	/* where the kernel still takes TIOCSTI from a process without CAP_SYS_ADMIN, it is refused */
+	legacy = slurp("/proc/sys/dev/tty/legacy_tiocsti");
+	if (legacy && atoi(legacy) == 1)
+		ASSERT_CONTAINS(out, "denied tiocsti fd 0: EPERM");
+	else
+		fprintf(stderr, "  (dev.tty.legacy_tiocsti is off: TIOCSTI is refused to every process without CAP_SYS_ADMIN)\n");
+	close(slave);
+	close(master);
+}
+
+TEST(exec_tty_gives_the_command_a_terminal_of_its_own)
+{
+	char *out, *err;
+
+	layoutf("x6.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
+	/* stdin and stdout are pipes here: the command's are a pty, its controlling terminal */
+	ASSERT_EQ(RUN_IN("", &out, &err, "exec", "--tty", path("x6.yaml"), "--", "/bin/sh", "-c",
+			 "busybox tty; test -t 0 && test -t 1 && test -t 2 && echo isatty; echo ctty > /dev/tty; exit 3"), 3);
+	ASSERT_CONTAINS(out, "/dev/pts/");
+	ASSERT_CONTAINS(out, "isatty");
+	ASSERT_CONTAINS(out, "ctty");
+	/* our stdin reaches it; the end of it is the terminal's end-of-file */
+	ASSERT_EQ(RUN_IN("hello\n", &out, &err, "exec", "--tty", path("x6.yaml"), "--", "/bin/sh", "-c",
+			 "read x && echo got:$x"), 0);
+	ASSERT_CONTAINS(out, "got:hello");
+	ASSERT_EQ(RUN_IN("a\nb", &out, &err, "exec", "--tty", path("x6.yaml"), "--", "/bin/cat"), 0);
+	/* the command and its exit status, as without --tty */
+	ASSERT_EQ(RUN_IN("", &out, &err, "exec", "--tty", path("x6.yaml"), "--", "/nonexistent"), 127);
+	ASSERT_CONTAINS(out, "/nonexistent");
+	ASSERT_EQ(RUN_IN("", &out, &err, "exec", "--tty", path("x6.yaml"), "--", "/bin/sh", "-c", "kill -9 $$"), 137);
+	/* without --tty the command has none */
+	ASSERT_EQ(RUN_IN("", &out, &err, "exec", path("x6.yaml"), "--", "/bin/sh", "-c", "test -t 0 || echo notatty"), 0);
+	ASSERT_CONTAINS(out, "notatty");
+}
+
+/* A device node in a layer (an imported image keeps them) opens no host device. */
+TEST(exec_tree_is_nodev)
+{
+	char node[64], *out, *err;
+	struct stat st;
+	int ctl, n;
+
+	need_escape();
+	/* a block device of the host: a free loop device (it opens even unbound) */
+	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	ASSERT_TRUE(ctl >= 0);
+	n = ioctl(ctl, LOOP_CTL_GET_FREE);
+	close(ctl);
+	ASSERT_TRUE(n >= 0);
+	snprintf(node, sizeof(node), "/dev/loop%d", n);
+	ASSERT_EQ(stat(node, &st), 0);
+	ASSERT_TRUE(S_ISBLK(st.st_mode));
+	sh("mkdir -p %s/lnodev", fix);
+	ASSERT_EQ(mknod(path("lnodev/blk"), S_IFBLK | 0600, st.st_rdev), 0);
+	layoutf("x7.yaml", "version: 1\nlayers:\n  - dir: l1\n  - dir: lnodev\nupper: { tmpfs: {} }\n");
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", path("x7.yaml"), "--", "/bin/escape", "fd", "-100", "/blk"), 0);
+	ASSERT_CONTAINS(out, "denied fd: EACCES");
+	/* rootasm's own /dev still works */
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", path("x7.yaml"), "--", "/bin/sh", "-c",
+			  "echo x > /dev/null && head -c 3 /dev/zero | wc -c"), 0);
+	ASSERT_CONTAINS(out, "3\n");
+	/* --privileged turns it off: the same node opens the host's device */
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", "--privileged", path("x7.yaml"), "--", "/bin/escape", "fd", "-100",
+			  "/blk"), 0);
+	ASSERT_CONTAINS(out, "ESCAPED fd");
+}
+
+/* --hostname is checked as the layout's exec.hostname is. */
+TEST(exec_hostname_option_is_checked)
+{
+	static const char *const bad[] = { "a/b", "a\nb", "-a", "", "x2345678901234567890123456789012345678901234567890123456789012345" };
+	char *out, *err;
+
+	layoutf("x8.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
+	for (size_t i = 0; i < ARRAY_SIZE_(bad); i++) {
+		ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", "--hostname", bad[i], path("x8.yaml"), "--", "/bin/sh", "-c",
+				  "true"), 125);
+		ASSERT_CONTAINS(err, "--hostname");
+		/* one line */
+		ASSERT_TRUE(strchr(err, '\n') == err + strlen(err) - 1);
+	}
+	ASSERT_EQ(mounts_under(fix), 0);
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", "--hostname", "web-1.example", path("x8.yaml"), "--", "/bin/sh", "-c",
+			  "cat /proc/sys/kernel/hostname"), 0);
+	ASSERT_CONTAINS(out, "web-1.example\n");
+}
+
+/* A setup step that fails is named, with the kernel's errno: here /dev is a file in the tree. */
+TEST(exec_setup_failure_names_its_step)
+{
+	char *out, *err;
+
+	sh("mkdir -p %s/ldevfile && : > %s/ldevfile/dev", fix, fix);
+	layoutf("x9.yaml", "version: 1\nlayers:\n  - dir: l1\n  - dir: ldevfile\nupper: { tmpfs: {} }\n");
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", path("x9.yaml"), "--", "/bin/sh", "-c", "true"), 125);
+	ASSERT_CONTAINS(err, "rootasm: exec mount /dev: ");
+	ASSERT_TRUE(strchr(err, '\n') == err + strlen(err) - 1);
+	ASSERT_EQ(mounts_under(fix), 0);
 }
 
 TEST(rootless_image_layer_is_not_permitted_not_missing)

@@ -62,6 +62,8 @@ t "" rootasm exec --env ""
 has true rootasm exec --env A=1 --network none a.yaml tru
 has true rootasm exec --env = A = 1 a.yaml tru
 has --privileged rootasm exec --p
+has --tty rootasm exec --t
+has true rootasm exec --tty a.yaml tru
 t "" rootasm assemble a.yaml --send-fd-fd ""
 t "a.yaml b.json c.yml rootfs sub" rootasm check ""
 t "a.yaml" rootasm assemble --attach rootfs a

@@ -66,6 +66,7 @@ static void test_struct_layout(void **state)
 	OFF(rootasm_exec_opts, preserve_fds, 12);
 	OFF(rootasm_exec_opts, env, 16);
 	OFF(rootasm_exec_opts, hostname, 24);
+	OFF(rootasm_exec_opts, tty_master, 32);
 
 	OFF(rootasm_send_opts, size, 0);
 	OFF(rootasm_send_opts, flags, 8);
@@ -189,6 +190,23 @@ static void test_exec_send_opts(void **state)
 	nx.future[1] = 1;
 	assert_int_equal(rootasm_exec_start(NULL, NULL, -1, argv, &nx.o, &e), -E2BIG);
 	assert_int_equal(e.kind, ROOTASM_ERROR_USAGE);
+	/* a terminal needs somewhere to put its master: a caller of the smaller struct has none */
+	x.size = offsetof(struct rootasm_exec_opts, tty_master);
+	x.flags = ROOTASM_EXEC_TTY;
+	assert_int_equal(rootasm_exec_start(NULL, NULL, -1, argv, &x, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "tty_master"));
+	/* the hostname: the rule of the layout's exec.hostname */
+	x.size = sizeof(x);
+	x.flags = 0;
+	x.hostname = "a/b";
+	assert_int_equal(rootasm_exec_start(NULL, NULL, -1, argv, &x, &e), -EINVAL);
+	assert_int_equal(e.kind, ROOTASM_ERROR_USAGE);
+	assert_non_null(strstr(e.msg, "hostname 'a/b'"));
+	x.hostname = NULL;
+	assert_true(rootasm_hostname_ok("web-1.example") && rootasm_hostname_ok("a"));
+	assert_false(rootasm_hostname_ok("") || rootasm_hostname_ok("a\nb") || rootasm_hostname_ok("-a") ||
+		     rootasm_hostname_ok(".a") || rootasm_hostname_ok("a_b") ||
+		     rootasm_hostname_ok("x2345678901234567890123456789012345678901234567890123456789012345"));
 
 	assert_int_equal(rootasm_send_fd(-1, "/nonexistent/socket", &so, &e), -EINVAL);
 	assert_non_null(strstr(e.msg, "unknown flags 0x100"));
