@@ -859,6 +859,66 @@ TEST(bundle_cleanup_trusts_no_annotation)
 	ASSERT_EQ(run(NULL, "cmp %s/B/config.json %s/config.orig", fix, fix), 0);
 }
 
+TEST(bundle_records_only_root_can_write)
+{
+	const char *layout;
+	char *out;
+
+	fresh();
+	layout = import_small();
+	mkbundle(layout, false, NULL, "true");
+	/* made on first use: root's, 0700 */
+	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 0);
+	ASSERT_EQ(run(&out, "stat -c '%%u %%a' %s/run/bundles && ls %s/run/bundles | wc -l", fix, fix), 0);
+	ASSERT_STR(out, "0 700\n1\n");
+	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_EQ(run(&out, "ls -A %s/run/bundles | wc -l", fix), 0);
+	ASSERT_EQ(atoi(out), 0);
+	/* writable by others, another's, a symlink: refused before anything is mounted */
+	sh("chmod 0733 %s/run/bundles", fix);
+	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 1);
+	ASSERT_CONTAINS(out, "/run/bundles");
+	ASSERT_CONTAINS(out, "nobody else can write");
+	ASSERT_EQ(count_mounts_under(fix), 0);
+	sh("chmod 0700 %s/run/bundles && chown 1000 %s/run/bundles", fix, fix);
+	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 1);
+	ASSERT_CONTAINS(out, "owned by uid 1000");
+	sh("mv %s/run/bundles %s/run/elsewhere && chown 0 %s/run/elsewhere && ln -s elsewhere %s/run/bundles", fix, fix,
+	   fix, fix);
+	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 1);
+	ASSERT_CONTAINS(out, "symbolic link");
+	ASSERT_EQ(count_mounts_under(fix), 0);
+	ASSERT_EQ(run(NULL, "cmp %s/B/config.json %s/config.orig && test ! -e %s/B/.rootasm && "
+		      "test -z \"$(ls -A %s/B/rootfs)\"", fix, fix, fix, fix), 0);
+}
+
+TEST(bundle_prepare_that_fails_leaves_nothing)
+{
+	const char *layout;
+	char *out;
+
+	fresh();
+	layout = import_small();
+	/* a bind volume whose source is missing: the assembly fails after root.path was made */
+	mkbundle(layout, false,
+		 "c['mounts'].append({'destination': '/gone', 'type': 'bind', 'source': '/nonexistent-rootasm', "
+		 "'options': ['rbind']})\n", "true");
+	ASSERT_TRUE(run(&out, "%s bundle prepare %s/B", bin, fix) != 0);
+	ASSERT_CONTAINS(out, "/nonexistent-rootasm");
+	ASSERT_TRUE(strchr(out, '\n') == out + strlen(out) - 1);
+	ASSERT_EQ(count_mounts_under(fix), 0);
+	ASSERT_EQ(run(NULL, "cmp %s/B/config.json %s/config.orig && test ! -e %s/B/.rootasm && test ! -e %s/B/rootfs "
+		      "&& test -z \"$(ls -A %s/run/bundles)\"", fix, fix, fix, fix, fix), 0);
+	/* and a .rootasm of the owner's that is in the way (a file): no record, no mount */
+	sh("cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); c['mounts'].pop(); "
+	   "json.dump(c, open('config.json', 'w'))\" && cp config.json ../config.orig && echo x > .rootasm", fix);
+	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 2);
+	ASSERT_CONTAINS(out, "/B/.rootasm");
+	ASSERT_EQ(count_mounts_under(fix), 0);
+	ASSERT_EQ(run(NULL, "cmp %s/B/config.json %s/config.orig && test ! -e %s/B/rootfs && "
+		      "test -z \"$(ls -A %s/run/bundles)\"", fix, fix, fix, fix), 0);
+}
+
 TEST(tar_cut_in_its_last_padding_is_taken_cut_in_data_is_not)
 {
 	char *out;
