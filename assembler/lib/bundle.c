@@ -12,16 +12,18 @@
  *               root.readonly stays for the runtime, which remounts the root
  *               read-only once it made its own mount points
  *            -> assembled detached (bundle_assemble(): the one place)
+ *            -> the record RUN_DIR/bundles/DEV-INO.json (the tree's unique
+ *               mount id, root.path), published with linkat: also the lock
  *            -> BUNDLE/.rootasm/config.json (the original, byte for byte),
  *               BUNDLE/.rootasm/layout.json (what was assembled)
- *            -> the record RUN_DIR/bundles/DEV-INO.json (the tree's unique
- *               mount id), then one move_mount onto root.path
+ *            -> one move_mount onto root.path
  *            -> config.json rewritten without the mounts rootasm made, with
  *               the annotation org.rootasm.prepared (the mount id: for people
  *               to read, never read back)
  *   cleanup  detach the mount the record names if the mount at the record's
  *            root.path is still that one (same unique mount id), restore
- *            config.json, remove .rootasm/ and the record
+ *            config.json (none saved: prepare died before it changed it),
+ *            remove .rootasm/ and the record
  *
  * Whom to trust: the caller (root) names the bundle, the layout and the
  * upper; the bundle belongs to its owner, who may be anyone. So the bundle
@@ -84,6 +86,8 @@ struct bundle {
 	int records;			/* O_PATH of RUN_DIR/bundles, or -EBADF */
 	char *records_path;
 	char record[64];		/* DEV-INO.json */
+	char shown[4][PATH_MAX];	/* in_bundle()'s */
+	unsigned int nshown;
 };
 
 static void bundle_done(struct bundle *b)
@@ -96,18 +100,16 @@ static void bundle_done(struct bundle *b)
 
 #define USAGE(e, b, err, path, ...) ra_err_kind(e, ROOTASM_ERROR_USAGE, err, (b)->op, path, __VA_ARGS__)
 
-/* @rel (a path inside the bundle) as the caller sees it; static, one of 4 rotating buffers. */
-static const char *in_bundle(const struct bundle *b, const char *rel)
+/* @rel (a path inside the bundle) as the caller sees it, in one of b->shown's rotating buffers. */
+static const char *in_bundle(struct bundle *b, const char *rel)
 {
-	static __thread char buf[4][PATH_MAX];
-	static __thread unsigned int i;
+	char *buf = b->shown[b->nshown++ % ARRAY_SIZE(b->shown)];
 
-	i = (i + 1) % 4;
 	if (rel[0] == '/')
-		snprintf(buf[i], sizeof(buf[i]), "%s", rel);
+		snprintf(buf, PATH_MAX, "%s", rel);
 	else
-		snprintf(buf[i], sizeof(buf[i]), "%s/%s", b->path, rel);
-	return buf[i];
+		snprintf(buf, PATH_MAX, "%s/%s", b->path, rel);
+	return buf;
 }
 
 /*
@@ -131,7 +133,7 @@ static int beneath(int dirfd, const char *rel, int flags)
 }
 
 /* The error for @rel (@what: how the bundle names it) that beneath() refused with @err. */
-static int beneath_err(const struct bundle *b, int err, const char *rel, const char *what, struct rootasm_error *e)
+static int beneath_err(struct bundle *b, int err, const char *rel, const char *what, struct rootasm_error *e)
 {
 	const char *p = in_bundle(b, rel);
 
@@ -178,7 +180,7 @@ static int bundle_open(struct bundle *b, const char *dir, struct rootasm_error *
 }
 
 /* Only root may write what cleanup believes: a directory of root's that nobody else can write. */
-static int check_private(const struct bundle *b, int fd, const char *path, struct rootasm_error *e)
+static int check_private(struct bundle *b, int fd, const char *path, struct rootasm_error *e)
 {
 	struct stat st;
 
@@ -238,7 +240,7 @@ static int records_open(struct bundle *b, bool create, struct rootasm_error *e)
 }
 
 /* Read @rel beneath @dirfd: a regular file of at most @max bytes, through no symlink. Caller frees *ret. */
-static int read_beneath(const struct bundle *b, int dirfd, const char *rel, const char *shown, size_t max, char **ret,
+static int read_beneath(struct bundle *b, int dirfd, const char *rel, const char *shown, size_t max, char **ret,
 			size_t *ret_len, struct rootasm_error *e)
 {
 	_cleanup_close_ int pfd = -EBADF, fd = -EBADF;
@@ -266,7 +268,7 @@ static int read_beneath(const struct bundle *b, int dirfd, const char *rel, cons
 }
 
 /* @buf as one JSON object, strictly (duplicate keys and NUL refused). */
-static int parse_object(const struct bundle *b, const char *buf, size_t len, const char *shown, json_t **ret,
+static int parse_object(struct bundle *b, const char *buf, size_t len, const char *shown, json_t **ret,
 			struct rootasm_error *e)
 {
 	json_error_t je;
@@ -290,7 +292,7 @@ static int parse_object(const struct bundle *b, const char *buf, size_t len, con
  * name in the same directory (O_EXCL: nothing followed), fsync, renameat
  * (which replaces @name itself, symlink or not).
  */
-static int write_at(const struct bundle *b, int dirfd, const char *name, const char *shown, const char *buf,
+static int write_at(struct bundle *b, int dirfd, const char *name, const char *shown, const char *buf,
 		    size_t len, struct rootasm_error *e)
 {
 	_cleanup_close_ int fd = -EBADF;
@@ -560,7 +562,7 @@ static int detach_fd(int fd)
  * root.path as a path beneath the bundle: relative as it is, absolute when
  * it names a place inside the bundle's absolute path. Caller frees *ret.
  */
-static int root_rel(const struct bundle *b, const char *root, char **ret, struct rootasm_error *e)
+static int root_rel(struct bundle *b, const char *root, char **ret, struct rootasm_error *e)
 {
 	size_t n = strlen(b->path);
 	const char *rel = root;
@@ -587,7 +589,7 @@ static int root_rel(const struct bundle *b, const char *root, char **ret, struct
  * bundle, through no symlink, not the bundle itself, not a mount point.
  * *@made: whether prepare made it (@parent and @name to remove it again).
  */
-static int root_open(const struct bundle *b, const char *rel, const char *shown, bool *made, int *ret_parent,
+static int root_open(struct bundle *b, const char *rel, const char *shown, bool *made, int *ret_parent,
 		     char **ret_name, struct rootasm_error *e)
 {
 	_cleanup_free_ char *dir = strdup(rel);
@@ -652,7 +654,7 @@ static int root_open(const struct bundle *b, const char *rel, const char *shown,
  * layout prepare made (every host path in it absolute), named @name in
  * messages. Returns the tree's fd (the caller owns it).
  */
-static int bundle_assemble(struct rootasm_ctx *ctx, const struct bundle *b, const char *text, size_t len,
+static int bundle_assemble(struct rootasm_ctx *ctx, struct bundle *b, const char *text, size_t len,
 			   const char *name, struct rootasm_error *e)
 {
 	/*
@@ -740,7 +742,7 @@ void rootasm_bundle_result_free(struct rootasm_bundle_result *res)
 }
 
 /* Read the layout @path (relative: beneath the bundle) into @ret, its absolute name in *@shown. */
-static int read_layout(const struct bundle *b, const char *path, json_t **ret, char **shown, struct rootasm_error *e)
+static int read_layout(struct bundle *b, const char *path, json_t **ret, char **shown, struct rootasm_error *e)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
@@ -775,7 +777,7 @@ static int read_layout(const struct bundle *b, const char *path, json_t **ret, c
 }
 
 /* Remove what prepare wrote in .rootasm/ (and .rootasm/ itself when it made it). */
-static void state_remove(const struct bundle *b, int state, bool made)
+static void state_remove(struct bundle *b, int state, bool made)
 {
 	unlinkat(state, "layout.json", 0);
 	unlinkat(state, "config.json", 0);
