@@ -29,7 +29,8 @@
  *    version node of the linker script (librootasm.map). Within one soname a
  *    function is added, never changed or removed; a new one goes to the node
  *    of the release that adds it.
- *  - Option structs (rootasm_load_opts, rootasm_exec_opts, rootasm_send_opts)
+ *  - Option structs (rootasm_load_opts, rootasm_exec_opts, rootasm_send_opts,
+ *    rootasm_bundle_opts)
  *    begin with "size": set it to sizeof() of the struct as your header
  *    declares it. The library reads only the first @size bytes; fields past
  *    them take their documented defaults, and a zeroed field always is the
@@ -40,7 +41,7 @@
  *    flags is refused with EINVAL.
  *  - Unknown flag bits are refused with EINVAL, never ignored.
  *  - Structs the library fills (rootasm_error, rootasm_exec_result,
- *    rootasm_mount_event) end in reserved space that the library zeroes:
+ *    rootasm_mount_event, rootasm_bundle_result) end in reserved space that the library zeroes:
  *    new fields take it over, so their size stays the same within a soname.
  *  - Enums only grow at the end. A caller treats an unknown error kind as
  *    ROOTASM_ERROR_RUNTIME; no public array is sized by an enum (ask
@@ -597,6 +598,62 @@ struct rootasm_import_result {
 int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_import_opts *opts,
 		   struct rootasm_import_result *res, struct rootasm_error *e);
 void rootasm_import_result_free(struct rootasm_import_result *res);
+
+/* ---------------------------------------------------------- OCI bundles */
+
+/*
+ * The root filesystem of an OCI runtime bundle (BUNDLE/config.json and its
+ * root.path), assembled by rootasm for crun or runc; called by root, for a
+ * bundle that may belong to anyone (rootasm(1), "bundle", says what is done).
+ *
+ * rootasm_bundle_prepare() assembles the layout (opts->layout, else the
+ * config's annotation "org.rootasm.layout") with the config's bind and tmpfs
+ * mounts as volumes and linux.uidMappings/gidMappings as idmapped layers,
+ * attaches the tree at root.path with one move_mount, keeps the original
+ * config.json as BUNDLE/.rootasm/config.json and rewrites config.json without
+ * the mounts rootasm made, with the annotation "org.rootasm.prepared" (the
+ * tree's unique mount id, for people: never read back).
+ * rootasm_bundle_cleanup() detaches that tree if the mount at root.path is
+ * still it (same unique mount id), restores config.json byte for byte and
+ * removes BUNDLE/.rootasm.
+ *
+ * The bundle directory is opened once; config.json, .rootasm/ and root.path
+ * are reached from it with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+ * RESOLVE_NO_MAGICLINKS): a symlink in the bundle, or a root.path outside it,
+ * is refused (ROOTASM_ERROR_USAGE naming the path). What prepare attached is
+ * recorded in $ROOTASM_RUN_DIR/bundles/DEV-INO.json (default /run/rootasm;
+ * the variable is for tests), a directory of root's that nobody else may
+ * write, keyed by the bundle directory's st_dev and st_ino: cleanup believes
+ * that record, never config.json. On failure nothing is left behind (no
+ * mount, no record, no file of .rootasm/, no root.path it made).
+ */
+struct rootasm_bundle_opts {
+	size_t size;			/* sizeof(struct rootasm_bundle_opts) */
+	unsigned int flags;		/* none yet: 0 */
+	const char *layout;		/* prepare: the layout (relative: beneath the bundle); NULL: the annotation */
+	const char *upper;		/* prepare: absolute; writes go to UPPER/upper instead of the layout's upper */
+};
+
+/* What was done; the library fills it (zeroed first, also on failure); free with rootasm_bundle_result_free(). */
+struct rootasm_bundle_result {
+	char *root;			/* the absolute path of root.path */
+	char *layout;			/* prepare: the layout's absolute path */
+	unsigned long long mnt_id;	/* the tree's unique mount id (cleanup: 0 when nothing was detached) */
+	char **rootasm_mounts;		/* prepare: the config's mounts rootasm made (destinations, in order) */
+	size_t n_rootasm_mounts;
+	char **runtime_mounts;		/* prepare: those left in config.json for the runtime */
+	size_t n_runtime_mounts;
+	bool detached;			/* cleanup: the tree was detached (false: it was not attached, left alone) */
+	unsigned long long reserved[4];	/* zeroed; later fields come out of it */
+};
+
+/* @opts and @res may be NULL. */
+int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, const struct rootasm_bundle_opts *opts,
+			   struct rootasm_bundle_result *res, struct rootasm_error *e);
+/* @opts may be NULL; its layout and upper must be. */
+int rootasm_bundle_cleanup(struct rootasm_ctx *ctx, const char *bundle_dir, const struct rootasm_bundle_opts *opts,
+			   struct rootasm_bundle_result *res, struct rootasm_error *e);
+void rootasm_bundle_result_free(struct rootasm_bundle_result *res);
 
 #if defined(__GNUC__) && __GNUC__ >= 4
 #pragma GCC visibility pop

@@ -126,7 +126,7 @@ static char *P(const char *fmt, ...)
 /* Each test starts without a store or a mount point of the earlier ones. */
 static void fresh(void)
 {
-	sh("cd %s && rm -rf st m k realstore linkstore B up vol config.orig", fix);
+	sh("cd %s && rm -rf st m k realstore linkstore B up vol config.orig victim run", fix);
 }
 
 static char *oci_ref(const char *img)
@@ -708,6 +708,217 @@ TEST(bundle_mounts_rootasm_cannot_make_stay_with_the_runtime)
 	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
 }
 
+/* Bundles belong to their users; rootasm runs as root. What a bundle's owner controls must not reach further. */
+
+/* The one-line refusal of a bundle command naming @want, exit status 2; then @victim still has @mounts mounts. */
+static void expect_bundle_refused(const char *cmd, const char *want, const char *victim, int mounts)
+{
+	int st;
+	char *out;
+
+	st = run(&out, "%s bundle %s %s/B", bin, cmd, fix);
+	ASSERT_EQ(count_mounts_under(victim), mounts);
+	ASSERT_EQ(st, 2);
+	ASSERT_CONTAINS(out, want);
+	ASSERT_TRUE(strchr(out, '\n') == out + strlen(out) - 1);
+}
+
+/* Set config.json's @key (a Python expression on c) to @val (a Python expression). */
+static void config_set(const char *key, const char *val)
+{
+	sh("cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); %s = %s; "
+	   "json.dump(c, open('config.json', 'w'), indent=1)\"", fix, key, val);
+}
+
+TEST(bundle_root_path_outside_the_bundle_is_refused)
+{
+	const char *layout;
+	char rp[4200];
+	/* '@': the fixture directory */
+	const char *const forms[] = { "@/victim", "../victim", "@/B/../victim", "../../../../../../../../..@/victim",
+				      "link/sub", "link" };
+
+	fresh();
+	layout = import_small();
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		char val[4300];
+
+		const char *at = strchr(forms[i], '@');
+
+		if (at)
+			snprintf(rp, sizeof(rp), "%.*s%s%s", (int)(at - forms[i]), forms[i], fix, at + 1);
+		else
+			snprintf(rp, sizeof(rp), "%s", forms[i]);
+		sh("cd %s && rm -rf victim && mkdir -p victim/sub && echo mine > victim/f", fix);
+		mkbundle(layout, false, NULL, "true");
+		sh("ln -s ../victim %s/B/link", fix);
+		snprintf(val, sizeof(val), "'%s'", rp);
+		config_set("c['root']['path']", val);
+		sh("cp %s/B/config.json %s/config.orig", fix, fix);
+		/* nothing attached over the victim (nor anywhere), nothing written */
+		expect_bundle_refused("prepare", rp, P("victim"), 0);
+		ASSERT_EQ(count_mounts_under(fix), 0);
+		ASSERT_STR(slurp(P("victim/f")), "mine\n");
+		ASSERT_TRUE(access(P("B/.rootasm"), F_OK) < 0);
+		ASSERT_EQ(run(NULL, "cmp %s/B/config.json %s/config.orig && test -z \"$(ls -A %s/victim/sub)\"", fix,
+			      fix, fix), 0);
+	}
+}
+
+TEST(bundle_symlinks_in_the_bundle_are_refused)
+{
+	const char *layout;
+	char *out;
+	int st;
+
+	fresh();
+	layout = import_small();
+	/* .rootasm a symlink to a directory of someone else's: its config.json must stay */
+	mkbundle(layout, false, NULL, "true");
+	sh("mkdir -p %s/victim && echo victim-config > %s/victim/config.json && ln -s ../victim %s/B/.rootasm",
+	   fix, fix, fix);
+	st = run(&out, "%s bundle prepare %s/B", bin, fix);
+	ASSERT_STR(slurp(P("victim/config.json")), "victim-config\n");
+	ASSERT_EQ(st, 2);
+	ASSERT_CONTAINS(out, "/B/.rootasm");
+	ASSERT_TRUE(strchr(out, '\n') == out + strlen(out) - 1);
+	ASSERT_EQ(run(&out, "ls -A %s/victim", fix), 0);
+	ASSERT_STR(out, "config.json\n");
+	ASSERT_EQ(count_mounts_under(fix), 0);
+	ASSERT_EQ(run(NULL, "cmp %s/B/config.json %s/config.orig", fix, fix), 0);
+	/* config.json a symlink: not read through it */
+	sh("cd %s/B && rm .rootasm && mv config.json ../config.real && ln -s ../config.real config.json", fix);
+	expect_bundle_refused("prepare", "/B/config.json", fix, 0);
+	sh("cd %s/B && rm config.json && mv ../config.real config.json", fix);
+	/* prepared, then .rootasm swapped for the symlink: cleanup must not take the victim's config.json */
+	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 0);
+	sh("cd %s/B && mv .rootasm ../state.real && ln -s ../victim .rootasm", fix);
+	st = run(&out, "%s bundle cleanup %s/B", bin, fix);
+	ASSERT_STR(slurp(P("victim/config.json")), "victim-config\n");
+	ASSERT_EQ(st, 2);
+	ASSERT_CONTAINS(out, "/B/.rootasm");
+	ASSERT_TRUE(strchr(out, '\n') == out + strlen(out) - 1);
+	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 5);
+	/* put back, cleanup finishes the job */
+	sh("cd %s/B && rm .rootasm && mv ../state.real .rootasm", fix);
+	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_CONTAINS(out, "detached");
+	ASSERT_EQ(count_mounts_under(fix), 0);
+	ASSERT_EQ(run(NULL, "cmp %s/B/config.json %s/config.orig && test ! -e %s/B/.rootasm", fix, fix, fix), 0);
+	ASSERT_STR(slurp(P("victim/config.json")), "victim-config\n");
+}
+
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE	0x00004000U
+#endif
+
+/* The unique mount id of the mount at @p: anyone may read it. */
+static unsigned long long unique_mount_id(const char *p)
+{
+	struct statx sx;
+
+	if (statx(AT_FDCWD, p, 0, STATX_MNT_ID_UNIQUE, &sx) < 0 || !(sx.stx_mask & STATX_MNT_ID_UNIQUE))
+		FAILF("statx %s: %s", p, strerror(errno));
+	return sx.stx_mnt_id;
+}
+
+TEST(bundle_cleanup_trusts_no_annotation)
+{
+	const char *layout;
+	char val[4300], *out;
+
+	fresh();
+	layout = import_small();
+	mkbundle(layout, false, NULL, "true");
+	/* an unrelated mount, and a config that names it and forges its id: never prepared */
+	sh("mkdir -p %s/victim", fix);
+	ASSERT_EQ(mount("none", P("victim"), "tmpfs", 0, NULL), 0);
+	snprintf(val, sizeof(val), "'%s/victim'", fix);
+	config_set("c['root']['path']", val);
+	snprintf(val, sizeof(val), "'%llu'", unique_mount_id(P("victim")));
+	config_set("c['annotations']['org.rootasm.prepared']", val);
+	expect_bundle_refused("cleanup", "not prepared by rootasm", P("victim"), 1);
+	/* the same with the unrelated mount at the bundle's own root.path */
+	sh("cp %s/config.orig %s/B/config.json && mkdir -p %s/B/rootfs", fix, fix, fix);
+	ASSERT_EQ(mount("none", P("B/rootfs"), "tmpfs", 0, NULL), 0);
+	snprintf(val, sizeof(val), "'%llu'", unique_mount_id(P("B/rootfs")));
+	config_set("c['annotations']['org.rootasm.prepared']", val);
+	expect_bundle_refused("cleanup", "not prepared by rootasm", P("B/rootfs"), 1);
+	ASSERT_EQ(umount2(P("B/rootfs"), 0), 0);
+	/* prepared; then root.path and the annotation turned to the victim: cleanup detaches its own tree only */
+	sh("cp %s/config.orig %s/B/config.json", fix, fix);
+	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 0);
+	snprintf(val, sizeof(val), "'%s/victim'", fix);
+	config_set("c['root']['path']", val);
+	snprintf(val, sizeof(val), "'%llu'", unique_mount_id(P("victim")));
+	config_set("c['annotations']['org.rootasm.prepared']", val);
+	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_CONTAINS(out, "detached");
+	ASSERT_EQ(count_mounts_under(P("victim")), 1);
+	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
+	ASSERT_EQ(run(NULL, "cmp %s/B/config.json %s/config.orig", fix, fix), 0);
+}
+
+TEST(bundle_records_only_root_can_write)
+{
+	const char *layout;
+	char *out;
+
+	fresh();
+	layout = import_small();
+	mkbundle(layout, false, NULL, "true");
+	/* made on first use: root's, 0700 */
+	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 0);
+	ASSERT_EQ(run(&out, "stat -c '%%u %%a' %s/run/bundles && ls %s/run/bundles | wc -l", fix, fix), 0);
+	ASSERT_STR(out, "0 700\n1\n");
+	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_EQ(run(&out, "ls -A %s/run/bundles | wc -l", fix), 0);
+	ASSERT_EQ(atoi(out), 0);
+	/* writable by others, another's, a symlink: refused before anything is mounted */
+	sh("chmod 0733 %s/run/bundles", fix);
+	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 1);
+	ASSERT_CONTAINS(out, "/run/bundles");
+	ASSERT_CONTAINS(out, "nobody else can write");
+	ASSERT_EQ(count_mounts_under(fix), 0);
+	sh("chmod 0700 %s/run/bundles && chown 1000 %s/run/bundles", fix, fix);
+	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 1);
+	ASSERT_CONTAINS(out, "owned by uid 1000");
+	sh("mv %s/run/bundles %s/run/elsewhere && chown 0 %s/run/elsewhere && ln -s elsewhere %s/run/bundles", fix, fix,
+	   fix, fix);
+	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 1);
+	ASSERT_CONTAINS(out, "symbolic link");
+	ASSERT_EQ(count_mounts_under(fix), 0);
+	ASSERT_EQ(run(NULL, "cmp %s/B/config.json %s/config.orig && test ! -e %s/B/.rootasm && "
+		      "test -z \"$(ls -A %s/B/rootfs)\"", fix, fix, fix, fix), 0);
+}
+
+TEST(bundle_prepare_that_fails_leaves_nothing)
+{
+	const char *layout;
+	char *out;
+
+	fresh();
+	layout = import_small();
+	/* a bind volume whose source is missing: the assembly fails after root.path was made */
+	mkbundle(layout, false,
+		 "c['mounts'].append({'destination': '/gone', 'type': 'bind', 'source': '/nonexistent-rootasm', "
+		 "'options': ['rbind']})\n", "true");
+	ASSERT_TRUE(run(&out, "%s bundle prepare %s/B", bin, fix) != 0);
+	ASSERT_CONTAINS(out, "/nonexistent-rootasm");
+	ASSERT_TRUE(strchr(out, '\n') == out + strlen(out) - 1);
+	ASSERT_EQ(count_mounts_under(fix), 0);
+	ASSERT_EQ(run(NULL, "cmp %s/B/config.json %s/config.orig && test ! -e %s/B/.rootasm && test ! -e %s/B/rootfs "
+		      "&& test -z \"$(ls -A %s/run/bundles)\"", fix, fix, fix, fix, fix), 0);
+	/* and a .rootasm of the owner's that is in the way (a file): no record, no mount */
+	sh("cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); c['mounts'].pop(); "
+	   "json.dump(c, open('config.json', 'w'))\" && cp config.json ../config.orig && echo x > .rootasm", fix);
+	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 2);
+	ASSERT_CONTAINS(out, "/B/.rootasm");
+	ASSERT_EQ(count_mounts_under(fix), 0);
+	ASSERT_EQ(run(NULL, "cmp %s/B/config.json %s/config.orig && test ! -e %s/B/rootfs && "
+		      "test -z \"$(ls -A %s/run/bundles)\"", fix, fix, fix, fix), 0);
+}
+
 TEST(tar_cut_in_its_last_padding_is_taken_cut_in_data_is_not)
 {
 	char *out;
@@ -747,6 +958,13 @@ int main(int argc, char **argv)
 		return 2;
 	main_pid = getpid();
 	atexit(cleanup);
+	/* bundle prepare's records: root's own directory, not the machine's /run/rootasm */
+	{
+		char run_dir[4200];
+
+		snprintf(run_dir, sizeof(run_dir), "%s/run", fix);
+		setenv("ROOTASM_RUN_DIR", run_dir, 1);
+	}
 	/* layer 1: every kind of entry; layer 2: a replaced file, a whiteout, an opaque directory */
 	sh("cd %s && mkdir -p l1/etc l1/bin l1/dir/sub l1/%0200d/%0200d l2/etc l2/dir", fix, 0, 0);
 	sh("cd %s && cp /bin/busybox l1/bin/ && ln -s busybox l1/bin/sh && chmod 4755 l1/bin/busybox", fix);

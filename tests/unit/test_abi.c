@@ -4,7 +4,8 @@
  * it: the version macros agree with the library, the public structs keep
  * their layout (a field moved or resized breaks every program built before;
  * new fields go at the end of an option struct or into reserved space), and
- * the option structs' size and flag rules are enforced (load, exec, send-fd):
+ * the option structs' size and flag rules are enforced (load, exec, send-fd,
+ * bundle):
  * a size too small is EINVAL, bytes this library does not know are E2BIG,
  * unknown flags EINVAL.
  */
@@ -86,6 +87,22 @@ static void test_struct_layout(void **state)
 	OFF(rootasm_mount_event, mnt_id, 8);
 	OFF(rootasm_mount_event, reserved, 16);
 	assert_int_equal(sizeof(struct rootasm_mount_event), 32);
+
+	OFF(rootasm_bundle_opts, size, 0);
+	OFF(rootasm_bundle_opts, flags, 8);
+	OFF(rootasm_bundle_opts, layout, 16);
+	OFF(rootasm_bundle_opts, upper, 24);
+
+	OFF(rootasm_bundle_result, root, 0);
+	OFF(rootasm_bundle_result, layout, 8);
+	OFF(rootasm_bundle_result, mnt_id, 16);
+	OFF(rootasm_bundle_result, rootasm_mounts, 24);
+	OFF(rootasm_bundle_result, n_rootasm_mounts, 32);
+	OFF(rootasm_bundle_result, runtime_mounts, 40);
+	OFF(rootasm_bundle_result, n_runtime_mounts, 48);
+	OFF(rootasm_bundle_result, detached, 56);
+	OFF(rootasm_bundle_result, reserved, 64);
+	assert_int_equal(sizeof(struct rootasm_bundle_result), 96);
 }
 
 static int load_mem(const void *opts, struct rootasm_error *e)
@@ -223,6 +240,43 @@ static void test_exec_send_opts(void **state)
 	assert_int_equal(rootasm_send_fd_to(-1, -1, &ns.o, &e), -ENOTSOCK);
 }
 
+struct newer_bundle_opts {
+	struct rootasm_bundle_opts o;
+	unsigned long long future[2];
+};
+
+/* bundle options: refused before the bundle directory is even opened (it does not exist) */
+static void test_bundle_opts(void **state)
+{
+	struct rootasm_bundle_opts o = { .size = sizeof(o), .flags = 0x1 };
+	struct newer_bundle_opts no = { .o = { .size = sizeof(no) } };
+	struct rootasm_bundle_result res = { .detached = true };
+	struct rootasm_error e = { 0 };
+
+	assert_int_equal(rootasm_bundle_prepare(NULL, "/nonexistent", &o, &res, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "unknown flags 0x1"));
+	assert_false(res.detached);
+	assert_int_equal(rootasm_bundle_cleanup(NULL, "/nonexistent", &o, NULL, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "unknown flags 0x1"));
+	o.flags = 0;
+	o.size = offsetof(struct rootasm_bundle_opts, flags);
+	assert_int_equal(rootasm_bundle_prepare(NULL, "/nonexistent", &o, NULL, &e), -EINVAL);
+	assert_non_null(strstr(e.msg, "sizeof(struct rootasm_bundle_opts)"));
+	no.future[1] = 1;
+	assert_int_equal(rootasm_bundle_prepare(NULL, "/nonexistent", &no.o, NULL, &e), -E2BIG);
+	assert_int_equal(e.kind, ROOTASM_ERROR_USAGE);
+	/* all zero past what this library knows: on to the bundle, which is not there */
+	no.future[1] = 0;
+	assert_int_equal(rootasm_bundle_cleanup(NULL, "/nonexistent", &no.o, NULL, &e), -ENOENT);
+	assert_int_equal(e.kind, ROOTASM_ERROR_USAGE);
+	/* a layout or an upper goes with prepare only */
+	o.size = sizeof(o);
+	o.layout = "l.json";
+	assert_int_equal(rootasm_bundle_cleanup(NULL, "/nonexistent", &o, NULL, &e), -EINVAL);
+	rootasm_bundle_result_free(&res);
+	rootasm_bundle_result_free(NULL);
+}
+
 static void test_other_flags(void **state)
 {
 	struct rootasm_load_opts o = { .size = sizeof(o), .flags = ROOTASM_LOAD_OFFLINE };
@@ -281,6 +335,7 @@ int main(void)
 		cmocka_unit_test(test_load_opts_size),
 		cmocka_unit_test(test_load_opts_flags),
 		cmocka_unit_test(test_exec_send_opts),
+		cmocka_unit_test(test_bundle_opts),
 		cmocka_unit_test(test_other_flags),
 		cmocka_unit_test(test_features),
 		cmocka_unit_test(test_error_kinds),
