@@ -48,6 +48,8 @@
  * lies below them.
  */
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -657,20 +659,40 @@ static int root_open(struct bundle *b, const char *rel, const char *shown, bool 
 static int bundle_assemble(struct rootasm_ctx *ctx, struct bundle *b, const char *text, size_t len,
 			   const char *name, struct rootasm_error *e)
 {
-	/*
-	 * The principal: the bundle's owner, as fstat of the bundle's fd says,
-	 * on whose behalf the layout's host objects are opened and the tree
-	 * made. Not acted on yet: the load and the assembly run as the caller.
-	 */
-	const uid_t principal_uid = b->st.st_uid;
-	const gid_t principal_gid = b->st.st_gid;
 	struct rootasm_load_opts lo = { .size = sizeof(lo), .name = name };
+	struct rootasm_principal *p = NULL;
 	struct rootasm_layout *l = NULL;
 	int r;
 
-	RA_TRACE(ctx, "bundle %s: owned by %u:%u, assembling %s", b->path, (unsigned)principal_uid,
-		 (unsigned)principal_gid, name);
+	/*
+	 * The principal: the bundle's owner, as fstat of the bundle's fd says.
+	 * root's bundle is an administrator's; anyone else's is that user's: the
+	 * layout's host objects are opened with its rights, it gets no more than
+	 * it could reach itself, and its tree is nosuid,nodev (authorize.c).
+	 */
+	if (b->st.st_uid != 0) {
+		struct passwd pw, *pwp = NULL;
+		char buf[4096];
+		gid_t groups[256];
+		int n = 256;
+		gid_t gid = b->st.st_gid;
+
+		if (getpwuid_r(b->st.st_uid, &pw, buf, sizeof(buf), &pwp) == 0 && pwp) {
+			gid = pw.pw_gid;
+			if (getgrouplist(pw.pw_name, gid, groups, &n) < 0)
+				n = 0;
+		} else {
+			n = 0;
+		}
+		r = rootasm_principal_user(b->st.st_uid, gid, groups, (size_t)n, -EBADF, &p, e);
+		if (r < 0)
+			return r;
+		lo.principal = p;
+	}
+	RA_TRACE(ctx, "bundle %s: owned by %u:%u, assembling %s for %s", b->path, (unsigned)b->st.st_uid,
+		 (unsigned)b->st.st_gid, name, rootasm_principal_describe(p));
 	r = rootasm_layout_load_mem(ctx, text, len, &lo, &l, e);
+	rootasm_principal_free(p);
 	if (r < 0)
 		return r;
 	r = rootasm_assemble_with(ctx, l, NULL, e);
