@@ -22,7 +22,10 @@
  *   `image` or a nested `layout` a regular file, a `bind` source anything but
  *   a symlink. Only then is a file opened for reading (O_RDONLY, through
  *   /proc/self/fd of the O_PATH fd): a FIFO or a device node is never opened
- *   for reading, so nothing can hang or be triggered by an open.
+ *   for reading, so nothing can hang or be triggered by an open. A layout
+ *   (the top one and each nested one) is read only from a regular file of a
+ *   real filesystem (ra_check_readable_file(): not /proc/kmsg, nothing of
+ *   sysfs, debugfs, ...), with O_NONBLOCK.
  *
  * A nested layout is read from its fd, parsed, and opened the same way from
  * its own directory; a cycle is found by (st_dev, st_ino) of the layout files
@@ -127,6 +130,57 @@ static const char *type_name(mode_t m)
 	default:
 		return "of unknown type";
 	}
+}
+
+/*
+ * Filesystems whose "regular files" are interfaces to the kernel, not data: a
+ * read may block (/proc/kmsg), consume something (the kernel log) or trigger
+ * an action. A layout or a policy is never read from one of them.
+ */
+static const struct {
+	unsigned long magic;
+	const char *name;
+} pseudo_fs[] = {
+	{ PROC_SUPER_MAGIC, "procfs" },		{ SYSFS_MAGIC, "sysfs" },
+	{ DEBUGFS_MAGIC, "debugfs" },		{ TRACEFS_MAGIC, "tracefs" },
+	{ SECURITYFS_MAGIC, "securityfs" },	{ CGROUP_SUPER_MAGIC, "cgroupfs" },
+	{ CGROUP2_SUPER_MAGIC, "cgroup2" },	{ BPF_FS_MAGIC, "bpffs" },
+	{ 0x62656570, "configfs" },		{ EFIVARFS_MAGIC, "efivarfs" },
+	{ PSTOREFS_MAGIC, "pstore" },		{ SELINUX_MAGIC, "selinuxfs" },
+	{ SMACK_MAGIC, "smackfs" },		{ AAFS_MAGIC, "apparmorfs" },
+	{ 0x65735543, "fusectl" },		{ BINFMTFS_MAGIC, "binfmt_misc" },
+	{ DEVPTS_SUPER_MAGIC, "devpts" },	{ NSFS_MAGIC, "nsfs" },
+	{ PIPEFS_MAGIC, "pipefs" },		{ SOCKFS_MAGIC, "sockfs" },
+	{ ANON_INODE_FS_MAGIC, "anon_inodefs" }, { BINDERFS_SUPER_MAGIC, "binderfs" },
+	{ RDTGROUP_SUPER_MAGIC, "resctrl" },	{ XENFS_SUPER_MAGIC, "xenfs" },
+	{ USBDEVICE_SUPER_MAGIC, "usbfs" },	{ OPENPROM_SUPER_MAGIC, "openpromfs" },
+	{ BDEVFS_MAGIC, "bdev" },		{ DMA_BUF_MAGIC, "dmabuf" },
+	{ SECRETMEM_MAGIC, "secretmem" },	{ DEVMEM_MAGIC, "devmem" },
+};
+
+int ra_check_readable_file(int fd, char *why, size_t size)
+{
+	struct statfs sf;
+	struct stat sb;
+
+	if (fstat(fd, &sb) < 0 || fstatfs(fd, &sf) < 0) {
+		int r = errno;
+
+		snprintf(why, size, "fstat: %s", strerror(r));
+		return -r;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		snprintf(why, size, "is %s, not a regular file", type_name(sb.st_mode));
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(pseudo_fs); i++) {
+		if ((unsigned long)sf.f_type != pseudo_fs[i].magic)
+			continue;
+		snprintf(why, size, "is a file of %s, a pseudo filesystem, not a regular file on a real filesystem",
+			 pseudo_fs[i].name);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* Open @s from @dirfd by the policy above; on success s->fd holds the object. */
@@ -265,11 +319,18 @@ static int open_nested(struct ostate *st, struct rootasm_layout *l, int dirfd, s
 	_cleanup_close_ int ndir = -EBADF;
 	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
 	struct stat sb, sd;
+	char why[256];
 	size_t len;
 	int r;
 
 	if (fstat(s->fd, &sb) < 0)
 		return src_err(st, l, s, errno, "fstat: %s", strerror(errno));
+	/* a regular file of a real filesystem, read without blocking: not /proc/kmsg */
+	r = ra_check_readable_file(s->fd, why, sizeof(why));
+	if (r < 0)
+		return src_err(st, l, s, -r, "%s", why);
+	if (fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) | O_NONBLOCK) < 0)
+		return src_err(st, l, s, errno, "fcntl O_NONBLOCK: %s", strerror(errno));
 	for (int i = 0; i < st->depth; i++)
 		if (st->stack[i].dev == sb.st_dev && st->stack[i].ino == sb.st_ino)
 			return src_err(st, l, s, ELOOP, "includes itself (a cycle of nested layouts)");
@@ -455,6 +516,7 @@ int rootasm_layout_load(struct rootasm_ctx *ctx, const char *path, const struct 
 	struct open_how fhow = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
 	_cleanup_free_ char *dcopy = NULL, *bcopy = NULL, *ddir = NULL, *buf = NULL;
 	_cleanup_close_ int dirfd = -EBADF, pfd = -EBADF, fd = -EBADF;
+	char why[256];
 	struct stat sb;
 	size_t len;
 	int r;
@@ -477,10 +539,12 @@ int rootasm_layout_load(struct rootasm_ctx *ctx, const char *path, const struct 
 	pfd = sys_openat2(dirfd, basename(bcopy), &fhow);
 	if (pfd < 0 || fstat(pfd, &sb) < 0)
 		goto fail;
-	if (!S_ISREG(sb.st_mode))
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "open layout", path, "is %s, not a regular file",
-				   type_name(sb.st_mode));
-	fd = ra_reopen(pfd, O_RDONLY);
+	/* a regular file of a real filesystem: /proc/kmsg would block, and drain the kernel log */
+	r = ra_check_readable_file(pfd, why, sizeof(why));
+	if (r < 0)
+		return ra_err_kind(e, r == -EINVAL ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME, -r, "open layout", path,
+				   "%s", why);
+	fd = ra_reopen(pfd, O_RDONLY | O_NONBLOCK);
 	if (fd < 0)
 		goto fail;
 	r = ra_read_all(fd, RA_LAYOUT_MAX_BYTES, NULL, NULL, &buf, &len);

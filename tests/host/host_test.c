@@ -1565,6 +1565,39 @@ TEST(race_swapped_host_objects_never_get_in)
 	ASSERT_TRUE(ok > 0 && refused > 0);
 }
 
+/* @s is one line: exactly one '\n', at its end. */
+static bool one_line(const char *s)
+{
+	return s && *s && strchr(s, '\n') == s + strlen(s) - 1;
+}
+
+TEST(layout_on_procfs_is_refused_without_reading_it)
+{
+	struct timespec t0;
+	char *err;
+	int rc;
+
+	/* /proc/kmsg is a "regular file": a read blocks, and takes messages off the kernel log */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = run_full(NULL, &err, -1, 3, (const char *const[]){ bin, "check", "/proc/kmsg", NULL });
+	ASSERT_EQ(rc, 2);
+	ASSERT_TRUE(ms_since(&t0) < 2000);
+	ASSERT_TRUE(one_line(err));
+	ASSERT_CONTAINS(err, "open layout /proc/kmsg: is a file of procfs, a pseudo filesystem");
+	/* the same as a nested layout: named by its layout line and key */
+	layoutf("kmsg.yaml", "version: 1\nlayers:\n  - dir: l1\nmounts:\n  - { layout: /proc/kmsg, target: /x }\n");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = run_full(NULL, &err, -1, 3, (const char *const[]){ bin, "check", path("kmsg.yaml"), NULL });
+	ASSERT_EQ(rc, 2);
+	ASSERT_TRUE(ms_since(&t0) < 2000);
+	ASSERT_TRUE(one_line(err));
+	ASSERT_CONTAINS(err, "kmsg.yaml:5:15: mounts[0].layout: /proc/kmsg: is a file of procfs");
+	/* sysfs too, though its reads would not block */
+	rc = run_full(NULL, &err, -1, 3, (const char *const[]){ bin, "check", "/sys/kernel/uevent_seqnum", NULL });
+	ASSERT_EQ(rc, 2);
+	ASSERT_CONTAINS(err, "is a file of sysfs");
+}
+
 static void cleanup(void)
 {
 	if (getpid() == main_pid)	/* not in the per-test children */
