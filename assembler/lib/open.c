@@ -54,6 +54,7 @@ struct ostate {
 	struct rootasm_error *e;
 	unsigned int layouts, mounts;
 	int depth;
+	struct stat own_userns;		/* /proc/self/ns/user, once (st_ino 0: not yet) */
 	bool absolute_only;		/* ROOTASM_LOAD_ABSOLUTE: the top layout's host paths */
 	struct {
 		dev_t dev;
@@ -311,6 +312,32 @@ int ra_read_all(int fd, size_t max, void (*feed)(void *ud, const void *p, size_t
 
 static int open_layout(struct ostate *st, struct rootasm_layout *l, int dirfd);
 
+/* The initial user namespace's inode number (PROC_USER_INIT_INO, include/linux/proc_ns.h). */
+#define INIT_USERNS_INO 0xEFFFFFFDU
+
+/*
+ * An idmap.userns (opened by open_src()) must be another process's user
+ * namespace: an idmap into the one we run in, or into the initial one, maps
+ * every id to itself, and the kernel refuses it at assembly with a message
+ * that says nothing of the layout.
+ */
+static int userns_not_ours(struct ostate *st, const struct rootasm_layout *l, const struct ra_src *s)
+{
+	struct stat sb;
+
+	if (fstat(s->fd, &sb) < 0)
+		return src_err(st, l, s, errno, "fstat: %s", strerror(errno));
+	if (!st->own_userns.st_ino && stat("/proc/self/ns/user", &st->own_userns) < 0)
+		return src_err(st, l, s, errno, "stat /proc/self/ns/user: %s", strerror(errno));
+	if (sb.st_dev == st->own_userns.st_dev && sb.st_ino == st->own_userns.st_ino)
+		return src_err(st, l, s, EINVAL, "is the user namespace rootasm runs in: an idmap into it would "
+			       "change nothing; name another process's namespace");
+	if (sb.st_ino == INIT_USERNS_INO)
+		return src_err(st, l, s, EINVAL, "is the initial user namespace: an idmap into it would change "
+			       "nothing; name another process's namespace");
+	return 0;
+}
+
 /* mounts[i].layout: read, parse and open the nested layout from @s's fd. */
 static int open_nested(struct ostate *st, struct rootasm_layout *l, int dirfd, struct ra_mount *m)
 {
@@ -382,6 +409,15 @@ static int open_layout(struct ostate *st, struct rootasm_layout *l, int dirfd)
 				bad = r;				\
 		}							\
 	} while (0)
+	/* a user namespace file: open, then not the one we run in */
+#define OPEN_USERNS(s) do {						\
+		OPEN(s);						\
+		if ((s)->path && (s)->fd >= 0) {			\
+			r = userns_not_ours(st, l, (s));		\
+			if (r < 0)					\
+				bad = r;				\
+		}							\
+	} while (0)
 
 	st->mounts += l->nmounts;
 	if (st->mounts > RA_MAX_TOTAL_MOUNTS) {
@@ -393,7 +429,7 @@ static int open_layout(struct ostate *st, struct rootasm_layout *l, int dirfd)
 	}
 	for (size_t i = 0; i < l->nlayers; i++) {
 		OPEN(&l->layers[i].src);
-		OPEN(&l->layers[i].idmap.userns);
+		OPEN_USERNS(&l->layers[i].idmap.userns);
 	}
 	if (l->upper.kind == RA_UPPER_DIR)
 		OPEN(&l->upper.src);
@@ -401,7 +437,7 @@ static int open_layout(struct ostate *st, struct rootasm_layout *l, int dirfd)
 		struct ra_mount *m = &l->mounts[i];
 
 		OPEN(&m->src);
-		OPEN(&m->idmap.userns);
+		OPEN_USERNS(&m->idmap.userns);
 		if (m->kind == RA_MOUNT_LAYOUT && m->src.fd >= 0) {
 			r = open_nested(st, l, dirfd, m);
 			if (r == -ENOMEM || r == -E2BIG)
@@ -411,6 +447,7 @@ static int open_layout(struct ostate *st, struct rootasm_layout *l, int dirfd)
 				bad = r;
 		}
 	}
+#undef OPEN_USERNS
 #undef OPEN
 	if (bad)
 		return bad;

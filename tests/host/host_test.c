@@ -1598,6 +1598,24 @@ TEST(layout_on_procfs_is_refused_without_reading_it)
 	ASSERT_CONTAINS(err, "is a file of sysfs");
 }
 
+TEST(idmap_into_our_own_user_namespace_is_refused_by_check)
+{
+	char *err;
+
+	/* an idmap into the namespace rootasm runs in maps every id to itself */
+	layoutf("ownns.yaml", "version: 1\nlayers:\n  - dir: l1\n    idmap: { userns: /proc/self/ns/user }\n");
+	ASSERT_EQ(RUN(&err, "check", path("ownns.yaml")), 2);
+	ASSERT_TRUE(one_line(err));
+	ASSERT_CONTAINS(err, "ownns.yaml:4:22: layers[0].idmap.userns: /proc/self/ns/user: is the user namespace "
+			"rootasm runs in: an idmap into it would change nothing; name another process's namespace");
+	/* a volume's, through a path of our own pid */
+	layoutf("ownns2.yaml", "version: 1\nlayers:\n  - dir: l1\nmounts:\n"
+		"  - { bind: data, target: /d, idmap: { userns: /proc/thread-self/ns/user } }\n");
+	ASSERT_EQ(RUN(&err, "check", path("ownns2.yaml")), 2);
+	ASSERT_TRUE(one_line(err));
+	ASSERT_CONTAINS(err, "ownns2.yaml:5:48: mounts[0].idmap.userns: /proc/thread-self/ns/user: is the user namespace rootasm runs in");
+}
+
 static void cleanup(void)
 {
 	if (getpid() == main_pid)	/* not in the per-test children */
