@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -1614,6 +1615,65 @@ TEST(idmap_into_our_own_user_namespace_is_refused_by_check)
 	ASSERT_EQ(RUN(&err, "check", path("ownns2.yaml")), 2);
 	ASSERT_TRUE(one_line(err));
 	ASSERT_CONTAINS(err, "ownns2.yaml:5:48: mounts[0].idmap.userns: /proc/thread-self/ns/user: is the user namespace rootasm runs in");
+}
+
+TEST(send_fd_fd_refuses_a_socket_that_is_not_af_unix)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t salen = sizeof(sa);
+	int ls, cs, as, sv[2], tree = -1;
+	char *err, arg[16], byte;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+
+	layoutf("tcp.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
+	/* a connected TCP socket on 127.0.0.1: SO_PEERCRED reads uid -1 there, SCM_RIGHTS does not exist */
+	ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ASSERT_TRUE(ls >= 0);
+	ASSERT_EQ(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ASSERT_EQ(listen(ls, 1), 0);
+	ASSERT_EQ(getsockname(ls, (struct sockaddr *)&sa, &salen), 0);
+	cs = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ASSERT_EQ(connect(cs, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	as = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+	ASSERT_TRUE(as >= 0);
+	snprintf(arg, sizeof(arg), "%d", cs);
+	ASSERT_EQ(run_full(NULL, &err, cs, 10, (const char *const[]){ bin, "assemble", path("tcp.yaml"), "--send-fd-fd",
+								     arg, NULL }), 2);
+	ASSERT_TRUE(one_line(err));
+	ASSERT_CONTAINS(err, "send-fd fd ");
+	ASSERT_CONTAINS(err, ": an AF_INET (IPv4) socket, not an AF_UNIX socket");
+	ASSERT_TRUE(!strstr(err, "uid 4294967295"));
+	/* nothing came over it */
+	ASSERT_ERRNO(recv(as, &byte, 1, MSG_DONTWAIT), EAGAIN);
+	close(as);
+	close(cs);
+	close(ls);
+	/* AF_UNIX, but a datagram socket */
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv), 0);
+	snprintf(arg, sizeof(arg), "%d", sv[1]);
+	ASSERT_EQ(run_full(NULL, &err, sv[1], 10, (const char *const[]){ bin, "assemble", path("tcp.yaml"), "--send-fd-fd",
+									arg, NULL }), 2);
+	ASSERT_TRUE(one_line(err));
+	ASSERT_CONTAINS(err, "an AF_UNIX socket, but not a connected stream or seqpacket one");
+	close(sv[0]);
+	close(sv[1]);
+	/* a seqpacket socketpair carries the tree */
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	snprintf(arg, sizeof(arg), "%d", sv[1]);
+	ASSERT_EQ(run_full(NULL, &err, sv[1], 10, (const char *const[]){ bin, "assemble", path("tcp.yaml"), "--send-fd-fd",
+									arg, NULL }), 0);
+	close(sv[1]);
+	ASSERT_TRUE(recvmsg(sv[0], &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT) > 0);
+	ASSERT_TRUE(CMSG_FIRSTHDR(&msg) && CMSG_FIRSTHDR(&msg)->cmsg_type == SCM_RIGHTS);
+	memcpy(&tree, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof(int));
+	ASSERT_TRUE(tree >= 0);
+	close(tree);
+	close(sv[0]);
 }
 
 static void cleanup(void)
