@@ -105,7 +105,8 @@ int cli_json_out(json_t *o)
 		fputs("rootasm: out of memory\n", stderr);
 		return -1;
 	}
-	r = json_dumpf(o, stdout, (cli.pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_PRESERVE_ORDER);
+	/* as the library's (ra_jdump): non-ASCII as \uXXXX, so no C1 or bidi character reaches a terminal */
+	r = json_dumpf(o, stdout, (cli.pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
 	json_decref(o);
 	if (r < 0 || putchar('\n') == EOF)
 		return -1;

@@ -395,6 +395,22 @@ static int get_target(struct pctx *p, const struct ynode *n, const char *key, ch
 
 	if (r < 0)
 		return r;
+	/*
+	 * A target is a name inside the tree, printed in plans and errors: no C1
+	 * control (U+0080-U+009F; C0 and DEL are no scalar's) and no bidirectional
+	 * formatting character that would show it as another name.
+	 */
+	for (size_t i = 0, l, len = strlen(s); i < len; i += l) {
+		unsigned int cp = 0;
+
+		l = ra_utf8_next(s + i, len - i, &cp);
+		if (!l)
+			return perr(p, n, key, "target is not UTF-8 (at byte %zu)", i);
+		if (ra_char_unsafe(cp))
+			return perr(p, n, key, "target contains the %s character U+%04X (at byte %zu)",
+				    cp < 0xa0 ? "control" : cp == 0x2028 || cp == 0x2029 ? "line separator" :
+				    "bidirectional formatting", cp, i);
+	}
 	r = ra_normalize_target(s, buf, sizeof(buf));
 	if (r == -EINVAL)
 		return perr(p, n, key, "target '%s' is not an absolute path", s);

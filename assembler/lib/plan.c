@@ -209,7 +209,14 @@ static size_t attr_words(const struct ra_attrs *a, const char **w, size_t max)
 	return n;
 }
 
-/* --- text */
+/* --- text: what the layout and the host name is escaped (escape.c): ESC as \x1b, U+202E as \u202e */
+
+/* @pre, then @s escaped */
+static void text_esc(FILE *f, const char *pre, const char *s)
+{
+	fputs(pre, f);
+	ra_fputs_escaped(s, f);
+}
 
 static void text_attrs(FILE *f, const struct ra_attrs *a)
 {
@@ -233,7 +240,7 @@ static void text_idmap(FILE *f, const struct ra_idmap *m)
 	if (!m->set)
 		return;
 	if (m->userns.path) {
-		fprintf(f, " idmap=userns:%s", m->userns.display);
+		text_esc(f, " idmap=userns:", m->userns.display);
 		return;
 	}
 	fputs(" idmap=uids:", f);
@@ -302,10 +309,11 @@ static void text_exec(FILE *f, const struct ra_exec *x)
 			}
 	if (x->caps_set && !any)
 		fputs("none", f);
-	fprintf(f, " network=%s hostname=%s deny_mount_api=%s", x->network == RA_NET_NONE ? "none" : "host",
-		x->hostname ? x->hostname : "rootasm", x->deny_mount_api ? "true" : "false");
+	fprintf(f, " network=%s", x->network == RA_NET_NONE ? "none" : "host");
+	text_esc(f, " hostname=", x->hostname ? x->hostname : "rootasm");
+	fprintf(f, " deny_mount_api=%s", x->deny_mount_api ? "true" : "false");
 	for (size_t i = 0; i < x->nenv; i++)
-		fprintf(f, " env=%s", x->env[i]);
+		text_esc(f, " env=", x->env[i]);
 	fputc('\n', f);
 }
 
@@ -313,15 +321,17 @@ static void text_plan(FILE *f, const struct ra_plan *p, int indent)
 {
 	const struct rootasm_layout *l = p->l;
 
-	fprintf(f, "%*slayout %s\n", indent, "", l->file);
+	fprintf(f, "%*s", indent, "");
+	text_esc(f, "layout ", l->file);
+	fputc('\n', f);
 	for (size_t i = 0; i < p->n; i++) {
 		const struct ra_op *op = &p->ops[i];
 
 		fprintf(f, "%*s%2zu. ", indent, "", i + 1);
 		switch (op->kind) {
 		case RA_OP_LAYER:
-			fprintf(f, "%s %s %s", op->key, op->layer->kind == RA_LAYER_IMAGE ? "image" : "dir",
-				op->layer->src.display);
+			fprintf(f, "%s %s", op->key, op->layer->kind == RA_LAYER_IMAGE ? "image" : "dir");
+			text_esc(f, " ", op->layer->src.display);
 			if (op->layer->kind == RA_LAYER_IMAGE)
 				fprintf(f, " type=%s", fstype_name[op->layer->fstype]);
 			text_idmap(f, &op->layer->idmap);
@@ -331,7 +341,7 @@ static void text_plan(FILE *f, const struct ra_plan *p, int indent)
 				fputs("upper tmpfs", f);
 				text_tmpfs(f, &l->upper.tmpfs);
 			} else {
-				fprintf(f, "upper dir %s", l->upper.src.display);
+				text_esc(f, "upper dir ", l->upper.src.display);
 			}
 			break;
 		case RA_OP_OVERLAY:
@@ -348,8 +358,9 @@ static void text_plan(FILE *f, const struct ra_plan *p, int indent)
 
 			fprintf(f, "%s %s", op->key, mount_kind[m->kind]);
 			if (m->src.path)
-				fprintf(f, " %s", m->src.display);
-			fprintf(f, " -> %s options=", m->target);
+				text_esc(f, " ", m->src.display);
+			text_esc(f, " -> ", m->target);
+			fputs(" options=", f);
 			text_attrs(f, &m->attrs);
 			if (m->kind == RA_MOUNT_TMPFS)
 				text_tmpfs(f, &m->tmpfs);
