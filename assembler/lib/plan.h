@@ -70,6 +70,7 @@ struct ra_xopts {
 	uid_t root_uid;		/* what its uid 0 / gid 0 are outside (it must map them) */
 	gid_t root_gid;
 	bool creds_in_userns;	/* record override_creds as a credential inside that namespace */
+	struct ra_made *made;	/* what the engine creates on the way to targets (engine.c), nested plans too */
 };
 
 /* Whether the kernel has feature @f (the caller's answer; the plan makes no syscall). */

@@ -1717,3 +1717,42 @@ int main(int argc, char **argv)
 		return 2;
 	return harness_main(argc, argv);
 }
+
+/*
+ * A failed assembly leaves nothing on the host: not the mount points it made on
+ * the way to a target inside a writable bind volume (they land in the host's
+ * directory), nor the empty file of a file volume's target. Directories that were
+ * there before stay.
+ */
+TEST(failure_removes_the_mount_points_it_made_on_the_host)
+{
+	struct stat st;
+
+	sh("rm -rf %s/rw6 && mkdir -p %s/rw6/keep && echo kept > %s/rw6/keep/file && head -c 1M /dev/zero > %s/bad6.sqfs",
+	   fix, fix, fix, fix);
+	layoutf("f6.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\nupper: { tmpfs: {} }\n"
+		"mounts:\n"
+		"  - { bind: rw6, target: /data, options: [rw] }\n"
+		"  - { tmpfs: /data/a/b/c }\n"
+		"  - { bind: hostfile, target: /data/f/g/resolv.conf }\n"
+		"  - { tmpfs: /data/keep/x }\n"
+		"  - { image: bad6.sqfs, target: /vol6 }\n");
+	/* bad6.sqfs is a regular file, no image: the last volume fails, after the others are in */
+	expect_clean_failure("f6.yaml", "bad6.sqfs", NULL);
+	ASSERT_ERRNO(lstat(path("rw6/a"), &st), ENOENT);
+	ASSERT_ERRNO(lstat(path("rw6/f"), &st), ENOENT);
+	ASSERT_ERRNO(lstat(path("rw6/keep/x"), &st), ENOENT);
+	ASSERT_STR(slurp(path("rw6/keep/file")), "kept\n");
+	/* the same layout without the bad volume: its mount points stay, they are the tree's */
+	layoutf("f6ok.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\nupper: { tmpfs: {} }\n"
+		"mounts:\n"
+		"  - { bind: rw6, target: /data, options: [rw] }\n"
+		"  - { tmpfs: /data/a/b/c }\n"
+		"  - { bind: hostfile, target: /data/f/g/resolv.conf }\n");
+	assemble_at("f6ok.yaml", "m6");
+	ASSERT_TRUE(mount_at(path("m6/data/a/b/c")) != NULL);
+	ASSERT_EQ(lstat(path("rw6/a/b/c"), &st), 0);
+	ASSERT_TRUE(S_ISDIR(st.st_mode));
+	ASSERT_EQ(lstat(path("rw6/f/g/resolv.conf"), &st), 0);
+	ASSERT_TRUE(S_ISREG(st.st_mode));
+}
