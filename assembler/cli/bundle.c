@@ -438,7 +438,7 @@ static int prepare(const char *bundle, const char *layout_opt, const char *upper
 		return r;
 	snprintf(lbuf, sizeof(lbuf), "%s", lpath);
 	if (absolutize(base, dirname(lbuf)) < 0)
-		return EXIT_RUNTIME;
+		return cli_errno(ENOMEM, "make the layout's host paths absolute");
 
 	/* the id mappings: every layer idmapped (on-disk ids are the container's) */
 	linux_ = json_object_get(cfg, "linux");

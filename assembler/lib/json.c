@@ -87,14 +87,25 @@ json_t *ra_japp(struct ra_jb *b, json_t *a, json_t *v)
  */
 int ra_jdump(struct ra_jb *b, json_t *o, FILE *out, bool pretty)
 {
+	size_t flags = (pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII, n = 0;
 	char *s = NULL;
 	int r = 0;
 
-	if (!b->oom && o)
-		s = json_dumps(o, (pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+	/*
+	 * Into one buffer of the right size: json_dumps() grows a buffer as it goes,
+	 * and a failed growth while it writes an object's key is not noticed (jansson
+	 * 2.14): the document would lose the key, and still come out.
+	 */
+	if (!b->oom && o && (n = json_dumpb(o, NULL, 0, flags)) > 0 && (s = malloc(n + 1)) &&
+	    json_dumpb(o, s, n, flags) == n)
+		s[n] = '\0';
+	else
+		n = 0;
 	json_decref(o);
-	if (!s)
+	if (!n) {
+		free(s);
 		return -ENOMEM;
+	}
 	for (const char *p = s; *p && r == 0; p++)
 		if ((*p == 0x7f ? fputs("\\u007f", out) : fputc(*p, out)) == EOF)
 			r = -EIO;
