@@ -133,57 +133,6 @@ static const char *type_name(mode_t m)
 	}
 }
 
-/*
- * Filesystems whose "regular files" are interfaces to the kernel, not data: a
- * read may block (/proc/kmsg), consume something (the kernel log) or trigger
- * an action. A layout or a policy is never read from one of them.
- */
-static const struct {
-	unsigned long magic;
-	const char *name;
-} pseudo_fs[] = {
-	{ PROC_SUPER_MAGIC, "procfs" },		{ SYSFS_MAGIC, "sysfs" },
-	{ DEBUGFS_MAGIC, "debugfs" },		{ TRACEFS_MAGIC, "tracefs" },
-	{ SECURITYFS_MAGIC, "securityfs" },	{ CGROUP_SUPER_MAGIC, "cgroupfs" },
-	{ CGROUP2_SUPER_MAGIC, "cgroup2" },	{ BPF_FS_MAGIC, "bpffs" },
-	{ 0x62656570, "configfs" },		{ EFIVARFS_MAGIC, "efivarfs" },
-	{ PSTOREFS_MAGIC, "pstore" },		{ SELINUX_MAGIC, "selinuxfs" },
-	{ SMACK_MAGIC, "smackfs" },		{ AAFS_MAGIC, "apparmorfs" },
-	{ 0x65735543, "fusectl" },		{ BINFMTFS_MAGIC, "binfmt_misc" },
-	{ DEVPTS_SUPER_MAGIC, "devpts" },	{ NSFS_MAGIC, "nsfs" },
-	{ PIPEFS_MAGIC, "pipefs" },		{ SOCKFS_MAGIC, "sockfs" },
-	{ ANON_INODE_FS_MAGIC, "anon_inodefs" }, { BINDERFS_SUPER_MAGIC, "binderfs" },
-	{ RDTGROUP_SUPER_MAGIC, "resctrl" },	{ XENFS_SUPER_MAGIC, "xenfs" },
-	{ USBDEVICE_SUPER_MAGIC, "usbfs" },	{ OPENPROM_SUPER_MAGIC, "openpromfs" },
-	{ BDEVFS_MAGIC, "bdev" },		{ DMA_BUF_MAGIC, "dmabuf" },
-	{ SECRETMEM_MAGIC, "secretmem" },	{ DEVMEM_MAGIC, "devmem" },
-};
-
-int ra_check_readable_file(int fd, char *why, size_t size)
-{
-	struct statfs sf;
-	struct stat sb;
-
-	if (fstat(fd, &sb) < 0 || fstatfs(fd, &sf) < 0) {
-		int r = errno;
-
-		snprintf(why, size, "fstat: %s", strerror(r));
-		return -r;
-	}
-	if (!S_ISREG(sb.st_mode)) {
-		snprintf(why, size, "is %s, not a regular file", type_name(sb.st_mode));
-		return -EINVAL;
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(pseudo_fs); i++) {
-		if ((unsigned long)sf.f_type != pseudo_fs[i].magic)
-			continue;
-		snprintf(why, size, "is a file of %s, a pseudo filesystem, not a regular file on a real filesystem",
-			 pseudo_fs[i].name);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /* Open @s from @dirfd by the policy above; on success s->fd holds the object. */
 static int open_src(struct ostate *st, const struct rootasm_layout *l, int dirfd, struct ra_src *s)
 {
@@ -307,6 +256,57 @@ int ra_read_all(int fd, size_t max, void (*feed)(void *ud, const void *p, size_t
 	buf[len] = '\0';
 	*ret = buf;
 	*ret_len = len;
+	return 0;
+}
+
+/*
+ * Filesystems whose "regular files" are interfaces to the kernel, not data: a
+ * read may block (/proc/kmsg), consume something (the kernel log) or trigger
+ * an action. A layout or a policy is never read from one of them.
+ */
+static const struct {
+	unsigned long magic;
+	const char *name;
+} pseudo_fs[] = {
+	{ PROC_SUPER_MAGIC, "procfs" },		{ SYSFS_MAGIC, "sysfs" },
+	{ DEBUGFS_MAGIC, "debugfs" },		{ TRACEFS_MAGIC, "tracefs" },
+	{ SECURITYFS_MAGIC, "securityfs" },	{ CGROUP_SUPER_MAGIC, "cgroupfs" },
+	{ CGROUP2_SUPER_MAGIC, "cgroup2" },	{ BPF_FS_MAGIC, "bpffs" },
+	{ 0x62656570, "configfs" },		{ EFIVARFS_MAGIC, "efivarfs" },
+	{ PSTOREFS_MAGIC, "pstore" },		{ SELINUX_MAGIC, "selinuxfs" },
+	{ SMACK_MAGIC, "smackfs" },		{ AAFS_MAGIC, "apparmorfs" },
+	{ 0x65735543, "fusectl" },		{ BINFMTFS_MAGIC, "binfmt_misc" },
+	{ DEVPTS_SUPER_MAGIC, "devpts" },	{ NSFS_MAGIC, "nsfs" },
+	{ PIPEFS_MAGIC, "pipefs" },		{ SOCKFS_MAGIC, "sockfs" },
+	{ ANON_INODE_FS_MAGIC, "anon_inodefs" }, { BINDERFS_SUPER_MAGIC, "binderfs" },
+	{ RDTGROUP_SUPER_MAGIC, "resctrl" },	{ XENFS_SUPER_MAGIC, "xenfs" },
+	{ USBDEVICE_SUPER_MAGIC, "usbfs" },	{ OPENPROM_SUPER_MAGIC, "openpromfs" },
+	{ BDEVFS_MAGIC, "bdev" },		{ DMA_BUF_MAGIC, "dmabuf" },
+	{ SECRETMEM_MAGIC, "secretmem" },	{ DEVMEM_MAGIC, "devmem" },
+};
+
+int ra_check_readable_file(int fd, char *why, size_t size)
+{
+	struct statfs sf;
+	struct stat sb;
+
+	if (fstat(fd, &sb) < 0 || fstatfs(fd, &sf) < 0) {
+		int r = errno;
+
+		snprintf(why, size, "fstat: %s", strerror(r));
+		return -r;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		snprintf(why, size, "is %s, not a regular file", type_name(sb.st_mode));
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(pseudo_fs); i++) {
+		if ((unsigned long)sf.f_type != pseudo_fs[i].magic)
+			continue;
+		snprintf(why, size, "is a file of %s, a pseudo filesystem, not a regular file on a real filesystem",
+			 pseudo_fs[i].name);
+		return -EINVAL;
+	}
 	return 0;
 }
 
