@@ -132,5 +132,6 @@ int cmd_check(int argc, char **argv)
 	r = rootasm_plan_print(cli_context(), l, stdout, (cli.json ? ROOTASM_PLAN_JSON : 0) |
 			       (cli.pretty ? ROOTASM_PLAN_PRETTY : 0));
 	rootasm_layout_free(l);
-	return r < 0 ? EXIT_RUNTIME : 0;
+	/* the plan is built (and a JSON document made) before a byte is written: on failure, none was */
+	return r < 0 ? cli_errno(-r, "print the plan") : 0;
 }

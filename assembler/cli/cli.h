@@ -54,6 +54,8 @@ struct rootasm_ctx *cli_context(void);
 
 /* Print @e (one line, or JSON with --json) on stderr; returns the exit status it calls for. */
 int cli_fail(const struct rootasm_error *e);
+/* A runtime failure of @op with errno @err (ENOMEM: "out of memory"): printed as cli_fail() does; exit status 1. */
+int cli_errno(int err, const char *op);
 /* A usage error: one line (or JSON), exit status 2. */
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

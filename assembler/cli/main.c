@@ -41,10 +41,8 @@ static const char usage[] =
 
 struct rootasm_ctx *cli_context(void)
 {
-	if (!ctx && rootasm_ctx_new(cli.debug ? ROOTASM_CTX_DEBUG : 0, &ctx) < 0) {
-		fputs("rootasm: out of memory\n", stderr);
-		exit(EXIT_RUNTIME);
-	}
+	if (!ctx && rootasm_ctx_new(cli.debug ? ROOTASM_CTX_DEBUG : 0, &ctx) < 0)
+		exit(cli_errno(ENOMEM, "make the library context"));
 	return ctx;
 }
 
@@ -52,11 +50,20 @@ int cli_fail(const struct rootasm_error *e)
 {
 	char buf[8192];
 
-	if (cli.json)
-		rootasm_error_print_json(e, stderr, cli.pretty);
-	else
+	/* JSON needs memory; when there is none, the error still gets its line */
+	if (!cli.json || rootasm_error_print_json(e, stderr, cli.pretty) < 0)
 		fprintf(stderr, "rootasm: %s\n", rootasm_error_format(e, buf, sizeof(buf)));
 	return rootasm_error_is_usage(e) ? EXIT_USAGE : EXIT_RUNTIME;
+}
+
+int cli_errno(int err, const char *op)
+{
+	struct rootasm_error e = { .err = err, .kind = ROOTASM_ERROR_RUNTIME };
+
+	snprintf(e.op, sizeof(e.op), "%s", op);
+	if (err == ENOMEM)
+		snprintf(e.msg, sizeof(e.msg), "out of memory");
+	return cli_fail(&e);
 }
 
 int cli_usage(const char *fmt, ...)
@@ -102,13 +109,17 @@ int cli_json_out(json_t *o)
 	int r;
 
 	if (!o) {
-		fputs("rootasm: out of memory\n", stderr);
+		cli_errno(ENOMEM, "print the result");
 		return -1;
 	}
-	r = json_dumpf(o, stdout, (cli.pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_PRESERVE_ORDER);
+	/* as the library's (ra_jdump): non-ASCII as \uXXXX, so no C1 or bidi character reaches a terminal */
+	errno = 0;
+	r = json_dumpf(o, stdout, (cli.pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
 	json_decref(o);
-	if (r < 0 || putchar('\n') == EOF)
+	if (r < 0 || putchar('\n') == EOF) {
+		cli_errno(errno == ENOMEM ? ENOMEM : errno ? errno : EIO, "print the result");
 		return -1;
+	}
 	return 0;
 }
 
@@ -137,10 +148,8 @@ int cli_load(const char *path, unsigned int flags, struct rootasm_layout **ret)
 		char *buf = malloc(cap);
 		ssize_t n;
 
-		if (!buf) {
-			fputs("rootasm: out of memory\n", stderr);
-			return EXIT_RUNTIME;
-		}
+		if (!buf)
+			return cli_errno(ENOMEM, "read layout from standard input");
 		while (len < cap && (n = read(0, buf + len, cap - len)) != 0) {
 			if (n < 0 && errno == EINTR)
 				continue;

@@ -31,7 +31,7 @@ int cmd_probe(int argc, char **argv)
 	if (optind < argc)
 		return cli_usage("unexpected argument '%s'", argv[optind]);
 	if (cli.json && !(arr = json_array()))
-		return EXIT_RUNTIME;
+		return cli_errno(ENOMEM, "probe");
 	for (unsigned int f = 0; f < n; f++) {
 		char detail[256];
 		const char *st;
@@ -44,7 +44,7 @@ int cmd_probe(int argc, char **argv)
 
 			if (!o || json_array_append_new(arr, o) < 0) {
 				json_decref(arr);
-				return EXIT_RUNTIME;
+				return cli_errno(ENOMEM, "probe");
 			}
 		} else {
 			printf("%-38s %-13s %s%s%s%s\n", rootasm_feature_name(f), st, rootasm_feature_desc(f),

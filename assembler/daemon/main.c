@@ -54,7 +54,8 @@ static const char help[] =
 	"  --socket PATH        listen at PATH (default " DEFAULT_SOCKET "; ignored when\n"
 	"                       systemd passes a socket)\n"
 	"  --policy FILE        who may assemble what (default " DEFAULT_POLICY ";\n"
-	"                       without it only uid 0 is served); SIGHUP reads it again\n"
+	"                       without it only uid 0 is served; a regular file owned\n"
+	"                       by root, writable by nobody else); SIGHUP reads it again\n"
 	"  --max-clients N      connections served at once (default 256)\n"
 	"  --idle-timeout S     close a connection idle for S seconds (default 60)\n"
 	"  --cache-entries N    images kept mounted (default 256)\n"
@@ -165,7 +166,8 @@ static int policy_load(const char *path, bool must_exist)
 	struct rd_policy *p = NULL, *old;
 	char line[8192];
 
-	if (!must_exist && access(path, F_OK) < 0 && errno == ENOENT) {
+	/* a dangling symlink is no "no policy": rd_policy_load() refuses it */
+	if (!must_exist && faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
 		fprintf(stderr, "rootasmd: no policy at %s: only uid 0 is served\n", path);
 	} else if (rd_policy_load(path, &p, &e) < 0) {
 		fprintf(stderr, "rootasmd: policy: %s\n", rootasm_error_format(&e, line, sizeof(line)));

@@ -8,6 +8,10 @@
  *                  "sources": ["/srv/rootasm"], "userns": true, "status": true,
  *                  "max_connections": 4 } ] }
  *
+ * The file must be a regular file (not a symlink, not a FIFO, nothing of
+ * procfs or sysfs), owned by root and writable by nobody else; it is opened
+ * without following a symlink and without blocking (policy_open()).
+ *
  * Unknown keys and values of the wrong type are errors, as in layouts. A
  * peer is matched against the rules in order: the first rule naming its uid,
  * else the first naming its gid or one of its supplementary groups. uid 0
@@ -16,13 +20,20 @@
  * prefix or lies below it ("/srv/a" does not match "/srv/ab").
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
+#include "open.h"
 #include "rootasmd.h"
+#include "util.h"
+
+#define RD_POLICY_MAX_BYTES	(4u << 20)
 
 static int perr(struct rootasm_error *e, const char *path, int line, int col, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
@@ -176,16 +187,70 @@ static int rule(json_t *o, size_t idx, struct rd_rule *r, const char *file, stru
 	return 0;
 }
 
+/*
+ * The policy file, open for reading: a regular file (not a symlink, not a FIFO,
+ * nothing of procfs or sysfs) that only root can write. It is looked at on an
+ * O_PATH fd first; only then opened for reading (O_NONBLOCK): nothing here can block.
+ */
+static int policy_open(const char *path, struct rootasm_error *e)
+{
+	_cleanup_close_ int pfd = -EBADF;
+	char why[256];
+	struct stat st;
+	int fd, r;
+
+	pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0) {
+		r = errno;
+		perr(e, path, 0, 0, "policy", "cannot open it: %s", strerror(r));
+		e->err = r;
+		return -r;
+	}
+	r = ra_check_readable_file(pfd, why, sizeof(why));
+	if (r < 0)
+		return perr(e, path, 0, 0, "policy", "%s", why);
+	if (fstat(pfd, &st) < 0)
+		return perr(e, path, 0, 0, "policy", "fstat: %s", strerror(errno));
+	if (st.st_uid != 0)
+		return perr(e, path, 0, 0, "policy", "is owned by uid %u, not root: only root may write the policy",
+			    (unsigned int)st.st_uid);
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return perr(e, path, 0, 0, "policy", "is writable by %s (mode %04o): only root may write the policy",
+			    (st.st_mode & S_IWGRP) && (st.st_mode & S_IWOTH) ? "group and others" :
+			    st.st_mode & S_IWGRP ? "its group" : "others", (unsigned int)(st.st_mode & 07777));
+	fd = ra_reopen(pfd, O_RDONLY | O_NONBLOCK);
+	if (fd < 0) {
+		r = errno;
+		perr(e, path, 0, 0, "policy", "open for reading: %s", strerror(r));
+		e->err = r;
+		return -r;
+	}
+	return fd;
+}
+
 int rd_policy_load(const char *path, struct rd_policy **ret, struct rootasm_error *e)
 {
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_close_ int fd = -EBADF;
 	json_error_t je;
 	json_t *root, *rules, *v;
 	struct rd_policy *p;
 	const char *k;
-	size_t i;
+	size_t i, len;
 	int r = 0;
 
-	root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	fd = policy_open(path, e);
+	if (fd < 0)
+		return fd;
+	r = ra_read_all(fd, RD_POLICY_MAX_BYTES, NULL, NULL, &buf, &len);
+	if (r == -EFBIG)
+		return perr(e, path, 0, 0, "policy", "larger than %u bytes", RD_POLICY_MAX_BYTES);
+	if (r < 0) {
+		perr(e, path, 0, 0, "policy", "read: %s", strerror(-r));
+		e->err = -r;
+		return r;
+	}
+	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
 	if (!root)
 		return perr(e, path, je.line, je.column, "policy", "%s", je.text);
 	if (!json_is_object(root)) {

@@ -38,6 +38,7 @@
 #include <sys/syscall.h>
 
 #include "json.h"
+#include "open.h"
 #include "proto.h"
 #include "rootasmd.h"
 #include "util.h"
@@ -164,24 +165,34 @@ static int read_as_peer(void *ud)
 	struct req *q = pr->q;
 	struct open_how dhow = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
 				 .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	struct open_how fhow = { .flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+	struct open_how fhow = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
 				 .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
 	_cleanup_free_ char *dcopy = strdup(pr->path), *bcopy = strdup(pr->path);
-	_cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+	_cleanup_close_ int dfd = -EBADF, pfd = -EBADF, fd = -EBADF;
 	struct stat st;
+	char why[256];
 	int r;
 
 	if (!dcopy || !bcopy)
 		return ra_oom(&q->e, "load layout");
 	dfd = syscall(SYS_openat2, AT_FDCWD, dirname(dcopy), &dhow, sizeof(dhow));
 	if (dfd >= 0)
-		fd = syscall(SYS_openat2, dfd, basename(bcopy), &fhow, sizeof(fhow));
-	if (dfd < 0 || fd < 0)
+		pfd = syscall(SYS_openat2, dfd, basename(bcopy), &fhow, sizeof(fhow));
+	if (dfd < 0 || pfd < 0)
 		return ra_err_kind(&q->e, ROOTASM_ERROR_USAGE, errno, "open layout", pr->path,
 				   errno == ELOOP || errno == EXDEV ? "a symlink on the way: rootasmd follows none in a "
 				   "layout path a client names" : NULL);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		return ra_err_kind(&q->e, ROOTASM_ERROR_USAGE, EINVAL, "open layout", pr->path, "not a regular file");
+	/* a regular file of a real filesystem (not /proc/kmsg), checked before it is opened for reading */
+	if (fstat(pfd, &st) == 0 && S_ISLNK(st.st_mode))
+		return ra_err_kind(&q->e, ROOTASM_ERROR_USAGE, ELOOP, "open layout", pr->path,
+				   "a symlink on the way: rootasmd follows none in a layout path a client names");
+	r = ra_check_readable_file(pfd, why, sizeof(why));
+	if (r < 0)
+		return ra_err_kind(&q->e, ROOTASM_ERROR_USAGE, -r, "open layout", pr->path, "%s", why);
+	fd = ra_reopen(pfd, O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		return ra_err_kind(&q->e, errno == EACCES ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME, errno,
+				   "open layout", pr->path, NULL);
 	r = read_fd(fd, &pr->buf, &pr->len);
 	if (r < 0)
 		return ra_err_kind(&q->e, r == -EFBIG ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME, -r, "read layout",

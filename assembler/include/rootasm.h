@@ -344,7 +344,10 @@ struct rootasm_send_opts {
 /* Connect to @socket_path and hand @tree_fd over. @opts may be NULL. */
 int rootasm_send_fd(int tree_fd, const char *socket_path, const struct rootasm_send_opts *opts,
 		    struct rootasm_error *e);
-/* The same over @sock_fd, a connected AF_UNIX stream socket (e.g. from socketpair()). */
+/*
+ * The same over @sock_fd, a connected AF_UNIX stream or seqpacket socket (e.g. from
+ * socketpair()); any other socket is a usage error (EAFNOSUPPORT, EPROTOTYPE).
+ */
 int rootasm_send_fd_to(int tree_fd, int sock_fd, const struct rootasm_send_opts *opts, struct rootasm_error *e);
 
 /*

@@ -4,7 +4,8 @@
  *
  *   attach   move_mount(tree, "", AT_FDCWD, dir, F_EMPTY_PATH)   - the one call that
  *            touches the caller's mount namespace
- *   send-fd  socket(AF_UNIX) + SO_SNDTIMEO + connect (or an inherited connected socket)
+ *   send-fd  socket(AF_UNIX) + SO_SNDTIMEO + connect (or an inherited connected AF_UNIX
+ *            stream or seqpacket socket: SO_DOMAIN and SO_TYPE checked first)
  *            -> getsockopt(SO_PEERCRED): the listener must be root, us, or named
  *            -> sendmsg(one line of JSON, SCM_RIGHTS with the tree fd), with the same timeout
  *
@@ -114,8 +115,8 @@ int rootasm_send_fd_to(int tree_fd, int sock, const struct rootasm_send_opts *o,
 {
 	char what[32];
 	struct stat st;
-	int type;
-	socklen_t len = sizeof(type);
+	int type = 0, domain = 0;
+	socklen_t len = sizeof(int);
 	int r;
 
 	snprintf(what, sizeof(what), "fd %d", sock);
@@ -124,8 +125,17 @@ int rootasm_send_fd_to(int tree_fd, int sock, const struct rootasm_send_opts *o,
 		return r;
 	if (fstat(sock, &st) < 0 || !S_ISSOCK(st.st_mode))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOTSOCK, "send-fd", what, "not a socket");
-	if (getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_STREAM)
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EPROTOTYPE, "send-fd", what, "not a stream socket");
+	/* SCM_RIGHTS and SO_PEERCRED exist on AF_UNIX only: elsewhere the peer's uid reads as -1 */
+	if (getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 || domain != AF_UNIX)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EAFNOSUPPORT, "send-fd", what,
+				   "%s, not an AF_UNIX socket: a tree's fd passes only over AF_UNIX",
+				   domain == AF_INET ? "an AF_INET (IPv4) socket" : domain == AF_INET6 ?
+				   "an AF_INET6 (IPv6) socket" : domain == AF_NETLINK ? "an AF_NETLINK socket" :
+				   "a socket of another address family");
+	len = sizeof(int);
+	if (getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || (type != SOCK_STREAM && type != SOCK_SEQPACKET))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EPROTOTYPE, "send-fd", what,
+				   "an AF_UNIX socket, but not a connected stream or seqpacket one");
 	r = set_timeout(sock, SOPT(o, timeout_ms, 0) > 0 ? SOPT(o, timeout_ms, 0) : SEND_DEFAULT_TIMEOUT_MS, what, e);
 	if (r == 0)
 		r = check_peer(sock, o, what, e);

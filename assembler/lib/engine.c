@@ -29,7 +29,13 @@
  *
  * On failure every fd made so far is closed on the way out, and closing the
  * root's fd dissolves whatever was built. Layer fds stay open until
- * CMD_CREATE returns: the overlay clones them then.
+ * CMD_CREATE returns: the overlay clones them then. The mount points made on
+ * the way to targets (directories, empty files) land in whatever filesystem
+ * the path crosses: a bind volume's host directory, a host upper directory.
+ * Each is recorded (struct ra_made: its parent's fd, its name, device and
+ * inode) and, when the assembly fails, removed again before the tree is
+ * dissolved, newest first, only if it is still the one we made and still
+ * empty. On success they stay: they are the tree's mount points.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -37,6 +43,7 @@
 #include <sys/capability.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 
@@ -49,6 +56,94 @@
 #include "sysmnt.h"
 #include "uapi.h"
 #include "util.h"
+
+/* The entries the engine created, in order (resolve_target()); for all of one assembly. */
+struct ra_made {
+	struct ra_made_ent {
+		int dirfd;		/* the parent directory (O_PATH, ours) */
+		char *name;
+		dev_t dev;
+		ino_t ino;
+		bool dir;
+	} *v;
+	size_t n, cap;
+};
+
+/* Record that we created @name (now open as @fd) in @parent; on failure nothing is recorded. */
+static int made_add(struct ra_made *m, int parent, const char *name, int fd, bool dir, struct rootasm_error *e)
+{
+	struct ra_made_ent ent = { .dir = dir };
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return ra_err(e, errno, -EBADF, "stat mount point", name, NULL);
+	ent.dev = st.st_dev;
+	ent.ino = st.st_ino;
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 16;
+		struct ra_made_ent *v = realloc(m->v, cap * sizeof(*v));
+
+		if (!v)
+			return ra_oom(e, "create mount point");
+		m->v = v;
+		m->cap = cap;
+	}
+	ent.name = strdup(name);
+	if (!ent.name)
+		return ra_oom(e, "create mount point");
+	ent.dirfd = fcntl(parent, F_DUPFD_CLOEXEC, 3);
+	if (ent.dirfd < 0) {
+		free(ent.name);
+		return ra_err(e, errno, -EBADF, "dup", name, NULL);
+	}
+	m->v[m->n++] = ent;
+	return 0;
+}
+
+/*
+ * Whether the entry at ent->name is still the one we made. The tree is intact
+ * (it is undone before the root's fd is closed), so a lookup of the name
+ * crosses into a volume mounted on it: a mount other than the parent's there
+ * is one of this detached tree's (nothing else mounts into it), moved onto
+ * the very dentry we made (move_mount() onto our O_PATH fd of it).
+ */
+static bool made_ours(const struct ra_made_ent *ent)
+{
+	struct statx sx, px;
+
+	if (statx(ent->dirfd, ent->name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_TYPE | STATX_INO | STATX_SIZE |
+		  STATX_MNT_ID, &sx) < 0)
+		return false;
+	if (makedev(sx.stx_dev_major, sx.stx_dev_minor) == ent->dev && sx.stx_ino == ent->ino)
+		return ent->dir ? S_ISDIR(sx.stx_mode) : S_ISREG(sx.stx_mode) && sx.stx_size == 0;
+	return (sx.stx_mask & STATX_MNT_ID) &&
+	       statx(ent->dirfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &px) == 0 && (px.stx_mask & STATX_MNT_ID) &&
+	       sx.stx_mnt_id != px.stx_mnt_id;
+}
+
+/*
+ * Let go of the entries from @mark on, newest first; when @undo (the assembly
+ * failed; its tree is still whole), remove each first if it is still ours: a
+ * directory only while it is empty (rmdir says ENOTEMPTY otherwise), a file only
+ * while it is empty. Removing a mount point detaches the volume on it: the tree
+ * is on its way out.
+ */
+static void made_release(struct ra_made *m, size_t mark, bool undo)
+{
+	for (size_t i = m->n; i-- > mark;) {
+		struct ra_made_ent *ent = &m->v[i];
+
+		if (undo && made_ours(ent))
+			(void)unlinkat(ent->dirfd, ent->name, ent->dir ? AT_REMOVEDIR : 0);
+		close(ent->dirfd);
+		free(ent->name);
+	}
+	m->n = mark;
+	if (!mark) {
+		free(m->v);
+		*m = (struct ra_made){ 0 };
+	}
+}
 
 struct xstate {
 	struct rootasm_ctx *ctx;
@@ -338,10 +433,12 @@ static int in_root(int root, const char *path, uint64_t resolve)
  * Missing components are walked one step at a time from their parent; a
  * component that is a symlink, or that appears under us, is resolved again
  * from the root. A target that resolves to the root itself (a symlink to /
- * in a layer) is refused: it would cover the whole tree. Returns an O_PATH
+ * in a layer) is refused: it would cover the whole tree. What is created is
+ * recorded in @made_list (removed again if the assembly fails). Returns an O_PATH
  * fd; caller owns it.
  */
-static int resolve_target(int root, const struct stat *rst, const char *target, bool dir, struct rootasm_error *e)
+static int resolve_target(int root, const struct stat *rst, const char *target, bool dir,
+			  struct ra_made *made_list, struct rootasm_error *e)
 {
 	char prefix[RA_PATH_MAX];
 	_cleanup_close_ int parent = -EBADF, fd = -EBADF;
@@ -392,11 +489,23 @@ static int resolve_target(int root, const struct stat *rst, const char *target, 
 					return ra_err(e, errno, -EBADF, "create mount point", prefix,
 						      errno == EROFS ? "the rootfs is read-only; the target must exist in a layer" : NULL);
 				if (r >= 0) {
-					if (last && !dir)
+					bool isdir = !(last && !dir);
+
+					if (!isdir)
 						close(r);
 					/* what we made is no symlink; O_NOFOLLOW keeps a racing one from being followed */
 					next = openat(parent, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 					made = next >= 0;
+					/* ours to remove if the assembly fails; unrecorded, it goes now */
+					if (next < 0 || (r = made_add(made_list, parent, name, next, isdir, e)) < 0) {
+						int err = next < 0 ? errno : 0;
+
+						(void)unlinkat(parent, name, isdir ? AT_REMOVEDIR : 0);
+						if (next < 0)
+							return ra_err(e, err, -EBADF, "open mount point", prefix, NULL);
+						close(next);
+						return r;
+					}
 				} else {
 					next = in_root(root, prefix, IN_ROOT);
 				}
@@ -556,7 +665,7 @@ static int x_volume(struct xstate *x, const struct ra_op *op, struct rootasm_err
 	/* the root's identity, once: a target must not resolve to it */
 	if (!x->root_st.st_ino && fstat(x->root, &x->root_st) < 0)
 		return ra_err(e, errno, -EBADF, "stat", "the root of the tree", NULL);
-	tfd = resolve_target(x->root, &x->root_st, m->target, dir, e);
+	tfd = resolve_target(x->root, &x->root_st, m->target, dir, x->xo->made, e);
 	if (tfd < 0)
 		return tfd;
 	if (move_mount(vfd, "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
@@ -571,6 +680,7 @@ static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, const struc
 		   struct rootasm_error *e)
 {
 	struct xstate x = { .ctx = ctx, .p = p, .xo = xo, .ubase = -EBADF, .ufd = -EBADF, .wfd = -EBADF, .root = -EBADF };
+	size_t mark = xo->made->n;	/* what this plan (a nested one too) makes on the way to targets */
 	int r = 0;
 
 	x.slots = malloc(p->nslots * sizeof(*x.slots));
@@ -621,6 +731,9 @@ static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, const struc
 			e->column = op->loc.column;
 		}
 	}
+	/* a failure: what we made goes while the tree is whole, before closing the root dissolves it */
+	if (r < 0)
+		made_release(xo->made, mark, true);
 	if (r >= 0)
 		r = take_fd(x.root);
 	xstate_close(&x);
@@ -655,7 +768,8 @@ int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *
 			  const struct rootasm_assemble_opts *o, struct rootasm_error *e)
 {
 	struct rootasm_ctx *c = ra_ctx(ctx);
-	struct ra_xopts xo = { .userns_fd = -EBADF };
+	struct ra_made made = { 0 };
+	struct ra_xopts xo = { .userns_fd = -EBADF, .made = &made };
 	unsigned int flags = ASSEMBLE_OPT(o, flags, 0u), pflags;
 	struct ra_plan *p = NULL;
 	int r;
@@ -703,6 +817,8 @@ int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *
 	/* a failure is not in a hurry: it leaves nothing, not even mounts waiting to be dissolved */
 	if (r < 0)
 		rootasm_ctx_flush(c);
+	/* the tree is the caller's, or gone with what it made on the way (execute()) */
+	made_release(&made, 0, false);
 	ra_plan_free(p);
 	return r;
 }

@@ -80,39 +80,35 @@ int ra_oom(struct rootasm_error *e, const char *op)
 	return ra_err(e, ENOMEM, -EBADF, op, NULL, "out of memory");
 }
 
-/* One line, always: control characters from user input become '?'. */
-static const char *one_line(char *buf)
-{
-	for (char *s = buf; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
-	return buf;
-}
-
 const char *rootasm_error_format(const struct rootasm_error *e, char *buf, size_t size)
 {
-	int n = 0;
+	/* every field, whole, and the words between them: then escaped into @buf */
+	char line[sizeof(e->file) + sizeof(e->op) + sizeof(e->path) + sizeof(e->msg) + 256];
+	size_t n = 0;
+	int w = 0;
 
-	buf[0] = '\0';
+	if (!size)
+		return buf;
+	line[0] = '\0';
 	if (e->file[0] && e->line)
-		n = snprintf(buf, size, "%s:%u:%u: ", e->file, e->line, e->column);
+		w = snprintf(line, sizeof(line), "%s:%u:%u: ", e->file, e->line, e->column);
 	else if (e->file[0])
-		n = snprintf(buf, size, "%s: ", e->file);
-	if (n < 0 || (size_t)n >= size)
-		return one_line(buf);
+		w = snprintf(line, sizeof(line), "%s: ", e->file);
+	n = w > 0 ? (size_t)w : 0;
 	if (e->kind == ROOTASM_ERROR_USAGE) {
 		/* Layout errors: the message is the whole story. */
 		const char *m = e->msg[0] ? e->msg : strerror(e->err ? e->err : EINVAL);
 
 		if (e->path[0] && strcmp(e->path, e->file))
-			snprintf(buf + n, size - n, "%s %s: %s", e->op, e->path, m);
+			snprintf(line + n, sizeof(line) - n, "%s %s: %s", e->op, e->path, m);
 		else
-			snprintf(buf + n, size - n, "%s%s%s", e->op, e->op[0] ? ": " : "", m);
-		return one_line(buf);
+			snprintf(line + n, sizeof(line) - n, "%s%s%s", e->op, e->op[0] ? ": " : "", m);
+	} else {
+		snprintf(line + n, sizeof(line) - n, "%s%s%s: %s%s%s%s", e->op, e->path[0] ? " " : "", e->path,
+			 strerror(e->err ? e->err : EIO), e->msg[0] ? " (" : "", e->msg, e->msg[0] ? ")" : "");
 	}
-	snprintf(buf + n, size - n, "%s%s%s: %s%s%s%s", e->op, e->path[0] ? " " : "", e->path,
-		 strerror(e->err ? e->err : EIO), e->msg[0] ? " (" : "", e->msg, e->msg[0] ? ")" : "");
-	return one_line(buf);
+	/* one line, always, and nothing a terminal would act on: ESC as \x1b, U+202E as \u202e */
+	return ra_escape(line, buf, size);
 }
 
 int rootasm_error_print_json(const struct rootasm_error *e, FILE *out, bool pretty)

@@ -5,35 +5,14 @@
 #include <string.h>
 
 #include "json.h"
+#include "util.h"
 
 /* Length of the valid UTF-8 sequence at @s (at most @n bytes), 0 if invalid. */
 static size_t utf8_len(const unsigned char *s, size_t n)
 {
-	size_t len;
 	unsigned int cp;
 
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		len = 2, cp = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		len = 3, cp = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* overlong forms, surrogates, beyond Unicode */
-	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
+	return ra_utf8_next((const char *)s, n, &cp);
 }
 
 bool utf8_valid(const char *s)
@@ -99,15 +78,39 @@ json_t *ra_japp(struct ra_jb *b, json_t *a, json_t *v)
 	return a;
 }
 
+/*
+ * jansson escapes only what JSON requires (U+0000-U+001F, '"', '\\'): C1 controls
+ * and bidirectional formatting characters in a host path would reach a terminal
+ * as they are. JSON_ENSURE_ASCII writes every non-ASCII character as \uXXXX;
+ * DEL (0x7f) is ASCII and stays raw, and since it can only stand inside a
+ * string of that output, each one becomes \u007f (the same string to a parser).
+ */
 int ra_jdump(struct ra_jb *b, json_t *o, FILE *out, bool pretty)
 {
+	size_t flags = (pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII, n = 0;
+	char *s = NULL;
 	int r = 0;
 
-	if (b->oom || !o)
-		r = -ENOMEM;
-	else if (json_dumpf(o, out, (pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_PRESERVE_ORDER) < 0 ||
-		 fputc('\n', out) == EOF)
-		r = -EIO;
+	/*
+	 * Into one buffer of the right size: json_dumps() grows a buffer as it goes,
+	 * and a failed growth while it writes an object's key is not noticed (jansson
+	 * 2.14): the document would lose the key, and still come out.
+	 */
+	if (!b->oom && o && (n = json_dumpb(o, NULL, 0, flags)) > 0 && (s = malloc(n + 1)) &&
+	    json_dumpb(o, s, n, flags) == n)
+		s[n] = '\0';
+	else
+		n = 0;
 	json_decref(o);
+	if (!n) {
+		free(s);
+		return -ENOMEM;
+	}
+	for (const char *p = s; *p && r == 0; p++)
+		if ((*p == 0x7f ? fputs("\\u007f", out) : fputc(*p, out)) == EOF)
+			r = -EIO;
+	if (r == 0 && fputc('\n', out) == EOF)
+		r = -EIO;
+	free(s);
 	return r;
 }

@@ -25,7 +25,10 @@ json_t *ra_jstr(const char *s);
 json_t *ra_jset(struct ra_jb *b, json_t *o, const char *k, json_t *v);
 /* a += v; the same. Returns @a. */
 json_t *ra_japp(struct ra_jb *b, json_t *a, json_t *v);
-/* Dump @o and a newline (pretty: indented); -ENOMEM if the builder failed, -EIO. Drops @o. */
+/*
+ * Dump @o and a newline (pretty: indented), ASCII only (\uXXXX: no control or
+ * bidi character reaches a terminal); -ENOMEM if the builder failed, -EIO. Drops @o.
+ */
 int ra_jdump(struct ra_jb *b, json_t *o, FILE *out, bool pretty);
 
 #endif

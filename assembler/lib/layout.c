@@ -395,6 +395,22 @@ static int get_target(struct pctx *p, const struct ynode *n, const char *key, ch
 
 	if (r < 0)
 		return r;
+	/*
+	 * A target is a name inside the tree, printed in plans and errors: no C1
+	 * control (U+0080-U+009F; C0 and DEL are no scalar's) and no bidirectional
+	 * formatting character that would show it as another name.
+	 */
+	for (size_t i = 0, l, len = strlen(s); i < len; i += l) {
+		unsigned int cp = 0;
+
+		l = ra_utf8_next(s + i, len - i, &cp);
+		if (!l)
+			return perr(p, n, key, "target is not UTF-8 (at byte %zu)", i);
+		if (ra_char_unsafe(cp))
+			return perr(p, n, key, "target contains the %s character U+%04X (at byte %zu)",
+				    cp < 0xa0 ? "control" : cp == 0x2028 || cp == 0x2029 ? "line separator" :
+				    "bidirectional formatting", cp, i);
+	}
 	r = ra_normalize_target(s, buf, sizeof(buf));
 	if (r == -EINVAL)
 		return perr(p, n, key, "target '%s' is not an absolute path", s);
@@ -1494,11 +1510,28 @@ void rootasm_layout_free(struct rootasm_layout *l)
 	free(l);
 }
 
+/*
+ * libcap's names (cap_to_name()), without its allocation: printing a plan cannot
+ * fail, nor print "?" when memory is short. A capability newer than this table
+ * is its number, as libcap writes one it does not know.
+ */
 const char *ra_cap_name(unsigned int cap, char *buf, size_t size)
 {
-	char *s = cap_to_name(cap);
+	static const char *const names[] = {
+	"cap_chown", "cap_dac_override", "cap_dac_read_search", "cap_fowner", "cap_fsetid",
+	"cap_kill", "cap_setgid", "cap_setuid", "cap_setpcap", "cap_linux_immutable",
+	"cap_net_bind_service", "cap_net_broadcast", "cap_net_admin", "cap_net_raw",
+	"cap_ipc_lock", "cap_ipc_owner", "cap_sys_module", "cap_sys_rawio", "cap_sys_chroot",
+	"cap_sys_ptrace", "cap_sys_pacct", "cap_sys_admin", "cap_sys_boot", "cap_sys_nice",
+	"cap_sys_resource", "cap_sys_time", "cap_sys_tty_config", "cap_mknod", "cap_lease",
+	"cap_audit_write", "cap_audit_control", "cap_setfcap", "cap_mac_override", "cap_mac_admin",
+	"cap_syslog", "cap_wake_alarm", "cap_block_suspend", "cap_audit_read", "cap_perfmon",
+	"cap_bpf", "cap_checkpoint_restore",
+	};
 
-	snprintf(buf, size, "%s", s ? s : "?");
-	cap_free(s);
+	if (cap < ARRAY_SIZE(names))
+		snprintf(buf, size, "%s", names[cap]);
+	else
+		snprintf(buf, size, "%u", cap);
 	return buf;
 }

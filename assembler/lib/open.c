@@ -22,7 +22,10 @@
  *   `image` or a nested `layout` a regular file, a `bind` source anything but
  *   a symlink. Only then is a file opened for reading (O_RDONLY, through
  *   /proc/self/fd of the O_PATH fd): a FIFO or a device node is never opened
- *   for reading, so nothing can hang or be triggered by an open.
+ *   for reading, so nothing can hang or be triggered by an open. A layout
+ *   (the top one and each nested one) is read only from a regular file of a
+ *   real filesystem (ra_check_readable_file(): not /proc/kmsg, nothing of
+ *   sysfs, debugfs, ...), with O_NONBLOCK.
  *
  * A nested layout is read from its fd, parsed, and opened the same way from
  * its own directory; a cycle is found by (st_dev, st_ino) of the layout files
@@ -53,20 +56,13 @@ struct ostate {
 	struct rootasm_error *e;
 	unsigned int layouts, mounts;
 	int depth;
+	struct stat own_userns;		/* /proc/self/ns/user, once (st_ino 0: not yet) */
 	bool absolute_only;		/* ROOTASM_LOAD_ABSOLUTE: the top layout's host paths */
 	struct {
 		dev_t dev;
 		ino_t ino;
 	} stack[RA_MAX_DEPTH];
 };
-
-int ra_reopen(int fd, int flags)
-{
-	char p[64];
-
-	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-	return open(p, flags | O_CLOEXEC | O_NOCTTY);
-}
 
 /* An error about a host object: the layout's location and key, the path, the cause. */
 static int src_err(struct ostate *st, const struct rootasm_layout *l, const struct ra_src *s, int err,
@@ -108,28 +104,6 @@ static const char *const kind_want[] = {
 	[RA_SRC_USERNS] = "a user namespace file (/proc/PID/ns/user)",
 	[RA_SRC_LAYOUT] = "a regular file (a layout)",
 };
-
-static const char *type_name(mode_t m)
-{
-	switch (m & S_IFMT) {
-	case S_IFDIR:
-		return "a directory";
-	case S_IFREG:
-		return "a regular file";
-	case S_IFLNK:
-		return "a symbolic link";
-	case S_IFIFO:
-		return "a FIFO";
-	case S_IFSOCK:
-		return "a socket";
-	case S_IFCHR:
-		return "a character device";
-	case S_IFBLK:
-		return "a block device";
-	default:
-		return "of unknown type";
-	}
-}
 
 /* Open @s from @dirfd by the policy above; on success s->fd holds the object. */
 static int open_src(struct ostate *st, const struct rootasm_layout *l, int dirfd, struct ra_src *s)
@@ -200,7 +174,7 @@ static int open_src(struct ostate *st, const struct rootasm_layout *l, int dirfd
 	}
 	if (!ok)
 		return src_err(st, l, s, s->kind == RA_SRC_DIR ? ENOTDIR : EINVAL, "is %s, expected %s",
-			       type_name(sb.st_mode), kind_want[s->kind]);
+			       ra_type_name(sb.st_mode), kind_want[s->kind]);
 	if (s->kind == RA_SRC_IMAGE || s->kind == RA_SRC_LAYOUT || s->kind == RA_SRC_USERNS) {
 		/* a regular file or an nsfs inode: re-opening it for reading cannot block */
 		int rfd = ra_reopen(fd, O_RDONLY);
@@ -216,63 +190,38 @@ static int open_src(struct ostate *st, const struct rootasm_layout *l, int dirfd
 		if (t != CLONE_NEWUSER)
 			return src_err(st, l, s, EINVAL, "is a namespace, but not a user namespace");
 	}
-	RA_TRACE(st->ctx, "open %s %s: fd %d (%s)", s->key, s->display, fd, type_name(sb.st_mode));
+	RA_TRACE(st->ctx, "open %s %s: fd %d (%s)", s->key, s->display, fd, ra_type_name(sb.st_mode));
 	s->fd = take_fd(fd);
 	return 0;
 }
 
-int ra_read_all(int fd, size_t max, void (*feed)(void *ud, const void *p, size_t n), void *ud, char **ret,
-		size_t *ret_len)
+static int open_layout(struct ostate *st, struct rootasm_layout *l, int dirfd);
+
+/* The initial user namespace's inode number (PROC_USER_INIT_INO, include/linux/proc_ns.h). */
+#define INIT_USERNS_INO 0xEFFFFFFDU
+
+/*
+ * An idmap.userns (opened by open_src()) must be another process's user
+ * namespace: an idmap into the one we run in, or into the initial one, maps
+ * every id to itself, and the kernel refuses it at assembly with a message
+ * that says nothing of the layout.
+ */
+static int userns_not_ours(struct ostate *st, const struct rootasm_layout *l, const struct ra_src *s)
 {
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap + 1);
+	struct stat sb;
 
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			char *b;
-
-			if (cap > max) {
-				free(buf);
-				return -EFBIG;
-			}
-			cap *= 2;
-			b = realloc(buf, cap + 1);
-			if (!b) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = b;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int r = -errno;
-
-			free(buf);
-			return r;
-		}
-		if (n == 0)
-			break;
-		if (feed)
-			feed(ud, buf + len, n);
-		len += n;
-	}
-	if (len > max) {
-		free(buf);
-		return -EFBIG;
-	}
-	buf[len] = '\0';
-	*ret = buf;
-	*ret_len = len;
+	if (fstat(s->fd, &sb) < 0)
+		return src_err(st, l, s, errno, "fstat: %s", strerror(errno));
+	if (!st->own_userns.st_ino && stat("/proc/self/ns/user", &st->own_userns) < 0)
+		return src_err(st, l, s, errno, "stat /proc/self/ns/user: %s", strerror(errno));
+	if (sb.st_dev == st->own_userns.st_dev && sb.st_ino == st->own_userns.st_ino)
+		return src_err(st, l, s, EINVAL, "is the user namespace rootasm runs in: an idmap into it would "
+			       "change nothing; name another process's namespace");
+	if (sb.st_ino == INIT_USERNS_INO)
+		return src_err(st, l, s, EINVAL, "is the initial user namespace: an idmap into it would change "
+			       "nothing; name another process's namespace");
 	return 0;
 }
-
-static int open_layout(struct ostate *st, struct rootasm_layout *l, int dirfd);
 
 /* mounts[i].layout: read, parse and open the nested layout from @s's fd. */
 static int open_nested(struct ostate *st, struct rootasm_layout *l, int dirfd, struct ra_mount *m)
@@ -282,11 +231,18 @@ static int open_nested(struct ostate *st, struct rootasm_layout *l, int dirfd, s
 	_cleanup_close_ int ndir = -EBADF;
 	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
 	struct stat sb, sd;
+	char why[256];
 	size_t len;
 	int r;
 
 	if (fstat(s->fd, &sb) < 0)
 		return src_err(st, l, s, errno, "fstat: %s", strerror(errno));
+	/* a regular file of a real filesystem, read without blocking: not /proc/kmsg */
+	r = ra_check_readable_file(s->fd, why, sizeof(why));
+	if (r < 0)
+		return src_err(st, l, s, -r, "%s", why);
+	if (fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) | O_NONBLOCK) < 0)
+		return src_err(st, l, s, errno, "fcntl O_NONBLOCK: %s", strerror(errno));
 	for (int i = 0; i < st->depth; i++)
 		if (st->stack[i].dev == sb.st_dev && st->stack[i].ino == sb.st_ino)
 			return src_err(st, l, s, ELOOP, "includes itself (a cycle of nested layouts)");
@@ -338,6 +294,15 @@ static int open_layout(struct ostate *st, struct rootasm_layout *l, int dirfd)
 				bad = r;				\
 		}							\
 	} while (0)
+	/* a user namespace file: open, then not the one we run in */
+#define OPEN_USERNS(s) do {						\
+		OPEN(s);						\
+		if ((s)->path && (s)->fd >= 0) {			\
+			r = userns_not_ours(st, l, (s));		\
+			if (r < 0)					\
+				bad = r;				\
+		}							\
+	} while (0)
 
 	st->mounts += l->nmounts;
 	if (st->mounts > RA_MAX_TOTAL_MOUNTS) {
@@ -349,7 +314,7 @@ static int open_layout(struct ostate *st, struct rootasm_layout *l, int dirfd)
 	}
 	for (size_t i = 0; i < l->nlayers; i++) {
 		OPEN(&l->layers[i].src);
-		OPEN(&l->layers[i].idmap.userns);
+		OPEN_USERNS(&l->layers[i].idmap.userns);
 	}
 	if (l->upper.kind == RA_UPPER_DIR)
 		OPEN(&l->upper.src);
@@ -357,7 +322,7 @@ static int open_layout(struct ostate *st, struct rootasm_layout *l, int dirfd)
 		struct ra_mount *m = &l->mounts[i];
 
 		OPEN(&m->src);
-		OPEN(&m->idmap.userns);
+		OPEN_USERNS(&m->idmap.userns);
 		if (m->kind == RA_MOUNT_LAYOUT && m->src.fd >= 0) {
 			r = open_nested(st, l, dirfd, m);
 			if (r == -ENOMEM || r == -E2BIG)
@@ -367,6 +332,7 @@ static int open_layout(struct ostate *st, struct rootasm_layout *l, int dirfd)
 				bad = r;
 		}
 	}
+#undef OPEN_USERNS
 #undef OPEN
 	if (bad)
 		return bad;
@@ -481,6 +447,7 @@ static int load_path(struct rootasm_ctx *ctx, const char *path, const struct roo
 	struct open_how fhow = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
 	_cleanup_free_ char *dcopy = NULL, *bcopy = NULL, *ddir = NULL, *buf = NULL;
 	_cleanup_close_ int dirfd = -EBADF, pfd = -EBADF, fd = -EBADF;
+	char why[256];
 	struct stat sb;
 	size_t len;
 	int r;
@@ -503,10 +470,12 @@ static int load_path(struct rootasm_ctx *ctx, const char *path, const struct roo
 	pfd = sys_openat2(dirfd, basename(bcopy), &fhow);
 	if (pfd < 0 || fstat(pfd, &sb) < 0)
 		goto fail;
-	if (!S_ISREG(sb.st_mode))
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "open layout", path, "is %s, not a regular file",
-				   type_name(sb.st_mode));
-	fd = ra_reopen(pfd, O_RDONLY);
+	/* a regular file of a real filesystem: /proc/kmsg would block, and drain the kernel log */
+	r = ra_check_readable_file(pfd, why, sizeof(why));
+	if (r < 0)
+		return ra_err_kind(e, r == -EINVAL ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME, -r, "open layout", path,
+				   "%s", why);
+	fd = ra_reopen(pfd, O_RDONLY | O_NONBLOCK);
 	if (fd < 0)
 		goto fail;
 	r = ra_read_all(fd, RA_LAYOUT_MAX_BYTES, NULL, NULL, &buf, &len);

@@ -15,10 +15,24 @@ int ra_layout_open(struct rootasm_ctx *ctx, struct rootasm_layout *l, int dirfd,
 		   bool absolute_only, struct ra_diag *d, struct rootasm_error *e);
 
 /*
+ * Whether @fd (O_PATH too) may be read as a layout or a policy: a regular file
+ * of a real filesystem. Files of procfs, sysfs, debugfs, tracefs, securityfs,
+ * cgroupfs, bpffs, configfs, efivarfs, pstore and other pseudo filesystems
+ * are refused (a read of /proc/kmsg blocks and drains the kernel log), as are
+ * FIFOs, devices, sockets and directories. 0, or -errno (-EINVAL: what it is,
+ * -other: fstat failed) with one phrase in @why ("is a FIFO, not a regular
+ * file"). Open it for reading with O_NONBLOCK all the same.
+ */
+int ra_check_readable_file(int fd, char *why, size_t size);
+
+/*
  * Read all of @fd into a new NUL-terminated buffer (caller frees *ret): at
  * most @max bytes, one more is -EFBIG. Each chunk read goes to @feed too (a hash).
  */
 int ra_read_all(int fd, size_t max, void (*feed)(void *ud, const void *p, size_t n), void *ud, char **ret,
 		size_t *ret_len);
+
+/* "a directory", "a FIFO", ... for messages. */
+const char *ra_type_name(mode_t m);
 
 #endif

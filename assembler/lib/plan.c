@@ -281,7 +281,14 @@ static size_t attr_words(const struct ra_attrs *a, const char **w, size_t max)
 	return n;
 }
 
-/* --- text */
+/* --- text: what the layout and the host name is escaped (escape.c): ESC as \x1b, U+202E as \u202e */
+
+/* @pre, then @s escaped */
+static void text_esc(FILE *f, const char *pre, const char *s)
+{
+	fputs(pre, f);
+	ra_fputs_escaped(s, f);
+}
 
 static void text_attrs(FILE *f, const struct ra_attrs *a)
 {
@@ -305,7 +312,7 @@ static void text_idmap(FILE *f, const struct ra_idmap *m)
 	if (!m->set)
 		return;
 	if (m->userns.path) {
-		fprintf(f, " idmap=userns:%s", m->userns.display);
+		text_esc(f, " idmap=userns:", m->userns.display);
 		return;
 	}
 	fputs(" idmap=uids:", f);
@@ -374,10 +381,11 @@ static void text_exec(FILE *f, const struct ra_exec *x)
 			}
 	if (x->caps_set && !any)
 		fputs("none", f);
-	fprintf(f, " network=%s hostname=%s deny_mount_api=%s", x->network == RA_NET_NONE ? "none" : "host",
-		x->hostname ? x->hostname : "rootasm", x->deny_mount_api ? "true" : "false");
+	fprintf(f, " network=%s", x->network == RA_NET_NONE ? "none" : "host");
+	text_esc(f, " hostname=", x->hostname ? x->hostname : "rootasm");
+	fprintf(f, " deny_mount_api=%s", x->deny_mount_api ? "true" : "false");
 	for (size_t i = 0; i < x->nenv; i++)
-		fprintf(f, " env=%s", x->env[i]);
+		text_esc(f, " env=", x->env[i]);
 	fputc('\n', f);
 }
 
@@ -385,7 +393,9 @@ static void text_plan(FILE *f, const struct ra_plan *p, int indent)
 {
 	const struct rootasm_layout *l = p->l;
 
-	fprintf(f, "%*slayout %s\n", indent, "", l->file);
+	fprintf(f, "%*s", indent, "");
+	text_esc(f, "layout ", l->file);
+	fputc('\n', f);
 	if (indent == 0)
 		fprintf(f, "for %s%s\n", rootasm_principal_describe(l->principal),
 			l->authorized ? "" : " (rights not checked: the host objects were not opened)");
@@ -395,8 +405,8 @@ static void text_plan(FILE *f, const struct ra_plan *p, int indent)
 		fprintf(f, "%*s%2zu. ", indent, "", i + 1);
 		switch (op->kind) {
 		case RA_OP_LAYER:
-			fprintf(f, "%s %s %s", op->key, op->layer->kind == RA_LAYER_IMAGE ? "image" : "dir",
-				op->layer->src.display);
+			fprintf(f, "%s %s", op->key, op->layer->kind == RA_LAYER_IMAGE ? "image" : "dir");
+			text_esc(f, " ", op->layer->src.display);
 			if (op->layer->kind == RA_LAYER_IMAGE)
 				fprintf(f, " type=%s", fstype_name[op->layer->fstype]);
 			text_idmap(f, &op->layer->idmap);
@@ -406,7 +416,7 @@ static void text_plan(FILE *f, const struct ra_plan *p, int indent)
 				fputs("upper tmpfs", f);
 				text_tmpfs(f, &l->upper.tmpfs);
 			} else {
-				fprintf(f, "upper dir %s", l->upper.src.display);
+				text_esc(f, "upper dir ", l->upper.src.display);
 			}
 			break;
 		case RA_OP_OVERLAY:
@@ -426,8 +436,9 @@ static void text_plan(FILE *f, const struct ra_plan *p, int indent)
 
 			fprintf(f, "%s %s", op->key, mount_kind[m->kind]);
 			if (m->src.path)
-				fprintf(f, " %s", m->src.display);
-			fprintf(f, " -> %s options=", m->target);
+				text_esc(f, " ", m->src.display);
+			text_esc(f, " -> ", m->target);
+			fputs(" options=", f);
 			text_attrs(f, &m->attrs);
 			if (m->kind == RA_MOUNT_TMPFS)
 				text_tmpfs(f, &m->tmpfs);
@@ -458,8 +469,10 @@ static void text_plan(FILE *f, const struct ra_plan *p, int indent)
 			fputs(" forced=", f);
 			text_attrs(f, &a);
 		}
-		if (op->why)
-			fprintf(f, " (%s)", op->why);
+		if (op->why) {
+			text_esc(f, " (", op->why);
+			fputc(')', f);
+		}
 		fprintf(f, " [%s]", ra_route_name(op->route));
 		if (op->loc.line)
 			fprintf(f, " (line %u)", op->loc.line);

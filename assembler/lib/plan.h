@@ -79,6 +79,7 @@ struct ra_xopts {
 	int userns_fd;		/* >= 0: idmap every mount into this user namespace */
 	uid_t root_uid;		/* what its uid 0 / gid 0 are outside (it must map them) */
 	gid_t root_gid;
+	struct ra_made *made;	/* what the engine creates on the way to targets (engine.c), nested plans too */
 };
 
 /* The features whose presence decides a route of @l's plan (with @flags): the caller probes these, once. */

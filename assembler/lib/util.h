@@ -72,6 +72,19 @@ static inline int ra_opts_size(const void *opts, size_t size, size_t min, size_t
 	return 0;
 }
 
+/*
+ * Text for a terminal (escape.c): C0/C1 controls, DEL, bidirectional formatting
+ * characters and bytes that are not UTF-8 escaped (\x1b, \u202e).
+ */
+/* The length of the UTF-8 character at @s (at most @n bytes) and its code point; 0: not UTF-8. */
+size_t ra_utf8_next(const char *s, size_t n, unsigned int *cp);
+/* Whether code point @cp is one that is escaped (a control or bidirectional formatting character). */
+bool ra_char_unsafe(unsigned int cp);
+/* @s escaped into @out (at most @size bytes, NUL included; cut at a whole unit); returns @out. */
+char *ra_escape(const char *s, char *out, size_t size);
+/* @s escaped onto @f; EOF on a write error. */
+int ra_fputs_escaped(const char *s, FILE *f);
+
 /* Re-open @fd (an O_PATH fd) with @flags through /proc/self/fd; caller owns the result. */
 int ra_reopen(int fd, int flags);
 

@@ -30,6 +30,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -1452,6 +1453,123 @@ TEST(daemon_refuses_a_bad_policy_and_keeps_the_old_one_on_reload)
 	}
 }
 
+/* Milliseconds since @t0 (CLOCK_MONOTONIC). */
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* rootasmd --policy @rel must not start: exit 1 and one line naming the file and @why. */
+static void policy_refused_at_start(const char *rel, const char *why)
+{
+	char buf[2048] = "", want[4200];
+	size_t len = 0;
+	ssize_t n;
+	int st, p[2];
+	pid_t pid;
+
+	ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 2);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl(daemon_bin, daemon_bin, "--policy", path(rel), "--socket", path("refused.sock"), (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	/* a refusal comes at once: a daemon that serves with the file is not waited for */
+	for (;;) {
+		struct pollfd pf = { p[0], POLLIN, 0 };
+
+		if (poll(&pf, 1, 3000) <= 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			FAILF("rootasmd started with --policy %s: %s", rel, buf);
+		}
+		n = read(p[0], buf + len, sizeof(buf) - 1 - len);
+		if (n <= 0 || (len += n) == sizeof(buf) - 1)
+			break;
+		buf[len] = '\0';
+	}
+	close(p[0]);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 1)
+		FAILF("rootasmd --policy %s: status %d, want exit 1: %s", rel, st, buf);
+	snprintf(want, sizeof(want), "rootasmd: policy: %s: policy: ", path(rel));
+	ASSERT_TRUE(!strncmp(buf, want, strlen(want)));
+	ASSERT_CONTAINS(buf, why);
+	ASSERT_EQ(strchr(buf, '\n'), buf + strlen(buf) - 1);	/* one line */
+}
+
+TEST(daemon_policy_writable_by_others_is_refused)
+{
+	sh("cp %s/policy.json %s/p666.json && chmod 0666 %s/p666.json", fix, fix, fix);
+	policy_refused_at_start("p666.json", "is writable by group and others (mode 0666)");
+	sh("chmod 0620 %s/p666.json", fix);
+	policy_refused_at_start("p666.json", "is writable by its group (mode 0620)");
+	/* root's and 0644 is what the fixtures use: fine */
+	sh("chmod 0644 %s/p666.json", fix);
+	{
+		const char *extra[] = { "--policy", path("p666.json"), NULL };
+		struct daemon d = start("s12", extra);
+
+		stop(&d);
+	}
+}
+
+TEST(daemon_policy_owned_by_another_uid_is_refused)
+{
+	sh("cp %s/policy.json %s/pown.json && chown %d %s/pown.json", fix, fix, UNPRIV, fix);
+	policy_refused_at_start("pown.json", "is owned by uid 4242, not root");
+}
+
+TEST(daemon_policy_that_is_a_symlink_is_refused)
+{
+	sh("ln -sf policy.json %s/plink.json", fix);
+	policy_refused_at_start("plink.json", "is a symbolic link, not a regular file");
+	/* a FIFO at the start: refused at once, not waited on */
+	sh("rm -f %s/pfifo.json && mkfifo -m 0644 %s/pfifo.json", fix, fix);
+	policy_refused_at_start("pfifo.json", "is a FIFO, not a regular file");
+}
+
+TEST(daemon_policy_replaced_by_a_fifo_does_not_block_it)
+{
+	const char *extra[] = { "--policy", path("pfifo2.json"), NULL };
+	struct refusal r;
+	struct timespec t0;
+	struct daemon d;
+	int st;
+
+	sh("rm -f %s/pfifo2.json && cp %s/policy.json %s/pfifo2.json", fix, fix, fix);
+	d = start("s13", extra);
+	sh("rm %s/pfifo2.json && mkfifo -m 0644 %s/pfifo2.json", fix, fix);
+	ASSERT_EQ(kill(d.pid, SIGHUP), 0);
+	/* the reload fails at once, naming the file and why; a bounded wait */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!strstr(daemon_log(&d), "is a FIFO") && ms_since(&t0) < 2000)
+		usleep(10000);
+	ASSERT_CONTAINS(daemon_log(&d), "pfifo2.json: policy: is a FIFO, not a regular file");
+	/* the old policy still serves */
+	r = (struct refusal){ .d = &d, .layout = path("layouts/t.yaml") };
+	if (as_user(UNPRIV, served, &r))
+		FAILF("the old policy should still serve uid %d", UNPRIV);
+	/* and the main loop still reads its signals */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(kill(d.pid, SIGTERM), 0);
+	while (waitpid(d.pid, &st, WNOHANG) == 0 && ms_since(&t0) < 2000)
+		usleep(10000);
+	if (ms_since(&t0) >= 2000) {
+		kill(d.pid, SIGKILL);
+		waitpid(d.pid, &st, 0);
+		FAILF("rootasmd did not stop within 2 s of SIGTERM: %s", daemon_log(&d));
+	}
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(d.err);
+}
+
 static void cleanup(void)
 {
 	if (getpid() == main_pid)
@@ -1474,6 +1592,8 @@ int main(int argc, char **argv)
 		return 2;
 	main_pid = getpid();
 	atexit(cleanup);
+	/* rootasmd takes only a policy file that root owns and nobody else may write: 0644 */
+	umask(022);
 	/* the fixture is read by unprivileged clients too */
 	sh("chmod 0755 %s", fix);
 	sh("cd %s && mkdir -p src/l1/etc src/l2/etc src/vol layouts other/l1 && echo base > src/l1/etc/motd && "

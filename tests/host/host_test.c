@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <grp.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -1908,6 +1909,116 @@ TEST(race_swapped_host_objects_never_get_in)
 	ASSERT_TRUE(ok > 0 && refused > 0);
 }
 
+/* @s is one line: exactly one '\n', at its end. */
+static bool one_line(const char *s)
+{
+	return s && *s && strchr(s, '\n') == s + strlen(s) - 1;
+}
+
+TEST(layout_on_procfs_is_refused_without_reading_it)
+{
+	struct timespec t0;
+	char *err;
+	int rc;
+
+	/* /proc/kmsg is a "regular file": a read blocks, and takes messages off the kernel log */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = run_full(NULL, &err, -1, 3, (const char *const[]){ bin, "check", "/proc/kmsg", NULL });
+	ASSERT_EQ(rc, 2);
+	ASSERT_TRUE(ms_since(&t0) < 2000);
+	ASSERT_TRUE(one_line(err));
+	ASSERT_CONTAINS(err, "open layout /proc/kmsg: is a file of procfs, a pseudo filesystem");
+	/* the same as a nested layout: named by its layout line and key */
+	layoutf("kmsg.yaml", "version: 1\nlayers:\n  - dir: l1\nmounts:\n  - { layout: /proc/kmsg, target: /x }\n");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = run_full(NULL, &err, -1, 3, (const char *const[]){ bin, "check", path("kmsg.yaml"), NULL });
+	ASSERT_EQ(rc, 2);
+	ASSERT_TRUE(ms_since(&t0) < 2000);
+	ASSERT_TRUE(one_line(err));
+	ASSERT_CONTAINS(err, "kmsg.yaml:5:15: mounts[0].layout: /proc/kmsg: is a file of procfs");
+	/* sysfs too, though its reads would not block */
+	rc = run_full(NULL, &err, -1, 3, (const char *const[]){ bin, "check", "/sys/kernel/uevent_seqnum", NULL });
+	ASSERT_EQ(rc, 2);
+	ASSERT_CONTAINS(err, "is a file of sysfs");
+}
+
+TEST(idmap_into_our_own_user_namespace_is_refused_by_check)
+{
+	char *err;
+
+	/* an idmap into the namespace rootasm runs in maps every id to itself */
+	layoutf("ownns.yaml", "version: 1\nlayers:\n  - dir: l1\n    idmap: { userns: /proc/self/ns/user }\n");
+	ASSERT_EQ(RUN(&err, "check", path("ownns.yaml")), 2);
+	ASSERT_TRUE(one_line(err));
+	ASSERT_CONTAINS(err, "ownns.yaml:4:22: layers[0].idmap.userns: /proc/self/ns/user: is the user namespace "
+			"rootasm runs in: an idmap into it would change nothing; name another process's namespace");
+	/* a volume's, through a path of our own pid */
+	layoutf("ownns2.yaml", "version: 1\nlayers:\n  - dir: l1\nmounts:\n"
+		"  - { bind: data, target: /d, idmap: { userns: /proc/thread-self/ns/user } }\n");
+	ASSERT_EQ(RUN(&err, "check", path("ownns2.yaml")), 2);
+	ASSERT_TRUE(one_line(err));
+	ASSERT_CONTAINS(err, "ownns2.yaml:5:48: mounts[0].idmap.userns: /proc/thread-self/ns/user: is the user namespace rootasm runs in");
+}
+
+TEST(send_fd_fd_refuses_a_socket_that_is_not_af_unix)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t salen = sizeof(sa);
+	int ls, cs, as, sv[2], tree = -1;
+	char *err, arg[16], byte;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+
+	layoutf("tcp.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
+	/* a connected TCP socket on 127.0.0.1: SO_PEERCRED reads uid -1 there, SCM_RIGHTS does not exist */
+	ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ASSERT_TRUE(ls >= 0);
+	ASSERT_EQ(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ASSERT_EQ(listen(ls, 1), 0);
+	ASSERT_EQ(getsockname(ls, (struct sockaddr *)&sa, &salen), 0);
+	cs = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ASSERT_EQ(connect(cs, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	as = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+	ASSERT_TRUE(as >= 0);
+	snprintf(arg, sizeof(arg), "%d", cs);
+	ASSERT_EQ(run_full(NULL, &err, cs, 10, (const char *const[]){ bin, "assemble", path("tcp.yaml"), "--send-fd-fd",
+								     arg, NULL }), 2);
+	ASSERT_TRUE(one_line(err));
+	ASSERT_CONTAINS(err, "send-fd fd ");
+	ASSERT_CONTAINS(err, ": an AF_INET (IPv4) socket, not an AF_UNIX socket");
+	ASSERT_TRUE(!strstr(err, "uid 4294967295"));
+	/* nothing came over it */
+	ASSERT_ERRNO(recv(as, &byte, 1, MSG_DONTWAIT), EAGAIN);
+	close(as);
+	close(cs);
+	close(ls);
+	/* AF_UNIX, but a datagram socket */
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv), 0);
+	snprintf(arg, sizeof(arg), "%d", sv[1]);
+	ASSERT_EQ(run_full(NULL, &err, sv[1], 10, (const char *const[]){ bin, "assemble", path("tcp.yaml"), "--send-fd-fd",
+									arg, NULL }), 2);
+	ASSERT_TRUE(one_line(err));
+	ASSERT_CONTAINS(err, "an AF_UNIX socket, but not a connected stream or seqpacket one");
+	close(sv[0]);
+	close(sv[1]);
+	/* a seqpacket socketpair carries the tree */
+	ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	snprintf(arg, sizeof(arg), "%d", sv[1]);
+	ASSERT_EQ(run_full(NULL, &err, sv[1], 10, (const char *const[]){ bin, "assemble", path("tcp.yaml"), "--send-fd-fd",
+									arg, NULL }), 0);
+	close(sv[1]);
+	ASSERT_TRUE(recvmsg(sv[0], &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT) > 0);
+	ASSERT_TRUE(CMSG_FIRSTHDR(&msg) && CMSG_FIRSTHDR(&msg)->cmsg_type == SCM_RIGHTS);
+	memcpy(&tree, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof(int));
+	ASSERT_TRUE(tree >= 0);
+	close(tree);
+	close(sv[0]);
+}
+
 static void cleanup(void)
 {
 	if (getpid() == main_pid)	/* not in the per-test children */
@@ -1948,4 +2059,43 @@ int main(int argc, char **argv)
 	if (chdir(fix) < 0)
 		return 2;
 	return harness_main(argc, argv);
+}
+
+/*
+ * A failed assembly leaves nothing on the host: not the mount points it made on
+ * the way to a target inside a writable bind volume (they land in the host's
+ * directory), nor the empty file of a file volume's target. Directories that were
+ * there before stay.
+ */
+TEST(failure_removes_the_mount_points_it_made_on_the_host)
+{
+	struct stat st;
+
+	sh("rm -rf %s/rw6 && mkdir -p %s/rw6/keep && echo kept > %s/rw6/keep/file && head -c 1M /dev/zero > %s/bad6.sqfs",
+	   fix, fix, fix, fix);
+	layoutf("f6.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\nupper: { tmpfs: {} }\n"
+		"mounts:\n"
+		"  - { bind: rw6, target: /data, options: [rw] }\n"
+		"  - { tmpfs: /data/a/b/c }\n"
+		"  - { bind: hostfile, target: /data/f/g/resolv.conf }\n"
+		"  - { tmpfs: /data/keep/x }\n"
+		"  - { image: bad6.sqfs, target: /vol6 }\n");
+	/* bad6.sqfs is a regular file, no image: the last volume fails, after the others are in */
+	expect_clean_failure("f6.yaml", "bad6.sqfs", NULL);
+	ASSERT_ERRNO(lstat(path("rw6/a"), &st), ENOENT);
+	ASSERT_ERRNO(lstat(path("rw6/f"), &st), ENOENT);
+	ASSERT_ERRNO(lstat(path("rw6/keep/x"), &st), ENOENT);
+	ASSERT_STR(slurp(path("rw6/keep/file")), "kept\n");
+	/* the same layout without the bad volume: its mount points stay, they are the tree's */
+	layoutf("f6ok.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\nupper: { tmpfs: {} }\n"
+		"mounts:\n"
+		"  - { bind: rw6, target: /data, options: [rw] }\n"
+		"  - { tmpfs: /data/a/b/c }\n"
+		"  - { bind: hostfile, target: /data/f/g/resolv.conf }\n");
+	assemble_at("f6ok.yaml", "m6");
+	ASSERT_TRUE(mount_at(path("m6/data/a/b/c")) != NULL);
+	ASSERT_EQ(lstat(path("rw6/a/b/c"), &st), 0);
+	ASSERT_TRUE(S_ISDIR(st.st_mode));
+	ASSERT_EQ(lstat(path("rw6/f/g/resolv.conf"), &st), 0);
+	ASSERT_TRUE(S_ISREG(st.st_mode));
 }

@@ -20,7 +20,7 @@ t 2 "--max-clients takes a number" --max-clients 12x
 t 2 "--cache-bytes takes a size" --cache-bytes -5
 t 2 "--idle-timeout takes seconds" --idle-timeout 99999999
 t 2 "no operands" extra
-t 1 "unable to open" --policy /nonexistent/policy.json
+t 1 "policy.json: policy: cannot open it: No such file or directory" --policy /nonexistent/policy.json
 n=$((n + 1)); "$bin" --help | grep -q -- "--cache-entries" || { echo "FAIL: --help"; fail=$((fail + 1)); }
 n=$((n + 1)); "$bin" --version | grep -q "^rootasmd " || { echo "FAIL: --version"; fail=$((fail + 1)); }
 # the socket unit listens where the daemon's default is, with the type it takes

@@ -8,7 +8,9 @@ Usage: hostile_layouts.py ROOTASM_BIN   (no privileges needed)
 import os
 import re
 import resource
+import json
 import stat
+import subprocess
 import sys
 import tempfile
 import time
@@ -18,6 +20,8 @@ LIMIT_S = 1.0
 LIMIT_KB = 64 * 1024
 
 HDR = "version: 1\nlayers:\n  - dir: l1\n"
+# what rootasm never prints raw (escape.c): C0 (but the newline between lines), DEL, C1, bidi, separators
+UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
 def deep_flow(n):
@@ -121,6 +125,13 @@ CASES = [
     ("network nonsense", HDR + "exec: { network: bridge }\n", 4, "exec.network"),
     ("uid without gid", HDR + "exec: { uid: 1 }\n", 4, "exec"),
     ("nested layouts 4096 x 4096 (named in the nested file)", nested_fanout, 5, "mounts", False, "fan.yaml"),
+    ("target with ESC", HDR + 'mounts:\n  - { tmpfs: "/t\\e[2Jmp" }\n', 5, "mounts[0].tmpfs"),
+    ("bind target with ESC", HDR + 'mounts:\n  - { bind: l1, target: "/a\\x1b]0;x\\x07" }\n', 5, "mounts[0].target"),
+    ("target with U+202E (right-to-left override)", HDR + 'mounts:\n  - { tmpfs: "/t\\u202Elmy.exe" }\n', 5, "mounts[0].tmpfs"),
+    ("bind target with U+2066 (left-to-right isolate)", HDR + 'mounts:\n  - { bind: l1, target: "/a\\u2066b" }\n', 5, "mounts[0].target"),
+    ("target with U+200F (right-to-left mark)", HDR + 'mounts:\n  - { tmpfs: "/a\\u200Fb" }\n', 5, "mounts[0].tmpfs"),
+    ("target with U+009B (C1 CSI)", HDR + 'mounts:\n  - { tmpfs: "/a\\u009B2Jb" }\n', 5, "mounts[0].tmpfs"),
+    ("target with DEL", HDR + 'mounts:\n  - { tmpfs: "/a\\x7fb" }\n', 5, "mounts[0].tmpfs"),
     ("userns is a FIFO", HDR.replace("  - dir: l1\n", "  - dir: l1\n    idmap: { userns: fifo }\n"), 4, "layers[0].idmap.userns"),
     ("userns is a regular file", HDR.replace("  - dir: l1\n", "  - dir: l1\n    idmap: { userns: plain }\n"), 4, "layers[0].idmap.userns"),
     ("userns is another namespace", HDR.replace("  - dir: l1\n", "  - dir: l1\n    idmap: { userns: /proc/self/ns/mnt }\n"), 4, "layers[0].idmap.userns"),
@@ -171,12 +182,55 @@ def run_case(d, i, name, text, line, key, fifo_layout=False, named=None):
         problems.append(f"does not name {path}:{line}:COLUMN")
     elif key and not re.match(r"^rootasm: " + want + re.escape(key) + r"[: ]", first):
         problems.append(f"does not name the key {key}")
+    # the error names what is wrong without printing it: no control or bidi character reaches the terminal
+    if UNSAFE.search(err.decode(errors="replace").rstrip("\n")):
+        problems.append("raw control or bidirectional formatting characters in the error")
     cpu = ru.ru_utime + ru.ru_stime
     if wall > LIMIT_S or cpu > LIMIT_S:
         problems.append(f"took {wall:.2f} s wall, {cpu:.2f} s CPU")
     if ru.ru_maxrss > LIMIT_KB:
         problems.append(f"peak memory {ru.ru_maxrss} KiB")
     return problems, first, wall, ru.ru_maxrss
+
+
+def escaped_host_paths(d):
+    """A layout in a directory whose name holds ESC, a C1 CSI and U+202E: the plan (text
+    and JSON) and the error lines show them escaped. Returns a list of problems."""
+    problems = []
+    name = "x\x1b[31mred\u009b2J\u202eevil"
+    want = "x\\x1b[31mred\\u009b2J\\u202eevil"
+    hd = os.path.join(d, name)
+    os.mkdir(hd)
+    lay = os.path.join(hd, "l.yaml")
+    with open(lay, "w") as f:
+        f.write("version: 1\nlayers:\n  - dir: l1\n  - image: base.sqfs\nmounts:\n  - { bind: data, target: /d }\n")
+
+    def run(*args):
+        p = subprocess.run([BIN, *args], capture_output=True, timeout=10)
+        return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+    rc, out, err = run("check", "--offline", lay)
+    if rc != 0:
+        problems.append(f"check --offline: exit {rc}: {err.strip()}")
+    if UNSAFE.search(out.replace("\n", "")):
+        problems.append("check --offline printed raw control or bidi characters")
+    for what in ("layout " + os.path.join(d, want, "l.yaml"), "dir " + os.path.join(d, want, "l1"),
+                 "image " + os.path.join(d, want, "base.sqfs"), "bind " + os.path.join(d, want, "data") + " -> /d"):
+        if what not in out:
+            problems.append(f"check --offline: no '{what}' in: {out!r}")
+    rc, out, err = run("check", "--offline", "--json", lay)
+    if rc != 0 or not out.isascii() or "x\\u001b[31mred\\u009b2j\\u202eevil" not in out.lower():
+        problems.append(f"check --offline --json: exit {rc}, {out[:300]!r}")
+    elif json.loads(out)["layout"] != lay:
+        problems.append("check --offline --json: the layout's name does not read back")
+    # errors: each line names the path escaped, and nothing raw
+    rc, out, err = run("check", lay)
+    lines = err.rstrip("\n").split("\n")
+    if rc != 2 or len(lines) != 3 or UNSAFE.search(err.rstrip("\n").replace("\n", "")):
+        problems.append(f"check: exit {rc}, want 2 and 3 escaped lines: {err!r}")
+    elif not all(os.path.join(d, want, "l.yaml") + ":" in line for line in lines):
+        problems.append(f"check: the layout file is not named escaped: {err!r}")
+    return problems
 
 
 def main():
@@ -198,6 +252,13 @@ def main():
                 print(f"not ok {i + 1} - {name}: {'; '.join(problems)}\n#   {first}")
             else:
                 print(f"ok {i + 1} - {name} ({wall * 1000:.0f} ms, {mem // 1024} MiB)")
+        problems = escaped_host_paths(d)
+        if problems:
+            fail += 1
+            print(f"not ok {len(cases) + 1} - host paths with ESC, CSI and U+202E escaped: {'; '.join(problems)}")
+        else:
+            print(f"ok {len(cases) + 1} - host paths with ESC, CSI and U+202E escaped in the plan and errors")
+        cases.append(None)
         print(f"{len(cases) - fail} passed, {fail} failed; slowest {worst_t * 1000:.0f} ms, largest {worst_m // 1024} MiB")
     return 1 if fail else 0
 

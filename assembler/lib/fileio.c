@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Reading files rootasm is given (layouts, policies, OCI documents): whole,
+ * with a size cap, only from regular files of real filesystems. Shared by the
+ * library and rootasmd's private helper library (CMakeLists.txt, rootasm_io).
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+
+#include "open.h"
+#include "util.h"
+
+int ra_reopen(int fd, int flags)
+{
+	char p[64];
+
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	return open(p, flags | O_CLOEXEC | O_NOCTTY);
+}
+
+const char *ra_type_name(mode_t m)
+{
+	switch (m & S_IFMT) {
+	case S_IFDIR:
+		return "a directory";
+	case S_IFREG:
+		return "a regular file";
+	case S_IFLNK:
+		return "a symbolic link";
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFSOCK:
+		return "a socket";
+	case S_IFCHR:
+		return "a character device";
+	case S_IFBLK:
+		return "a block device";
+	default:
+		return "of unknown type";
+	}
+}
+
+int ra_read_all(int fd, size_t max, void (*feed)(void *ud, const void *p, size_t n), void *ud, char **ret,
+		size_t *ret_len)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap + 1);
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			char *b;
+
+			if (cap > max) {
+				free(buf);
+				return -EFBIG;
+			}
+			cap *= 2;
+			b = realloc(buf, cap + 1);
+			if (!b) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = b;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int r = -errno;
+
+			free(buf);
+			return r;
+		}
+		if (n == 0)
+			break;
+		if (feed)
+			feed(ud, buf + len, n);
+		len += n;
+	}
+	if (len > max) {
+		free(buf);
+		return -EFBIG;
+	}
+	buf[len] = '\0';
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
+
+/*
+ * Filesystems whose "regular files" are interfaces to the kernel, not data: a
+ * read may block (/proc/kmsg), consume something (the kernel log) or trigger
+ * an action. A layout or a policy is never read from one of them.
+ */
+static const struct {
+	unsigned long magic;
+	const char *name;
+} pseudo_fs[] = {
+	{ PROC_SUPER_MAGIC, "procfs" },		{ SYSFS_MAGIC, "sysfs" },
+	{ DEBUGFS_MAGIC, "debugfs" },		{ TRACEFS_MAGIC, "tracefs" },
+	{ SECURITYFS_MAGIC, "securityfs" },	{ CGROUP_SUPER_MAGIC, "cgroupfs" },
+	{ CGROUP2_SUPER_MAGIC, "cgroup2" },	{ BPF_FS_MAGIC, "bpffs" },
+	{ 0x62656570, "configfs" },		{ EFIVARFS_MAGIC, "efivarfs" },
+	{ PSTOREFS_MAGIC, "pstore" },		{ SELINUX_MAGIC, "selinuxfs" },
+	{ SMACK_MAGIC, "smackfs" },		{ AAFS_MAGIC, "apparmorfs" },
+	{ 0x65735543, "fusectl" },		{ BINFMTFS_MAGIC, "binfmt_misc" },
+	{ DEVPTS_SUPER_MAGIC, "devpts" },	{ NSFS_MAGIC, "nsfs" },
+	{ PIPEFS_MAGIC, "pipefs" },		{ SOCKFS_MAGIC, "sockfs" },
+	{ ANON_INODE_FS_MAGIC, "anon_inodefs" }, { BINDERFS_SUPER_MAGIC, "binderfs" },
+	{ RDTGROUP_SUPER_MAGIC, "resctrl" },	{ XENFS_SUPER_MAGIC, "xenfs" },
+	{ USBDEVICE_SUPER_MAGIC, "usbfs" },	{ OPENPROM_SUPER_MAGIC, "openpromfs" },
+	{ BDEVFS_MAGIC, "bdev" },		{ DMA_BUF_MAGIC, "dmabuf" },
+	{ SECRETMEM_MAGIC, "secretmem" },	{ DEVMEM_MAGIC, "devmem" },
+};
+
+int ra_check_readable_file(int fd, char *why, size_t size)
+{
+	struct statfs sf;
+	struct stat sb;
+
+	if (fstat(fd, &sb) < 0 || fstatfs(fd, &sf) < 0) {
+		int r = errno;
+
+		snprintf(why, size, "fstat: %s", strerror(r));
+		return -r;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		snprintf(why, size, "is %s, not a regular file", ra_type_name(sb.st_mode));
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(pseudo_fs); i++) {
+		if ((unsigned long)sf.f_type != pseudo_fs[i].magic)
+			continue;
+		snprintf(why, size, "is a file of %s, a pseudo filesystem, not a regular file on a real filesystem",
+			 pseudo_fs[i].name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
