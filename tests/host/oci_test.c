@@ -708,6 +708,43 @@ TEST(bundle_mounts_rootasm_cannot_make_stay_with_the_runtime)
 	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
 }
 
+/* A user's bundle is that user's principal's: no more than the user could do itself (rootasm.h, "principals"). */
+TEST(bundle_owned_by_a_user_gets_what_the_user_may_have)
+{
+	char *out, *mi, *line;
+
+	fresh();
+	sh("chmod 0755 %s && mkdir -p %s/rootdir && echo root > %s/rootdir/f", fix, fix, fix);
+	mkbundle(import_small(), false,
+		 "c['mounts'].append({'destination': '/rootrw', 'type': 'bind', 'source': '" "' + __import__('os').path.abspath('../rootdir') + '" "', 'options': ['rbind', 'rw']})\n",
+		 "true");
+	sh("chown -R 1771:1771 %s/B", fix);
+	/* a host upper directory is an administrator's: copies-up there are made with root's rights */
+	ASSERT_EQ(run(&out, "%s bundle prepare --upper %s/up %s/B", bin, fix, fix), 1);
+	ASSERT_CONTAINS(out, "an upper directory on the host is for administrators");
+	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
+	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 0);
+	/* root's directory, asked for rw: read-only, as uid 1771 could not write it; every mount nosuid,nodev */
+	mi = slurp("/proc/self/mountinfo");
+	line = strstr(mi, P("B/rootfs/rootrw"));
+	ASSERT_TRUE(line != NULL);
+	*strchrnul(line, '\n') = '\0';
+	ASSERT_CONTAINS(line, " ro,");
+	mi = slurp("/proc/self/mountinfo");
+	for (line = strstr(mi, P("B/rootfs")); line; line = strstr(line + 1, P("B/rootfs"))) {
+		char *end = strchrnul(line, '\n'), c = *end;
+
+		*end = '\0';
+		ASSERT_CONTAINS(line, "nosuid");
+		ASSERT_CONTAINS(line, "nodev");
+		*end = c;
+	}
+	ASSERT_EQ(access(P("B/rootfs/rootrw/new"), F_OK) < 0, 1);
+	ASSERT_TRUE(open(P("B/rootfs/rootrw/new"), O_CREAT | O_WRONLY | O_CLOEXEC, 0644) < 0 && errno == EROFS);
+	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
+}
+
 /* Bundles belong to their users; rootasm runs as root. What a bundle's owner controls must not reach further. */
 
 /* The one-line refusal of a bundle command naming @want, exit status 2; then @victim still has @mounts mounts. */
