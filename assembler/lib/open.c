@@ -229,7 +229,6 @@ static int open_nested(struct ostate *st, struct rootasm_layout *l, int dirfd, s
 	struct ra_src *s = &m->src;
 	_cleanup_free_ char *buf = NULL, *dcopy = NULL, *bcopy = NULL, *ddisp = NULL;
 	_cleanup_close_ int ndir = -EBADF;
-	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
 	struct stat sb, sd;
 	char why[256];
 	size_t len;
@@ -256,9 +255,27 @@ static int open_nested(struct ostate *st, struct rootasm_layout *l, int dirfd, s
 	ddisp = strdup(s->display);
 	if (!dcopy || !bcopy || !ddisp)
 		return ra_oom(st->e, "open nested layout");
-	ndir = sys_openat2(dirfd, dirname(dcopy), &how);
-	if (ndir < 0)
-		return src_err(st, l, s, errno, "open its directory: %s", strerror(errno));
+	/* its directory, resolved as safely as the file was (chase.c) */
+	{
+		struct ra_chase c;
+		_cleanup_free_ char *d = NULL;
+		int rc;
+
+		/* "DIR/.": a symlinked directory is followed, as on the way to any host object */
+		if (asprintf(&d, "%s/.", dirname(dcopy)) < 0)
+			return ra_oom(st->e, "open nested layout");
+		rc = ra_chase(dirfd, d, 0, &c);
+		if (rc == -ENOMEM)
+			return ra_oom(st->e, "open nested layout");
+		if (rc == -EXDEV)
+			return src_err(st, l, s, EXDEV, "open its directory: an unsafe path: %s", c.why);
+		if (rc < 0)
+			return src_err(st, l, s, -rc, "open its directory: %s", strerror(-rc));
+		close_fdp(&c.parent);
+		ndir = c.fd;
+		if (fstat(ndir, &sd) < 0 || !S_ISDIR(sd.st_mode))
+			return src_err(st, l, s, ENOTDIR, "open its directory: not a directory");
+	}
 	if (fstatat(ndir, basename(bcopy), &sd, AT_SYMLINK_NOFOLLOW) < 0 || sd.st_dev != sb.st_dev ||
 	    sd.st_ino != sb.st_ino)
 		return src_err(st, l, s, ESTALE, "changed while it was being opened");
