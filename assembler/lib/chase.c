@@ -18,8 +18,9 @@
  *
  * The rules are the host's view of ownership: in a user namespace that does
  * not map the whole id range (a rootless caller) owners outside it all look
- * like the overflow id, so they cannot be told apart and only the symlink and
- * procfs rules apply. Returns the object's O_PATH fd; with @ret_parent also
+ * like the overflow id, so they cannot be told apart: there the caller passes
+ * RA_CHASE_NO_OWNERS (ra_host_ids(), asked once per load) and only the symlink
+ * and procfs rules apply. Returns the object's O_PATH fd; with @ret_parent also
  * the directory holding it. Callers own both.
  */
 #include <fcntl.h>
@@ -38,22 +39,15 @@
 /* Whether this process sees host ids (the initial user namespace, or one mapping all of them). */
 bool ra_host_ids(void)
 {
-	static int cached = -1;
-	int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+	unsigned long a = 1, b = 1, c = 0;
+	FILE *f = fopen("/proc/self/uid_map", "re");
 
-	if (v < 0) {
-		unsigned long a = 1, b = 1, c = 0;
-		FILE *f = fopen("/proc/self/uid_map", "re");
-
-		if (f) {
-			if (fscanf(f, "%lu %lu %lu", &a, &b, &c) != 3)
-				c = 0;
-			fclose(f);
-		}
-		v = a == 0 && b == 0 && c == 4294967295UL;
-		__atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+	if (f) {
+		if (fscanf(f, "%lu %lu %lu", &a, &b, &c) != 3)
+			c = 0;
+		fclose(f);
 	}
-	return v;
+	return a == 0 && b == 0 && c == 4294967295UL;
 }
 
 static int unsafe(struct ra_chase *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -86,7 +80,7 @@ int ra_chase(int dirfd, const char *path, unsigned int flags, struct ra_chase *c
 	struct stat cst;
 	char *rest;
 	unsigned int links = 0;
-	bool strict = !(flags & RA_CHASE_NO_OWNERS) && ra_host_ids();
+	bool strict = !(flags & RA_CHASE_NO_OWNERS);
 	size_t cap = strlen(path) + 1;
 
 	c->fd = c->parent = -EBADF;

@@ -58,6 +58,7 @@ struct ostate {
 	int depth;
 	struct stat own_userns;		/* /proc/self/ns/user, once (st_ino 0: not yet) */
 	bool absolute_only;		/* ROOTASM_LOAD_ABSOLUTE: the top layout's host paths */
+	unsigned int chase;		/* ra_chase() flags: RA_CHASE_NO_OWNERS where owners cannot be told apart */
 	struct {
 		dev_t dev;
 		ino_t ino;
@@ -124,7 +125,7 @@ static int open_src(struct ostate *st, const struct rootasm_layout *l, int dirfd
 			return src_err(st, l, s, errno, NULL);
 	} else {
 		struct ra_chase c;
-		int r = ra_chase(dirfd, s->path, 0, &c);
+		int r = ra_chase(dirfd, s->path, st->chase, &c);
 
 		if (r == -ENOMEM)
 			return ra_oom(st->e, "open");
@@ -264,7 +265,7 @@ static int open_nested(struct ostate *st, struct rootasm_layout *l, int dirfd, s
 		/* "DIR/.": a symlinked directory is followed, as on the way to any host object */
 		if (asprintf(&d, "%s/.", dirname(dcopy)) < 0)
 			return ra_oom(st->e, "open nested layout");
-		rc = ra_chase(dirfd, d, 0, &c);
+		rc = ra_chase(dirfd, d, st->chase, &c);
 		if (rc == -ENOMEM)
 			return ra_oom(st->e, "open nested layout");
 		if (rc == -EXDEV)
@@ -360,7 +361,8 @@ static int open_layout(struct ostate *st, struct rootasm_layout *l, int dirfd)
 int ra_layout_open(struct rootasm_ctx *ctx, struct rootasm_layout *l, int dirfd, struct stat *top,
 		   bool absolute_only, struct ra_diag *d, struct rootasm_error *e)
 {
-	struct ostate st = { .ctx = ra_ctx(ctx), .d = d, .e = e, .layouts = 1, .absolute_only = absolute_only };
+	struct ostate st = { .ctx = ra_ctx(ctx), .d = d, .e = e, .layouts = 1, .absolute_only = absolute_only,
+			     .chase = ra_host_ids() ? 0 : RA_CHASE_NO_OWNERS };
 	int r;
 
 	if (top) {
