@@ -11,9 +11,11 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <grp.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/capability.h>
 #include <sys/ioctl.h>
@@ -1974,6 +1976,18 @@ TEST(send_fd_fd_refuses_a_socket_that_is_not_af_unix)
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
 
 	layoutf("tcp.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
+	/* a network namespace of this test's own, its loopback up (a QEMU guest boots with lo down) */
+	ASSERT_EQ(unshare(CLONE_NEWNET), 0);
+	{
+		struct ifreq ifr = { .ifr_name = "lo" };
+		int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+		ASSERT_TRUE(s >= 0);
+		ASSERT_EQ(ioctl(s, SIOCGIFFLAGS, &ifr), 0);
+		ifr.ifr_flags |= IFF_UP;
+		ASSERT_EQ(ioctl(s, SIOCSIFFLAGS, &ifr), 0);
+		close(s);
+	}
 	/* a connected TCP socket on 127.0.0.1: SO_PEERCRED reads uid -1 there, SCM_RIGHTS does not exist */
 	ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	ASSERT_TRUE(ls >= 0);
