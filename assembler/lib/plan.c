@@ -459,7 +459,9 @@ static void text_plan(FILE *f, const struct ra_plan *p, int indent)
 			break;
 		}
 		}
-		if (op->to_userns)
+		if (op->to_userns && op->kind == RA_OP_UPPER)
+			fputs(" upper/,work/=owned-by-the-user-namespace's-root", f);
+		else if (op->to_userns && op->kind != RA_OP_OVERLAY)
 			fputs(" idmap=principal's-user-namespace", f);
 		if (op->lend)
 			fputs(" lent", f);
