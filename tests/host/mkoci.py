@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Make small OCI image layouts for the host tests.
 
-  mkoci.py layout OUT [--tag T] [--nested] TAR[:none|:gzip|:zstd] ...
+  mkoci.py layout OUT [--tag T] [--nested] [--docker] [--layer-type N=MT] TAR[:none|:gzip|:zstd] ...
       an image layout at OUT whose layers are the given uncompressed tar files
       (bottom first), compressed as asked; --nested puts the manifest behind a
-      nested index (with a second, foreign-architecture manifest beside it).
+      nested index (with a second, foreign-architecture manifest beside it);
+      --docker writes Docker's schema 2 media types (manifest, manifest list,
+      config, layers: what skopeo --format v2s2, crane and ctr export write);
+      --layer-type gives layer N (from 0) the media type MT.
   mkoci.py hostile KIND OUT.tar
       a tar that a layer must not be: dotdot, absolute, symlink-then-file,
       hardlink-outside, huge-sparse, overlay-xattr, reserved-whiteout;
@@ -30,21 +33,37 @@ def blob(out, data):
     return {"digest": "sha256:" + d, "size": len(data)}
 
 
-def compress(data, how):
+OCI = {"index": "application/vnd.oci.image.index.v1+json", "manifest": "application/vnd.oci.image.manifest.v1+json",
+       "config": "application/vnd.oci.image.config.v1+json", "layer": "application/vnd.oci.image.layer.v1.tar",
+       "gzip": "+gzip", "zstd": "+zstd"}
+DOCKER = {"index": "application/vnd.docker.distribution.manifest.list.v2+json",
+          "manifest": "application/vnd.docker.distribution.manifest.v2+json",
+          "config": "application/vnd.docker.container.image.v1+json",
+          "layer": "application/vnd.docker.image.rootfs.diff.tar", "gzip": ".gzip", "zstd": ".zstd"}
+
+
+def compress(data, how, mt):
     if how == "gzip":
-        return gzip.compress(data, mtime=0), "application/vnd.oci.image.layer.v1.tar+gzip"
+        return gzip.compress(data, mtime=0), mt["layer"] + mt["gzip"]
     if how == "zstd":
         z = subprocess.run(["zstd", "-q", "-c", "-3"], input=data, stdout=subprocess.PIPE, check=True).stdout
-        return z, "application/vnd.oci.image.layer.v1.tar+zstd"
-    return data, "application/vnd.oci.image.layer.v1.tar"
+        return z, mt["layer"] + mt["zstd"]
+    return data, mt["layer"]
 
 
 def layout(args):
-    out, tag, nested, bad, tars = args[0], None, False, False, []
+    out, tag, nested, bad, tars, mt, types = args[0], None, False, False, [], OCI, {}
     i = 1
     while i < len(args):
         if args[i] == "--tag":
             tag = args[i + 1]
+            i += 2
+        elif args[i] == "--docker":
+            mt = DOCKER
+            i += 1
+        elif args[i] == "--layer-type":
+            n, _, t = args[i + 1].partition("=")
+            types[int(n)] = t
             i += 2
         elif args[i] == "--bad-diffid":
             bad = True
@@ -61,24 +80,21 @@ def layout(args):
         path, _, how = t.partition(":")
         data = open(path, "rb").read()
         diff_ids.append("sha256:" + hashlib.sha256(data).hexdigest())
-        c, mt = compress(data, how or "none")
-        layers.append(dict(mediaType=mt, **blob(out, c)))
+        c, lt = compress(data, how or "none", mt)
+        layers.append(dict(mediaType=types.get(len(layers), lt), **blob(out, c)))
     if bad:
         diff_ids[0] = "sha256:" + "0" * 64
     cfg = {"architecture": "amd64", "os": "linux", "config": {"Cmd": ["/bin/sh"]},
            "rootfs": {"type": "layers", "diff_ids": diff_ids}}
-    cdesc = dict(mediaType="application/vnd.oci.image.config.v1+json", **blob(out, json.dumps(cfg).encode()))
-    man = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
-           "config": cdesc, "layers": layers}
-    mdesc = dict(mediaType="application/vnd.oci.image.manifest.v1+json", **blob(out, json.dumps(man).encode()))
+    cdesc = dict(mediaType=mt["config"], **blob(out, json.dumps(cfg).encode()))
+    man = {"schemaVersion": 2, "mediaType": mt["manifest"], "config": cdesc, "layers": layers}
+    mdesc = dict(mediaType=mt["manifest"], **blob(out, json.dumps(man).encode()))
     if nested:
         mdesc["platform"] = {"architecture": "amd64", "os": "linux"}
-        other = dict(mediaType="application/vnd.oci.image.manifest.v1+json",
-                     **blob(out, json.dumps(dict(man, layers=[])).encode()))
+        other = dict(mediaType=mt["manifest"], **blob(out, json.dumps(dict(man, layers=[])).encode()))
         other["platform"] = {"architecture": "s390x", "os": "linux"}
-        idx = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
-               "manifests": [other, mdesc]}
-        mdesc = dict(mediaType="application/vnd.oci.image.index.v1+json", **blob(out, json.dumps(idx).encode()))
+        idx = {"schemaVersion": 2, "mediaType": mt["index"], "manifests": [other, mdesc]}
+        mdesc = dict(mediaType=mt["index"], **blob(out, json.dumps(idx).encode()))
     if tag:
         mdesc["annotations"] = {"org.opencontainers.image.ref.name": tag}
     top = {"schemaVersion": 2, "manifests": [mdesc]}

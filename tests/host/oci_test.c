@@ -463,6 +463,99 @@ TEST(store_that_is_a_symlink_is_refused)
 	ASSERT_EQ(atoi(out), 1);
 }
 
+/* ------------------------------------------------- images as tools make them */
+
+/* Import @img, assemble it at m: layer 2's /etc/a over layer 1's, its whiteout and opaque directory. */
+static void expect_img_tree(const char *img)
+{
+	char *out;
+	struct stat s;
+
+	if (import(img, "st", NULL, &out) != 0)
+		FAILF("import %s: %s", img, out);
+	assemble(first_line(out), "m");
+	ASSERT_STR(slurp(P("m/etc/a")), "two\n");
+	ASSERT_STR(slurp(P("m/etc/owned")), "owned\n");
+	ASSERT_ERRNO(lstat(P("m/etc/gone"), &s), ENOENT);
+	ASSERT_ERRNO(lstat(P("m/dir/sub"), &s), ENOENT);
+	ASSERT_EQ(umount2(P("m"), MNT_DETACH), 0);
+}
+
+TEST(docker_schema2_manifests_and_manifest_lists_are_imported)
+{
+	char *out;
+
+	fresh();
+	/* a schema 2 manifest, Docker's config and layer types (tar.gzip, tar, tar.zstd) */
+	mkimage("dk", "--docker l1.tar:gzip l2.tar:none");
+	expect_img_tree("dk");
+	mkimage("dk", "--docker l1.tar:zstd l2.tar:gzip");
+	expect_img_tree("dk");
+	/* a manifest list in front, with a foreign-architecture manifest beside ours */
+	mkimage("dkl", "--docker --nested --tag latest l1.tar:gzip l2.tar:gzip");
+	expect_img_tree("dkl:latest");
+	/* the same layers as OCI's: one diff-id, one layer image */
+	ASSERT_EQ(import("img:v1", "st", "--json", &out), 0);
+	ASSERT_TRUE(!strstr(out, "\"cached\":false"));
+	/* a Docker foreign layer is taken when its blob is in the layout (as nondistributable ones are) */
+	mkimage("dkf", "--docker --layer-type 0=application/vnd.docker.image.rootfs.foreign.diff.tar.gzip "
+		"l1.tar:gzip l2.tar:gzip");
+	expect_img_tree("dkf");
+}
+
+TEST(skopeo_v2s2_copy_is_imported)
+{
+	char *out;
+
+	fresh();
+	if (system("command -v skopeo >/dev/null") != 0)
+		FAILF("skopeo is not installed (ci/deps installs it)");
+	/* Docker's schema 2 has no zstd layers: the image with both layers gzip'd */
+	mkimage("gz", "--tag v1 l1.tar:gzip l2.tar:gzip");
+	sh("cd %s && rm -rf sk && skopeo copy -q --format v2s2 oci:gz:v1 oci:sk:v1 >/dev/null", fix);
+	ASSERT_EQ(run(&out, "grep -l application/vnd.docker.distribution.manifest.v2+json %s/sk/index.json", fix), 0);
+	expect_img_tree("sk:v1");
+}
+
+TEST(what_rootasm_cannot_read_is_a_bad_image)
+{
+	fresh();
+	/* a layer media type it does not know: exit 2, one line, nothing stored */
+	mkimage("bad", "--layer-type 1=application/vnd.oci.image.layer.v1.tar+lz4 l1.tar:gzip l2.tar:gzip");
+	expect_refused("bad", "layers[1] has media type application/vnd.oci.image.layer.v1.tar+lz4", NULL);
+	/* a foreign layer whose blob is not in the layout */
+	mkimage("bad", "--docker --layer-type 0=application/vnd.docker.image.rootfs.foreign.diff.tar.gzip "
+		"l1.tar:gzip l2.tar:gzip");
+	sh("cd %s/bad && python3 -c \"import json; i=json.load(open('index.json')); "
+	   "m=json.load(open('blobs/sha256/'+i['manifests'][0]['digest'][7:])); "
+	   "print(m['layers'][0]['digest'][7:])\" | xargs -I@ rm blobs/sha256/@", fix);
+	expect_refused("bad", "No such file", NULL);
+	/* a digest other than sha256 (valid, but not one rootasm verifies) */
+	mkimage("bad", "l2.tar:gzip");
+	sh("cd %s/bad && python3 -c \"import json; i=json.load(open('index.json')); "
+	   "i['manifests'][0]['digest'] = 'sha512:' + 'ab' * 64; json.dump(i, open('index.json','w'))\"", fix);
+	expect_refused("bad", "rootasm verifies sha256 digests only", NULL);
+	/* Docker's schema 1 */
+	mkimage("bad", "l2.tar:gzip");
+	sh("cd %s/bad && python3 -c \"import json; i=json.load(open('index.json')); "
+	   "i['manifests'][0]['mediaType'] = 'application/vnd.docker.distribution.manifest.v1+prettyjws'; "
+	   "json.dump(i, open('index.json','w'))\"", fix);
+	expect_refused("bad", "schema 1", NULL);
+}
+
+TEST(symlinked_blobs_directory_is_refused_by_name)
+{
+	fresh();
+	mkimage("bad", "l2.tar:gzip");
+	sh("cd %s/bad && mv blobs ../elsewhere-blobs && ln -s ../elsewhere-blobs blobs", fix);
+	expect_refused("bad", "blobs is a symbolic link", NULL);
+	sh("rm -rf %s/elsewhere-blobs", fix);
+	mkimage("bad", "l2.tar:gzip");
+	sh("cd %s/bad/blobs && mv sha256 ../../elsewhere-blobs && ln -s ../../elsewhere-blobs sha256", fix);
+	expect_refused("bad", "blobs/sha256 is a symbolic link", NULL);
+	sh("rm -rf %s/elsewhere-blobs", fix);
+}
+
 /* ------------------------------------------------------------ hostile tars */
 
 static void hostile(const char *kind, const char *want)
