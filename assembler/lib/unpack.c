@@ -407,7 +407,8 @@ static int set_meta(struct up *u, struct archive_entry *ae, const char *name, in
 	fd_path(p, sizeof(p), dir, base);
 	archive_entry_xattr_reset(ae);
 	while (archive_entry_xattr_next(ae, &xn, &xv, &xs) == ARCHIVE_OK) {
-		if (!strncmp(xn, "trusted.overlay.", 16))
+		/* overlayfs' own: trusted.overlay.*, and user.overlay.* under its userxattr option */
+		if (!strncmp(xn, "trusted.overlay.", 16) || !strncmp(xn, "user.overlay.", 13))
 			return ent_err(u, EPERM, name, "carries the xattr %s, which only overlayfs may set", xn);
 		if (lsetxattr(p, xn, xv, xs, 0) < 0)
 			return ent_err(u, errno, name, "set xattr %s: %m", xn);
@@ -473,6 +474,7 @@ static int apply(struct up *u, struct archive_entry *ae)
 	char rel[PATH_MAX], hrel[PATH_MAX];
 	_cleanup_close_ int dir = -EBADF, fd = -EBADF;
 	mode_t type = archive_entry_filetype(ae);
+	bool opaque = false;
 	struct stat st;
 	int r;
 
@@ -519,9 +521,15 @@ static int apply(struct up *u, struct archive_entry *ae)
 		base += strlen(WH_PREFIX);
 		if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
 			return ent_err(u, EINVAL, raw, "a whiteout of nothing");
-		r = remove_at(dir, base);
-		if (r < 0)
-			return ent_err(u, -r, raw, "remove what it whites out: %s", strerror(-r));
+		/*
+		 * A whiteout hides what the lower layers have (image-spec: "only
+		 * apply to resources in lower/parent layers"); an entry of this
+		 * layer of the same name stays, and hides the lower one itself.
+		 */
+		if (fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			return 0;
+		if (errno != ENOENT)
+			return ent_err(u, errno, raw, "stat what it whites out: %m");
 		if (mknodat(dir, base, S_IFCHR | 0, makedev(0, 0)) < 0)
 			return ent_err(u, errno, raw, "make the whiteout: %m");
 		u->st->whiteouts++;
@@ -531,6 +539,8 @@ static int apply(struct up *u, struct archive_entry *ae)
 	/* what is there already: a directory over a directory stays, anything else goes */
 	if (fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    !(S_ISDIR(st.st_mode) && type == AE_IFDIR && !archive_entry_hardlink(ae))) {
+		/* a directory over this layer's whiteout: the lower one stays hidden (an opaque directory) */
+		opaque = type == AE_IFDIR && S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0);
 		r = remove_at(dir, base);
 		if (r < 0)
 			return ent_err(u, -r, raw, "replace the earlier entry: %s", strerror(-r));
@@ -589,6 +599,14 @@ static int apply(struct up *u, struct archive_entry *ae)
 	case AE_IFDIR:
 		if (mkdirat(dir, base, 0700) < 0 && errno != EEXIST)
 			return ent_err(u, errno, raw, "mkdir: %m");
+		if (opaque) {
+			char p[PATH_MAX + 64];
+
+			fd_path(p, sizeof(p), dir, base);
+			if (lsetxattr(p, "trusted.overlay.opaque", "y", 1, 0) < 0)
+				return ent_err(u, errno, raw, "mark the directory opaque: %m");
+			u->st->opaques++;
+		}
 		break;
 	case AE_IFLNK:
 		ln = archive_entry_symlink_utf8(ae);

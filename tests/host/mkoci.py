@@ -13,7 +13,14 @@
       a tar that a layer must not be: dotdot, absolute, symlink-then-file,
       hardlink-outside, huge-sparse, overlay-xattr, reserved-whiteout;
       cut-padding (ends after the last entry's data: accepted, as umoci
-      writes it), cut-data (ends inside it: refused).
+      writes it), cut-data (ends inside it: refused); user-overlay-xattr.
+  mkoci.py case KIND OUT.tar
+      a layer tar for a fidelity case, a lower ("-lower") and an upper layer:
+      own-whiteout-lower/own-whiteout (a whiteout of a file of its own layer
+      and of a lower one), whiteout-then-dir (a whiteout, then a directory of
+      that name), implied-lower/implied (directories an upper layer implies by
+      its paths alone), hardlink-lower/hardlink (a hard link to a lower
+      layer's file).
 """
 import gzip
 import hashlib
@@ -116,8 +123,49 @@ def hostile(kind, out):
                 t.addfile(ti, io.BytesIO(data))
             else:
                 t.addfile(ti)
-        add("ok", b"fine")
-        if kind == "dotdot":
+        if not kind.startswith("case:"):
+            add("ok", b"fine")
+        if kind == "case:own-whiteout-lower":
+            add("d", type=tarfile.DIRTYPE, mode=0o755)
+            add("d/a", b"lower a\n")
+            add("d/low", b"low\n")
+        elif kind == "case:own-whiteout":
+            add("d", type=tarfile.DIRTYPE, mode=0o755)
+            add("d/a", b"mine\n")
+            add("d/.wh.a")
+            add("d/.wh.low")
+        elif kind == "case:whiteout-then-dir":
+            add(".wh.d")
+            add("d", type=tarfile.DIRTYPE, mode=0o711)
+            add("d/new", b"new\n")
+        elif kind == "case:implied-lower":
+            ti = tarfile.TarInfo("etc")
+            ti.type, ti.mode, ti.uid, ti.gid = tarfile.DIRTYPE, 0o750, 0, 42
+            ti.pax_headers = {"SCHILY.xattr.user.lower": "kept"}
+            t.addfile(ti)
+            add("etc/a", b"a\n")
+            add("usr", type=tarfile.DIRTYPE, mode=0o755)
+            add("usr/lib", type=tarfile.DIRTYPE, mode=0o700, uid=7, gid=8)
+            add("./", type=tarfile.DIRTYPE, mode=0o751, uid=0, gid=5)
+        elif kind == "case:implied":
+            add("etc/x", b"x\n")
+            add("usr/lib/new/y", b"y\n")
+        elif kind == "case:hardlink-lower":
+            add("bin", type=tarfile.DIRTYPE, mode=0o755)
+            ti = tarfile.TarInfo("bin/tool")
+            ti.mode, ti.uid, ti.gid, ti.size = 0o4751, 3, 4, 5
+            ti.pax_headers = {"SCHILY.xattr.user.t": "tv"}
+            t.addfile(ti, io.BytesIO(b"tool\n"))
+        elif kind == "case:hardlink":
+            add("bin", type=tarfile.DIRTYPE, mode=0o755)
+            add("bin/alias", type=tarfile.LNKTYPE, linkname="bin/tool")
+            add("other/alias2", type=tarfile.LNKTYPE, linkname="bin/tool")
+        elif kind == "user-overlay-xattr":
+            ti = tarfile.TarInfo("redirected")
+            ti.type = tarfile.DIRTYPE
+            ti.pax_headers = {"SCHILY.xattr.user.overlay.redirect": "/etc"}
+            t.addfile(ti)
+        elif kind == "dotdot":
             add("a/../../escaped")
         elif kind == "absolute":
             add("/etc/escaped")
@@ -166,5 +214,7 @@ if __name__ == "__main__":
         layout(sys.argv[2:])
     elif sys.argv[1] == "hostile":
         hostile(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "case":
+        hostile("case:" + sys.argv[2], sys.argv[3])
     else:
         sys.exit(__doc__)

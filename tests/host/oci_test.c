@@ -556,6 +556,40 @@ TEST(symlinked_blobs_directory_is_refused_by_name)
 	sh("rm -rf %s/elsewhere-blobs", fix);
 }
 
+/* Two-layer image @name of the case tars @lower and @upper (mkoci.py case), imported and assembled at m. */
+static void case_image(const char *name, const char *lower, const char *upper)
+{
+	char *out, args[512];
+
+	sh("cd %s && %s case %s %s.tar && %s case %s %s.tar", fix, mkoci, lower, lower, mkoci, upper, upper);
+	snprintf(args, sizeof(args), "%s.tar:gzip %s.tar:gzip", lower, upper);
+	mkimage(name, args);
+	if (import(name, "st", NULL, &out) != 0)
+		FAILF("import %s: %s", name, out);
+	assemble(first_line(out), "m");
+}
+
+TEST(whiteouts_apply_to_lower_layers_only)
+{
+	struct stat s;
+
+	fresh();
+	/* d/a, then d/.wh.a in the same tar: a stays (umoci keeps it); d/.wh.low hides the lower d/low */
+	case_image("wh", "own-whiteout-lower", "own-whiteout");
+	ASSERT_STR(slurp(P("m/d/a")), "mine\n");
+	ASSERT_ERRNO(lstat(P("m/d/low"), &s), ENOENT);
+	ASSERT_EQ(umount2(P("m"), MNT_DETACH), 0);
+	/* .wh.d, then a directory d: the new d hides the lower one's content (an opaque directory) */
+	fresh();
+	case_image("wh", "own-whiteout-lower", "whiteout-then-dir");
+	ASSERT_STR(slurp(P("m/d/new")), "new\n");
+	ASSERT_ERRNO(lstat(P("m/d/low"), &s), ENOENT);
+	ASSERT_ERRNO(lstat(P("m/d/a"), &s), ENOENT);
+	ASSERT_EQ(lstat(P("m/d"), &s), 0);
+	ASSERT_EQ(s.st_mode & 07777, 0711);
+	ASSERT_EQ(umount2(P("m"), MNT_DETACH), 0);
+}
+
 /* ------------------------------------------------------------ hostile tars */
 
 static void hostile(const char *kind, const char *want)
@@ -607,6 +641,8 @@ TEST(hostile_overlay_xattr)
 {
 	fresh();
 	hostile("overlay-xattr", "trusted.overlay.redirect");
+	/* overlayfs reads user.overlay.* under its userxattr option: refused as well */
+	hostile("user-overlay-xattr", "user.overlay.redirect");
 }
 
 TEST(hostile_reserved_whiteout)
