@@ -245,6 +245,30 @@ TEST(second_import_writes_nothing)
 	ASSERT_STR(store_state(P("st")), before);
 }
 
+TEST(progress_is_json_lines_with_json_and_nothing_with_quiet)
+{
+	char *out;
+
+	fresh();
+	/* --json: stdout the result, stderr one JSON event per layer and line (converted, then cached) */
+	for (int pass = 0; pass < 2; pass++) {
+		ASSERT_EQ(run(&out, "cd %s && %s import --json --store st oci:img:v1 2>err >res && python3 -c \""
+			      "import json; ev = [json.loads(l) for l in open('err')]; r = json.load(open('res')); "
+			      "assert len(ev) == 2, ev; "
+			      "assert [e['event'] for e in ev] == ['layer'] * 2, ev; "
+			      "assert [e['index'] for e in ev] == [1, 2] and ev[0]['count'] == 2, ev; "
+			      "assert [e['diff_id'] for e in ev] == [l['diff_id'] for l in r['layers']], ev; "
+			      "assert all(e['cached'] == %s for e in ev), ev\"", fix, bin, pass ? "True" : "False"),
+			  0);
+	}
+	/* --quiet: nothing on stderr, the layout on stdout */
+	fresh();
+	ASSERT_EQ(run(&out, "cd %s && %s import --quiet --store st oci:img:v1 2>err >res && test ! -s err && "
+		      "grep -c layout.json res", fix, bin), 0);
+	ASSERT_STR(out, "1\n");
+	sh("rm -f %s/err %s/res", fix, fix);
+}
+
 TEST(concurrent_imports_of_one_image_publish_each_layer_once)
 {
 	fresh();
