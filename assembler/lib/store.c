@@ -27,8 +27,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 
 #include <jansson.h>
 
@@ -43,9 +45,20 @@
 
 #define DEFAULT_STORE	"/var/lib/rootasm/store"
 
+/* A file this import linked into the store (see "Taking back" below). */
+struct pub {
+	int dir;		/* s->layers or s->images (not owned) */
+	char name[RA_DIGEST_HEX + 64];
+	int fd;			/* the file itself (owned) */
+	int with;		/* removed only if entry @with was (-1: on its own; -2: never) */
+	bool removed;
+};
+
 struct store {
 	char *path;		/* absolute */
 	int fd, layers, images;
+	struct pub *pubs;	/* what this import published, in order */
+	size_t npubs;
 };
 
 static const struct open_how dir_beneath = {
@@ -98,6 +111,11 @@ static int sub(struct store *s, int dir, const char *name, struct rootasm_error 
 
 static void store_close(struct store *s)
 {
+	for (size_t i = 0; i < s->npubs; i++)
+		close_fdp(&s->pubs[i].fd);
+	free(s->pubs);
+	s->pubs = NULL;
+	s->npubs = 0;
 	close_fdp(&s->fd);
 	close_fdp(&s->layers);
 	close_fdp(&s->images);
@@ -146,21 +164,133 @@ static int store_open(const char *path, struct store *s, struct rootasm_error *e
 	return t < 0 ? t : 0;
 }
 
-/* Write @len bytes as @dir/@name, complete or not at all: O_TMPFILE, fsync, linkat. 1: written, 0: existed. */
-static int publish_fd(int fd, int dir, const char *name, const char *what, struct rootasm_error *e)
+/*
+ * Taking back what a failed import published. A file this import links
+ * into the store carries the xattr PROVISIONAL (set on the O_TMPFILE, before
+ * the link): only its publisher uses it so far. Any import that uses a file
+ * it did not publish itself (a layer image found in the store, a name whose
+ * linkat() met EEXIST) first claims it: under flock(LOCK_EX), it checks that
+ * the file is still linked and removes the xattr. A publisher whose import
+ * fails removes, under the same lock, each file it published that still
+ * carries the xattr (nobody claimed it) and is still the one at its name;
+ * a claimed file stays: another import's layout may name it. The lock makes
+ * "claim" and "take back" exclusive: a claimer that comes second finds the
+ * file unlinked (st_nlink 0) and publishes its own. A successful import
+ * removes the xattr from its files (they are the store's from then on); one
+ * killed leaves it, and the next import to use the file claims it. On a
+ * filesystem without user xattrs nothing is marked, and nothing taken back.
+ */
+#define PROVISIONAL	"user.rootasm.provisional"
+
+/* Claim the file @fd: 1 claimed, 0 no longer linked. */
+static int claim_fd(int fd)
 {
+	struct stat st;
+	int r = 1;
+
+	if (flock(fd, LOCK_EX) < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	else if (st.st_nlink == 0)
+		r = 0;
+	else if (fremovexattr(fd, PROVISIONAL) < 0 && errno != ENODATA && errno != EOPNOTSUPP)
+		r = -errno;
+	flock(fd, LOCK_UN);
+	return r;
+}
+
+/* Open and claim @dir/@name: its fd, or -ENOENT when it is not (or no longer) there. */
+static int claim(int dir, const char *name)
+{
+	_cleanup_close_ int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	r = claim_fd(fd);
+	if (r < 0)
+		return r;
+	return r == 0 ? -ENOENT : take_fd(fd);
+}
+
+/* After a failure: remove what this import published and nobody claimed (see above). */
+static void take_back(struct store *s)
+{
+	for (size_t i = 0; i < s->npubs; i++) {
+		struct pub *p = &s->pubs[i];
+		struct stat a, b;
+		char v;
+
+		if (p->with == -2 || (p->with >= 0 && !s->pubs[p->with].removed))
+			continue;
+		if (flock(p->fd, LOCK_EX) < 0)
+			continue;
+		if (fgetxattr(p->fd, PROVISIONAL, &v, 1) >= 0 && fstat(p->fd, &a) == 0 &&
+		    fstatat(p->dir, p->name, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino && unlinkat(p->dir, p->name, 0) == 0)
+			p->removed = true;
+		flock(p->fd, LOCK_UN);
+	}
+}
+
+/* After success: the files this import published are the store's. */
+static void settle(struct store *s)
+{
+	/* one left marked (an error) is claimed by the next import that uses it */
+	for (size_t i = 0; i < s->npubs; i++)
+		(void)fremovexattr(s->pubs[i].fd, PROVISIONAL);
+}
+
+/*
+ * Write @fd (an O_TMPFILE) as @dir/@name, complete or not at all: fsync,
+ * linkat. Published with the mark of this import and recorded for
+ * take_back(), removed with entry @with (-1: on its own, -2: never).
+ * 1: written, 0: the name existed (published by another import: claimed).
+ */
+static int publish_fd(struct store *s, int fd, int dir, const char *name, int with, const char *what,
+		      struct rootasm_error *e)
+{
+	struct pub *p;
+	int tries = 0;
+
+	if (with != -2)
+		(void)fsetxattr(fd, PROVISIONAL, "1", 1, 0);	/* none (EOPNOTSUPP): never taken back */
 	if (fsync(fd) < 0)
 		return ra_err(e, errno, -EBADF, "fsync", what, NULL);
-	if (linkat(fd, "", dir, name, AT_EMPTY_PATH) < 0) {
-		if (errno == EEXIST)
-			return 0;	/* published by a concurrent import: the same content by its name */
-		return ra_err(e, errno, -EBADF, "publish", what, NULL);
+	p = realloc(s->pubs, (s->npubs + 1) * sizeof(*s->pubs));
+	if (!p)
+		return ra_oom(e, "publish");
+	s->pubs = p;
+	p = &s->pubs[s->npubs];
+	*p = (struct pub){ .dir = dir, .with = with, .fd = -EBADF };
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	while (linkat(fd, "", dir, name, AT_EMPTY_PATH) < 0) {
+		int r;
+
+		if (errno != EEXIST)
+			return ra_err(e, errno, -EBADF, "publish", what, NULL);
+		/* published by a concurrent import: the same content by its name; ours unless it takes it back */
+		r = claim(dir, name);
+		if (r >= 0) {
+			close(r);
+			return 0;
+		}
+		if (r != -ENOENT || ++tries > 16)
+			return ra_err(e, -r, -EBADF, "publish", what, "claim the file another import published");
 	}
+	p->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (p->fd < 0) {
+		/* linked but not recorded: it stays, as the store's */
+		(void)fremovexattr(fd, PROVISIONAL);
+		return ra_err(e, errno, -EBADF, "publish", what, "dup");
+	}
+	s->npubs++;
 	return 1;
 }
 
-static int publish_buf(const char *buf, size_t len, int dir, const char *name, const char *what,
-		       struct rootasm_error *e)
+static int publish_buf(struct store *s, const char *buf, size_t len, int dir, const char *name, int with,
+		       const char *what, struct rootasm_error *e)
 {
 	_cleanup_close_ int fd = openat(dir, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
 
@@ -175,10 +305,11 @@ static int publish_buf(const char *buf, size_t len, int dir, const char *name, c
 			return ra_err(e, errno, -EBADF, "write", what, NULL);
 		done += n;
 	}
-	return publish_fd(fd, dir, name, what, e);
+	return publish_fd(s, fd, dir, name, with, what, e);
 }
 
-static int publish_json(json_t *o, bool oom, int dir, const char *name, const char *what, struct rootasm_error *e)
+static int publish_json(struct store *s, json_t *o, bool oom, int dir, const char *name, int with, const char *what,
+			struct rootasm_error *e)
 {
 	_cleanup_free_ char *buf = NULL;
 	int r;
@@ -193,7 +324,7 @@ static int publish_json(json_t *o, bool oom, int dir, const char *name, const ch
 		return ra_oom(e, what);
 	r = strlen(buf);
 	buf[r] = '\n';		/* replaces the NUL: written by length */
-	return publish_buf(buf, r + 1, dir, name, what, e);
+	return publish_buf(s, buf, r + 1, dir, name, with, what, e);
 }
 
 static const char *fs_ext(enum rootasm_layer_fs fs)
@@ -255,7 +386,7 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct sto
 	struct ra_unpack_stats st;
 	struct ra_jb jb = { 0 };
 	json_t *o;
-	int r;
+	int r, with;
 
 	if (asprintf(&what, "%s/blobs/sha256/%s", img->dir, ly->d.hex) < 0 ||
 	    asprintf(&at, "%s/tmp", s->path) < 0) {
@@ -315,9 +446,11 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct sto
 	}
 	close_fdp(&stage);
 	stage = -EBADF;
-	r = publish_fd(img_fd, s->layers, name, name, e);
+	r = publish_fd(s, img_fd, s->layers, name, -1, name, e);
 	if (r < 0)
 		return r;
+	/* the record goes with the image: taken back with it, kept when it is another import's */
+	with = r ? (int)s->npubs - 1 : -2;
 	/* the record of what it was made from */
 	o = json_object();
 	ra_jset(&jb, o, "diff_id", ra_jstr(ly->diff_id));
@@ -329,7 +462,7 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct sto
 	ra_jset(&jb, o, "from", json_pack("{s:s, s:s, s:I}", "digest", ly->d.digest, "mediaType", ly->d.media_type,
 					  "size", (json_int_t)ly->d.size));
 	snprintf(rec, sizeof(rec), "%s.%s.json", ly->diff_hex, fs_ext(fs));
-	r = publish_json(o, jb.oom, s->layers, rec, rec, e);
+	r = publish_json(s, o, jb.oom, s->layers, rec, with, rec, e);
 	return r < 0 ? r : 0;
 }
 
@@ -361,7 +494,7 @@ static int write_image(struct ra_oci_image *img, struct store *s, enum rootasm_l
 					  (json_int_t)img->layers[i].d.size));
 	ra_jset(&jb, o, "layers", a);
 	snprintf(name, sizeof(name), "%s.json", img->manifest.hex);
-	r = publish_json(o, jb.oom, s->images, name, name, e);
+	r = publish_json(s, o, jb.oom, s->images, name, -1, name, e);
 	if (r < 0)
 		return r;
 	wrote += r;
@@ -374,7 +507,7 @@ static int write_image(struct ra_oci_image *img, struct store *s, enum rootasm_l
 	ra_jset(&jb, lo, "layers", ll);
 	ra_jset(&jb, lo, "upper", json_pack("{s:{}}", "tmpfs"));
 	snprintf(name, sizeof(name), "%s.%s.layout.json", img->manifest.hex, fs_ext(fs));
-	r = publish_json(lo, jb.oom, s->images, name, name, e);
+	r = publish_json(s, lo, jb.oom, s->images, name, -1, name, e);
 	if (r < 0)
 		return r;
 	wrote += r;
@@ -449,7 +582,15 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 						"is in the store but not a regular file");
 				goto out;
 			}
-			rl->cached = true;
+			/* another import's: claimed, unless that import took it back meanwhile */
+			r = claim(s.layers, name);
+			if (r < 0 && r != -ENOENT) {
+				r = ra_err(e, -r, -EBADF, "import layer", rl->image, "claim it");
+				goto out;
+			}
+			if (r >= 0)
+				close(r);
+			rl->cached = r >= 0;
 		}
 		if (progress)
 			progress(ud, i, img->nlayers, rl, false);
@@ -477,10 +618,13 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 	snprintf(res->config, sizeof(res->config), "%s", img->config.digest);
 	res->store = TAKE_PTR(s.path);
 	res->wrote = wrote;
+	settle(&s);
 	r = 0;
 out:
-	if (r < 0)
+	if (r < 0) {
+		take_back(&s);
 		rootasm_import_result_free(res);
+	}
 	store_close(&s);
 	ra_oci_free(img);
 	return r;

@@ -614,6 +614,58 @@ TEST(whiteouts_apply_to_lower_layers_only)
 	ASSERT_EQ(umount2(P("m"), MNT_DETACH), 0);
 }
 
+TEST(refused_layer_leaves_nothing_new_in_the_store)
+{
+	char *out, line[512], *before, layout[4096];
+	int pfd[2], st;
+	pid_t pid;
+	FILE *f;
+
+	fresh();
+	/* layer 1 converted and published, layer 2 refused: layer 1 is taken back */
+	sh("cd %s && %s hostile overlay-xattr h.tar", fix, mkoci);
+	mkimage("bad", "l1.tar:gzip h.tar:gzip");
+	expect_refused("bad", "trusted.overlay.redirect", NULL);
+	/* what was there before stays: layer 1 of img:v1, found in the store, is not this import's */
+	ASSERT_EQ(import("img:v1", "st", NULL, &out), 0);
+	before = store_state(P("st"));
+	ASSERT_EQ(import("bad", "st", NULL, &out), 2);
+	ASSERT_STR(store_state(P("st")), before);
+	/*
+	 * A concurrent import that used layer 1 while the failing import had it
+	 * published: it stays (that import's layout names it). The failing one
+	 * is stopped right after layer 1, the other runs, then the first fails.
+	 */
+	fresh();
+	mkimage("one", "l1.tar:gzip");
+	ASSERT_EQ(pipe(pfd), 0);
+	pid = fork();
+	if (pid == 0) {
+		dup2(pfd[1], 2);
+		execl(bin, bin, "import", "--store", P("st"), oci_ref("bad"), (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	f = fdopen(pfd[0], "r");
+	ASSERT_TRUE(fgets(line, sizeof(line), f) != NULL);
+	ASSERT_CONTAINS(line, "layer 1/2");
+	kill(pid, SIGSTOP);
+	ASSERT_EQ(import("one", "st", NULL, &out), 0);
+	snprintf(layout, sizeof(layout), "%s", first_line(out));
+	kill(pid, SIGCONT);
+	ASSERT_TRUE(fgets(line, sizeof(line), f) != NULL);
+	ASSERT_CONTAINS(line, "trusted.overlay.redirect");
+	waitpid(pid, &st, 0);
+	fclose(f);
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+	/* the other import's layout, as it was written: its layer is there */
+	assemble(layout, "m");
+	ASSERT_STR(slurp(P("m/etc/a")), "one\n");
+	ASSERT_EQ(umount2(P("m"), MNT_DETACH), 0);
+	ASSERT_EQ(run(&out, "ls %s/st/layers/sha256/ | grep -c erofs$", fix), 0);
+	ASSERT_STR(out, "1\n");
+}
+
 /* ------------------------------------------------------------ hostile tars */
 
 static void hostile(const char *kind, const char *want)
