@@ -375,14 +375,70 @@ static double now(void)
 }
 
 /* One layer: blob -> verified staging tree -> image file -> published under its diff-id. */
-static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct store *s, enum rootasm_layer_fs fs,
-		   const char *name, struct rootasm_import_layer *out, struct rootasm_error *e)
+/*
+ * The layers below layer @i of this import, merged: the read-only tree of
+ * their layer images (rootasm's own assembly of a layout of them), made the
+ * first time ra_unpack_layer() asks (unpack.h, struct ra_unpack_lower).
+ */
+struct below {
+	struct rootasm_ctx *ctx;
+	const struct rootasm_import_result *res;
+	size_t i;
+	enum rootasm_layer_fs fs;
+	int fd;
+};
+
+static int below_open(void *userdata, struct rootasm_error *e)
 {
+	struct below *b = userdata;
+	struct rootasm_layout *l = NULL;
+	struct ra_jb jb = { 0 };
+	_cleanup_free_ char *buf = NULL;
+	json_t *lo, *ll;
+	int r;
+
+	if (b->i == 0)
+		return -ENOENT;
+	if (b->fd >= 0)
+		return b->fd;
+	lo = json_object();
+	ll = json_array();
+	ra_jset(&jb, lo, "version", json_integer(1));
+	for (size_t j = 0; j < b->i; j++)
+		ra_japp(&jb, ll, json_pack("{s:s, s:s}", "image", b->res->layers[j].image, "type", fs_ext(b->fs)));
+	ra_jset(&jb, lo, "layers", ll);
+	buf = jb.oom || !lo ? NULL : json_dumps(lo, JSON_COMPACT);
+	json_decref(lo);
+	if (!buf)
+		return ra_oom(e, "import: the layers below");
+	r = rootasm_layout_load_mem(b->ctx, buf, strlen(buf), NULL, &l, e);
+	if (r < 0)
+		return r;
+	r = rootasm_assemble(b->ctx, l, e);
+	rootasm_layout_free(l);
+	if (r < 0)
+		return r;
+	b->fd = r;
+	return r;
+}
+
+/*
+ * One layer: blob -> verified staging tree -> image file -> published as
+ * @diff_name, or as @chain_name when the tree depends on the layers below
+ * (@lower): implied directories, hard links to a file below. *@chained
+ * says which.
+ */
+static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct store *s, enum rootasm_layer_fs fs,
+		   const char *diff_name, const char *chain_name, const char *chain_id,
+		   const struct ra_unpack_lower *lower, bool *chained, struct rootasm_import_layer *out,
+		   struct rootasm_error *e)
+{
+	const char *name;
 	static const struct ra_tmpfs stage_opts = { .mode = 0755, .has_mode = true };
 	struct ra_unpack_limits lim = { .max_bytes = RA_UNPACK_MAX_BYTES, .max_entries = RA_UNPACK_MAX_ENTRIES };
 	_cleanup_close_ int blob = -EBADF, stage = -EBADF, img_fd = -EBADF, log = -EBADF;
 	_cleanup_free_ char *what = NULL, *at = NULL;
-	char tool[64], src[PATH_MAX + 8], rec[RA_DIGEST_HEX + 32];
+	char tool[64], src[PATH_MAX + 8], rec[RA_DIGEST_HEX + 64];
 	struct ra_unpack_stats st;
 	struct ra_jb jb = { 0 };
 	json_t *o;
@@ -404,9 +460,11 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct sto
 	stage = ra_tmpfs_mount(&stage_opts, 0, e);
 	if (stage < 0)
 		return stage;
-	r = ra_unpack_layer(blob, ly->comp, stage, &lim, &st, what, e);
+	r = ra_unpack_layer(blob, ly->comp, stage, &lim, lower, &st, what, e);
 	if (r < 0)
 		return r;
+	*chained = st.implied || st.lower_links;
+	name = *chained ? chain_name : diff_name;
 	/* nothing of the tree is used before both digests matched */
 	if (st.blob_bytes != ly->d.size || strcmp(st.blob_digest, ly->d.digest))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "verify blob", what,
@@ -459,9 +517,13 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct sto
 	ra_jset(&jb, o, "entries", json_integer(st.entries));
 	ra_jset(&jb, o, "whiteouts", json_integer(st.whiteouts));
 	ra_jset(&jb, o, "opaque_dirs", json_integer(st.opaques));
+	ra_jset(&jb, o, "implied_dirs", json_integer(st.implied));
+	ra_jset(&jb, o, "lower_links", json_integer(st.lower_links));
+	if (*chained)
+		ra_jset(&jb, o, "chain_id", ra_jstr(chain_id));
 	ra_jset(&jb, o, "from", json_pack("{s:s, s:s, s:I}", "digest", ly->d.digest, "mediaType", ly->d.media_type,
 					  "size", (json_int_t)ly->d.size));
-	snprintf(rec, sizeof(rec), "%s.%s.json", ly->diff_hex, fs_ext(fs));
+	snprintf(rec, sizeof(rec), "%s.json", name);
 	r = publish_json(s, o, jb.oom, s->layers, rec, with, rec, e);
 	return r < 0 ? r : 0;
 }
@@ -518,9 +580,51 @@ static int write_image(struct ra_oci_image *img, struct store *s, enum rootasm_l
 	return wrote;
 }
 
+/* Layer @name is in the store (another import's, claimed): 1; not there: 0. */
+static int cached(struct store *s, const char *name, struct rootasm_error *e)
+{
+	struct stat st;
+	int r;
+
+	if (fstatat(s->layers, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : ra_err(e, errno, -EBADF, "import layer", name, "in %s/layers/sha256",
+						    s->path);
+	if (!S_ISREG(st.st_mode))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import layer", name,
+				   "is in the store (%s/layers/sha256) but not a regular file", s->path);
+	/* claimed, unless the import that published it took it back meanwhile */
+	r = claim(s->layers, name);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return ra_err(e, -r, -EBADF, "import layer", name, "claim it in %s/layers/sha256", s->path);
+	close(r);
+	return 1;
+}
+
+/* The chain id of layer @i (image-spec config.md, "ChainID"): @chain holds layer i-1's, gets layer i's. */
+static int chain_next(char chain[RA_DIGEST_MAX], const char *diff_id, size_t i)
+{
+	struct ra_sha256 h;
+	int r;
+
+	if (i == 0) {
+		snprintf(chain, RA_DIGEST_MAX, "%s", diff_id);
+		return 0;
+	}
+	r = ra_sha256_init(&h);
+	if (r < 0)
+		return r;
+	ra_sha256_update(&h, chain, strlen(chain));
+	ra_sha256_update(&h, " ", 1);
+	ra_sha256_update(&h, diff_id, strlen(diff_id));
+	return ra_sha256_final(&h, chain);
+}
+
 int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_import_opts *o,
 		   struct rootasm_import_result *res, struct rootasm_error *e)
 {
+	char chain[RA_DIGEST_MAX] = "";
 	_cleanup_free_ char *dir = NULL, *tag = NULL;
 	struct ra_oci_image *img = NULL;
 	struct store s = { .fd = -EBADF, .layers = -EBADF, .images = -EBADF };
@@ -562,43 +666,50 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 	for (size_t i = 0; i < img->nlayers; i++) {
 		struct ra_oci_layer *ly = &img->layers[i];
 		struct rootasm_import_layer *rl = &res->layers[i];
-		char name[RA_DIGEST_HEX + 16];
-		struct stat st;
+		char names[2][RA_DIGEST_HEX + 32];
+		struct below b = { .ctx = ctx, .res = res, .i = i, .fs = fs, .fd = -EBADF };
+		struct ra_unpack_lower lower = { .open = below_open, .userdata = &b };
+		bool chained = false;
 		double t0 = now();
 
 		snprintf(rl->digest, sizeof(rl->digest), "%s", ly->d.digest);
 		snprintf(rl->diff_id, sizeof(rl->diff_id), "%s", ly->diff_id);
 		snprintf(rl->media_type, sizeof(rl->media_type), "%s", ly->d.media_type);
 		rl->size = ly->d.size;
-		snprintf(name, sizeof(name), "%s.%s", ly->diff_hex, fs_ext(fs));
-		if (asprintf(&rl->image, "%s/layers/sha256/%s", s.path, name) < 0) {
+		r = chain_next(chain, ly->diff_id, i);
+		if (r < 0) {
+			r = ra_err(e, -r, -EBADF, "sha256", "the chain id", NULL);
+			goto out;
+		}
+		snprintf(names[0], sizeof(names[0]), "%s.%s", ly->diff_hex, fs_ext(fs));
+		snprintf(names[1], sizeof(names[1]), "%s.chain.%s", chain + 7, fs_ext(fs));
+		/* by its diff-id (it needs nothing below), else by its chain id (it is made with what is below) */
+		for (int k = 0; k < 2 && !rl->cached; k++) {
+			r = cached(&s, names[k], e);
+			if (r < 0)
+				goto out;
+			rl->cached = r > 0;
+			chained = k == 1;
+		}
+		if (asprintf(&rl->image, "%s/layers/sha256/%s", s.path, names[rl->cached && chained]) < 0) {
 			rl->image = NULL;
 			r = ra_oom(e, "import");
 			goto out;
 		}
-		if (fstatat(s.layers, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-			if (!S_ISREG(st.st_mode)) {
-				r = ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import layer", rl->image,
-						"is in the store but not a regular file");
-				goto out;
-			}
-			/* another import's: claimed, unless that import took it back meanwhile */
-			r = claim(s.layers, name);
-			if (r < 0 && r != -ENOENT) {
-				r = ra_err(e, -r, -EBADF, "import layer", rl->image, "claim it");
-				goto out;
-			}
-			if (r >= 0)
-				close(r);
-			rl->cached = r >= 0;
-		}
 		if (progress)
 			progress(ud, i, img->nlayers, rl, false);
 		if (!rl->cached) {
-			r = convert(img, ly, &s, fs, name, rl, e);
+			r = convert(img, ly, &s, fs, names[0], names[1], chain, &lower, &chained, rl, e);
+			close_fdp(&b.fd);
 			if (r < 0)
 				goto out;
 			wrote = true;
+			free(rl->image);
+			if (asprintf(&rl->image, "%s/layers/sha256/%s", s.path, names[chained]) < 0) {
+				rl->image = NULL;
+				r = ra_oom(e, "import");
+				goto out;
+			}
 		}
 		rl->seconds = now() - t0;
 		RA_TRACE(ctx, "layer %zu %s: %s (%.3f s)", i, ly->diff_id, rl->cached ? "cached" : "converted",

@@ -614,6 +614,67 @@ TEST(whiteouts_apply_to_lower_layers_only)
 	ASSERT_EQ(umount2(P("m"), MNT_DETACH), 0);
 }
 
+TEST(implied_directories_keep_what_the_layers_below_have)
+{
+	struct stat s;
+	char v[64];
+
+	fresh();
+	/* layer 1: etc 0750 0:42 with user.lower, usr/lib 0700 7:8, the root 0751 0:5; layer 2: only etc/x, usr/lib/new/y */
+	case_image("imp", "implied-lower", "implied");
+	ASSERT_STR(slurp(P("m/etc/x")), "x\n");
+	ASSERT_STR(slurp(P("m/etc/a")), "a\n");
+	ASSERT_EQ(lstat(P("m/etc"), &s), 0);
+	ASSERT_EQ(s.st_mode & 07777, 0750);
+	ASSERT_EQ(s.st_uid, 0);
+	ASSERT_EQ(s.st_gid, 42);
+	ASSERT_EQ(getxattr(P("m/etc"), "user.lower", v, sizeof(v)), 4);
+	ASSERT_TRUE(!memcmp(v, "kept", 4));
+	ASSERT_EQ(lstat(P("m/usr/lib"), &s), 0);
+	ASSERT_EQ(s.st_mode & 07777, 0700);
+	ASSERT_EQ(s.st_uid, 7);
+	ASSERT_EQ(s.st_gid, 8);
+	/* a directory new in layer 2 is 0755 root:root */
+	ASSERT_EQ(lstat(P("m/usr/lib/new"), &s), 0);
+	ASSERT_EQ(s.st_mode & 07777, 0755);
+	ASSERT_EQ(s.st_uid, 0);
+	ASSERT_EQ(umount2(P("m"), MNT_DETACH), 0);
+	/* layer 2 has no entry for the root: its root is layer 1's (seen without an upper, whose root is its own) */
+	sh("cd %s && python3 -c \"import json, glob; l = json.load(open(glob.glob('st/images/sha256/*.layout.json')[0])); "
+	   "del l['upper']; json.dump(l, open('ro.json', 'w'))\"", fix);
+	assemble(P("ro.json"), "m");
+	ASSERT_EQ(lstat(P("m"), &s), 0);
+	ASSERT_EQ(s.st_mode & 07777, 0751);
+	ASSERT_EQ(s.st_gid, 5);
+	ASSERT_EQ(umount2(P("m"), MNT_DETACH), 0);
+	/* layer 2 depends on layer 1: stored by its chain id, so another base gets its own */
+	ASSERT_EQ(run(NULL, "ls %s/st/layers/sha256/*.chain.erofs", fix), 0);
+}
+
+TEST(hard_link_to_a_lower_layers_file)
+{
+	struct stat a, b, c;
+	char v[16];
+
+	fresh();
+	/* layer 1: bin/tool (04751 3:4, user.t); layer 2: bin/alias and other/alias2 hard links to it */
+	case_image("hl", "hardlink-lower", "hardlink");
+	ASSERT_STR(slurp(P("m/bin/alias")), "tool\n");
+	ASSERT_STR(slurp(P("m/other/alias2")), "tool\n");
+	ASSERT_EQ(lstat(P("m/bin/tool"), &a), 0);
+	ASSERT_EQ(lstat(P("m/bin/alias"), &b), 0);
+	ASSERT_EQ(lstat(P("m/other/alias2"), &c), 0);
+	/* one inode, as in the one tree of both layers (umoci, containerd) */
+	ASSERT_EQ(a.st_ino, b.st_ino);
+	ASSERT_EQ(a.st_ino, c.st_ino);
+	ASSERT_EQ(b.st_nlink, 3);
+	ASSERT_EQ(b.st_mode & 07777, 04751);
+	ASSERT_EQ(b.st_uid, 3);
+	ASSERT_EQ(b.st_gid, 4);
+	ASSERT_EQ(getxattr(P("m/bin/alias"), "user.t", v, sizeof(v)), 2);
+	ASSERT_EQ(umount2(P("m"), MNT_DETACH), 0);
+}
+
 TEST(refused_layer_leaves_nothing_new_in_the_store)
 {
 	char *out, line[512], *before, layout[4096];
@@ -704,7 +765,7 @@ TEST(hostile_hardlinks)
 {
 	fresh();
 	hostile("hardlink-outside", "'..' in a name");
-	hostile("hardlink-absent", "not in this layer");
+	hostile("hardlink-absent", "neither in this layer nor below");
 }
 
 TEST(hostile_huge_sparse_file)
