@@ -9,9 +9,10 @@
 
 static const char help[] =
 	"Usage: rootasm import [OPTION...] oci:DIR[:TAG]\n"
-	"Import an OCI image layout (skopeo copy ... oci:DIR, umoci, buildah push oci:)\n"
-	"into a content-addressed store: each layer (tar, tar+gzip, tar+zstd) becomes a\n"
-	"read-only layer image keyed by its diff-id and shared by every image that has it;\n"
+	"Import an OCI image layout (skopeo copy ... oci:DIR, umoci, buildah push oci:;\n"
+	"Docker's schema 2 media types too) into a content-addressed store: each layer\n"
+	"(tar, tar+gzip, tar+zstd) becomes a read-only layer image keyed by its diff-id\n"
+	"(its chain id when made with the layers below) and shared by every image that has it;\n"
 	"then a layout for the image is written (its layers bottom first, a tmpfs upper)\n"
 	"and its path printed. Every blob's size and sha256 are checked against its\n"
 	"descriptor before it is used; nothing is published before both the blob's\n"
