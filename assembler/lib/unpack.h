@@ -49,10 +49,11 @@ struct ra_unpack_lower {
 
 /*
  * Unpack the layer read from @blob_fd (compressed as @comp) beneath @root
- * (a directory fd of an empty tree). @what names the blob in errors.
- * Refused: absolute names, "..", a name through a symlink or a
- * non-directory, a hard link to outside or to a directory, xattrs
- * trusted.overlay.*, entry types tar has no business carrying, and more
+ * (a directory fd of an empty tree), over the layers @lower (may be NULL:
+ * none). @what names the blob in errors. Refused: absolute names, "..", a
+ * name through a symlink or a non-directory, a hard link to outside, to a
+ * directory or to what neither this layer nor those below have, xattrs
+ * trusted.overlay.* and user.overlay.*, entry types tar has no business carrying, and more
  * than @lim allows.
  */
 int ra_unpack_layer(int blob_fd, enum ra_oci_comp comp, int root, const struct ra_unpack_limits *lim,
