@@ -9,9 +9,10 @@
 
 static const char help[] =
 	"Usage: rootasm import [OPTION...] oci:DIR[:TAG]\n"
-	"Import an OCI image layout (skopeo copy ... oci:DIR, umoci, buildah push oci:)\n"
-	"into a content-addressed store: each layer (tar, tar+gzip, tar+zstd) becomes a\n"
-	"read-only layer image keyed by its diff-id and shared by every image that has it;\n"
+	"Import an OCI image layout (skopeo copy ... oci:DIR, umoci, buildah push oci:;\n"
+	"Docker's schema 2 media types too) into a content-addressed store: each layer\n"
+	"(tar, tar+gzip, tar+zstd) becomes a read-only layer image keyed by its diff-id\n"
+	"(its chain id when made with the layers below) and shared by every image that has it;\n"
 	"then a layout for the image is written (its layers bottom first, a tmpfs upper)\n"
 	"and its path printed. Every blob's size and sha256 are checked against its\n"
 	"descriptor before it is used; nothing is published before both the blob's\n"
@@ -23,7 +24,8 @@ static const char help[] =
 	"  --fs FS         erofs (default: uncompressed, 4 KiB chunks: sparse files stay\n"
 	"                  sparse) or squashfs (zstd)\n"
 	"  --quiet         no progress lines on stderr\n"
-	"  --json[=pretty] the result (layout, store, digests, each layer) as JSON\n"
+	"  --json[=pretty] the result (layout, store, digests, each layer) as JSON; progress\n"
+	"                  as one JSON object per layer and line on stderr\n"
 	"  --debug         trace what is read and converted\n"
 	"  -h, --help      this text\n"
 	"\n"
@@ -32,13 +34,30 @@ static const char help[] =
 	"manifest for linux and this machine's architecture.\n"
 	"Exit status: 0, 1 failure, 2 bad usage or a bad image (a digest that does not match).\n";
 
+/* With --json: one JSON object per layer and line, {"event": "layer", ...}. */
+static void progress_json(unsigned int i, unsigned int n, const struct rootasm_import_layer *l)
+{
+	json_t *o = json_pack("{s:s, s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:b, s:f}", "event", "layer", "index",
+			      (json_int_t)i + 1, "count", (json_int_t)n, "digest", l->digest, "diff_id", l->diff_id,
+			      "media_type", l->media_type, "size", (json_int_t)l->size, "tar_bytes",
+			      (json_int_t)l->tar_bytes, "cached", l->cached, "seconds", l->seconds);
+	char *s = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+
+	if (s)
+		fprintf(stderr, "%s\n", s);
+	free(s);
+	json_decref(o);
+}
+
 static void progress(void *userdata, unsigned int i, unsigned int n, const struct rootasm_import_layer *l, bool done)
 {
 	const char *mt = strrchr(l->media_type, '.');
 
 	if (!done)
 		return;
-	if (l->cached) {
+	if (cli.json) {
+		progress_json(i, n, l);
+	} else if (l->cached) {
 		fprintf(stderr, "rootasm: import: layer %u/%u %.19s… in the store\n", i + 1, n, l->diff_id);
 	} else {
 		fprintf(stderr, "rootasm: import: layer %u/%u %.19s… %s %.1f MB -> %.1f MB tar in %.2f s (%.0f MB/s)\n",

@@ -553,13 +553,15 @@ int rootasm_client_status(struct rootasm_client *c, char **ret_json, struct root
 
 /*
  * Import an OCI image layout ("oci:DIR[:TAG]", image-spec v1) into a store:
- * every layer becomes a read-only squashfs/erofs image keyed by its diff-id,
- * shared by every image that has it; then a layout (the layers bottom first,
- * a tmpfs upper) is written for the image. Every blob is verified against
- * its descriptor (size, sha256) before use; the layer images are published
- * only after both the blob's digest and its diff-id matched, with
- * linkat() of a finished, fsync'd O_TMPFILE, so a failure or a crash leaves
- * nothing half-imported. Needs root (owners, device nodes, trusted xattrs).
+ * every layer becomes a read-only squashfs/erofs image keyed by its diff-id
+ * (by its chain id when it is made with the layers below), shared by every
+ * image that has it; then a layout (the layers bottom first, a tmpfs upper)
+ * is written for the image. Every blob is verified against its descriptor
+ * (size, sha256) before use; the layer images are published only after both
+ * the blob's digest and its diff-id matched, with linkat() of a finished,
+ * fsync'd O_TMPFILE, so a crash leaves nothing half-imported, and a failure
+ * takes back what the import published (unless another import claimed it).
+ * Needs root (owners, device nodes, trusted xattrs).
  */
 enum rootasm_layer_fs {
 	ROOTASM_LAYER_EROFS = 0,	/* mkfs.erofs, uncompressed, 4 KiB chunks (holes stay holes) */

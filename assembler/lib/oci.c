@@ -27,6 +27,11 @@
 #define MT_INDEX	"application/vnd.oci.image.index.v1+json"
 #define MT_MANIFEST	"application/vnd.oci.image.manifest.v1+json"
 #define MT_CONFIG	"application/vnd.oci.image.config.v1+json"
+/* Docker's image manifest v2 schema 2 (skopeo --format v2s2, crane, ctr export): the same shapes */
+#define MT_D_LIST	"application/vnd.docker.distribution.manifest.list.v2+json"
+#define MT_D_MANIFEST	"application/vnd.docker.distribution.manifest.v2+json"
+#define MT_D_CONFIG	"application/vnd.docker.container.image.v1+json"
+#define MT_D_SCHEMA1	"application/vnd.docker.distribution.manifest.v1"
 #define REF_NAME	"org.opencontainers.image.ref.name"
 
 #if defined(__x86_64__)
@@ -84,7 +89,12 @@ int ra_oci_layer_comp(const char *mt)
 		{ "application/vnd.oci.image.layer.nondistributable.v1.tar", RA_OCI_TAR },
 		{ "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip", RA_OCI_GZIP },
 		{ "application/vnd.oci.image.layer.nondistributable.v1.tar+zstd", RA_OCI_ZSTD },
+		{ "application/vnd.docker.image.rootfs.diff.tar", RA_OCI_TAR },
 		{ "application/vnd.docker.image.rootfs.diff.tar.gzip", RA_OCI_GZIP },
+		{ "application/vnd.docker.image.rootfs.diff.tar.zstd", RA_OCI_ZSTD },
+		{ "application/vnd.docker.image.rootfs.foreign.diff.tar", RA_OCI_TAR },
+		{ "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip", RA_OCI_GZIP },
+		{ "application/vnd.docker.image.rootfs.foreign.diff.tar.zstd", RA_OCI_ZSTD },
 	};
 
 	for (size_t i = 0; mt && i < ARRAY_SIZE(known); i++)
@@ -222,8 +232,7 @@ static int parse_desc(json_t *j, const char *where, struct ra_oci_desc *d, struc
 		return bad(e, "read descriptor", where, "negative size %lld", (long long)size);
 	r = ra_digest_parse(dg, d->hex);
 	if (r == -EOPNOTSUPP)
-		return ra_err_kind(e, ROOTASM_ERROR_UNSUPPORTED, EOPNOTSUPP, "read descriptor", where,
-				   "digest %s: rootasm verifies sha256 digests only", dg);
+		return bad(e, "read descriptor", where, "digest %s: rootasm verifies sha256 digests only", dg);
 	if (r < 0)
 		return bad(e, "read descriptor", where, "malformed digest '%s'", dg);
 	snprintf(d->digest, sizeof(d->digest), "%s", dg);
@@ -234,12 +243,28 @@ static int parse_desc(json_t *j, const char *where, struct ra_oci_desc *d, struc
 	return 0;
 }
 
+static bool is_index(const char *mt)
+{
+	return !strcmp(mt, MT_INDEX) || !strcmp(mt, MT_D_LIST);
+}
+
+static bool is_manifest(const char *mt)
+{
+	return !strcmp(mt, MT_MANIFEST) || !strcmp(mt, MT_D_MANIFEST);
+}
+
+/*
+ * schemaVersion 2, and the document's own mediaType that of the descriptor
+ * that named it (@want_mt): optional in OCI's documents, required in Docker's.
+ */
 static int check_schema(json_t *doc, const char *where, const char *want_mt, struct rootasm_error *e)
 {
 	json_t *v = json_object_get(doc, "schemaVersion"), *mt = json_object_get(doc, "mediaType");
 
 	if (!json_is_integer(v) || json_integer_value(v) != 2)
 		return bad(e, "read image", where, "schemaVersion is not 2");
+	if (!mt && (!strcmp(want_mt, MT_D_LIST) || !strcmp(want_mt, MT_D_MANIFEST)))
+		return bad(e, "read image", where, "has no mediaType; its descriptor says %s", want_mt);
 	if (mt && (!json_is_string(mt) || strcmp(json_string_value(mt), want_mt)))
 		return bad(e, "read image", where, "mediaType is %s, expected %s",
 			   json_is_string(mt) ? json_string_value(mt) : "not a string", want_mt);
@@ -264,15 +289,15 @@ static void list_tags(json_t *manifests, char *buf, size_t size)
 }
 
 /* From the index @idx (at @where), the descriptor to follow: by @tag at the top, by platform below. */
-static int pick(struct ra_oci_image *img, json_t *idx, const char *where, int depth, struct ra_oci_desc *ret,
-		struct rootasm_error *e)
+static int pick(struct ra_oci_image *img, json_t *idx, const char *where, const char *mt, int depth,
+		struct ra_oci_desc *ret, struct rootasm_error *e)
 {
 	json_t *manifests = json_object_get(idx, "manifests"), *m, *chosen = NULL;
 	char tags[512];
 	size_t i, n = 0;
 	int r;
 
-	r = check_schema(idx, where, MT_INDEX, e);
+	r = check_schema(idx, where, mt, e);
 	if (r < 0)
 		return r;
 	if (!json_is_array(manifests))
@@ -312,7 +337,7 @@ static int read_manifest(struct ra_oci_image *img, json_t *man, const char *wher
 	size_t i;
 	int r;
 
-	r = check_schema(man, where, MT_MANIFEST, e);
+	r = check_schema(man, where, img->manifest.media_type, e);
 	if (r < 0)
 		return r;
 	if (!json_is_object(cfg))
@@ -320,9 +345,9 @@ static int read_manifest(struct ra_oci_image *img, json_t *man, const char *wher
 	r = parse_desc(cfg, where, &img->config, e);
 	if (r < 0)
 		return r;
-	if (strcmp(img->config.media_type, MT_CONFIG))
-		return bad(e, "read image", where, "config mediaType is %s, expected " MT_CONFIG,
-			   img->config.media_type);
+	if (strcmp(img->config.media_type, MT_CONFIG) && strcmp(img->config.media_type, MT_D_CONFIG))
+		return bad(e, "read image", where, "config mediaType is %s, expected " MT_CONFIG " (or Docker's "
+			   MT_D_CONFIG ")", img->config.media_type);
 	if (!json_is_array(layers) || json_array_size(layers) == 0)
 		return bad(e, "read image", where, "has no layers");
 	if (json_array_size(layers) > RA_OCI_MAX_LAYERS)
@@ -340,9 +365,8 @@ static int read_manifest(struct ra_oci_image *img, json_t *man, const char *wher
 			return r;
 		r = ra_oci_layer_comp(ly->d.media_type);
 		if (r < 0)
-			return ra_err_kind(e, ROOTASM_ERROR_UNSUPPORTED, EOPNOTSUPP, "read image", where,
-					   "layers[%zu] has media type %s; rootasm takes tar, tar+gzip and tar+zstd "
-					   "layers", i, ly->d.media_type);
+			return bad(e, "read image", where, "layers[%zu] has media type %s; rootasm takes tar, "
+				   "tar+gzip and tar+zstd layers (OCI's and Docker's)", i, ly->d.media_type);
 		ly->comp = r;
 	}
 	return 0;
@@ -367,8 +391,8 @@ static int read_config(struct ra_oci_image *img, json_t *cfg, const char *where,
 		int r = ra_digest_parse(json_string_value(id), ly->diff_hex);
 
 		if (r == -EOPNOTSUPP)
-			return ra_err_kind(e, ROOTASM_ERROR_UNSUPPORTED, EOPNOTSUPP, "read image config", where,
-					   "diff_ids[%zu] is not a sha256 digest", i);
+			return bad(e, "read image config", where, "diff_ids[%zu] is not a sha256 digest; rootasm "
+				   "verifies sha256 digests only", i);
 		if (r < 0)
 			return bad(e, "read image config", where, "diff_ids[%zu] is malformed", i);
 		snprintf(ly->diff_id, sizeof(ly->diff_id), "%s", json_string_value(id));
@@ -453,11 +477,27 @@ int ra_oci_open(const char *dir, const char *tag, struct ra_oci_image **ret, str
 			goto out;
 		}
 	}
-	img->blobs = sys_openat2(img->dirfd, "blobs/sha256", &bhow);
-	if (img->blobs < 0) {
-		r = ra_err_kind(e, ROOTASM_ERROR_USAGE, errno, "open image layout", dir,
-				"blobs/sha256: %s", strerror(errno));
-		goto out;
+	/*
+	 * blobs/ and blobs/sha256/ are the layout's own directories: a symbolic
+	 * link (to a shared blob store, say) is refused, not followed, so that
+	 * every file read is beneath DIR as named.
+	 */
+	for (int i = 0; i < 2; i++) {
+		const char *name = i ? "blobs/sha256" : "blobs";
+		int fd = sys_openat2(img->dirfd, name, &bhow);
+
+		if (fd < 0 && errno == ELOOP) {
+			r = bad(e, "open image layout", dir, "%s is a symbolic link; rootasm reads blobs beneath the "
+				"layout only (copy the layout, or name the directory the link points to)", name);
+			goto out;
+		}
+		if (fd < 0) {
+			r = ra_err_kind(e, ROOTASM_ERROR_USAGE, errno, "open image layout", dir, "%s: %s", name,
+					strerror(errno));
+			goto out;
+		}
+		close_fdp(&img->blobs);
+		img->blobs = fd;
 	}
 	/* index.json -> nested indexes -> a manifest */
 	for (depth = 0;; depth++) {
@@ -465,8 +505,10 @@ int ra_oci_open(const char *dir, const char *tag, struct ra_oci_image **ret, str
 			r = bad(e, "read image", where, "indexes nested deeper than %d", RA_OCI_MAX_NESTING);
 			goto out;
 		}
+		_cleanup_free_ char *mt = depth ? TAKE_PTR(d.media_type) : NULL;
+
 		desc_free(&d);
-		r = pick(img, doc, where, depth, &d, e);
+		r = pick(img, doc, where, mt ? mt : MT_INDEX, depth, &d, e);
 		if (r < 0)
 			goto out;
 		free(where);
@@ -475,18 +517,22 @@ int ra_oci_open(const char *dir, const char *tag, struct ra_oci_image **ret, str
 			r = ra_oom(e, "read image");
 			goto out;
 		}
-		if (strcmp(d.media_type, MT_INDEX) && strcmp(d.media_type, MT_MANIFEST)) {
-			r = ra_err_kind(e, ROOTASM_ERROR_UNSUPPORTED, EOPNOTSUPP, "read image", where,
-					"media type %s is neither an OCI index nor an OCI manifest", d.media_type);
+		if (!strncmp(d.media_type, MT_D_SCHEMA1, strlen(MT_D_SCHEMA1))) {
+			r = bad(e, "read image", where, "media type %s: Docker's schema 1 is not read (skopeo copy "
+				"--format oci makes an OCI image of it)", d.media_type);
 			goto out;
 		}
-		r = load_blob(img, &d, strcmp(d.media_type, MT_INDEX) ? RA_OCI_MANIFEST_MAX : RA_OCI_INDEX_MAX,
-			      &next, e);
+		if (!is_index(d.media_type) && !is_manifest(d.media_type)) {
+			r = bad(e, "read image", where, "media type %s is neither an index nor an image manifest "
+				"(OCI's or Docker's schema 2)", d.media_type);
+			goto out;
+		}
+		r = load_blob(img, &d, is_index(d.media_type) ? RA_OCI_INDEX_MAX : RA_OCI_MANIFEST_MAX, &next, e);
 		if (r < 0)
 			goto out;
 		json_decref(doc);
 		doc = TAKE_PTR(next);
-		if (!strcmp(d.media_type, MT_MANIFEST))
+		if (is_manifest(d.media_type))
 			break;
 	}
 	img->manifest = d;

@@ -27,8 +27,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 
 #include <jansson.h>
 
@@ -43,9 +45,20 @@
 
 #define DEFAULT_STORE	"/var/lib/rootasm/store"
 
+/* A file this import linked into the store (see "Taking back" below). */
+struct pub {
+	int dir;		/* s->layers or s->images (not owned) */
+	char name[RA_DIGEST_HEX + 64];
+	int fd;			/* the file itself (owned) */
+	int with;		/* removed only if entry @with was (-1: on its own; -2: never) */
+	bool removed;
+};
+
 struct store {
 	char *path;		/* absolute */
 	int fd, layers, images;
+	struct pub *pubs;	/* what this import published, in order */
+	size_t npubs;
 };
 
 static const struct open_how dir_beneath = {
@@ -98,6 +111,11 @@ static int sub(struct store *s, int dir, const char *name, struct rootasm_error 
 
 static void store_close(struct store *s)
 {
+	for (size_t i = 0; i < s->npubs; i++)
+		close_fdp(&s->pubs[i].fd);
+	free(s->pubs);
+	s->pubs = NULL;
+	s->npubs = 0;
 	close_fdp(&s->fd);
 	close_fdp(&s->layers);
 	close_fdp(&s->images);
@@ -146,21 +164,133 @@ static int store_open(const char *path, struct store *s, struct rootasm_error *e
 	return t < 0 ? t : 0;
 }
 
-/* Write @len bytes as @dir/@name, complete or not at all: O_TMPFILE, fsync, linkat. 1: written, 0: existed. */
-static int publish_fd(int fd, int dir, const char *name, const char *what, struct rootasm_error *e)
+/*
+ * Taking back what a failed import published. A file this import links
+ * into the store carries the xattr PROVISIONAL (set on the O_TMPFILE, before
+ * the link): only its publisher uses it so far. Any import that uses a file
+ * it did not publish itself (a layer image found in the store, a name whose
+ * linkat() met EEXIST) first claims it: under flock(LOCK_EX), it checks that
+ * the file is still linked and removes the xattr. A publisher whose import
+ * fails removes, under the same lock, each file it published that still
+ * carries the xattr (nobody claimed it) and is still the one at its name;
+ * a claimed file stays: another import's layout may name it. The lock makes
+ * "claim" and "take back" exclusive: a claimer that comes second finds the
+ * file unlinked (st_nlink 0) and publishes its own. A successful import
+ * removes the xattr from its files (they are the store's from then on); one
+ * killed leaves it, and the next import to use the file claims it. On a
+ * filesystem without user xattrs nothing is marked, and nothing taken back.
+ */
+#define PROVISIONAL	"user.rootasm.provisional"
+
+/* Claim the file @fd: 1 claimed, 0 no longer linked. */
+static int claim_fd(int fd)
 {
+	struct stat st;
+	int r = 1;
+
+	if (flock(fd, LOCK_EX) < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	else if (st.st_nlink == 0)
+		r = 0;
+	else if (fremovexattr(fd, PROVISIONAL) < 0 && errno != ENODATA && errno != EOPNOTSUPP)
+		r = -errno;
+	flock(fd, LOCK_UN);
+	return r;
+}
+
+/* Open and claim @dir/@name: its fd, or -ENOENT when it is not (or no longer) there. */
+static int claim(int dir, const char *name)
+{
+	_cleanup_close_ int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	r = claim_fd(fd);
+	if (r < 0)
+		return r;
+	return r == 0 ? -ENOENT : take_fd(fd);
+}
+
+/* After a failure: remove what this import published and nobody claimed (see above). */
+static void take_back(struct store *s)
+{
+	for (size_t i = 0; i < s->npubs; i++) {
+		struct pub *p = &s->pubs[i];
+		struct stat a, b;
+		char v;
+
+		if (p->with == -2 || (p->with >= 0 && !s->pubs[p->with].removed))
+			continue;
+		if (flock(p->fd, LOCK_EX) < 0)
+			continue;
+		if (fgetxattr(p->fd, PROVISIONAL, &v, 1) >= 0 && fstat(p->fd, &a) == 0 &&
+		    fstatat(p->dir, p->name, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino && unlinkat(p->dir, p->name, 0) == 0)
+			p->removed = true;
+		flock(p->fd, LOCK_UN);
+	}
+}
+
+/* After success: the files this import published are the store's. */
+static void settle(struct store *s)
+{
+	/* one left marked (an error) is claimed by the next import that uses it */
+	for (size_t i = 0; i < s->npubs; i++)
+		(void)fremovexattr(s->pubs[i].fd, PROVISIONAL);
+}
+
+/*
+ * Write @fd (an O_TMPFILE) as @dir/@name, complete or not at all: fsync,
+ * linkat. Published with the mark of this import and recorded for
+ * take_back(), removed with entry @with (-1: on its own, -2: never).
+ * 1: written, 0: the name existed (published by another import: claimed).
+ */
+static int publish_fd(struct store *s, int fd, int dir, const char *name, int with, const char *what,
+		      struct rootasm_error *e)
+{
+	struct pub *p;
+	int tries = 0;
+
+	if (with != -2)
+		(void)fsetxattr(fd, PROVISIONAL, "1", 1, 0);	/* none (EOPNOTSUPP): never taken back */
 	if (fsync(fd) < 0)
 		return ra_err(e, errno, -EBADF, "fsync", what, NULL);
-	if (linkat(fd, "", dir, name, AT_EMPTY_PATH) < 0) {
-		if (errno == EEXIST)
-			return 0;	/* published by a concurrent import: the same content by its name */
-		return ra_err(e, errno, -EBADF, "publish", what, NULL);
+	p = realloc(s->pubs, (s->npubs + 1) * sizeof(*s->pubs));
+	if (!p)
+		return ra_oom(e, "publish");
+	s->pubs = p;
+	p = &s->pubs[s->npubs];
+	*p = (struct pub){ .dir = dir, .with = with, .fd = -EBADF };
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	while (linkat(fd, "", dir, name, AT_EMPTY_PATH) < 0) {
+		int r;
+
+		if (errno != EEXIST)
+			return ra_err(e, errno, -EBADF, "publish", what, NULL);
+		/* published by a concurrent import: the same content by its name; ours unless it takes it back */
+		r = claim(dir, name);
+		if (r >= 0) {
+			close(r);
+			return 0;
+		}
+		if (r != -ENOENT || ++tries > 16)
+			return ra_err(e, -r, -EBADF, "publish", what, "claim the file another import published");
 	}
+	p->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (p->fd < 0) {
+		/* linked but not recorded: it stays, as the store's */
+		(void)fremovexattr(fd, PROVISIONAL);
+		return ra_err(e, errno, -EBADF, "publish", what, "dup");
+	}
+	s->npubs++;
 	return 1;
 }
 
-static int publish_buf(const char *buf, size_t len, int dir, const char *name, const char *what,
-		       struct rootasm_error *e)
+static int publish_buf(struct store *s, const char *buf, size_t len, int dir, const char *name, int with,
+		       const char *what, struct rootasm_error *e)
 {
 	_cleanup_close_ int fd = openat(dir, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
 
@@ -175,10 +305,11 @@ static int publish_buf(const char *buf, size_t len, int dir, const char *name, c
 			return ra_err(e, errno, -EBADF, "write", what, NULL);
 		done += n;
 	}
-	return publish_fd(fd, dir, name, what, e);
+	return publish_fd(s, fd, dir, name, with, what, e);
 }
 
-static int publish_json(json_t *o, bool oom, int dir, const char *name, const char *what, struct rootasm_error *e)
+static int publish_json(struct store *s, json_t *o, bool oom, int dir, const char *name, int with, const char *what,
+			struct rootasm_error *e)
 {
 	_cleanup_free_ char *buf = NULL;
 	int r;
@@ -193,7 +324,7 @@ static int publish_json(json_t *o, bool oom, int dir, const char *name, const ch
 		return ra_oom(e, what);
 	r = strlen(buf);
 	buf[r] = '\n';		/* replaces the NUL: written by length */
-	return publish_buf(buf, r + 1, dir, name, what, e);
+	return publish_buf(s, buf, r + 1, dir, name, with, what, e);
 }
 
 static const char *fs_ext(enum rootasm_layer_fs fs)
@@ -244,18 +375,74 @@ static double now(void)
 }
 
 /* One layer: blob -> verified staging tree -> image file -> published under its diff-id. */
-static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct store *s, enum rootasm_layer_fs fs,
-		   const char *name, struct rootasm_import_layer *out, struct rootasm_error *e)
+/*
+ * The layers below layer @i of this import, merged: the read-only tree of
+ * their layer images (rootasm's own assembly of a layout of them), made the
+ * first time ra_unpack_layer() asks (unpack.h, struct ra_unpack_lower).
+ */
+struct below {
+	struct rootasm_ctx *ctx;
+	const struct rootasm_import_result *res;
+	size_t i;
+	enum rootasm_layer_fs fs;
+	int fd;
+};
+
+static int below_open(void *userdata, struct rootasm_error *e)
 {
+	struct below *b = userdata;
+	struct rootasm_layout *l = NULL;
+	struct ra_jb jb = { 0 };
+	_cleanup_free_ char *buf = NULL;
+	json_t *lo, *ll;
+	int r;
+
+	if (b->i == 0)
+		return -ENOENT;
+	if (b->fd >= 0)
+		return b->fd;
+	lo = json_object();
+	ll = json_array();
+	ra_jset(&jb, lo, "version", json_integer(1));
+	for (size_t j = 0; j < b->i; j++)
+		ra_japp(&jb, ll, json_pack("{s:s, s:s}", "image", b->res->layers[j].image, "type", fs_ext(b->fs)));
+	ra_jset(&jb, lo, "layers", ll);
+	buf = jb.oom || !lo ? NULL : json_dumps(lo, JSON_COMPACT);
+	json_decref(lo);
+	if (!buf)
+		return ra_oom(e, "import: the layers below");
+	r = rootasm_layout_load_mem(b->ctx, buf, strlen(buf), NULL, &l, e);
+	if (r < 0)
+		return r;
+	r = rootasm_assemble(b->ctx, l, e);
+	rootasm_layout_free(l);
+	if (r < 0)
+		return r;
+	b->fd = r;
+	return r;
+}
+
+/*
+ * One layer: blob -> verified staging tree -> image file -> published as
+ * @diff_name, or as @chain_name when the tree depends on the layers below
+ * (@lower): implied directories, hard links to a file below. *@chained
+ * says which.
+ */
+static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct store *s, enum rootasm_layer_fs fs,
+		   const char *diff_name, const char *chain_name, const char *chain_id,
+		   const struct ra_unpack_lower *lower, bool *chained, struct rootasm_import_layer *out,
+		   struct rootasm_error *e)
+{
+	const char *name;
 	static const struct ra_tmpfs stage_opts = { .mode = 0755, .has_mode = true };
 	struct ra_unpack_limits lim = { .max_bytes = RA_UNPACK_MAX_BYTES, .max_entries = RA_UNPACK_MAX_ENTRIES };
 	_cleanup_close_ int blob = -EBADF, stage = -EBADF, img_fd = -EBADF, log = -EBADF;
 	_cleanup_free_ char *what = NULL, *at = NULL;
-	char tool[64], src[PATH_MAX + 8], rec[RA_DIGEST_HEX + 32];
+	char tool[64], src[PATH_MAX + 8], rec[RA_DIGEST_HEX + 64];
 	struct ra_unpack_stats st;
 	struct ra_jb jb = { 0 };
 	json_t *o;
-	int r;
+	int r, with;
 
 	if (asprintf(&what, "%s/blobs/sha256/%s", img->dir, ly->d.hex) < 0 ||
 	    asprintf(&at, "%s/tmp", s->path) < 0) {
@@ -273,9 +460,11 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct sto
 	stage = ra_tmpfs_mount(&stage_opts, 0, e);
 	if (stage < 0)
 		return stage;
-	r = ra_unpack_layer(blob, ly->comp, stage, &lim, &st, what, e);
+	r = ra_unpack_layer(blob, ly->comp, stage, &lim, lower, &st, what, e);
 	if (r < 0)
 		return r;
+	*chained = st.implied || st.lower_links;
+	name = *chained ? chain_name : diff_name;
 	/* nothing of the tree is used before both digests matched */
 	if (st.blob_bytes != ly->d.size || strcmp(st.blob_digest, ly->d.digest))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "verify blob", what,
@@ -315,9 +504,11 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct sto
 	}
 	close_fdp(&stage);
 	stage = -EBADF;
-	r = publish_fd(img_fd, s->layers, name, name, e);
+	r = publish_fd(s, img_fd, s->layers, name, -1, name, e);
 	if (r < 0)
 		return r;
+	/* the record goes with the image: taken back with it, kept when it is another import's */
+	with = r ? (int)s->npubs - 1 : -2;
 	/* the record of what it was made from */
 	o = json_object();
 	ra_jset(&jb, o, "diff_id", ra_jstr(ly->diff_id));
@@ -326,10 +517,14 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct sto
 	ra_jset(&jb, o, "entries", json_integer(st.entries));
 	ra_jset(&jb, o, "whiteouts", json_integer(st.whiteouts));
 	ra_jset(&jb, o, "opaque_dirs", json_integer(st.opaques));
+	ra_jset(&jb, o, "implied_dirs", json_integer(st.implied));
+	ra_jset(&jb, o, "lower_links", json_integer(st.lower_links));
+	if (*chained)
+		ra_jset(&jb, o, "chain_id", ra_jstr(chain_id));
 	ra_jset(&jb, o, "from", json_pack("{s:s, s:s, s:I}", "digest", ly->d.digest, "mediaType", ly->d.media_type,
 					  "size", (json_int_t)ly->d.size));
-	snprintf(rec, sizeof(rec), "%s.%s.json", ly->diff_hex, fs_ext(fs));
-	r = publish_json(o, jb.oom, s->layers, rec, rec, e);
+	snprintf(rec, sizeof(rec), "%s.json", name);
+	r = publish_json(s, o, jb.oom, s->layers, rec, with, rec, e);
 	return r < 0 ? r : 0;
 }
 
@@ -361,7 +556,7 @@ static int write_image(struct ra_oci_image *img, struct store *s, enum rootasm_l
 					  (json_int_t)img->layers[i].d.size));
 	ra_jset(&jb, o, "layers", a);
 	snprintf(name, sizeof(name), "%s.json", img->manifest.hex);
-	r = publish_json(o, jb.oom, s->images, name, name, e);
+	r = publish_json(s, o, jb.oom, s->images, name, -1, name, e);
 	if (r < 0)
 		return r;
 	wrote += r;
@@ -374,7 +569,7 @@ static int write_image(struct ra_oci_image *img, struct store *s, enum rootasm_l
 	ra_jset(&jb, lo, "layers", ll);
 	ra_jset(&jb, lo, "upper", json_pack("{s:{}}", "tmpfs"));
 	snprintf(name, sizeof(name), "%s.%s.layout.json", img->manifest.hex, fs_ext(fs));
-	r = publish_json(lo, jb.oom, s->images, name, name, e);
+	r = publish_json(s, lo, jb.oom, s->images, name, -1, name, e);
 	if (r < 0)
 		return r;
 	wrote += r;
@@ -385,9 +580,51 @@ static int write_image(struct ra_oci_image *img, struct store *s, enum rootasm_l
 	return wrote;
 }
 
+/* Layer @name is in the store (another import's, claimed): 1; not there: 0. */
+static int cached(struct store *s, const char *name, struct rootasm_error *e)
+{
+	struct stat st;
+	int r;
+
+	if (fstatat(s->layers, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : ra_err(e, errno, -EBADF, "import layer", name, "in %s/layers/sha256",
+						    s->path);
+	if (!S_ISREG(st.st_mode))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import layer", name,
+				   "is in the store (%s/layers/sha256) but not a regular file", s->path);
+	/* claimed, unless the import that published it took it back meanwhile */
+	r = claim(s->layers, name);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return ra_err(e, -r, -EBADF, "import layer", name, "claim it in %s/layers/sha256", s->path);
+	close(r);
+	return 1;
+}
+
+/* The chain id of layer @i (image-spec config.md, "ChainID"): @chain holds layer i-1's, gets layer i's. */
+static int chain_next(char chain[RA_DIGEST_MAX], const char *diff_id, size_t i)
+{
+	struct ra_sha256 h;
+	int r;
+
+	if (i == 0) {
+		snprintf(chain, RA_DIGEST_MAX, "%s", diff_id);
+		return 0;
+	}
+	r = ra_sha256_init(&h);
+	if (r < 0)
+		return r;
+	ra_sha256_update(&h, chain, strlen(chain));
+	ra_sha256_update(&h, " ", 1);
+	ra_sha256_update(&h, diff_id, strlen(diff_id));
+	return ra_sha256_final(&h, chain);
+}
+
 int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_import_opts *o,
 		   struct rootasm_import_result *res, struct rootasm_error *e)
 {
+	char chain[RA_DIGEST_MAX] = "";
 	_cleanup_free_ char *dir = NULL, *tag = NULL;
 	struct ra_oci_image *img = NULL;
 	struct store s = { .fd = -EBADF, .layers = -EBADF, .images = -EBADF };
@@ -429,35 +666,50 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 	for (size_t i = 0; i < img->nlayers; i++) {
 		struct ra_oci_layer *ly = &img->layers[i];
 		struct rootasm_import_layer *rl = &res->layers[i];
-		char name[RA_DIGEST_HEX + 16];
-		struct stat st;
+		char names[2][RA_DIGEST_HEX + 32];
+		struct below b = { .ctx = ctx, .res = res, .i = i, .fs = fs, .fd = -EBADF };
+		struct ra_unpack_lower lower = { .open = below_open, .userdata = &b };
+		bool chained = false;
 		double t0 = now();
 
 		snprintf(rl->digest, sizeof(rl->digest), "%s", ly->d.digest);
 		snprintf(rl->diff_id, sizeof(rl->diff_id), "%s", ly->diff_id);
 		snprintf(rl->media_type, sizeof(rl->media_type), "%s", ly->d.media_type);
 		rl->size = ly->d.size;
-		snprintf(name, sizeof(name), "%s.%s", ly->diff_hex, fs_ext(fs));
-		if (asprintf(&rl->image, "%s/layers/sha256/%s", s.path, name) < 0) {
+		r = chain_next(chain, ly->diff_id, i);
+		if (r < 0) {
+			r = ra_err(e, -r, -EBADF, "sha256", "the chain id", NULL);
+			goto out;
+		}
+		snprintf(names[0], sizeof(names[0]), "%s.%s", ly->diff_hex, fs_ext(fs));
+		snprintf(names[1], sizeof(names[1]), "%s.chain.%s", chain + 7, fs_ext(fs));
+		/* by its diff-id (it needs nothing below), else by its chain id (it is made with what is below) */
+		for (int k = 0; k < 2 && !rl->cached; k++) {
+			r = cached(&s, names[k], e);
+			if (r < 0)
+				goto out;
+			rl->cached = r > 0;
+			chained = k == 1;
+		}
+		if (asprintf(&rl->image, "%s/layers/sha256/%s", s.path, names[rl->cached && chained]) < 0) {
 			rl->image = NULL;
 			r = ra_oom(e, "import");
 			goto out;
 		}
-		if (fstatat(s.layers, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-			if (!S_ISREG(st.st_mode)) {
-				r = ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import layer", rl->image,
-						"is in the store but not a regular file");
-				goto out;
-			}
-			rl->cached = true;
-		}
 		if (progress)
 			progress(ud, i, img->nlayers, rl, false);
 		if (!rl->cached) {
-			r = convert(img, ly, &s, fs, name, rl, e);
+			r = convert(img, ly, &s, fs, names[0], names[1], chain, &lower, &chained, rl, e);
+			close_fdp(&b.fd);
 			if (r < 0)
 				goto out;
 			wrote = true;
+			free(rl->image);
+			if (asprintf(&rl->image, "%s/layers/sha256/%s", s.path, names[chained]) < 0) {
+				rl->image = NULL;
+				r = ra_oom(e, "import");
+				goto out;
+			}
 		}
 		rl->seconds = now() - t0;
 		RA_TRACE(ctx, "layer %zu %s: %s (%.3f s)", i, ly->diff_id, rl->cached ? "cached" : "converted",
@@ -477,10 +729,13 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 	snprintf(res->config, sizeof(res->config), "%s", img->config.digest);
 	res->store = TAKE_PTR(s.path);
 	res->wrote = wrote;
+	settle(&s);
 	r = 0;
 out:
-	if (r < 0)
+	if (r < 0) {
+		take_back(&s);
 		rootasm_import_result_free(res);
+	}
 	store_close(&s);
 	ra_oci_free(img);
 	return r;

@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
+#include <linux/limits.h>
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -189,6 +190,10 @@ struct up {
 	struct ra_unpack_stats *st;
 	const char *what;
 	struct rootasm_error *e;
+	/* the layers below */
+	const struct ra_unpack_lower *lower;
+	int lower_fd;			/* -EBADF: not asked yet; -ENOENT: none */
+	bool root_seen;			/* the tar has an entry for the root */
 };
 
 static la_ssize_t blob_read(struct archive *a, void *ud, const void **buf)
@@ -298,8 +303,157 @@ static const struct open_how beneath = {
 };
 
 /*
- * The directory that holds @rel (a clean path), created as 0755 root:root
- * where missing (as tar does); @base gets the last component. Caller owns the fd.
+ * "/proc/self/fd/DIR/BASE" ("/proc/self/fd/DIR/." for an empty @base: the
+ * directory itself, not the magic link): for the path-only l*() calls.
+ */
+static void fd_path(char *buf, size_t size, int dir, const char *base)
+{
+	snprintf(buf, size, "/proc/self/fd/%d/%s", dir, *base ? base : ".");
+}
+
+static bool is_overlay_xattr(const char *n)
+{
+	return !strncmp(n, "trusted.overlay.", 16) || !strncmp(n, "user.overlay.", 13);
+}
+
+/* Whether the directory @fd carries overlayfs' opaque mark (set by this layer). */
+static bool is_opaque(int fd)
+{
+	char p[64], v;
+
+	fd_path(p, sizeof(p), fd, "");
+	return lgetxattr(p, "trusted.overlay.opaque", &v, 1) == 1 && v == 'y';
+}
+
+/* The merged lower layers' root fd, or -ENOENT (none), or an error (set in u->e). */
+static int get_lower(struct up *u)
+{
+	if (u->lower_fd == -EBADF) {
+		int r = u->lower ? u->lower->open(u->lower->userdata, u->e) : -ENOENT;
+
+		if (r < 0 && r != -ENOENT)
+			return r;
+		u->lower_fd = r;
+	}
+	return u->lower_fd;
+}
+
+/* @rel beneath the lower layers (never through a symlink): an O_PATH fd, or -errno. */
+static int open_lower(struct up *u, const char *rel, struct stat *st)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int lower = get_lower(u), fd;
+
+	if (lower < 0)
+		return lower;
+	fd = *rel ? sys_openat2(lower, rel, &how) : fcntl(lower, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/* Remove the xattrs of @p but overlayfs' own (a directory entry over a directory replaces them). */
+static int clear_xattrs(const char *p)
+{
+	_cleanup_free_ char *names = malloc(XATTR_LIST_MAX);
+	ssize_t n;
+
+	if (!names)
+		return -ENOMEM;
+	n = llistxattr(p, names, XATTR_LIST_MAX);
+	if (n < 0)
+		return errno == EOPNOTSUPP ? 0 : -errno;
+	for (char *x = names; x < names + n; x += strlen(x) + 1)
+		if (!is_overlay_xattr(x) && lremovexattr(p, x) < 0 && errno != ENODATA)
+			return -errno;
+	return 0;
+}
+
+/*
+ * Owner, mode, xattrs (overlayfs' own left out) and times of @lfd (a lower
+ * object, @lst its stat) onto @base in @dir (the directory itself for "").
+ */
+static int copy_meta(struct up *u, const char *name, int lfd, const struct stat *lst, int dir, const char *base)
+{
+	struct timespec ts[2] = { lst->st_atim, lst->st_mtim };
+	char lp[64], p[PATH_MAX + 64];
+	_cleanup_free_ char *names = malloc(XATTR_LIST_MAX), *val = malloc(XATTR_SIZE_MAX);
+	ssize_t n;
+
+	if (!names || !val)
+		return ra_oom(u->e, "unpack layer");
+	/* the lower object through its fd's magic link (followed: getxattr, not lgetxattr) */
+	snprintf(lp, sizeof(lp), "/proc/self/fd/%d", lfd);
+	fd_path(p, sizeof(p), dir, base);
+	if (lchown(p, lst->st_uid, lst->st_gid) < 0)
+		return ent_err(u, errno, name, "chown as below: %m");
+	if (!S_ISLNK(lst->st_mode) && chmod(p, lst->st_mode & 07777) < 0)
+		return ent_err(u, errno, name, "chmod as below: %m");
+	/* a symbolic link's xattrs are not copied (user.* cannot be on one; through its fd, it would be followed) */
+	n = S_ISLNK(lst->st_mode) ? 0 : listxattr(lp, names, XATTR_LIST_MAX);
+	if (n < 0 && errno != EOPNOTSUPP)
+		return ent_err(u, errno, name, "list the xattrs below: %m");
+	for (char *x = names; n > 0 && x < names + n; x += strlen(x) + 1) {
+		ssize_t vn;
+
+		if (is_overlay_xattr(x))
+			continue;
+		vn = getxattr(lp, x, val, XATTR_SIZE_MAX);
+		if (vn < 0)
+			return ent_err(u, errno, name, "read the xattr %s below: %m", x);
+		if (lsetxattr(p, x, val, vn, 0) < 0)
+			return ent_err(u, errno, name, "set xattr %s as below: %m", x);
+	}
+	if (utimensat(AT_FDCWD, p, ts, AT_SYMLINK_NOFOLLOW) < 0)
+		return ent_err(u, errno, name, "set times as below: %m");
+	return 0;
+}
+
+/*
+ * A directory @base in @dir just made for a path (@rel, the directory's own
+ * path, the root for ""): as the same directory below, if the layers below
+ * have one and this layer does not hide it (@hidden: an opaque directory on
+ * the way); else it stays 0755 root:root. Returns 1 if it was found below.
+ */
+static int implied_dir(struct up *u, const char *name, const char *rel, bool hidden, int dir, const char *base)
+{
+	_cleanup_close_ int lfd = -EBADF;
+	struct stat lst;
+	int r;
+
+	u->st->implied++;
+	if (hidden)
+		return 0;
+	r = get_lower(u);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	lfd = open_lower(u, rel, &lst);
+	if (lfd == -ENOENT || lfd == -ELOOP || lfd == -ENOTDIR)
+		return 0;
+	if (lfd < 0)
+		return ent_err(u, -lfd, name, "look up '%.200s' below: %s", rel, strerror(-lfd));
+	if (!S_ISDIR(lst.st_mode))
+		return 0;
+	r = copy_meta(u, name, lfd, &lst, dir, base);
+	return r < 0 ? r : 1;
+}
+
+/*
+ * The directory that holds @rel (a clean path); @base gets the last
+ * component. Missing directories are made as the same directories in the
+ * layers below (implied_dir()), else 0755 root:root (as tar does). Caller
+ * owns the fd.
  */
 static int open_parent(struct up *u, const char *name, char *rel, const char **base)
 {
@@ -317,22 +471,39 @@ static int open_parent(struct up *u, const char *name, char *rel, const char **b
 	if (fd < 0 && errno == ENOENT) {
 		/* make the missing directories, one component at a time, each beneath the last */
 		int dir = fcntl(u->root, F_DUPFD_CLOEXEC, 3);
+		bool hidden = dir >= 0 && is_opaque(dir);
 		char *c = rel;
 
 		while (dir >= 0 && c) {
 			char *next = strchr(c, '/');
-			int nd;
+			bool made;
+			int nd, r;
 
 			if (next)
 				*next = '\0';
-			if (mkdirat(dir, c, 0755) < 0 && errno != EEXIST) {
+			made = mkdirat(dir, c, 0755) == 0;
+			if (!made && errno != EEXIST) {
 				close(dir);
 				dir = -1;
 				break;
 			}
+			if (made) {
+				/* rel is the new directory's path here: the components up to c */
+				r = implied_dir(u, name, rel, hidden, dir, c);
+				if (r < 0) {
+					close(dir);
+					*slash = '/';
+					if (next)
+						*next = '/';
+					return r;
+				}
+				hidden = hidden || r == 0;
+			}
 			nd = sys_openat2(dir, c, &how);
 			close(dir);
 			dir = nd;
+			if (dir >= 0 && !made)
+				hidden = hidden || is_opaque(dir);
 			if (next)
 				*next = '/';
 			c = next ? next + 1 : NULL;
@@ -379,12 +550,6 @@ static int remove_at(int dir, const char *base)
 	return r;
 }
 
-/* "/proc/self/fd/DIR/BASE": the entry through its parent's fd, for the *xattr() calls. */
-static void fd_path(char *buf, size_t size, int dir, const char *base)
-{
-	snprintf(buf, size, "/proc/self/fd/%d/%s", dir, base);
-}
-
 /* Owner, mode, xattrs, times of @base in @dir, in that order (chown clears setuid and file caps). */
 static int set_meta(struct up *u, struct archive_entry *ae, const char *name, int dir, const char *base,
 		    mode_t type)
@@ -407,7 +572,8 @@ static int set_meta(struct up *u, struct archive_entry *ae, const char *name, in
 	fd_path(p, sizeof(p), dir, base);
 	archive_entry_xattr_reset(ae);
 	while (archive_entry_xattr_next(ae, &xn, &xv, &xs) == ARCHIVE_OK) {
-		if (!strncmp(xn, "trusted.overlay.", 16))
+		/* overlayfs' own: trusted.overlay.*, and user.overlay.* under its userxattr option */
+		if (is_overlay_xattr(xn))
 			return ent_err(u, EPERM, name, "carries the xattr %s, which only overlayfs may set", xn);
 		if (lsetxattr(p, xn, xv, xs, 0) < 0)
 			return ent_err(u, errno, name, "set xattr %s: %m", xn);
@@ -467,12 +633,185 @@ static int write_data(struct up *u, const char *name, int fd, int64_t size)
 	return 0;
 }
 
+/* Copy the data of the regular file @lfd (O_PATH, @size bytes) to @fd, holes kept. */
+static int copy_data(struct up *u, const char *name, int lfd, int fd, off_t size)
+{
+	_cleanup_close_ int in = ra_reopen(lfd, O_RDONLY);
+	_cleanup_free_ char *buf = malloc(BUFSZ);
+	off_t off = 0;
+
+	if (in < 0)
+		return ent_err(u, errno, name, "open the file below: %m");
+	if (!buf)
+		return ra_oom(u->e, "unpack layer");
+	while (off < size) {
+		off_t data = lseek(in, off, SEEK_DATA), hole;
+
+		if (data < 0 && errno == ENXIO)
+			break;
+		if (data < 0)
+			return ent_err(u, errno, name, "read the file below: %m");
+		hole = lseek(in, data, SEEK_HOLE);
+		if (hole < 0)
+			return ent_err(u, errno, name, "read the file below: %m");
+		for (off = data; off < hole;) {
+			ssize_t n = pread(in, buf, hole - off < BUFSZ ? hole - off : BUFSZ, off), w;
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return ent_err(u, n < 0 ? errno : EIO, name, "read the file below: %s",
+					       n < 0 ? strerror(errno) : "it shrank");
+			for (ssize_t done = 0; done < n; done += w) {
+				w = pwrite(fd, buf + done, n - done, off + done);
+				if (w < 0 && errno == EINTR)
+					w = 0;
+				else if (w < 0)
+					return ent_err(u, errno, name, "write: %m");
+			}
+			off += n;
+		}
+	}
+	if (ftruncate(fd, size) < 0)
+		return ent_err(u, errno, name, "set size: %m");
+	return 0;
+}
+
+/*
+ * Whether what the layers below have at @rel (a clean path not in this
+ * layer) shows through this layer: no directory on the way in this layer is
+ * opaque, none is something else (a whiteout, a file).
+ */
+static bool shows_through(struct up *u, char *rel)
+{
+	struct open_how how = beneath;
+	int dir = fcntl(u->root, F_DUPFD_CLOEXEC, 3);
+	bool shows = dir >= 0 && !is_opaque(dir);
+	char *c = rel;
+
+	while (shows && c) {
+		char *next = strchr(c, '/');
+		int nd;
+
+		if (!next)
+			break;		/* the last component: not in this layer */
+		*next = '\0';
+		nd = sys_openat2(dir, c, &how);
+		*next = '/';
+		if (nd < 0) {
+			shows = errno == ENOENT;	/* not in this layer: the rest is below */
+			break;
+		}
+		close(dir);
+		dir = nd;
+		shows = !is_opaque(dir);
+		c = next + 1;
+	}
+	if (dir >= 0)
+		close(dir);
+	return shows;
+}
+
+/*
+ * The file a hard link entry @raw names (@hl, clean: @hrel): in this layer,
+ * or else below, then copied up into this layer first (with its parents, as
+ * overlayfs copies up; the link and the copy are one inode, as they would
+ * be in the one tree of all layers). Returns its directory's fd, @tbase its
+ * name, @st its stat.
+ */
+static int link_target(struct up *u, const char *raw, const char *hl, char *hrel, const char **tbase, struct stat *st)
+{
+	_cleanup_close_ int tdir = -EBADF, lfd = -EBADF, fd = -EBADF;
+	char *slash = strrchr(hrel, '/');
+	struct open_how how = beneath;
+	struct stat lst;
+	char ln[PATH_MAX];
+	ssize_t n;
+	int r;
+
+	/* in this layer? (nothing is made on the way) */
+	*tbase = slash ? slash + 1 : hrel;
+	if (slash)
+		*slash = '\0';
+	tdir = slash ? sys_openat2(u->root, hrel, &how) : fcntl(u->root, F_DUPFD_CLOEXEC, 3);
+	if (slash)
+		*slash = '/';
+	if (tdir < 0 && errno == ELOOP)
+		return ent_err(u, ELOOP, raw, "a hard link through a symbolic link ('%.200s')", hl);
+	if (tdir < 0 && errno == ENOTDIR)
+		return ent_err(u, ENOTDIR, raw, "a hard link to '%.200s', through something that is not a directory",
+			       hl);
+	if (tdir < 0 && errno != ENOENT)
+		return ent_err(u, errno, raw, "open the directory of '%.200s': %m", hl);
+	if (tdir >= 0 && fstatat(tdir, *tbase, st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISDIR(st->st_mode))
+			return ent_err(u, EPERM, raw, "a hard link to a directory");
+		if (S_ISCHR(st->st_mode) && st->st_rdev == makedev(0, 0))
+			return ent_err(u, EINVAL, raw, "a hard link to '%.200s', which this layer whites out", hl);
+		return take_fd(tdir);
+	}
+	if (tdir >= 0 && errno != ENOENT)
+		return ent_err(u, errno, raw, "stat '%.200s': %m", hl);
+	close_fdp(&tdir);
+
+	/* below, and not hidden by this layer? */
+	r = get_lower(u);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	lfd = r < 0 || !shows_through(u, hrel) ? -ENOENT : open_lower(u, hrel, &lst);
+	if (lfd == -ENOENT || lfd == -ELOOP || lfd == -ENOTDIR)
+		return ent_err(u, EINVAL, raw, "a hard link to '%.200s', which is neither in this layer nor below", hl);
+	if (lfd < 0)
+		return ent_err(u, -lfd, raw, "look up '%.200s' below: %s", hl, strerror(-lfd));
+	if (S_ISDIR(lst.st_mode))
+		return ent_err(u, EPERM, raw, "a hard link to a directory");
+
+	/* copy it up: its parents (made as the directories below), then the file, then its metadata */
+	tdir = open_parent(u, raw, hrel, tbase);
+	if (tdir < 0)
+		return tdir;
+	switch (lst.st_mode & S_IFMT) {
+	case S_IFREG:
+		if ((uint64_t)lst.st_size > u->lim->max_bytes - u->st->file_bytes)
+			return ent_err(u, EFBIG, raw, "copying up '%.200s' (%lld bytes) would exceed %llu bytes", hl,
+				       (long long)lst.st_size, (unsigned long long)u->lim->max_bytes);
+		u->st->file_bytes += lst.st_size;
+		fd = openat(tdir, *tbase, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return ent_err(u, errno, raw, "copy up '%.200s': %m", hl);
+		r = copy_data(u, raw, lfd, fd, lst.st_size);
+		if (r < 0)
+			return r;
+		break;
+	case S_IFLNK:
+		n = readlinkat(lfd, "", ln, sizeof(ln) - 1);
+		if (n < 0)
+			return ent_err(u, errno, raw, "read the symbolic link '%.200s' below: %m", hl);
+		ln[n] = '\0';
+		if (symlinkat(ln, tdir, *tbase) < 0)
+			return ent_err(u, errno, raw, "copy up '%.200s': %m", hl);
+		break;
+	default:
+		if (mknodat(tdir, *tbase, (lst.st_mode & S_IFMT) | 0600, lst.st_rdev) < 0)
+			return ent_err(u, errno, raw, "copy up '%.200s': %m", hl);
+		break;
+	}
+	r = copy_meta(u, raw, lfd, &lst, tdir, *tbase);
+	if (r < 0)
+		return r;
+	u->st->lower_links++;
+	if (fstatat(tdir, *tbase, st, AT_SYMLINK_NOFOLLOW) < 0)
+		return ent_err(u, errno, raw, "stat '%.200s': %m", hl);
+	return take_fd(tdir);
+}
+
 static int apply(struct up *u, struct archive_entry *ae)
 {
 	const char *raw = archive_entry_pathname_utf8(ae), *base, *hl, *ln;
 	char rel[PATH_MAX], hrel[PATH_MAX];
 	_cleanup_close_ int dir = -EBADF, fd = -EBADF;
 	mode_t type = archive_entry_filetype(ae);
+	bool opaque = false;
 	struct stat st;
 	int r;
 
@@ -490,6 +829,7 @@ static int apply(struct up *u, struct archive_entry *ae)
 		/* the root itself ("./"): its metadata only */
 		if (type != AE_IFDIR)
 			return ent_err(u, EINVAL, raw, "the root is not a directory");
+		u->root_seen = true;
 		r = fchownat(u->root, "", archive_entry_uid(ae), archive_entry_gid(ae), AT_EMPTY_PATH);
 		if (r == 0) {
 			char p[64];
@@ -519,9 +859,15 @@ static int apply(struct up *u, struct archive_entry *ae)
 		base += strlen(WH_PREFIX);
 		if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
 			return ent_err(u, EINVAL, raw, "a whiteout of nothing");
-		r = remove_at(dir, base);
-		if (r < 0)
-			return ent_err(u, -r, raw, "remove what it whites out: %s", strerror(-r));
+		/*
+		 * A whiteout hides what the lower layers have (image-spec: "only
+		 * apply to resources in lower/parent layers"); an entry of this
+		 * layer of the same name stays, and hides the lower one itself.
+		 */
+		if (fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			return 0;
+		if (errno != ENOENT)
+			return ent_err(u, errno, raw, "stat what it whites out: %m");
 		if (mknodat(dir, base, S_IFCHR | 0, makedev(0, 0)) < 0)
 			return ent_err(u, errno, raw, "make the whiteout: %m");
 		u->st->whiteouts++;
@@ -531,6 +877,8 @@ static int apply(struct up *u, struct archive_entry *ae)
 	/* what is there already: a directory over a directory stays, anything else goes */
 	if (fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    !(S_ISDIR(st.st_mode) && type == AE_IFDIR && !archive_entry_hardlink(ae))) {
+		/* a directory over this layer's whiteout: the lower one stays hidden (an opaque directory) */
+		opaque = type == AE_IFDIR && S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0);
 		r = remove_at(dir, base);
 		if (r < 0)
 			return ent_err(u, -r, raw, "replace the earlier entry: %s", strerror(-r));
@@ -548,14 +896,9 @@ static int apply(struct up *u, struct archive_entry *ae)
 			return r;
 		if (!hrel[0])
 			return ent_err(u, EINVAL, raw, "a hard link to the root");
-		tdir = open_parent(u, raw, hrel, &tbase);
+		tdir = link_target(u, raw, hl, hrel, &tbase, &st);
 		if (tdir < 0)
 			return tdir;
-		if (fstatat(tdir, tbase, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			return ent_err(u, errno == ENOENT ? EINVAL : errno, raw,
-				       "a hard link to '%.200s', which is not in this layer: %m", hl);
-		if (S_ISDIR(st.st_mode))
-			return ent_err(u, EPERM, raw, "a hard link to a directory");
 		if (linkat(tdir, tbase, dir, base, 0) < 0)
 			return ent_err(u, errno, raw, "link to '%.200s': %m", hl);
 		/* a pax hard link may carry data: it is the same inode's */
@@ -587,8 +930,25 @@ static int apply(struct up *u, struct archive_entry *ae)
 		break;
 	}
 	case AE_IFDIR:
-		if (mkdirat(dir, base, 0700) < 0 && errno != EEXIST)
-			return ent_err(u, errno, raw, "mkdir: %m");
+		if (mkdirat(dir, base, 0700) < 0) {
+			char p[PATH_MAX + 64];
+
+			if (errno != EEXIST)
+				return ent_err(u, errno, raw, "mkdir: %m");
+			/* over a directory (an implied one, say): the entry's xattrs replace its */
+			fd_path(p, sizeof(p), dir, base);
+			r = clear_xattrs(p);
+			if (r < 0)
+				return ent_err(u, -r, raw, "clear the xattrs of the directory: %s", strerror(-r));
+		}
+		if (opaque) {
+			char p[PATH_MAX + 64];
+
+			fd_path(p, sizeof(p), dir, base);
+			if (lsetxattr(p, "trusted.overlay.opaque", "y", 1, 0) < 0)
+				return ent_err(u, errno, raw, "mark the directory opaque: %m");
+			u->st->opaques++;
+		}
 		break;
 	case AE_IFLNK:
 		ln = archive_entry_symlink_utf8(ae);
@@ -629,10 +989,18 @@ static const int want_filter[] = {
 	[RA_OCI_ZSTD] = ARCHIVE_FILTER_ZSTD,
 };
 
-int ra_unpack_layer(int blob_fd, enum ra_oci_comp comp, int root, const struct ra_unpack_limits *lim,
-		    struct ra_unpack_stats *st, const char *what, struct rootasm_error *e)
+/* No entry for the root: it is an implied directory too (umoci and containerd keep the one below). */
+static int implied_root(struct up *u)
 {
-	struct up u = { .blob_fd = blob_fd, .root = root, .lim = lim, .st = st, .what = what, .e = e };
+	return u->root_seen ? 0 : implied_dir(u, "./", "", false, u->root, "");
+}
+
+int ra_unpack_layer(int blob_fd, enum ra_oci_comp comp, int root, const struct ra_unpack_limits *lim,
+		    const struct ra_unpack_lower *lower, struct ra_unpack_stats *st, const char *what,
+		    struct rootasm_error *e)
+{
+	struct up u = { .blob_fd = blob_fd, .root = root, .lim = lim, .st = st, .what = what, .e = e,
+			.lower = lower, .lower_fd = -EBADF };
 	struct archive_entry *ae;
 	int r;
 
@@ -697,6 +1065,9 @@ int ra_unpack_layer(int blob_fd, enum ra_oci_comp comp, int root, const struct r
 		if (r < 0)
 			goto out;
 	}
+	r = implied_root(&u);
+	if (r < 0)
+		goto out;
 	if (archive_filter_code(u.tar, 0) != ARCHIVE_FILTER_NONE) {
 		r = ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "unpack layer", what, "a compressed tar inside the layer");
 		goto out;

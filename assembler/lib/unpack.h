@@ -28,17 +28,36 @@ struct ra_unpack_stats {
 	char diff_id[RA_DIGEST_MAX];
 	uint64_t tar_bytes;
 	uint64_t entries, whiteouts, opaques, file_bytes;
+	uint64_t implied;		/* directories (the root too) made for a path, without an entry of their own */
+	uint64_t lower_links;		/* hard links to a lower layer's file: that file copied up */
+};
+
+/*
+ * The layers below the one unpacked, merged (a read-only tree): @open
+ * returns an fd of its root (the caller of ra_unpack_layer() owns it and
+ * closes it after), -ENOENT when there is none (the bottom layer), or an
+ * error. Asked for when first needed: a directory the layer's paths imply
+ * takes its owner, mode, xattrs and times from the same directory below
+ * (as an unpack of every layer into one tree keeps them: umoci, containerd);
+ * a hard link to a file below copies that file up into the layer (as
+ * overlayfs' copy-up does) and links to the copy.
+ */
+struct ra_unpack_lower {
+	int (*open)(void *userdata, struct rootasm_error *e);
+	void *userdata;
 };
 
 /*
  * Unpack the layer read from @blob_fd (compressed as @comp) beneath @root
- * (a directory fd of an empty tree). @what names the blob in errors.
- * Refused: absolute names, "..", a name through a symlink or a
- * non-directory, a hard link to outside or to a directory, xattrs
- * trusted.overlay.*, entry types tar has no business carrying, and more
+ * (a directory fd of an empty tree), over the layers @lower (may be NULL:
+ * none). @what names the blob in errors. Refused: absolute names, "..", a
+ * name through a symlink or a non-directory, a hard link to outside, to a
+ * directory or to what neither this layer nor those below have, xattrs
+ * trusted.overlay.* and user.overlay.*, entry types tar has no business carrying, and more
  * than @lim allows.
  */
 int ra_unpack_layer(int blob_fd, enum ra_oci_comp comp, int root, const struct ra_unpack_limits *lim,
-		    struct ra_unpack_stats *st, const char *what, struct rootasm_error *e);
+		    const struct ra_unpack_lower *lower, struct ra_unpack_stats *st, const char *what,
+		    struct rootasm_error *e);
 
 #endif

@@ -2,15 +2,25 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Make small OCI image layouts for the host tests.
 
-  mkoci.py layout OUT [--tag T] [--nested] TAR[:none|:gzip|:zstd] ...
+  mkoci.py layout OUT [--tag T] [--nested] [--docker] [--layer-type N=MT] TAR[:none|:gzip|:zstd] ...
       an image layout at OUT whose layers are the given uncompressed tar files
       (bottom first), compressed as asked; --nested puts the manifest behind a
-      nested index (with a second, foreign-architecture manifest beside it).
+      nested index (with a second, foreign-architecture manifest beside it);
+      --docker writes Docker's schema 2 media types (manifest, manifest list,
+      config, layers: what skopeo --format v2s2, crane and ctr export write);
+      --layer-type gives layer N (from 0) the media type MT.
   mkoci.py hostile KIND OUT.tar
       a tar that a layer must not be: dotdot, absolute, symlink-then-file,
       hardlink-outside, huge-sparse, overlay-xattr, reserved-whiteout;
       cut-padding (ends after the last entry's data: accepted, as umoci
-      writes it), cut-data (ends inside it: refused).
+      writes it), cut-data (ends inside it: refused); user-overlay-xattr.
+  mkoci.py case KIND OUT.tar
+      a layer tar for a fidelity case, a lower ("-lower") and an upper layer:
+      own-whiteout-lower/own-whiteout (a whiteout of a file of its own layer
+      and of a lower one), whiteout-then-dir (a whiteout, then a directory of
+      that name), implied-lower/implied (directories an upper layer implies by
+      its paths alone), hardlink-lower/hardlink (a hard link to a lower
+      layer's file).
 """
 import gzip
 import hashlib
@@ -30,21 +40,37 @@ def blob(out, data):
     return {"digest": "sha256:" + d, "size": len(data)}
 
 
-def compress(data, how):
+OCI = {"index": "application/vnd.oci.image.index.v1+json", "manifest": "application/vnd.oci.image.manifest.v1+json",
+       "config": "application/vnd.oci.image.config.v1+json", "layer": "application/vnd.oci.image.layer.v1.tar",
+       "gzip": "+gzip", "zstd": "+zstd"}
+DOCKER = {"index": "application/vnd.docker.distribution.manifest.list.v2+json",
+          "manifest": "application/vnd.docker.distribution.manifest.v2+json",
+          "config": "application/vnd.docker.container.image.v1+json",
+          "layer": "application/vnd.docker.image.rootfs.diff.tar", "gzip": ".gzip", "zstd": ".zstd"}
+
+
+def compress(data, how, mt):
     if how == "gzip":
-        return gzip.compress(data, mtime=0), "application/vnd.oci.image.layer.v1.tar+gzip"
+        return gzip.compress(data, mtime=0), mt["layer"] + mt["gzip"]
     if how == "zstd":
         z = subprocess.run(["zstd", "-q", "-c", "-3"], input=data, stdout=subprocess.PIPE, check=True).stdout
-        return z, "application/vnd.oci.image.layer.v1.tar+zstd"
-    return data, "application/vnd.oci.image.layer.v1.tar"
+        return z, mt["layer"] + mt["zstd"]
+    return data, mt["layer"]
 
 
 def layout(args):
-    out, tag, nested, bad, tars = args[0], None, False, False, []
+    out, tag, nested, bad, tars, mt, types = args[0], None, False, False, [], OCI, {}
     i = 1
     while i < len(args):
         if args[i] == "--tag":
             tag = args[i + 1]
+            i += 2
+        elif args[i] == "--docker":
+            mt = DOCKER
+            i += 1
+        elif args[i] == "--layer-type":
+            n, _, t = args[i + 1].partition("=")
+            types[int(n)] = t
             i += 2
         elif args[i] == "--bad-diffid":
             bad = True
@@ -61,24 +87,21 @@ def layout(args):
         path, _, how = t.partition(":")
         data = open(path, "rb").read()
         diff_ids.append("sha256:" + hashlib.sha256(data).hexdigest())
-        c, mt = compress(data, how or "none")
-        layers.append(dict(mediaType=mt, **blob(out, c)))
+        c, lt = compress(data, how or "none", mt)
+        layers.append(dict(mediaType=types.get(len(layers), lt), **blob(out, c)))
     if bad:
         diff_ids[0] = "sha256:" + "0" * 64
     cfg = {"architecture": "amd64", "os": "linux", "config": {"Cmd": ["/bin/sh"]},
            "rootfs": {"type": "layers", "diff_ids": diff_ids}}
-    cdesc = dict(mediaType="application/vnd.oci.image.config.v1+json", **blob(out, json.dumps(cfg).encode()))
-    man = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
-           "config": cdesc, "layers": layers}
-    mdesc = dict(mediaType="application/vnd.oci.image.manifest.v1+json", **blob(out, json.dumps(man).encode()))
+    cdesc = dict(mediaType=mt["config"], **blob(out, json.dumps(cfg).encode()))
+    man = {"schemaVersion": 2, "mediaType": mt["manifest"], "config": cdesc, "layers": layers}
+    mdesc = dict(mediaType=mt["manifest"], **blob(out, json.dumps(man).encode()))
     if nested:
         mdesc["platform"] = {"architecture": "amd64", "os": "linux"}
-        other = dict(mediaType="application/vnd.oci.image.manifest.v1+json",
-                     **blob(out, json.dumps(dict(man, layers=[])).encode()))
+        other = dict(mediaType=mt["manifest"], **blob(out, json.dumps(dict(man, layers=[])).encode()))
         other["platform"] = {"architecture": "s390x", "os": "linux"}
-        idx = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
-               "manifests": [other, mdesc]}
-        mdesc = dict(mediaType="application/vnd.oci.image.index.v1+json", **blob(out, json.dumps(idx).encode()))
+        idx = {"schemaVersion": 2, "mediaType": mt["index"], "manifests": [other, mdesc]}
+        mdesc = dict(mediaType=mt["index"], **blob(out, json.dumps(idx).encode()))
     if tag:
         mdesc["annotations"] = {"org.opencontainers.image.ref.name": tag}
     top = {"schemaVersion": 2, "manifests": [mdesc]}
@@ -100,8 +123,49 @@ def hostile(kind, out):
                 t.addfile(ti, io.BytesIO(data))
             else:
                 t.addfile(ti)
-        add("ok", b"fine")
-        if kind == "dotdot":
+        if not kind.startswith("case:"):
+            add("ok", b"fine")
+        if kind == "case:own-whiteout-lower":
+            add("d", type=tarfile.DIRTYPE, mode=0o755)
+            add("d/a", b"lower a\n")
+            add("d/low", b"low\n")
+        elif kind == "case:own-whiteout":
+            add("d", type=tarfile.DIRTYPE, mode=0o755)
+            add("d/a", b"mine\n")
+            add("d/.wh.a")
+            add("d/.wh.low")
+        elif kind == "case:whiteout-then-dir":
+            add(".wh.d")
+            add("d", type=tarfile.DIRTYPE, mode=0o711)
+            add("d/new", b"new\n")
+        elif kind == "case:implied-lower":
+            ti = tarfile.TarInfo("etc")
+            ti.type, ti.mode, ti.uid, ti.gid = tarfile.DIRTYPE, 0o750, 0, 42
+            ti.pax_headers = {"SCHILY.xattr.user.lower": "kept"}
+            t.addfile(ti)
+            add("etc/a", b"a\n")
+            add("usr", type=tarfile.DIRTYPE, mode=0o755)
+            add("usr/lib", type=tarfile.DIRTYPE, mode=0o700, uid=7, gid=8)
+            add("./", type=tarfile.DIRTYPE, mode=0o751, uid=0, gid=5)
+        elif kind == "case:implied":
+            add("etc/x", b"x\n")
+            add("usr/lib/new/y", b"y\n")
+        elif kind == "case:hardlink-lower":
+            add("bin", type=tarfile.DIRTYPE, mode=0o755)
+            ti = tarfile.TarInfo("bin/tool")
+            ti.mode, ti.uid, ti.gid, ti.size = 0o4751, 3, 4, 5
+            ti.pax_headers = {"SCHILY.xattr.user.t": "tv"}
+            t.addfile(ti, io.BytesIO(b"tool\n"))
+        elif kind == "case:hardlink":
+            add("bin", type=tarfile.DIRTYPE, mode=0o755)
+            add("bin/alias", type=tarfile.LNKTYPE, linkname="bin/tool")
+            add("other/alias2", type=tarfile.LNKTYPE, linkname="bin/tool")
+        elif kind == "user-overlay-xattr":
+            ti = tarfile.TarInfo("redirected")
+            ti.type = tarfile.DIRTYPE
+            ti.pax_headers = {"SCHILY.xattr.user.overlay.redirect": "/etc"}
+            t.addfile(ti)
+        elif kind == "dotdot":
             add("a/../../escaped")
         elif kind == "absolute":
             add("/etc/escaped")
@@ -150,5 +214,7 @@ if __name__ == "__main__":
         layout(sys.argv[2:])
     elif sys.argv[1] == "hostile":
         hostile(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "case":
+        hostile("case:" + sys.argv[2], sys.argv[3])
     else:
         sys.exit(__doc__)

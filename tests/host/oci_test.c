@@ -245,6 +245,30 @@ TEST(second_import_writes_nothing)
 	ASSERT_STR(store_state(P("st")), before);
 }
 
+TEST(progress_is_json_lines_with_json_and_nothing_with_quiet)
+{
+	char *out;
+
+	fresh();
+	/* --json: stdout the result, stderr one JSON event per layer and line (converted, then cached) */
+	for (int pass = 0; pass < 2; pass++) {
+		ASSERT_EQ(run(&out, "cd %s && %s import --json --store st oci:img:v1 2>err >res && python3 -c \""
+			      "import json; ev = [json.loads(l) for l in open('err')]; r = json.load(open('res')); "
+			      "assert len(ev) == 2, ev; "
+			      "assert [e['event'] for e in ev] == ['layer'] * 2, ev; "
+			      "assert [e['index'] for e in ev] == [1, 2] and ev[0]['count'] == 2, ev; "
+			      "assert [e['diff_id'] for e in ev] == [l['diff_id'] for l in r['layers']], ev; "
+			      "assert all(e['cached'] == %s for e in ev), ev\"", fix, bin, pass ? "True" : "False"),
+			  0);
+	}
+	/* --quiet: nothing on stderr, the layout on stdout */
+	fresh();
+	ASSERT_EQ(run(&out, "cd %s && %s import --quiet --store st oci:img:v1 2>err >res && test ! -s err && "
+		      "grep -c layout.json res", fix, bin), 0);
+	ASSERT_STR(out, "1\n");
+	sh("rm -f %s/err %s/res", fix, fix);
+}
+
 TEST(concurrent_imports_of_one_image_publish_each_layer_once)
 {
 	fresh();
@@ -463,6 +487,246 @@ TEST(store_that_is_a_symlink_is_refused)
 	ASSERT_EQ(atoi(out), 1);
 }
 
+/* ------------------------------------------------- images as tools make them */
+
+/* Import @img, assemble it at m: layer 2's /etc/a over layer 1's, its whiteout and opaque directory. */
+static void expect_img_tree(const char *img)
+{
+	char *out;
+	struct stat s;
+
+	if (import(img, "st", NULL, &out) != 0)
+		FAILF("import %s: %s", img, out);
+	assemble(first_line(out), "m");
+	ASSERT_STR(slurp(P("m/etc/a")), "two\n");
+	ASSERT_STR(slurp(P("m/etc/owned")), "owned\n");
+	ASSERT_ERRNO(lstat(P("m/etc/gone"), &s), ENOENT);
+	ASSERT_ERRNO(lstat(P("m/dir/sub"), &s), ENOENT);
+	ASSERT_EQ(umount2(P("m"), MNT_DETACH), 0);
+}
+
+TEST(docker_schema2_manifests_and_manifest_lists_are_imported)
+{
+	char *out;
+
+	fresh();
+	/* a schema 2 manifest, Docker's config and layer types (tar.gzip, tar, tar.zstd) */
+	mkimage("dk", "--docker l1.tar:gzip l2.tar:none");
+	expect_img_tree("dk");
+	mkimage("dk", "--docker l1.tar:zstd l2.tar:gzip");
+	expect_img_tree("dk");
+	/* a manifest list in front, with a foreign-architecture manifest beside ours */
+	mkimage("dkl", "--docker --nested --tag latest l1.tar:gzip l2.tar:gzip");
+	expect_img_tree("dkl:latest");
+	/* the same layers as OCI's: one diff-id, one layer image */
+	ASSERT_EQ(import("img:v1", "st", "--json", &out), 0);
+	ASSERT_TRUE(!strstr(out, "\"cached\":false"));
+	/* a Docker foreign layer is taken when its blob is in the layout (as nondistributable ones are) */
+	mkimage("dkf", "--docker --layer-type 0=application/vnd.docker.image.rootfs.foreign.diff.tar.gzip "
+		"l1.tar:gzip l2.tar:gzip");
+	expect_img_tree("dkf");
+}
+
+TEST(skopeo_v2s2_copy_is_imported)
+{
+	char *out;
+
+	fresh();
+	if (system("command -v skopeo >/dev/null") != 0)
+		FAILF("skopeo is not installed (ci/deps installs it)");
+	/* Docker's schema 2 has no zstd layers: the image with both layers gzip'd */
+	mkimage("gz", "--tag v1 l1.tar:gzip l2.tar:gzip");
+	sh("cd %s && rm -rf sk && skopeo copy -q --format v2s2 oci:gz:v1 oci:sk:v1 >/dev/null", fix);
+	ASSERT_EQ(run(&out, "grep -l application/vnd.docker.distribution.manifest.v2+json %s/sk/index.json", fix), 0);
+	expect_img_tree("sk:v1");
+}
+
+TEST(what_rootasm_cannot_read_is_a_bad_image)
+{
+	fresh();
+	/* a layer media type it does not know: exit 2, one line, nothing stored */
+	mkimage("bad", "--layer-type 1=application/vnd.oci.image.layer.v1.tar+lz4 l1.tar:gzip l2.tar:gzip");
+	expect_refused("bad", "layers[1] has media type application/vnd.oci.image.layer.v1.tar+lz4", NULL);
+	/* a foreign layer whose blob is not in the layout */
+	mkimage("bad", "--docker --layer-type 0=application/vnd.docker.image.rootfs.foreign.diff.tar.gzip "
+		"l1.tar:gzip l2.tar:gzip");
+	sh("cd %s/bad && python3 -c \"import json; i=json.load(open('index.json')); "
+	   "m=json.load(open('blobs/sha256/'+i['manifests'][0]['digest'][7:])); "
+	   "print(m['layers'][0]['digest'][7:])\" | xargs -I@ rm blobs/sha256/@", fix);
+	expect_refused("bad", "No such file", NULL);
+	/* a digest other than sha256 (valid, but not one rootasm verifies) */
+	mkimage("bad", "l2.tar:gzip");
+	sh("cd %s/bad && python3 -c \"import json; i=json.load(open('index.json')); "
+	   "i['manifests'][0]['digest'] = 'sha512:' + 'ab' * 64; json.dump(i, open('index.json','w'))\"", fix);
+	expect_refused("bad", "rootasm verifies sha256 digests only", NULL);
+	/* Docker's schema 1 */
+	mkimage("bad", "l2.tar:gzip");
+	sh("cd %s/bad && python3 -c \"import json; i=json.load(open('index.json')); "
+	   "i['manifests'][0]['mediaType'] = 'application/vnd.docker.distribution.manifest.v1+prettyjws'; "
+	   "json.dump(i, open('index.json','w'))\"", fix);
+	expect_refused("bad", "schema 1", NULL);
+}
+
+TEST(symlinked_blobs_directory_is_refused_by_name)
+{
+	fresh();
+	mkimage("bad", "l2.tar:gzip");
+	sh("cd %s/bad && mv blobs ../elsewhere-blobs && ln -s ../elsewhere-blobs blobs", fix);
+	expect_refused("bad", "blobs is a symbolic link", NULL);
+	sh("rm -rf %s/elsewhere-blobs", fix);
+	mkimage("bad", "l2.tar:gzip");
+	sh("cd %s/bad/blobs && mv sha256 ../../elsewhere-blobs && ln -s ../../elsewhere-blobs sha256", fix);
+	expect_refused("bad", "blobs/sha256 is a symbolic link", NULL);
+	sh("rm -rf %s/elsewhere-blobs", fix);
+}
+
+/* Two-layer image @name of the case tars @lower and @upper (mkoci.py case), imported and assembled at m. */
+static void case_image(const char *name, const char *lower, const char *upper)
+{
+	char *out, args[512];
+
+	sh("cd %s && %s case %s %s.tar && %s case %s %s.tar", fix, mkoci, lower, lower, mkoci, upper, upper);
+	snprintf(args, sizeof(args), "%s.tar:gzip %s.tar:gzip", lower, upper);
+	mkimage(name, args);
+	if (import(name, "st", NULL, &out) != 0)
+		FAILF("import %s: %s", name, out);
+	assemble(first_line(out), "m");
+}
+
+TEST(whiteouts_apply_to_lower_layers_only)
+{
+	struct stat s;
+
+	fresh();
+	/* d/a, then d/.wh.a in the same tar: a stays (umoci keeps it); d/.wh.low hides the lower d/low */
+	case_image("wh", "own-whiteout-lower", "own-whiteout");
+	ASSERT_STR(slurp(P("m/d/a")), "mine\n");
+	ASSERT_ERRNO(lstat(P("m/d/low"), &s), ENOENT);
+	ASSERT_EQ(umount2(P("m"), MNT_DETACH), 0);
+	/* .wh.d, then a directory d: the new d hides the lower one's content (an opaque directory) */
+	fresh();
+	case_image("wh", "own-whiteout-lower", "whiteout-then-dir");
+	ASSERT_STR(slurp(P("m/d/new")), "new\n");
+	ASSERT_ERRNO(lstat(P("m/d/low"), &s), ENOENT);
+	ASSERT_ERRNO(lstat(P("m/d/a"), &s), ENOENT);
+	ASSERT_EQ(lstat(P("m/d"), &s), 0);
+	ASSERT_EQ(s.st_mode & 07777, 0711);
+	ASSERT_EQ(umount2(P("m"), MNT_DETACH), 0);
+}
+
+TEST(implied_directories_keep_what_the_layers_below_have)
+{
+	struct stat s;
+	char v[64];
+
+	fresh();
+	/* layer 1: etc 0750 0:42 with user.lower, usr/lib 0700 7:8, the root 0751 0:5; layer 2: only etc/x, usr/lib/new/y */
+	case_image("imp", "implied-lower", "implied");
+	ASSERT_STR(slurp(P("m/etc/x")), "x\n");
+	ASSERT_STR(slurp(P("m/etc/a")), "a\n");
+	ASSERT_EQ(lstat(P("m/etc"), &s), 0);
+	ASSERT_EQ(s.st_mode & 07777, 0750);
+	ASSERT_EQ(s.st_uid, 0);
+	ASSERT_EQ(s.st_gid, 42);
+	ASSERT_EQ(getxattr(P("m/etc"), "user.lower", v, sizeof(v)), 4);
+	ASSERT_TRUE(!memcmp(v, "kept", 4));
+	ASSERT_EQ(lstat(P("m/usr/lib"), &s), 0);
+	ASSERT_EQ(s.st_mode & 07777, 0700);
+	ASSERT_EQ(s.st_uid, 7);
+	ASSERT_EQ(s.st_gid, 8);
+	/* a directory new in layer 2 is 0755 root:root */
+	ASSERT_EQ(lstat(P("m/usr/lib/new"), &s), 0);
+	ASSERT_EQ(s.st_mode & 07777, 0755);
+	ASSERT_EQ(s.st_uid, 0);
+	ASSERT_EQ(umount2(P("m"), MNT_DETACH), 0);
+	/* layer 2 has no entry for the root: its root is layer 1's (seen without an upper, whose root is its own) */
+	sh("cd %s && python3 -c \"import json, glob; l = json.load(open(glob.glob('st/images/sha256/*.layout.json')[0])); "
+	   "del l['upper']; json.dump(l, open('ro.json', 'w'))\"", fix);
+	assemble(P("ro.json"), "m");
+	ASSERT_EQ(lstat(P("m"), &s), 0);
+	ASSERT_EQ(s.st_mode & 07777, 0751);
+	ASSERT_EQ(s.st_gid, 5);
+	ASSERT_EQ(umount2(P("m"), MNT_DETACH), 0);
+	/* layer 2 depends on layer 1: stored by its chain id, so another base gets its own */
+	ASSERT_EQ(run(NULL, "ls %s/st/layers/sha256/*.chain.erofs", fix), 0);
+}
+
+TEST(hard_link_to_a_lower_layers_file)
+{
+	struct stat a, b, c;
+	char v[16];
+
+	fresh();
+	/* layer 1: bin/tool (04751 3:4, user.t); layer 2: bin/alias and other/alias2 hard links to it */
+	case_image("hl", "hardlink-lower", "hardlink");
+	ASSERT_STR(slurp(P("m/bin/alias")), "tool\n");
+	ASSERT_STR(slurp(P("m/other/alias2")), "tool\n");
+	ASSERT_EQ(lstat(P("m/bin/tool"), &a), 0);
+	ASSERT_EQ(lstat(P("m/bin/alias"), &b), 0);
+	ASSERT_EQ(lstat(P("m/other/alias2"), &c), 0);
+	/* one inode, as in the one tree of both layers (umoci, containerd) */
+	ASSERT_EQ(a.st_ino, b.st_ino);
+	ASSERT_EQ(a.st_ino, c.st_ino);
+	ASSERT_EQ(b.st_nlink, 3);
+	ASSERT_EQ(b.st_mode & 07777, 04751);
+	ASSERT_EQ(b.st_uid, 3);
+	ASSERT_EQ(b.st_gid, 4);
+	ASSERT_EQ(getxattr(P("m/bin/alias"), "user.t", v, sizeof(v)), 2);
+	ASSERT_EQ(umount2(P("m"), MNT_DETACH), 0);
+}
+
+TEST(refused_layer_leaves_nothing_new_in_the_store)
+{
+	char *out, line[512], *before, layout[4096];
+	int pfd[2], st;
+	pid_t pid;
+	FILE *f;
+
+	fresh();
+	/* layer 1 converted and published, layer 2 refused: layer 1 is taken back */
+	sh("cd %s && %s hostile overlay-xattr h.tar", fix, mkoci);
+	mkimage("bad", "l1.tar:gzip h.tar:gzip");
+	expect_refused("bad", "trusted.overlay.redirect", NULL);
+	/* what was there before stays: layer 1 of img:v1, found in the store, is not this import's */
+	ASSERT_EQ(import("img:v1", "st", NULL, &out), 0);
+	before = store_state(P("st"));
+	ASSERT_EQ(import("bad", "st", NULL, &out), 2);
+	ASSERT_STR(store_state(P("st")), before);
+	/*
+	 * A concurrent import that used layer 1 while the failing import had it
+	 * published: it stays (that import's layout names it). The failing one
+	 * is stopped right after layer 1, the other runs, then the first fails.
+	 */
+	fresh();
+	mkimage("one", "l1.tar:gzip");
+	ASSERT_EQ(pipe(pfd), 0);
+	pid = fork();
+	if (pid == 0) {
+		dup2(pfd[1], 2);
+		execl(bin, bin, "import", "--store", P("st"), oci_ref("bad"), (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	f = fdopen(pfd[0], "r");
+	ASSERT_TRUE(fgets(line, sizeof(line), f) != NULL);
+	ASSERT_CONTAINS(line, "layer 1/2");
+	kill(pid, SIGSTOP);
+	ASSERT_EQ(import("one", "st", NULL, &out), 0);
+	snprintf(layout, sizeof(layout), "%s", first_line(out));
+	kill(pid, SIGCONT);
+	ASSERT_TRUE(fgets(line, sizeof(line), f) != NULL);
+	ASSERT_CONTAINS(line, "trusted.overlay.redirect");
+	waitpid(pid, &st, 0);
+	fclose(f);
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+	/* the other import's layout, as it was written: its layer is there */
+	assemble(layout, "m");
+	ASSERT_STR(slurp(P("m/etc/a")), "one\n");
+	ASSERT_EQ(umount2(P("m"), MNT_DETACH), 0);
+	ASSERT_EQ(run(&out, "ls %s/st/layers/sha256/ | grep -c erofs$", fix), 0);
+	ASSERT_STR(out, "1\n");
+}
+
 /* ------------------------------------------------------------ hostile tars */
 
 static void hostile(const char *kind, const char *want)
@@ -501,7 +765,7 @@ TEST(hostile_hardlinks)
 {
 	fresh();
 	hostile("hardlink-outside", "'..' in a name");
-	hostile("hardlink-absent", "not in this layer");
+	hostile("hardlink-absent", "neither in this layer nor below");
 }
 
 TEST(hostile_huge_sparse_file)
@@ -514,6 +778,8 @@ TEST(hostile_overlay_xattr)
 {
 	fresh();
 	hostile("overlay-xattr", "trusted.overlay.redirect");
+	/* overlayfs reads user.overlay.* under its userxattr option: refused as well */
+	hostile("user-overlay-xattr", "user.overlay.redirect");
 }
 
 TEST(hostile_reserved_whiteout)

@@ -75,6 +75,8 @@ static void media_types(void **state)
 	assert_int_equal(ra_oci_layer_comp("application/vnd.oci.image.layer.v1.tar+gzip"), RA_OCI_GZIP);
 	assert_int_equal(ra_oci_layer_comp("application/vnd.oci.image.layer.v1.tar+zstd"), RA_OCI_ZSTD);
 	assert_int_equal(ra_oci_layer_comp("application/vnd.docker.image.rootfs.diff.tar.gzip"), RA_OCI_GZIP);
+	assert_int_equal(ra_oci_layer_comp("application/vnd.docker.image.rootfs.diff.tar"), RA_OCI_TAR);
+	assert_int_equal(ra_oci_layer_comp("application/vnd.docker.image.rootfs.foreign.diff.tar.gzip"), RA_OCI_GZIP);
 	assert_int_equal(ra_oci_layer_comp("application/vnd.oci.image.layer.v1.tar+bzip2"), -EOPNOTSUPP);
 	assert_int_equal(ra_oci_layer_comp(NULL), -EOPNOTSUPP);
 }
