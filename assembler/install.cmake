@@ -6,8 +6,8 @@
 #
 # Components, one package each:
 #   tool  rootasm         bin/rootasm, rootasm(1), rootasm.layout(5), bash completion,
-#                         share/rootasm/layout.schema.json; sbin/rootasmd, its systemd
-#                         units (lib/systemd/system), share/doc/rootasm/{PROTOCOL.md,
+#                         share/rootasm/layout.schema.json; sbin/rootasmd, rootasmd(8), its
+#                         systemd units (lib/systemd/system), share/doc/rootasm/{PROTOCOL.md,
 #                         rootasmd.policy.example}
 #   lib   librootasm0     lib/librootasm.so.0 and .so.0.x.y
 #   dev   librootasm-dev  include/rootasm.h, lib/librootasm.so, lib/pkgconfig/rootasm.pc,
@@ -29,7 +29,7 @@ if(ROOTASM_MAN)
             ${CMAKE_SOURCE_DIR}/layouts/FORMAT.md ${_man}/rootasm.layout.5.scd
     DEPENDS ${CMAKE_SOURCE_DIR}/assembler/man/md2scd.py ${CMAKE_SOURCE_DIR}/layouts/FORMAT.md
     COMMENT "Generating rootasm.layout.5.scd from layouts/FORMAT.md" VERBATIM)
-  foreach(_page rootasm.1 librootasm.3 rootasm.layout.5)
+  foreach(_page rootasm.1 rootasmd.8 librootasm.3 rootasm.layout.5)
     if(_page STREQUAL "rootasm.layout.5")
       set(_src ${_man}/${_page}.scd)
     else()
@@ -45,6 +45,7 @@ if(ROOTASM_MAN)
   add_custom_target(man ALL DEPENDS ${ROOTASM_MAN_PAGES})
   install(FILES ${_man}/rootasm.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT tool)
   install(FILES ${_man}/rootasm.layout.5.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man5 COMPONENT tool)
+  install(FILES ${_man}/rootasmd.8.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man8 COMPONENT tool)
   install(FILES ${_man}/librootasm.3.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man3 COMPONENT dev)
 endif()
 
