@@ -6,8 +6,8 @@
 #
 # Components, one package each:
 #   tool  rootasm         bin/rootasm, rootasm(1), rootasm.layout(5), bash completion,
-#                         share/rootasm/layout.schema.json; sbin/rootasmd, its systemd
-#                         units (lib/systemd/system), share/doc/rootasm/{PROTOCOL.md,
+#                         share/rootasm/layout.schema.json; sbin/rootasmd, rootasmd(8), its
+#                         systemd units (lib/systemd/system), share/doc/rootasm/{PROTOCOL.md,
 #                         rootasmd.policy.example}
 #   lib   librootasm0     lib/librootasm.so.0 and .so.0.x.y
 #   dev   librootasm-dev  include/rootasm.h, lib/librootasm.so, lib/pkgconfig/rootasm.pc,
@@ -29,7 +29,7 @@ if(ROOTASM_MAN)
             ${CMAKE_SOURCE_DIR}/layouts/FORMAT.md ${_man}/rootasm.layout.5.scd
     DEPENDS ${CMAKE_SOURCE_DIR}/assembler/man/md2scd.py ${CMAKE_SOURCE_DIR}/layouts/FORMAT.md
     COMMENT "Generating rootasm.layout.5.scd from layouts/FORMAT.md" VERBATIM)
-  foreach(_page rootasm.1 librootasm.3 rootasm.layout.5)
+  foreach(_page rootasm.1 rootasmd.8 librootasm.3 rootasm.layout.5)
     if(_page STREQUAL "rootasm.layout.5")
       set(_src ${_man}/${_page}.scd)
     else()
@@ -45,6 +45,7 @@ if(ROOTASM_MAN)
   add_custom_target(man ALL DEPENDS ${ROOTASM_MAN_PAGES})
   install(FILES ${_man}/rootasm.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT tool)
   install(FILES ${_man}/rootasm.layout.5.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man5 COMPONENT tool)
+  install(FILES ${_man}/rootasmd.8.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man8 COMPONENT tool)
   install(FILES ${_man}/librootasm.3.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man3 COMPONENT dev)
 endif()
 
@@ -96,12 +97,34 @@ install(FILES ${CMAKE_BINARY_DIR}/systemd/rootasmd.service ${CMAKE_SOURCE_DIR}/a
         DESTINATION ${ROOTASM_SYSTEMD_UNITDIR} COMPONENT tool)
 install(FILES ${CMAKE_SOURCE_DIR}/assembler/daemon/PROTOCOL.md ${CMAKE_SOURCE_DIR}/assembler/daemon/rootasmd.policy.example
         DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT tool)
-# Debian wants a copyright file in every package (only in the packages: a component install)
-foreach(_c tool:rootasm lib:librootasm0 dev:librootasm-dev)
+# ---------------------------------------------------------------- Debian
+# What Debian wants in every package besides the files (only in the packages: a
+# component install): the copyright (DEP-5) and the changelog (assembler/debian/
+# changelog, whose first entry must be this version; a native package's
+# changelog is changelog.gz).
+set(_deb ${CMAKE_SOURCE_DIR}/assembler/debian)
+file(STRINGS ${_deb}/changelog _top LIMIT_COUNT 1)
+if(NOT _top MATCHES "^rootasm \\(${PROJECT_VERSION}\\) ")
+  message(FATAL_ERROR "assembler/debian/changelog starts with '${_top}', not an entry for ${PROJECT_VERSION}")
+endif()
+add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/debian/changelog.gz
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/debian
+  COMMAND sh -c "gzip -9nc \"$0\" >\"$1.tmp\" && mv \"$1.tmp\" \"$1\"" ${_deb}/changelog
+          ${CMAKE_BINARY_DIR}/debian/changelog.gz
+  DEPENDS ${_deb}/changelog VERBATIM)
+# librootasm0's symbols file, from the version script (every symbol with the version it came in)
+set(ROOTASM_DEB_LIB librootasm${PROJECT_VERSION_MAJOR})
+add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/debian/symbols
+  COMMAND ${CMAKE_COMMAND} -DMAP=${ROOTASM_MAP} -DSONAME=librootasm.so.${PROJECT_VERSION_MAJOR}
+          -DPACKAGE=${ROOTASM_DEB_LIB} -DDEV=librootasm-dev -DOUT=${CMAKE_BINARY_DIR}/debian/symbols
+          -P ${_deb}/symbols.cmake
+  DEPENDS ${ROOTASM_MAP} ${_deb}/symbols.cmake VERBATIM)
+add_custom_target(debian-files ALL DEPENDS ${CMAKE_BINARY_DIR}/debian/changelog.gz ${CMAKE_BINARY_DIR}/debian/symbols)
+foreach(_c tool:rootasm lib:${ROOTASM_DEB_LIB} dev:librootasm-dev)
   string(REPLACE ":" ";" _c "${_c}")
   list(GET _c 0 _comp)
   list(GET _c 1 _pkg)
-  install(FILES ${CMAKE_SOURCE_DIR}/assembler/copyright
+  install(FILES ${CMAKE_SOURCE_DIR}/assembler/copyright ${CMAKE_BINARY_DIR}/debian/changelog.gz
           DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/${_pkg} COMPONENT ${_comp} EXCLUDE_FROM_ALL)
 endforeach()
 
@@ -110,8 +133,11 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME rootasm)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_VENDOR "rootasm")
-set(ROOTASM_PACKAGE_CONTACT "rootasm maintainers <rootasm@localhost>" CACHE STRING
-    "The Maintainer field of the .deb packages")
+set(_contact "rootasm maintainers <maintainers@users.noreply.a-seed-dca9cd9b.example>")
+set(ROOTASM_PACKAGE_CONTACT "${_contact}" CACHE STRING "The Maintainer field of the .deb packages")
+if(ROOTASM_PACKAGE_CONTACT MATCHES "@localhost>$")	# the old default of a build tree made before
+  set(ROOTASM_PACKAGE_CONTACT "${_contact}" CACHE STRING "The Maintainer field of the .deb packages" FORCE)
+endif()
 set(CPACK_PACKAGE_CONTACT "${ROOTASM_PACKAGE_CONTACT}")
 # the packages' paths are the configured prefix's (rootasm.pc says the same)
 set(CPACK_PACKAGING_INSTALL_PREFIX "${CMAKE_INSTALL_PREFIX}")
@@ -129,21 +155,35 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CMAKE_BINARY_DIR})
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
+# CPack's own ldconfig postinst/postrm of the library package, replaced by its trigger
+set(CPACK_DEBIAN_ROOTASM_LDCONFIG_PACKAGE ${ROOTASM_DEB_LIB})
+set(CPACK_POST_BUILD_SCRIPTS ${_deb}/cpack-post.cmake)
 
 set(CPACK_DEBIAN_TOOL_PACKAGE_NAME rootasm)
 set(CPACK_DEBIAN_TOOL_PACKAGE_SECTION admin)
-set(CPACK_DEBIAN_TOOL_PACKAGE_DEPENDS "librootasm0 (= ${PROJECT_VERSION})")
+# init-system-helpers: deb-systemd-helper in the postinst (rootasmd.socket enabled on install)
+set(CPACK_DEBIAN_TOOL_PACKAGE_DEPENDS "${ROOTASM_DEB_LIB} (= ${PROJECT_VERSION}), init-system-helpers (>= 1.54~)")
+# import makes erofs layer images by default (mkfs.erofs), squashfs ones with --fs squashfs
+# (mksquashfs); a runtime runs what bundle prepares; skopeo/umoci make the OCI layouts import reads
+set(CPACK_DEBIAN_TOOL_PACKAGE_RECOMMENDS "erofs-utils | squashfs-tools")
+set(CPACK_DEBIAN_TOOL_PACKAGE_SUGGESTS "crun | runc, skopeo, umoci")
+set(CPACK_DEBIAN_TOOL_PACKAGE_CONTROL_EXTRA ${_deb}/rootasm/postinst ${_deb}/rootasm/prerm ${_deb}/rootasm/postrm)
 set(CPACK_DEBIAN_TOOL_DESCRIPTION "assemble container root filesystems out of detached mounts
 rootasm reads a layout (layers, an upper, an overlay credential, volumes)
 and builds the whole tree out of detached mounts with the Linux 6.15 mount
 API, then attaches it with one move_mount, hands its fd to a runtime, or
 runs a command in it. Nothing is visible in any mount namespace until the
-tree is complete.")
+tree is complete.
 
-set(CPACK_DEBIAN_LIB_PACKAGE_NAME librootasm0)
+It imports OCI image layouts into a store of erofs or squashfs layer
+images and prepares OCI runtime bundles for crun or runc. rootasmd, a
+socket-activated service, keeps one mount per image for the whole node.")
+
+set(CPACK_DEBIAN_LIB_PACKAGE_NAME ${ROOTASM_DEB_LIB})
 set(CPACK_DEBIAN_LIB_PACKAGE_SECTION libs)
 # dlopen()ed by an import (unpack.c, digest.c): dpkg-shlibdeps cannot see them
 set(CPACK_DEBIAN_LIB_PACKAGE_DEPENDS "libarchive13 (>= 3.6), libssl3 (>= 3.0)")
+set(CPACK_DEBIAN_LIB_PACKAGE_CONTROL_EXTRA ${_deb}/librootasm0/triggers ${CMAKE_BINARY_DIR}/debian/symbols)
 set(CPACK_DEBIAN_LIB_DESCRIPTION "assemble container root filesystems out of detached mounts - library
 librootasm assembles a container's root filesystem from a layout entirely
 out of detached mounts and returns the tree's fd to the calling runtime.
@@ -152,7 +192,7 @@ This package holds the shared library.")
 
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME librootasm-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
-set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "librootasm0 (= ${PROJECT_VERSION})")
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "${ROOTASM_DEB_LIB} (= ${PROJECT_VERSION})")
 set(CPACK_DEBIAN_DEV_PACKAGE_SUGGESTS "rootasm")
 set(CPACK_DEBIAN_DEV_DESCRIPTION "assemble container root filesystems out of detached mounts - development files
 librootasm assembles a container's root filesystem from a layout entirely

@@ -4,11 +4,16 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "cli.h"
+
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x00004000U	/* Linux 6.8 */
+#endif
 
 static const char help[] =
 	"Usage: rootasm assemble [OPTION...] LAYOUT --attach DIR\n"
@@ -30,11 +35,24 @@ static const char help[] =
 	"  --via SOCKET    have rootasmd at SOCKET assemble LAYOUT (its path, made absolute;\n"
 	"                  '-': the text, sent inline) with its image cache, then deliver\n"
 	"                  the tree it sends as above\n"
-	"  --json[=pretty] what was done (and errors) as JSON\n"
+	"  --json[=pretty] what was done as JSON: {attached: DIR or null, sent, mount_id:\n"
+	"                  the tree's unique mount id (statx STATX_MNT_ID_UNIQUE), audit}\n"
+	"  -q, --quiet     no --audit line (its verdict is the exit status)\n"
 	"  --debug         trace every operation\n"
 	"  -h, --help      this text\n"
 	"\n"
 	"LAYOUT '-' is read from standard input. Exit status: 0, 1 failure, 2 bad usage or layout.\n";
+
+/* The unique mount id of the tree's root mount, @fd (it keeps it when attached), or 0. */
+static unsigned long long tree_mount_id(int fd)
+{
+	struct statx sx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID_UNIQUE, &sx) < 0 ||
+	    !(sx.stx_mask & STATX_MNT_ID_UNIQUE))
+		return 0;
+	return sx.stx_mnt_id;
+}
 
 /* Count what fanotify saw: every event, or mounts attached (not moves). */
 static int count_events(int wfd, int wait_ms, bool attach_only)
@@ -71,9 +89,10 @@ int cmd_assemble(int argc, char **argv)
 	struct rootasm_layout *l = NULL;
 	const char *path, *attach = NULL, *sock = NULL, *via = NULL;
 	bool audit = false;
+	unsigned long long mnt_id;
 	int c, fd, r, wfd = -1, during = 0, at = 0, tree = 0;
 
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) >= 0) {
 		switch (c) {
 		case 'a':
 			attach = optarg;
@@ -154,6 +173,7 @@ int cmd_assemble(int argc, char **argv)
 	}
 	if (audit)
 		during = count_events(wfd, 0, false);
+	mnt_id = tree_mount_id(fd);
 	if (attach)
 		r = rootasm_attach(fd, attach, &e);
 	so.layout = path;
@@ -175,12 +195,18 @@ int cmd_assemble(int argc, char **argv)
 	if (cli.json) {
 		json_t *o = json_pack("{s:s?, s:b}", "attached", attach, "sent", !attach);
 
+		/* the id that names this tree in statmount(2)/listmount(2) and mountinfo-free checks; null if unknown */
+		if (o && json_object_set_new(o, "mount_id", mnt_id ? json_integer((json_int_t)mnt_id) : json_null()) < 0) {
+			json_decref(o);
+			o = NULL;
+		}
+
 		if (o && audit)
 			json_object_set_new(o, "audit", json_pack("{s:i, s:i, s:i, s:b}", "during", during, "at_attach", at,
 								  "tree_mounts", tree, "ok", during == 0 && at == tree));
 		if (cli_json_out(o) < 0)
 			return EXIT_RUNTIME;
-	} else if (audit) {
+	} else if (audit && !cli.quiet) {
 		printf("audit: %d mount events while assembling, %d attach events at the attach, "
 		       "the attached tree has %d mounts: %s\n", during, at, tree,
 		       during == 0 && at == tree ? "ok" : "MISMATCH");

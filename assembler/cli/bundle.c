@@ -36,6 +36,7 @@ static const char help[] =
 	"                  read-only once its own mount points are made).\n"
 	"                  With uid/gid mappings DIR/upper is made owned by the container's root\n"
 	"  --json[=pretty] what was done as JSON\n"
+	"  -q, --quiet     no line saying what was done\n"
 	"  --debug         trace every operation\n"
 	"  -h, --help      this text\n"
 	"\n"
@@ -80,7 +81,7 @@ static int prepare(const char *bundle, const char *layout, const char *upper)
 			json_decref(t);
 			json_decref(l);
 		}
-	} else {
+	} else if (!cli.quiet) {
 		printf("%s: attached (mount id %llu); %zu mounts made by rootasm, %zu left to the runtime\n", res.root,
 		       res.mnt_id, res.n_rootasm_mounts, res.n_runtime_mounts);
 	}
@@ -98,7 +99,7 @@ static int cleanup(const char *bundle)
 		return cli_fail(&e);
 	if (cli.json)
 		r = cli_json_out(json_pack("{s:s, s:b}", "root", res.root, "detached", res.detached)) < 0 ? EXIT_RUNTIME : 0;
-	else
+	else if (!cli.quiet)
 		printf("%s: %s; config.json restored\n", res.root,
 		       res.detached ? "detached" : "was not attached (left alone)");
 	rootasm_bundle_result_free(&res);
@@ -117,7 +118,7 @@ int cmd_bundle(int argc, char **argv)
 	char up[PATH_MAX];
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) >= 0) {
 		switch (c) {
 		case 'l':
 			layout = optarg;

@@ -30,6 +30,7 @@ static const char help[] =
 	"                 what USER may not have refused or reduced; USERNS names a user\n"
 	"                 namespace file (/proc/PID/ns/user) the tree is for (needs root)\n"
 	"  --json[=pretty] the plan (or the mounts) as JSON; errors as JSON on stderr\n"
+	"  -q, --quiet    print no plan (nor mounts): validate only, the exit status says\n"
 	"  --debug        trace what is opened and probed\n"
 	"  -h, --help     this text\n"
 	"\n"
@@ -93,7 +94,7 @@ int cmd_check(int argc, char **argv)
 	int c, r;
 
 	/* options and the operand in any order (getopt permutes them) */
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) >= 0) {
 		if (c == 'o')
 			offline = true;
 		else if (c == 'l')
@@ -113,7 +114,17 @@ int cmd_check(int argc, char **argv)
 	if (live) {
 		struct rootasm_error e = { 0 };
 
-		r = rootasm_tree_print(path, stdout, cli.json, &e);
+		if (cli.quiet && !cli.json) {
+			/* the same reading of the tree, nothing printed */
+			FILE *null = fopen("/dev/null", "we");
+
+			if (!null)
+				return cli_errno(errno, "open /dev/null");
+			r = rootasm_tree_print(path, null, false, &e);
+			fclose(null);
+		} else {
+			r = rootasm_tree_print(path, stdout, cli.json, &e);
+		}
 		return r < 0 ? cli_fail(&e) : 0;
 	}
 	if (as && (live || offline))
@@ -129,6 +140,10 @@ int cmd_check(int argc, char **argv)
 	rootasm_principal_free(p);
 	if (r)
 		return r;
+	if (cli.quiet && !cli.json) {
+		rootasm_layout_free(l);
+		return 0;
+	}
 	r = rootasm_plan_print(cli_context(), l, stdout, (cli.json ? ROOTASM_PLAN_JSON : 0) |
 			       (cli.pretty ? ROOTASM_PLAN_PRETTY : 0));
 	rootasm_layout_free(l);

@@ -3,8 +3,9 @@
  * The rootasm command line: one file per subcommand, each parsing its
  * options with getopt_long() (options in any order before the operands end;
  * "--" ends them), each with --help. Options every subcommand takes:
- * --help, --json[=pretty] (results and errors as JSON), --debug (trace every
- * operation). Exit statuses: 0, 1 (runtime failure), 2 (bad usage or bad
+ * --help, --json[=pretty] (results and errors as JSON), -q/--quiet (no
+ * progress, notices or reports: errors, the JSON asked for and the result a
+ * script reads only), --debug (trace every operation). Exit statuses: 0, 1 (runtime failure), 2 (bad usage or bad
  * layout); exec: the command's own, 125 (rootasm failed), 126/127 (as shells).
  */
 #ifndef ROOTASM_CLI_H
@@ -20,18 +21,24 @@
 #define EXIT_EXEC_FAILED	125
 
 struct cli_opts {
-	bool json, pretty, debug;
+	bool json, pretty, debug, quiet;
 	const char *cmd;		/* the subcommand, for messages */
 	const struct rootasm_principal *principal;	/* cli_load(): who the layout is loaded for (NULL: admin) */
 };
 
 extern struct cli_opts cli;
 
-/* The options every subcommand takes, for its getopt_long() table. */
+/*
+ * The options every subcommand takes, for its getopt_long() table; its short
+ * options string has CLI_COMMON_SHORTOPTS. (import has its own "quiet", 'q' too:
+ * the same option.)
+ */
 #define CLI_COMMON_LONGOPTS \
 	{ "help", no_argument, NULL, 'h' }, \
 	{ "json", optional_argument, NULL, 0x100 }, \
+	{ "quiet", no_argument, NULL, 'q' }, \
 	{ "debug", no_argument, NULL, 0x101 }
+#define CLI_COMMON_SHORTOPTS	":hq"
 
 #define CLI_GO_ON	(-1000)
 
@@ -48,6 +55,7 @@ int cmd_probe(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_bundle(int argc, char **argv);
+int cmd_version(int argc, char **argv);
 
 /* The library context, made on first use (after the options: --debug). */
 struct rootasm_ctx *cli_context(void);

@@ -47,6 +47,7 @@ static const char help[] =
 	"  --report             print CMD's status and cgroup id as the kernel kept them\n"
 	"                       (PIDFD_INFO_EXIT), on stderr (with --json: on stdout)\n"
 	"  --json[=pretty]      errors (and --report) as JSON\n"
+	"  -q, --quiet          no --report line (its JSON stays)\n"
 	"  --debug              trace every operation\n"
 	"  -h, --help           this text\n"
 	"\n"
@@ -261,7 +262,7 @@ int cmd_exec(int argc, char **argv)
 		close(fd);
 	/* options, LAYOUT, options, then CMD: getopt stops at each operand ("+") */
 	for (int pass = 0; pass < 2; pass++) {
-		while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) >= 0) {
+		while ((c = getopt_long(argc, argv, "+" CLI_COMMON_SHORTOPTS, opts, NULL)) >= 0) {
 			switch (c) {
 			case 'r':
 				report = true;
@@ -365,7 +366,7 @@ int cmd_exec(int argc, char **argv)
 	if (report && cli.json) {
 		cli_json_out(json_pack("{s:s, s:i, s:I, s:s}", "command", argv[optind], "status", res.status, "cgroup_id",
 				       (json_int_t)res.cgroupid, "source", res.from_pidfd_info ? "pidfd-info-exit" : "waitid"));
-	} else if (report) {
+	} else if (report && !cli.quiet) {
 		fprintf(stderr, "rootasm: exec: %s exited with status %d, cgroup id %llu, read %s\n", argv[optind],
 			res.status, res.cgroupid,
 			res.from_pidfd_info ? "through PIDFD_INFO_EXIT after reaping" : "from waitid (no PIDFD_INFO_EXIT)");

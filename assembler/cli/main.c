@@ -30,9 +30,11 @@ static const char usage[] =
 	"  bundle cleanup BUNDLE  undo it: detach the tree, restore config.json\n"
 	"  version                the version and what was compiled in (also -v, -V, --version)\n"
 	"\n"
-	"Every command takes --help, --json[=pretty] (results and errors as JSON) and\n"
-	"--debug (trace every operation; also ROOTASM_DEBUG=1). LAYOUT '-' is read\n"
-	"from standard input.\n"
+	"Every command takes, after its name, --help, --json[=pretty] (results and\n"
+	"errors as JSON), -q/--quiet (no progress, notices or reports: errors, the JSON\n"
+	"asked for and the result a script reads only) and --debug (trace every\n"
+	"operation; also ROOTASM_DEBUG=1); --json and --debug also before it. LAYOUT\n"
+	"'-' is read from standard input.\n"
 	"\n"
 	"Exit status: 0 success, 1 runtime failure, 2 bad usage or bad layout;\n"
 	"exec: the command's status (128+N when it dies of signal N), 125 when\n"
@@ -96,6 +98,9 @@ int cli_common(int c, int argc, char **argv, const char *help)
 		return CLI_GO_ON;
 	case 0x101:
 		cli.debug = true;
+		return CLI_GO_ON;
+	case 'q':
+		cli.quiet = true;
 		return CLI_GO_ON;
 	case ':':
 		return cli_usage("option '%s' needs a value", argv[optind - 1]);
@@ -185,18 +190,43 @@ static void raise_nofile(void)
 	}
 }
 
+static const char version_help[] =
+	"Usage: rootasm version [OPTION...]\n"
+	"Print rootasm's version, the library's, and what was compiled in (also\n"
+	"`rootasm -V`).\n"
+	"\n"
+	"  --json[=pretty] {version, library, compiled: [...]}\n"
+	"  -q, --quiet     the version alone (\"" ROOTASM_VERSION_STRING "\")\n"
+	"  --debug         (nothing to trace)\n"
+	"  -h, --help      this text\n";
+
 static int version(void)
 {
 	if (cli.json)
 		return cli_json_out(json_pack("{s:s, s:s, s:[s,s,s,s,s,s]}", "version", ROOTASM_VERSION_STRING, "library",
 					      rootasm_version(), "compiled", "libyaml", "jansson", "libcap", "seccomp-profile",
 					      "libarchive", "libcrypto")) < 0;
+	if (cli.quiet)
+		return printf("%s\n", ROOTASM_VERSION_STRING) < 0 || fflush(stdout) ? EXIT_RUNTIME : 0;
 	printf("rootasm %s (library %s)\n"
 	       "compiled with: libyaml (layouts), jansson (JSON), libcap, libarchive (OCI layers),\n"
 	       "libcrypto (sha256); the exec sandbox's seccomp profile (x86_64, i386, x32), built\n"
 	       "with libseccomp at build time\n"
 	       "kernel features are probed at run time: rootasm probe\n", ROOTASM_VERSION_STRING, rootasm_version());
 	return 0;
+}
+
+int cmd_version(int argc, char **argv)
+{
+	static const struct option opts[] = { CLI_COMMON_LONGOPTS, { 0 } };
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) >= 0)
+		if ((r = cli_common(c, argc, argv, version_help)) != CLI_GO_ON)
+			return r;
+	if (optind < argc)
+		return cli_usage("unexpected argument '%s'", argv[optind]);
+	return version();
 }
 
 int main(int argc, char **argv)
@@ -212,9 +242,13 @@ int main(int argc, char **argv)
 		{ "watch", cmd_watch },
 		{ "import", cmd_import },
 		{ "bundle", cmd_bundle },
+		{ "version", cmd_version },
 	};
+	/* before the command: --help, --json, --debug (not --quiet: a command's own) and --version */
 	static const struct option opts[] = {
-		CLI_COMMON_LONGOPTS,
+		{ "help", no_argument, NULL, 'h' },
+		{ "json", optional_argument, NULL, 0x100 },
+		{ "debug", no_argument, NULL, 0x101 },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
@@ -235,8 +269,6 @@ int main(int argc, char **argv)
 		fputs(usage, stdout);
 		return 0;
 	}
-	if (!strcmp(argv[optind], "version"))
-		return version();
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (strcmp(argv[optind], cmds[i].name))
 			continue;

@@ -15,6 +15,7 @@ static const char help[] =
 	"no access to loop devices).\n"
 	"\n"
 	"  --json[=pretty] an array of {feature, state, present, description, detail}\n"
+	"  -q, --quiet    only the features that are not present\n"
 	"  --debug        trace each probe\n"
 	"  -h, --help     this text\n";
 
@@ -25,7 +26,7 @@ int cmd_probe(int argc, char **argv)
 	json_t *arr = NULL;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) >= 0)
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) >= 0)
 		if ((r = cli_common(c, argc, argv, help)) != CLI_GO_ON)
 			return r;
 	if (optind < argc)
@@ -46,7 +47,7 @@ int cmd_probe(int argc, char **argv)
 				json_decref(arr);
 				return cli_errno(ENOMEM, "probe");
 			}
-		} else {
+		} else if (!cli.quiet || r <= 0) {
 			printf("%-38s %-13s %s%s%s%s\n", rootasm_feature_name(f), st, rootasm_feature_desc(f),
 			       detail[0] ? " [" : "", detail, detail[0] ? "]" : "");
 		}

@@ -28,6 +28,7 @@ static const char help[] =
 	"  --count N         stop after N events\n"
 	"  --timeout S       stop after S seconds\n"
 	"  --json[=pretty]   one JSON object per event\n"
+	"  -q, --quiet       no line saying the watch is in place (without --json)\n"
 	"  --debug           trace what the library does\n"
 	"  -h, --help        this text\n";
 
@@ -59,7 +60,7 @@ int cmd_watch(int argc, char **argv)
 	struct timespec t0, now;
 	int nsfd, fd, c, r;
 
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) >= 0) {
 		switch (c) {
 		case 'm':
 			ns = optarg;
@@ -98,9 +99,9 @@ int cmd_watch(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	/* Tell a caller that waits for us that the mark is in place. */
-	if (!cli.json)
+	if (!cli.json && !cli.quiet)
 		fprintf(stderr, "rootasm: watching mount namespace %s\n", ns);
-	else
+	else if (cli.json)
 		fprintf(stderr, "{\"watching\":true}\n");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!stop && (count < 0 || seen < count)) {

@@ -4,11 +4,11 @@
 # Commands, the options of each (tests/unit/completion.sh checks them against
 # `rootasm COMMAND --help`), layout files (*.yaml, *.yml, *.json) for LAYOUT,
 # directories for --attach and check --live, host|none for --network, commands
-# for exec's CMD.
+# for exec's CMD, oci: and then a directory for import's image.
 # Needs nothing from the bash-completion package.
 
 _rootasm_commands="check assemble exec probe watch import bundle version help"
-_rootasm_common="--help --json --json=pretty --debug"
+_rootasm_common="--help --json --json=pretty --quiet --debug"
 
 # The options of command $1.
 _rootasm_options()
@@ -19,9 +19,10 @@ _rootasm_options()
 	exec) echo "--network --preserve-fds --env --hostname --tty --privileged --report --via $_rootasm_common" ;;
 	probe) echo "$_rootasm_common" ;;
 	watch) echo "--mntns --count --timeout $_rootasm_common" ;;
-	import) echo "--store --fs --quiet $_rootasm_common" ;;
+	import) echo "--store --fs $_rootasm_common" ;;
 	bundle) echo "--layout --upper $_rootasm_common" ;;
-	'') echo "--version $_rootasm_common" ;;
+	version) echo "$_rootasm_common" ;;
+	'') echo "--version --help --json --json=pretty --debug" ;;
 	esac
 }
 
@@ -40,6 +41,27 @@ _rootasm_dirs()
 	local IFS=$'\n'
 	COMPREPLY+=($(compgen -d -- "$1"))
 	compopt -o filenames 2>/dev/null
+}
+
+# import's oci:DIR: "oci:", then the directories. Bash splits the word at ':'
+# (COMP_WORDBREAKS) and replaces only what follows it: oci : DIR is completed
+# with directories alone; with ':' not a word break, oci:DIR with "oci:" first.
+_rootasm_oci()
+{
+	local cur=$1 prev=$2 prev2=$3 d IFS=$'\n'
+	if [[ $cur == : && $prev == oci ]]; then
+		_rootasm_dirs ""
+	elif [[ $prev == : && $prev2 == oci ]]; then
+		_rootasm_dirs "$cur"
+	elif [[ $cur == oci:* ]]; then
+		for d in $(compgen -d -- "${cur#oci:}"); do
+			COMPREPLY+=("oci:$d/")
+		done
+		compopt -o nospace 2>/dev/null
+	else
+		COMPREPLY=($(compgen -W "oci:" -- "$cur"))
+		compopt -o nospace 2>/dev/null
+	fi
 }
 
 _rootasm_files()
@@ -128,7 +150,11 @@ _rootasm()
 		((operands == 0)) && _rootasm_layouts "$cur"
 		;;
 	import)
-		((operands == 0)) && COMPREPLY=($(compgen -W "oci:" -- "$cur"))
+		# (oci : DIR counts as two operands, the ':' its own word)
+		if ((operands == 0)) || [[ $cur == : && $prev == oci && $operands == 1 ]] ||
+			[[ $prev == : && $operands == 2 ]]; then
+			_rootasm_oci "$cur" "$prev" "${COMP_WORDS[COMP_CWORD - 2]}"
+		fi
 		;;
 	bundle)
 		if ((operands == 0)); then

@@ -2,12 +2,16 @@
 /*
  * rootasmd: options, the listening socket, signals, the accept loop.
  *
- *   socket    systemd socket activation (LISTEN_PID = us, LISTEN_FDS = 1: fd 3, checked
- *             to be a listening AF_UNIX SOCK_SEQPACKET socket), implemented from the
- *             environment by hand; otherwise bind(--socket) + listen
+ *   socket    systemd socket activation (sd_listen_fds(): exactly one fd, checked to be
+ *             a listening AF_UNIX SOCK_SEQPACKET socket); otherwise bind(--socket) + listen
+ *   systemd   sd_notify(): READY=1 once it serves, RELOADING=1 ... READY=1 around a
+ *             reload, STOPPING=1, and STATUS= with what it does (nothing without
+ *             NOTIFY_SOCKET: the same daemon runs in the foreground); log lines with
+ *             journal priorities when stderr is the journal (log.c)
  *   signals   SIGTERM/SIGINT: stop accepting, wake every connection (shutdown(2)),
  *             wait for them, free the context (which dissolves the image cache), exit 0;
- *             SIGHUP: read the policy again (a bad file keeps the old one)
+ *             SIGHUP: read the policy again (a bad file keeps the old one; the result
+ *             is logged and is the STATUS=)
  *   accept    a pool of threads, each accepting and serving its own connection (acceptor());
  *             SO_PEERCRED (uid, gid, pid), SO_PEERGROUPS, SO_PEERPIDFD where the kernel
  *             has it; a peer no rule names, or one over --max-clients or its rule's
@@ -28,10 +32,12 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
+#include <systemd/sd-daemon.h>
 
 #include "proto.h"
 #include "rootasmd.h"
@@ -49,7 +55,8 @@ static const char help[] =
 	"The rootasm service: one detached mount per image for the whole node, and\n"
 	"finished trees handed to the clients the policy allows, over an AF_UNIX\n"
 	"SOCK_SEQPACKET socket (protocol and policy: PROTOCOL.md). Runs in the\n"
-	"foreground; with systemd it takes its socket from rootasmd.socket.\n"
+	"foreground; with systemd it takes its socket from rootasmd.socket, tells\n"
+	"systemd when it is ready (Type=notify) and logs with journal priorities.\n"
 	"\n"
 	"  --socket PATH        listen at PATH (default " DEFAULT_SOCKET "; ignored when\n"
 	"                       systemd passes a socket)\n"
@@ -64,7 +71,10 @@ static const char help[] =
 	"  -h, --help           this text\n"
 	"  -V, --version        the version\n"
 	"\n"
-	"Exit status: 0 after SIGTERM/SIGINT, 1 when it cannot start, 2 bad usage.\n";
+	"Signals: SIGTERM, SIGINT stop it (the image cache is dissolved); SIGHUP reads\n"
+	"the policy again.\n"
+	"Exit status: 0 after SIGTERM/SIGINT, 1 when it cannot start, 2 bad usage.\n"
+	"See rootasmd(8).\n";
 
 static struct rd_daemon D;
 
@@ -72,13 +82,13 @@ static int usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 
 static int usage_err(const char *fmt, ...)
 {
+	char msg[1024];
 	va_list ap;
 
-	fprintf(stderr, "rootasmd: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, " (see rootasmd --help)\n");
+	rd_log(LOG_ERR, "%s (see rootasmd --help)", msg);
 	return 2;
 }
 
@@ -105,32 +115,29 @@ static int number(const char *s, unsigned long long max, unsigned long long *ret
 	return 0;
 }
 
-/* sd_listen_fds(), by hand: LISTEN_PID must be us, LISTEN_FDS exactly 1 (fd 3). */
+/* The socket systemd passed (rootasmd.socket): exactly one, a listening AF_UNIX SOCK_SEQPACKET one. */
 static int activated_socket(void)
 {
-	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
-	int type = 0, domain = 0, acc = 0;
-	socklen_t len = sizeof(int);
+	int n = sd_listen_fds(1);	/* 1: LISTEN_* out of the environment */
 
-	if (!pid || !fds || strtol(pid, NULL, 10) != getpid())
+	if (n == 0)
 		return -ENOENT;
-	unsetenv("LISTEN_PID");
-	unsetenv("LISTEN_FDS");
-	unsetenv("LISTEN_FDNAMES");
-	if (strcmp(fds, "1")) {
-		fprintf(stderr, "rootasmd: systemd passed %s sockets; rootasmd.socket has exactly one\n", fds);
+	if (n < 0) {
+		rd_log(LOG_ERR, "sockets from systemd: %s", strerror(-n));
+		return n;
+	}
+	if (n != 1) {
+		rd_log(LOG_ERR, "systemd passed %d sockets; rootasmd.socket has exactly one", n);
 		return -EINVAL;
 	}
-	if (getsockopt(3, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_SEQPACKET ||
-	    getsockopt(3, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 || domain != AF_UNIX ||
-	    getsockopt(3, SOL_SOCKET, SO_ACCEPTCONN, &acc, &len) < 0 || !acc) {
-		fprintf(stderr, "rootasmd: fd 3 from systemd is not a listening AF_UNIX SOCK_SEQPACKET socket "
-				"(ListenSequentialPacket= in rootasmd.socket)\n");
+	if (sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_SEQPACKET, 1, NULL, 0) <= 0) {
+		rd_log(LOG_ERR, "fd %d from systemd is not a listening AF_UNIX SOCK_SEQPACKET socket "
+		       "(ListenSequentialPacket= in rootasmd.socket)", SD_LISTEN_FDS_START);
 		return -EINVAL;
 	}
-	if (fcntl(3, F_SETFD, FD_CLOEXEC) < 0)
+	if (fcntl(SD_LISTEN_FDS_START, F_SETFD, FD_CLOEXEC) < 0)
 		return -errno;
-	return 3;
+	return SD_LISTEN_FDS_START;
 }
 
 static int bound_socket(const char *path)
@@ -140,7 +147,7 @@ static int bound_socket(const char *path)
 	int fd;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "rootasmd: --socket %s: path too long\n", path);
+		rd_log(LOG_ERR, "--socket %s: path too long", path);
 		return -ENAMETOOLONG;
 	}
 	strcpy(sa.sun_path, path);
@@ -152,7 +159,7 @@ static int bound_socket(const char *path)
 	    chmod(path, 0666) < 0 || listen(fd, 128) < 0) {
 		int r = -errno;
 
-		fprintf(stderr, "rootasmd: listen at %s: %s\n", path, strerror(errno));
+		rd_log(LOG_ERR, "listen at %s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return r;
@@ -160,18 +167,33 @@ static int bound_socket(const char *path)
 	return fd;
 }
 
-static int policy_load(const char *path, bool must_exist)
+/*
+ * Read the policy at @path into D.policy. A missing file is no policy (only uid 0
+ * is served) unless @must_exist; a bad one is refused and the old policy stays.
+ * @reload: a SIGHUP's, logged as such. One log line either way, and @status, a
+ * line for systemd's STATUS=.
+ */
+static int policy_load(const char *path, bool must_exist, bool reload, char *status, size_t size)
 {
+	const char *what = reload ? "reload: " : "";
 	struct rootasm_error e = { 0 };
 	struct rd_policy *p = NULL, *old;
 	char line[8192];
 
 	/* a dangling symlink is no "no policy": rd_policy_load() refuses it */
 	if (!must_exist && faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
-		fprintf(stderr, "rootasmd: no policy at %s: only uid 0 is served\n", path);
+		rd_log(LOG_NOTICE, "%sno policy at %s: only uid 0 is served", what, path);
+		snprintf(status, size, "no policy at %s: only uid 0 is served", path);
 	} else if (rd_policy_load(path, &p, &e) < 0) {
-		fprintf(stderr, "rootasmd: policy: %s\n", rootasm_error_format(&e, line, sizeof(line)));
+		rootasm_error_format(&e, line, sizeof(line));
+		rd_log(LOG_ERR, "%spolicy: %s%s", what, line, reload ? " (the previous policy stays)" : "");
+		snprintf(status, size, "%s: %s%s", reload ? "reload failed" : "policy", line,
+			 reload ? " (the previous policy stays)" : "");
 		return -EINVAL;
+	} else {
+		rd_log(LOG_INFO, "%spolicy %s: %zu rule%s", what, path, p->n, p->n == 1 ? "" : "s");
+		snprintf(status, size, "policy %s%s: %zu rule%s", path, reload ? " (reloaded)" : "", p->n,
+			 p->n == 1 ? "" : "s");
 	}
 	pthread_rwlock_wrlock(&D.policy_lock);
 	old = D.policy;
@@ -179,6 +201,20 @@ static int policy_load(const char *path, bool must_exist)
 	pthread_rwlock_unlock(&D.policy_lock);
 	rd_policy_free(old);
 	return 0;
+}
+
+static void library_log(void *userdata, const char *line)
+{
+	rd_log(LOG_DEBUG, "debug: %s", line);
+}
+
+/* CLOCK_MONOTONIC in microseconds, for RELOADING=1's MONOTONIC_USEC= (Type=notify-reload) */
+static unsigned long long monotonic_usec(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (unsigned long long)t.tv_sec * 1000000 + t.tv_nsec / 1000;
 }
 
 void rd_client_done(struct rd_client *c)
@@ -402,11 +438,13 @@ int main(int argc, char **argv)
 	struct rootasm_cache_opts co = { .size = sizeof(co) };
 	const char *sock_path = DEFAULT_SOCKET, *policy = NULL;
 	unsigned long long v;
+	char status[8192 + 256];
 	int c, sfd, r;
 	bool bound = false;
 	sigset_t mask;
 	struct rlimit rl;
 
+	rd_log_init();
 	D.max_clients = 256;
 	D.idle_timeout_s = 60;
 	opterr = 0;
@@ -467,12 +505,16 @@ int main(int argc, char **argv)
 	pthread_mutex_init(&D.lock, NULL);
 	pthread_cond_init(&D.drained, NULL);
 	D.policy_path = policy ? policy : DEFAULT_POLICY;
-	if (policy_load(D.policy_path, policy != NULL) < 0)
-		return 1;
-	if (rootasm_ctx_new(D.debug ? ROOTASM_CTX_DEBUG : 0, &D.ctx) < 0 || rootasm_ctx_set_cache(D.ctx, &co) < 0) {
-		fprintf(stderr, "rootasmd: cannot make the library context\n");
+	if (policy_load(D.policy_path, policy != NULL, false, status, sizeof(status)) < 0) {
+		sd_notifyf(0, "STATUS=%s", status);
 		return 1;
 	}
+	if (rootasm_ctx_new(D.debug ? ROOTASM_CTX_DEBUG : 0, &D.ctx) < 0 || rootasm_ctx_set_cache(D.ctx, &co) < 0) {
+		rd_log(LOG_ERR, "cannot make the library context");
+		return 1;
+	}
+	/* the library's trace (--debug) is ours too: same stream, priority debug */
+	rootasm_ctx_set_log(D.ctx, library_log, NULL);
 	/* signals only through the signalfd; a peer gone mid-send is an error return (MSG_NOSIGNAL), not SIGPIPE */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -487,8 +529,10 @@ int main(int argc, char **argv)
 		lfd = bound_socket(sock_path);
 		bound = lfd >= 0;
 	}
-	if (lfd < 0 || sfd < 0)
+	if (lfd < 0 || sfd < 0) {
+		sd_notify(0, "STATUS=no socket to listen on (see the log)");
 		return 1;
+	}
 	/* several threads wait on it: only one gets a connection, the others EAGAIN */
 	stopfd = eventfd(0, EFD_CLOEXEC);
 	if (stopfd < 0 || fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK) < 0)
@@ -498,21 +542,27 @@ int main(int argc, char **argv)
 		spawn_locked();
 	pthread_mutex_unlock(&D.lock);
 	/* the test suite and ci/bench wait for this line: everything is in place when it comes */
-	fprintf(stderr, "rootasmd: serving on %s (pid %d, cache: %u images, %llu bytes)\n",
-		bound ? sock_path : "the socket systemd passed", (int)getpid(),
-		co.max_entries ? co.max_entries : ROOTASM_CACHE_DEFAULT_ENTRIES,
-		(unsigned long long)(co.max_bytes ? co.max_bytes : ROOTASM_CACHE_DEFAULT_BYTES));
+	rd_log(LOG_INFO, "serving on %s (pid %d, cache: %u images, %llu bytes)",
+	       bound ? sock_path : "the socket systemd passed", (int)getpid(),
+	       co.max_entries ? co.max_entries : ROOTASM_CACHE_DEFAULT_ENTRIES,
+	       (unsigned long long)(co.max_bytes ? co.max_bytes : ROOTASM_CACHE_DEFAULT_BYTES));
+	sd_notifyf(0, "READY=1\nSTATUS=serving; %s", status);
 	for (;;) {
 		struct signalfd_siginfo si;
 
 		if (read(sfd, &si, sizeof(si)) != sizeof(si))
 			continue;
 		if (si.ssi_signo == SIGHUP) {
-			fprintf(stderr, "rootasmd: SIGHUP: reading %s again\n", D.policy_path);
-			policy_load(D.policy_path, policy != NULL);
+			sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reading %s again", monotonic_usec(),
+				   D.policy_path);
+			rd_log(LOG_INFO, "SIGHUP: reading %s again", D.policy_path);
+			policy_load(D.policy_path, policy != NULL, true, status, sizeof(status));
+			sd_notifyf(0, "READY=1\nSTATUS=serving; %s", status);
 			continue;
 		}
-		fprintf(stderr, "rootasmd: %s: stopping\n", strsignal(si.ssi_signo));
+		rd_log(LOG_INFO, "%s: stopping", strsignal(si.ssi_signo));
+		sd_notifyf(0, "STOPPING=1\nSTATUS=stopping (%s): waiting for %u connections", strsignal(si.ssi_signo),
+			   atomic_load(&D.n.clients_now));
 		break;
 	}
 	r = 0;

@@ -9,6 +9,7 @@
  *             one connection at a time, shutdown
  *   policy.c  the policy file: who may assemble what ("Policy" in PROTOCOL.md)
  *   serve.c   one connection: requests in, trees or errors out
+ *   log.c     log lines, with journal priorities under systemd
  *
  * The daemon never attaches a mount: it holds detached mounts (the cache) and
  * sends detached trees. It never resolves a path against its own working
@@ -103,5 +104,16 @@ void rd_client_done(struct rd_client *c);
 /* {"rootasm": 1, "error": {...}} for @e (NULL when out of memory). */
 struct json_t;
 struct json_t *rd_error_reply(const struct rootasm_error *e);
+
+/*
+ * Log a message of syslog priority @prio (LOG_ERR ... LOG_DEBUG) on stderr, one
+ * write for all its lines (log.c). On a terminal or a pipe the first line starts
+ * with "rootasmd: "; when stderr is the journal (JOURNAL_STREAM names it) every
+ * line starts with the priority as sd-daemon(3) has it ("<3>", SD_ERR) and without
+ * the name, which the journal records.
+ */
+void rd_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Decide once, at start, whether stderr is the journal; true if it is. */
+bool rd_log_init(void);
 
 #endif

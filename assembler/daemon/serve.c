@@ -25,6 +25,7 @@
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>
+#include <syslog.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
@@ -310,8 +311,8 @@ static void log_plan(struct req *q, const struct rootasm_layout *l)
 	if (!f)
 		return;
 	if (rootasm_plan_print(q->c->d->ctx, l, f, 0) == 0 && fflush(f) == 0)
-		fprintf(stderr, "rootasmd: uid %u pid %d: plan of %s:\n%s", (unsigned int)q->c->uid, (int)q->c->pid,
-			q->what, text);
+		rd_log(LOG_DEBUG, "uid %u pid %d: plan of %s:\n%s", (unsigned int)q->c->uid, (int)q->c->pid, q->what,
+		       text);
 	fclose(f);
 	free(text);
 }
@@ -542,14 +543,15 @@ static int handle(struct rd_client *c, json_t *msg, int fd)
 
 		if (op && !strcmp(op, "assemble") && q.e.kind != ROOTASM_ERROR_PERMISSION && q.e.err != EPROTO)
 			atomic_fetch_add(&d->n.failed, 1);
-		fprintf(stderr, "rootasmd: uid %u pid %d: %s %s: %s\n", (unsigned int)c->uid, (int)c->pid, op ? op : "?",
-			q.what, rootasm_error_format(&q.e, line, sizeof(line)));
+		rd_log(q.e.kind == ROOTASM_ERROR_PERMISSION ? LOG_NOTICE : LOG_WARNING, "uid %u pid %d: %s %s: %s",
+		       (unsigned int)c->uid, (int)c->pid, op ? op : "?", q.what,
+		       rootasm_error_format(&q.e, line, sizeof(line)));
 		reply = rd_error_reply(&q.e);
 	} else if (op && !strcmp(op, "assemble")) {
 		atomic_fetch_add(&d->n.assembled, 1);
 		if (d->debug)
-			fprintf(stderr, "rootasmd: uid %u pid %d: assemble %s: ok in %.2f ms\n", (unsigned int)c->uid,
-				(int)c->pid, q.what, ms_since(&t0));
+			rd_log(LOG_DEBUG, "uid %u pid %d: assemble %s: ok in %.2f ms", (unsigned int)c->uid, (int)c->pid,
+			       q.what, ms_since(&t0));
 	}
 	rootasm_principal_free(q.p);
 	close_fdp(&fd);

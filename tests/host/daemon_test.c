@@ -1392,6 +1392,143 @@ TEST(daemon_socket_activation)
 	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1);
 }
 
+/* The next notification on @ns (a datagram), within 5 s; "" on timeout. */
+static const char *notification(int ns)
+{
+	static char buf[4096];
+	struct pollfd p = { ns, POLLIN, 0 };
+	ssize_t n;
+
+	buf[0] = '\0';
+	if (poll(&p, 1, 5000) == 1 && (n = recv(ns, buf, sizeof(buf) - 1, 0)) >= 0)
+		buf[n] = '\0';
+	return buf;
+}
+
+/* What the daemon wrote to @fd until @want appears (5 s at most). */
+static const char *log_until(int fd, const char *want)
+{
+	static char buf[1 << 15];
+	static size_t len;
+	struct pollfd p = { fd, POLLIN, 0 };
+	ssize_t n;
+
+	if (fd < 0) {
+		len = 0;
+		buf[0] = '\0';
+		return buf;
+	}
+	while (!strstr(buf, want) && poll(&p, 1, 5000) == 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		buf[len += n] = '\0';
+	return buf;
+}
+
+/*
+ * As systemd runs it: NOTIFY_SOCKET (READY=1, RELOADING=1 then READY=1 around a
+ * SIGHUP with the result as STATUS=, STOPPING=1) and stderr the journal stream
+ * (JOURNAL_STREAM is its device:inode): every line carries a <N> priority and no
+ * "rootasmd: ". Then stderr a pipe that JOURNAL_STREAM does not name: plain lines.
+ */
+TEST(daemon_tells_systemd_and_logs_with_journal_priorities)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *n, *log;
+	struct stat st;
+	int ns, p[2], status;
+	pid_t pid;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path("notify.sock"));
+	unlink(sa.sun_path);
+	ns = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ASSERT_EQ(bind(ns, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	sh("cp %s/policy.json %s/pnotify.json", fix, fix);
+	ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+	ASSERT_EQ(fstat(p[1], &st), 0);
+	pid = fork();
+	if (pid == 0) {
+		char v[64];
+
+		dup2(p[1], 2);
+		snprintf(v, sizeof(v), "%llu:%llu", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+		setenv("JOURNAL_STREAM", v, 1);
+		setenv("NOTIFY_SOCKET", sa.sun_path, 1);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl(daemon_bin, daemon_bin, "--policy", path("pnotify.json"), "--socket", path("notify-d.sock"),
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	n = notification(ns);
+	ASSERT_CONTAINS(n, "READY=1");
+	ASSERT_CONTAINS(n, "STATUS=serving; policy ");
+	ASSERT_CONTAINS(n, "pnotify.json: ");
+	log_until(-1, "");
+	log = log_until(p[0], "serving on");
+	ASSERT_CONTAINS(log, "<6>serving on ");
+	ASSERT_CONTAINS(log, "<6>policy ");
+	ASSERT_TRUE(!strstr(log, "rootasmd: "));
+
+	/* a reload that works: RELOADING=1, then READY=1 and the policy as STATUS= */
+	ASSERT_EQ(kill(pid, SIGHUP), 0);
+	n = notification(ns);
+	ASSERT_CONTAINS(n, "RELOADING=1");
+	ASSERT_CONTAINS(n, "MONOTONIC_USEC=");
+	n = notification(ns);
+	ASSERT_CONTAINS(n, "READY=1");
+	ASSERT_CONTAINS(n, "(reloaded)");
+	log = log_until(p[0], "<6>reload: policy ");
+	ASSERT_CONTAINS(log, "<6>reload: policy ");
+
+	/* one that fails: said as an error, the previous policy stays, and STATUS= says so */
+	put("pnotify.json", "%s", "not json");
+	ASSERT_EQ(kill(pid, SIGHUP), 0);
+	ASSERT_CONTAINS(notification(ns), "RELOADING=1");
+	n = notification(ns);
+	ASSERT_CONTAINS(n, "READY=1");
+	ASSERT_CONTAINS(n, "STATUS=serving; reload failed: ");
+	ASSERT_CONTAINS(n, "(the previous policy stays)");
+	log = log_until(p[0], "(the previous policy stays)");
+	ASSERT_CONTAINS(log, "<3>reload: policy: ");
+
+	ASSERT_EQ(kill(pid, SIGTERM), 0);
+	ASSERT_CONTAINS(notification(ns), "STOPPING=1");
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* every line it wrote has a priority */
+	log = log_until(p[0], "\x01");
+	for (const char *l = log; *l; l = strchr(l, '\n') + 1) {
+		if (l[0] != '<' || l[1] < '0' || l[1] > '7' || l[2] != '>')
+			FAILF("a log line without a priority: %.80s", l);
+		if (!strchr(l, '\n'))
+			break;
+	}
+	close(p[0]);
+
+	/* JOURNAL_STREAM naming something else than stderr: plain lines, the name first */
+	sh("cp %s/policy.json %s/pnotify.json", fix, fix);
+	ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 2);
+		setenv("JOURNAL_STREAM", "1:1", 1);
+		unsetenv("NOTIFY_SOCKET");
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl(daemon_bin, daemon_bin, "--policy", path("pnotify.json"), "--socket", path("notify-d.sock"),
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	log_until(-1, "");
+	log = log_until(p[0], "serving on");
+	ASSERT_CONTAINS(log, "rootasmd: serving on ");
+	ASSERT_TRUE(!strstr(log, "<6>"));
+	ASSERT_EQ(kill(pid, SIGTERM), 0);
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(p[0]);
+	close(ns);
+}
+
 TEST(daemon_refuses_a_bad_policy_and_keeps_the_old_one_on_reload)
 {
 	const char *bad[] = {

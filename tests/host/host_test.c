@@ -744,6 +744,41 @@ TEST(cli_attach)
 	ASSERT_STR(slurp(path("m10/etc/motd")), "base\n");
 }
 
+/*
+ * assemble --json names the tree it attached by its unique mount id, the one
+ * statx(STATX_MNT_ID_UNIQUE) reads at DIR afterwards; --audit --quiet prints
+ * nothing (its verdict is the exit status).
+ */
+TEST(cli_attach_json_names_the_tree_by_its_unique_mount_id)
+{
+	unsigned long long id = 0;
+	struct statx sx;
+	char *err, *out, *m;
+
+	layoutf("t10j.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\nmounts:\n  - { tmpfs: /tmp }\n");
+	mkdir(path("m10j"), 0755);
+	ASSERT_EQ(run_full(&out, &err, -1, 0, (const char *const[]){ bin, "assemble", "--json", path("t10j.yaml"), "--attach",
+							      path("m10j"), NULL }), 0);
+	ASSERT_STR(err, "");
+	ASSERT_CONTAINS(out, "\"attached\":");
+	m = strstr(out, "\"mount_id\":");
+	ASSERT_TRUE(m != NULL);
+	id = strtoull(m + strlen("\"mount_id\":"), NULL, 10);
+	ASSERT_EQ(statx(AT_FDCWD, path("m10j"), AT_SYMLINK_NOFOLLOW, 0x4000U /* STATX_MNT_ID_UNIQUE */, &sx), 0);
+	ASSERT_TRUE(sx.stx_mask & 0x4000U);
+	ASSERT_TRUE(id != 0);
+	ASSERT_EQ(sx.stx_mnt_id, id);
+
+	if (have(ROOTASM_FEAT_FANOTIFY_MNT)) {
+		mkdir(path("m10q"), 0755);
+		ASSERT_EQ(run_full(&out, &err, -1, 0, (const char *const[]){ bin, "assemble", path("t10j.yaml"), "--attach",
+								      path("m10q"), "--audit", "--quiet", NULL }), 0);
+		ASSERT_STR(out, "");
+		ASSERT_STR(err, "");
+		ASSERT_EQ(mounts_under(path("m10q")), 2);
+	}
+}
+
 TEST(send_fd_to_a_client_that_attaches)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };

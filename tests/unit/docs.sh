@@ -4,14 +4,16 @@
 #    (and a broken page does warn: the check can fail);
 #  - rootasm(1) names every command and every long option that the commands'
 #    --help print, every key of a JSON error, the exit statuses, ROOTASM_DEBUG;
+#  - rootasmd(8) names every long option of `rootasmd --help`, its signals, exit
+#    statuses and the systemd units and variables it takes;
 #  - rootasm.layout(5) has every section of layouts/FORMAT.md (it is made from it)
 #    but those between <!-- man: skip --> and <!-- man: end -->;
 #  - the C example of README.md ("Use from a runtime") compiles against the
 #    build tree with -Wall -Wextra -Werror, and refuses bad usage and a
 #    missing layout with status 2 and one line; librootasm(3) shows the same.
-# Usage: docs.sh SOURCE-DIR BUILD-DIR ROOTASM CC
+# Usage: docs.sh SOURCE-DIR BUILD-DIR ROOTASM CC ROOTASMD
 set -u
-src=$1 build=$2 bin=$3 cc=$4
+src=$1 build=$2 bin=$3 cc=$4 daemon=$5
 fail=0 n=0
 ok() { # status (first: expanded before the message's command substitutions), message
 	n=$((n + 1))
@@ -23,7 +25,7 @@ trap 'rm -rf "$tmp"' EXIT
 warnings() { MANWIDTH=80 man --warnings -E UTF-8 -l "$1" 2>&1 >/dev/null; }
 printf '.TH BROKEN 1\n.SH NAME\nbroken \\- x\n.notamacro\n' >"$tmp/broken.1"
 [ -n "$(warnings "$tmp/broken.1")" ]; ok $? "man --warnings stays silent on a broken page"
-for p in rootasm.1 rootasm.layout.5 librootasm.3; do
+for p in rootasm.1 rootasmd.8 rootasm.layout.5 librootasm.3; do
 	page=$build/man/$p
 	[ -s "$page" ]; ok $? "$page was not built"
 	w=$(warnings "$page")
@@ -55,6 +57,29 @@ for s in 0 1 2 125 126 127; do
 	grep -qE "^       $s\$" "$man1"; ok $? "rootasm(1) has no entry for exit status $s"
 done
 grep -q ROOTASM_DEBUG "$man1"; ok $? "rootasm(1) does not name ROOTASM_DEBUG"
+
+# rootasmd(8) against rootasmd --help
+man8=$tmp/rootasmd.8.txt
+opts=$("$daemon" --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
+[ -n "$opts" ]; ok $? "rootasmd --help names no option"
+for o in $opts; do
+	grep -qE -- "^ {7}(-[a-zA-Z], )?$o( |,|$)" "$man8"; ok $? "rootasmd(8) has no entry for the option $o"
+done
+for o in $(grep -oE -- '(^| )-[a-zA-Z],' <(LC_ALL=C "$daemon" --help) | tr -d ' ,'); do
+	grep -qE -- "^ {7}$o, --" "$man8"; ok $? "rootasmd(8) has no entry for the short option $o"
+done
+for sig in $("$daemon" --help | grep -oE 'SIG[A-Z]+' | sort -u); do
+	grep -qE "^ {7}(.*, )?$sig(,|$)" "$man8"; ok $? "rootasmd(8) has no entry for the signal $sig"
+done
+for s in $("$daemon" --help | sed -n 's/^Exit status: //p' | grep -oE '(^|, )[0-9]+' | tr -d ', '); do
+	grep -qE "^       $s\$" "$man8"; ok $? "rootasmd(8) has no entry for exit status $s"
+done
+for w in rootasmd.socket rootasmd.service Type=notify READY=1 RELOADING=1 STOPPING=1 STATUS= JOURNAL_STREAM \
+	LISTEN_FDS NOTIFY_SOCKET /run/rootasmd.sock /etc/rootasm/rootasmd.policy; do
+	grep -qF -- "$w" "$man8"; ok $? "rootasmd(8) does not name $w"
+done
+grep -qF "Documentation=man:rootasmd(8)" "$src/assembler/daemon/rootasmd.service.in"
+ok $? "rootasmd.service does not point at rootasmd(8) (Documentation=)"
 
 # rootasm.layout(5) is FORMAT.md: every section is there
 while read -r h; do

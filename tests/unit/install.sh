@@ -34,6 +34,7 @@ share/bash-completion/completions/rootasm
 share/man/man1/rootasm.1.gz
 share/man/man3/librootasm.3.gz
 share/man/man5/rootasm.layout.5.gz
+share/man/man8/rootasmd.8.gz
 share/rootasm/layout.schema.json"
 have=$(cd "$root" && find . ! -type d | sed 's,^\./,,' | LC_ALL=C sort)
 [ "$have" = "$(printf '%s\n' "$want" | LC_ALL=C sort)" ]
