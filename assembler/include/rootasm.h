@@ -237,6 +237,62 @@ void rootasm_layout_free(struct rootasm_layout *l);
 int rootasm_layout_sources(const struct rootasm_layout *l,
 			   int (*fn)(const char *key, const char *display, int fd, void *userdata), void *userdata);
 
+/*
+ * A layout made with calls instead of text (no YAML or JSON to print and
+ * escape). Each call records one item; rootasm_layout_builder_finish() gives
+ * a layout exactly as rootasm_layout_load_mem() would for the same layout
+ * written out: the same parse-stage checks (target normalization, control and
+ * bidirectional characters, limits), the same open stage and the same
+ * authorize stage for @opts->principal. Relative host paths are relative to
+ * the working directory, or to @opts->dir_fd with ROOTASM_LOAD_DIR_FD. A
+ * layout error names the builder call in its op ("rootasm_layout_builder_add_bind")
+ * and begins its message with the key ("mounts[1].target: ..."), with no file
+ * or line. The calls themselves return -EINVAL only for a NULL argument or an
+ * unknown flag, -ENOMEM when out of memory (finish then fails with ENOMEM);
+ * everything else is checked by finish. @fstype: "squashfs", "erofs", "auto"
+ * or NULL (auto); @size: a tmpfs size ("64M", "50%") or NULL (the default).
+ * The plan of a built layout shows the source lines of the text the builder
+ * wrote (one item a line).
+ */
+struct rootasm_layout_builder;
+
+#define ROOTASM_BUILDER_RO		0x1u	/* options "ro" */
+#define ROOTASM_BUILDER_NOSUID		0x2u
+#define ROOTASM_BUILDER_NODEV		0x4u
+#define ROOTASM_BUILDER_NOEXEC		0x8u
+#define ROOTASM_BUILDER_RECURSIVE	0x10u	/* binds only: the mounts below the source too */
+
+/* Caller owns *ret (rootasm_layout_builder_free()). */
+int rootasm_layout_builder_new(struct rootasm_layout_builder **ret);
+void rootasm_layout_builder_free(struct rootasm_layout_builder *b);
+/* Layers, bottom first. */
+int rootasm_layout_builder_add_image_layer(struct rootasm_layout_builder *b, const char *path, const char *fstype);
+int rootasm_layout_builder_add_dir_layer(struct rootasm_layout_builder *b, const char *path);
+/* The upper layer (a second call replaces the first). */
+int rootasm_layout_builder_set_upper_tmpfs(struct rootasm_layout_builder *b, const char *size);
+int rootasm_layout_builder_set_upper_dir(struct rootasm_layout_builder *b, const char *path);
+/* overlay.override_creds (replaces an earlier call). */
+int rootasm_layout_builder_set_override_creds(struct rootasm_layout_builder *b, uid_t uid, gid_t gid,
+					      const gid_t *groups, size_t ngroups);
+/* Volumes, in order. @flags: ROOTASM_BUILDER_*; @mode of a tmpfs: 0 for the default (1777). */
+int rootasm_layout_builder_add_bind(struct rootasm_layout_builder *b, const char *source, const char *target,
+				    unsigned int flags);
+int rootasm_layout_builder_add_tmpfs(struct rootasm_layout_builder *b, const char *target, const char *size,
+				     unsigned int mode, unsigned int flags);
+int rootasm_layout_builder_add_image_volume(struct rootasm_layout_builder *b, const char *path, const char *target,
+					    const char *fstype, unsigned int flags);
+/* exec: the hostname (replaces an earlier call) and one "KEY=VALUE" of the environment. */
+int rootasm_layout_builder_set_exec_hostname(struct rootasm_layout_builder *b, const char *hostname);
+int rootasm_layout_builder_add_exec_env(struct rootasm_layout_builder *b, const char *assignment);
+/*
+ * Validate and load what @b holds (@opts as for rootasm_layout_load_mem(),
+ * may be NULL; its name defaults to "(builder)"). @b is left as it was: it
+ * may be finished again, or changed and finished again. Caller owns *ret.
+ */
+int rootasm_layout_builder_finish(struct rootasm_layout_builder *b, struct rootasm_ctx *ctx,
+				  const struct rootasm_load_opts *opts, struct rootasm_layout **ret,
+				  struct rootasm_error *e);
+
 #define ROOTASM_PLAN_JSON	0x1u
 #define ROOTASM_PLAN_PRETTY	0x2u	/* indented JSON */
 
