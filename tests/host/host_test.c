@@ -2148,3 +2148,37 @@ TEST(failure_removes_the_mount_points_it_made_on_the_host)
 	ASSERT_EQ(lstat(path("rw6/f/g/resolv.conf"), &st), 0);
 	ASSERT_TRUE(S_ISREG(st.st_mode));
 }
+
+/* The layout builder: the tree of t9.yaml, made with calls, assembled and attached. */
+TEST(builder_assembles_what_the_yaml_would)
+{
+	struct rootasm_layout_builder *b = NULL;
+	struct rootasm_layout *l = NULL;
+	struct rootasm_error e = { 0 };
+	char fmt[1024];
+	int fd;
+
+	ASSERT_EQ(rootasm_layout_builder_new(&b), 0);
+	ASSERT_EQ(rootasm_layout_builder_add_dir_layer(b, path("l1")), 0);
+	ASSERT_EQ(rootasm_layout_builder_add_image_layer(b, path("l2.sqfs"), "squashfs"), 0);
+	ASSERT_EQ(rootasm_layout_builder_set_upper_tmpfs(b, "8M"), 0);
+	ASSERT_EQ(rootasm_layout_builder_add_tmpfs(b, "/tmp", NULL, 0, ROOTASM_BUILDER_NOSUID), 0);
+	ASSERT_EQ(rootasm_layout_builder_add_bind(b, path("data"), "/data", ROOTASM_BUILDER_RO), 0);
+	ASSERT_EQ(rootasm_layout_builder_add_image_volume(b, path("vol.sqfs"), "/vol", NULL, 0), 0);
+	if (rootasm_layout_builder_finish(b, NULL, NULL, &l, &e) < 0)
+		FAILF("finish: %s", rootasm_error_format(&e, fmt, sizeof(fmt)));
+	rootasm_layout_builder_free(b);
+	fd = rootasm_assemble(NULL, l, &e);
+	if (fd < 0)
+		FAILF("assemble: %s", rootasm_error_format(&e, fmt, sizeof(fmt)));
+	mkdir(path("mb"), 0755);
+	ASSERT_EQ(rootasm_attach(fd, path("mb"), &e), 0);
+	ASSERT_EQ(mounts_under(path("mb")), 4);
+	ASSERT_STR(slurp(path("mb/etc/motd")), "l2\n");
+	ASSERT_STR(slurp(path("mb/etc/keep")), "keep\n");
+	put("mb/etc/written", "x\n");
+	ASSERT_ERRNO(open(path("mb/data/nope"), O_CREAT | O_WRONLY | O_CLOEXEC, 0644), EROFS);
+	ASSERT_EQ(umount2(path("mb"), MNT_DETACH), 0);
+	close(fd);
+	rootasm_layout_free(l);
+}
