@@ -376,6 +376,14 @@ int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *
 
 /* Attach the tree @tree_fd at @dir with one move_mount(). */
 int rootasm_attach(int tree_fd, const char *dir, struct rootasm_error *e);
+/*
+ * The same at @path relative to the directory @dir_fd (AT_FDCWD: the working
+ * directory), with one move_mount(2): a symlink as @path's last component is
+ * not followed. An empty or NULL @path: @dir_fd itself is the mount point (an
+ * O_PATH fd of a directory will do; MOVE_MOUNT_T_EMPTY_PATH). @flags: none yet,
+ * 0 (others: EINVAL). The caller still owns and closes @tree_fd and @dir_fd.
+ */
+int rootasm_attach_at(int tree_fd, int dir_fd, const char *path, unsigned int flags, struct rootasm_error *e);
 
 /*
  * The hand-off of a tree to another process over an AF_UNIX stream socket:

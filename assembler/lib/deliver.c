@@ -33,6 +33,24 @@ int rootasm_attach(int tree_fd, const char *dir, struct rootasm_error *e)
 	return 0;
 }
 
+int rootasm_attach_at(int tree_fd, int dir_fd, const char *path, unsigned int flags, struct rootasm_error *e)
+{
+	char what[64];
+
+	if (flags)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "attach", path, "unknown flags 0x%x", flags);
+	if (!path || !*path) {
+		/* the directory fd itself is the mount point */
+		snprintf(what, sizeof(what), "(fd %d)", dir_fd);
+		if (move_mount(tree_fd, "", dir_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+			return ra_err(e, errno, -EBADF, "move_mount", what, NULL);
+		return 0;
+	}
+	if (move_mount(tree_fd, "", dir_fd, path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return ra_err(e, errno, -EBADF, "move_mount", path, NULL);
+	return 0;
+}
+
 #define SEND_DEFAULT_TIMEOUT_MS	5000
 
 #define SOPT(o, field, def) \
