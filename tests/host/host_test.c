@@ -2182,3 +2182,45 @@ TEST(builder_assembles_what_the_yaml_would)
 	close(fd);
 	rootasm_layout_free(l);
 }
+
+/* rootasm_attach_at(): a directory fd and a path, the fd itself, no flags, no symlink followed. */
+TEST(attach_at_dirfd_and_path)
+{
+	struct rootasm_layout *l;
+	struct rootasm_error e = { 0 };
+	int fd, dfd, tfd;
+
+	layoutf("ta.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\n");
+	l = load("ta.yaml");
+	mkdir(path("ma"), 0755);
+	mkdir(path("ma/x"), 0755);
+	mkdir(path("ma/y"), 0755);
+	ASSERT_EQ(symlink("x", path("ma/link")), 0);
+	dfd = open(path("ma"), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_TRUE(dfd >= 0);
+	fd = rootasm_assemble(NULL, l, &e);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(rootasm_attach_at(fd, dfd, "x", 1, &e), -EINVAL);
+	ASSERT_EQ(e.kind, ROOTASM_ERROR_USAGE);
+	/* the last component a symlink: not followed (move_mount refuses it), nothing attached */
+	ASSERT_TRUE(rootasm_attach_at(fd, dfd, "link", 0, &e) < 0);
+	ASSERT_EQ(mounts_under(path("ma/x")), 0);
+	ASSERT_EQ(rootasm_attach_at(fd, dfd, "x", 0, &e), 0);
+	ASSERT_STR(slurp(path("ma/x/etc/motd")), "l2\n");
+	ASSERT_EQ(mounts_under(path("ma/x")), 1);
+	close(fd);
+	/* an empty path: the directory fd is the mount point */
+	fd = rootasm_assemble(NULL, l, &e);
+	ASSERT_TRUE(fd >= 0);
+	tfd = open(path("ma/y"), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_TRUE(tfd >= 0);
+	ASSERT_EQ(rootasm_attach_at(fd, tfd, "", 0, &e), 0);
+	ASSERT_STR(slurp(path("ma/y/etc/motd")), "l2\n");
+	ASSERT_EQ(mounts_under(path("ma/y")), 1);
+	ASSERT_EQ(rootasm_attach_at(fd, -1, "", 0, &e), -EBADF);
+	ASSERT_STR(e.op, "move_mount");
+	close(fd);
+	close(tfd);
+	close(dfd);
+	rootasm_layout_free(l);
+}
