@@ -113,6 +113,32 @@ const char *rootasm_error_format(const struct rootasm_error *e, char *buf, size_
 /* Write @e as one JSON object ({"error": {...}}, see rootasm(1)) and a newline to @out. */
 int rootasm_error_print_json(const struct rootasm_error *e, FILE *out, bool pretty);
 
+/*
+ * An error on the heap, its fields behind accessors: a program keeps one
+ * without the 9 KB of struct rootasm_error, and without its caps. Filled from
+ * a struct rootasm_error with rootasm_err_set(); when the library had to cut
+ * the path or the file name to fit that struct (a path of 4096 bytes or more),
+ * and @e is the struct the library last filled on this thread, the whole text
+ * is taken. The string accessors return "" for an empty field, never NULL;
+ * the strings live until the next rootasm_err_set() or rootasm_err_free().
+ */
+struct rootasm_err;
+
+/* Caller owns *ret (rootasm_err_free()); a new one reads as no error (errno 0). */
+int rootasm_err_new(struct rootasm_err **ret);
+void rootasm_err_free(struct rootasm_err *err);
+/* Copy @e into @err (what it held before is dropped); -ENOMEM leaves @err as it was. */
+int rootasm_err_set(struct rootasm_err *err, const struct rootasm_error *e);
+int rootasm_err_errno(const struct rootasm_err *err);		/* positive errno */
+int rootasm_err_kind(const struct rootasm_err *err);		/* enum rootasm_error_kind */
+const char *rootasm_err_op(const struct rootasm_err *err);
+const char *rootasm_err_path(const struct rootasm_err *err);
+const char *rootasm_err_message(const struct rootasm_err *err);
+const char *rootasm_err_file(const struct rootasm_err *err);
+unsigned int rootasm_err_line(const struct rootasm_err *err);
+unsigned int rootasm_err_column(const struct rootasm_err *err);
+const char *rootasm_err_feature(const struct rootasm_err *err);
+
 /* ----------------------------------------------------------------- context */
 
 struct rootasm_ctx;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* The error context: one line that says what failed, on what path, and why. */
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
@@ -30,6 +32,51 @@ void ra_fs_messages(int fsfd, char *buf, size_t size)
 	}
 }
 
+/*
+ * The whole path and file of the last error this thread filled, when
+ * struct rootasm_error had to cut them: rootasm_err_set() takes them from
+ * here for that very struct. Freed at the thread's exit.
+ */
+struct long_text {
+	const struct rootasm_error *e;
+	char *path, *file;
+};
+
+static __thread struct long_text long_text;
+static pthread_key_t long_key;
+static pthread_once_t long_once = PTHREAD_ONCE_INIT;
+static bool long_key_ok;
+
+static void long_free(void *p)
+{
+	struct long_text *t = p;
+
+	free(t->path);
+	free(t->file);
+	*t = (struct long_text){ NULL };
+}
+
+static void long_init(void)
+{
+	long_key_ok = pthread_key_create(&long_key, long_free) == 0;
+}
+
+void ra_err_long(const struct rootasm_error *e, const char *path, const char *file)
+{
+	bool lp = path && strlen(path) >= sizeof(e->path), lf = file && strlen(file) >= sizeof(e->file);
+
+	if (long_text.e == e || lp || lf)
+		long_free(&long_text);
+	if (!lp && !lf)
+		return;
+	pthread_once(&long_once, long_init);
+	if (!long_key_ok || pthread_setspecific(long_key, &long_text))
+		return;
+	long_text.path = lp ? strdup(path) : NULL;
+	long_text.file = lf ? strdup(file) : NULL;
+	long_text.e = e;
+}
+
 static int fill(struct rootasm_error *e, enum rootasm_error_kind kind, int err, int fsfd, const char *op,
 		const char *path, const char *fmt, va_list ap)
 {
@@ -44,6 +91,7 @@ static int fill(struct rootasm_error *e, enum rootasm_error_kind kind, int err, 
 	e->kind = kind;
 	snprintf(e->op, sizeof(e->op), "%s", op && *op ? op : "rootasm");
 	snprintf(e->path, sizeof(e->path), "%s", path ? path : "");
+	ra_err_long(e, path, NULL);
 	if (fsfd >= 0)
 		ra_fs_messages(fsfd, e->msg, sizeof(e->msg));
 	if (fmt && !e->msg[0])
@@ -119,4 +167,101 @@ int rootasm_error_print_json(const struct rootasm_error *e, FILE *out, bool pret
 	/* one writer of the fields: the daemon's replies carry the same object (proto.c) */
 	ra_jset(&b, o, "error", ra_error_json(e));
 	return ra_jdump(&b, o, out, pretty);
+}
+
+/* ------------------------------------------------------ struct rootasm_err */
+
+struct rootasm_err {
+	int err;
+	enum rootasm_error_kind kind;
+	char *op, *path, *msg, *file, *feature;
+	unsigned int line, column;
+};
+
+int rootasm_err_new(struct rootasm_err **ret)
+{
+	if (!ret)
+		return -EINVAL;
+	*ret = calloc(1, sizeof(**ret));
+	return *ret ? 0 : -ENOMEM;
+}
+
+static void err_clear(struct rootasm_err *err)
+{
+	free(err->op);
+	free(err->path);
+	free(err->msg);
+	free(err->file);
+	free(err->feature);
+	*err = (struct rootasm_err){ 0 };
+}
+
+void rootasm_err_free(struct rootasm_err *err)
+{
+	if (!err)
+		return;
+	err_clear(err);
+	free(err);
+}
+
+/* @s of a fixed field of @size bytes, or the whole text the library kept of it (@full). */
+static char *field(const char *s, size_t size, const char *full)
+{
+	if (full && !strncmp(full, s, size - 1))
+		return strdup(full);
+	return strndup(s, size);
+}
+
+int rootasm_err_set(struct rootasm_err *err, const struct rootasm_error *e)
+{
+	struct rootasm_err n = { 0 };
+	bool mine = long_text.e == e;
+
+	if (!err || !e)
+		return -EINVAL;
+	n.err = e->err;
+	n.kind = e->kind;
+	n.line = e->line;
+	n.column = e->column;
+	n.op = strndup(e->op, sizeof(e->op));
+	n.path = field(e->path, sizeof(e->path), mine ? long_text.path : NULL);
+	n.msg = strndup(e->msg, sizeof(e->msg));
+	n.file = field(e->file, sizeof(e->file), mine ? long_text.file : NULL);
+	n.feature = strndup(e->feature, sizeof(e->feature));
+	if (!n.op || !n.path || !n.msg || !n.file || !n.feature) {
+		err_clear(&n);
+		return -ENOMEM;
+	}
+	err_clear(err);
+	*err = n;
+	return 0;
+}
+
+int rootasm_err_errno(const struct rootasm_err *err)
+{
+	return err->err;
+}
+
+int rootasm_err_kind(const struct rootasm_err *err)
+{
+	return err->kind;
+}
+
+#define ERR_STR(name, f) \
+	const char *rootasm_err_##name(const struct rootasm_err *err) { return err->f ? err->f : ""; }
+ERR_STR(op, op)
+ERR_STR(path, path)
+ERR_STR(message, msg)
+ERR_STR(file, file)
+ERR_STR(feature, feature)
+#undef ERR_STR
+
+unsigned int rootasm_err_line(const struct rootasm_err *err)
+{
+	return err->line;
+}
+
+unsigned int rootasm_err_column(const struct rootasm_err *err)
+{
+	return err->column;
 }

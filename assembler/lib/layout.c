@@ -80,6 +80,8 @@ int ra_layout_err(struct ra_diag *d, struct rootasm_error *e, const char *file, 
 	t->err = EINVAL;
 	t->kind = ROOTASM_ERROR_USAGE;
 	snprintf(t->file, sizeof(t->file), "%s", file);
+	if (t == e)
+		ra_err_long(e, NULL, file);
 	t->line = loc.line;
 	t->column = loc.column;
 	snprintf(t->op, sizeof(t->op), "%s", key ? key : "");

@@ -47,6 +47,9 @@ static inline void freep(void *p)
 int ra_err(struct rootasm_error *e, int err, int fsfd, const char *op, const char *path,
 	   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
+/* Keep the whole @path and @file of the error just put in @e when its fields cut them (rootasm_err_set()). */
+void ra_err_long(const struct rootasm_error *e, const char *path, const char *file);
+
 /* Out of memory while doing @op: fills @e and returns -ENOMEM. */
 int ra_oom(struct rootasm_error *e, const char *op);
 
