@@ -29,8 +29,9 @@
  *    version node of the linker script (librootasm.map). Within one soname a
  *    function is added, never changed or removed; a new one goes to the node
  *    of the release that adds it.
- *  - Option structs (rootasm_load_opts, rootasm_exec_opts, rootasm_send_opts,
- *    rootasm_bundle_opts)
+ *  - Option structs (rootasm_load_opts, rootasm_assemble_opts,
+ *    rootasm_send_opts, rootasm_exec_opts, rootasm_cache_opts,
+ *    rootasm_client_assemble_opts, rootasm_import_opts, rootasm_bundle_opts)
  *    begin with "size": set it to sizeof() of the struct as your header
  *    declares it. The library reads only the first @size bytes; fields past
  *    them take their documented defaults, and a zeroed field always is the
@@ -40,9 +41,15 @@
  *    asks for something this library cannot do); a @size too small for the
  *    flags is refused with EINVAL.
  *  - Unknown flag bits are refused with EINVAL, never ignored.
+ *  - rootasm_cache_stats, which the library fills, begins with "size" too:
+ *    the library writes only the first @size bytes of it.
  *  - Structs the library fills (rootasm_error, rootasm_exec_result,
  *    rootasm_mount_event, rootasm_bundle_result) end in reserved space that the library zeroes:
  *    new fields take it over, so their size stays the same within a soname.
+ *    rootasm_import_result and rootasm_import_layer (of the first release)
+ *    have neither, and are frozen as they are. rootasm_cache_entry_info is
+ *    the library's, lent to a callback: it only grows at its end. Opaque
+ *    objects (rootasm_err, rootasm_layout_builder, ...) have no size to keep.
  *  - Enums only grow at the end. A caller treats an unknown error kind as
  *    ROOTASM_ERROR_RUNTIME; no public array is sized by an enum (ask
  *    rootasm_feature_count()); rootasm_layout_needs() is a 64-bit mask, so
@@ -679,8 +686,15 @@ struct rootasm_import_opts {
 	enum rootasm_layer_fs fs;
 	rootasm_import_progress_fn progress;
 	void *userdata;
+	unsigned int flags;		/* none yet: 0 (others: EINVAL) */
 };
 
+/*
+ * rootasm_import_layer and rootasm_import_result, of the first release, have
+ * neither size nor reserved space, and cannot get them within this soname (a
+ * caller's struct, an array the caller indexes): they never change; what an
+ * import reports later comes through a new function and new structs.
+ */
 struct rootasm_import_result {
 	char *store;			/* absolute path of the store */
 	char *layout;			/* absolute path of the image's layout */

@@ -528,14 +528,33 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct sto
 	return r < 0 ? r : 0;
 }
 
-static bool opts_ok(const struct rootasm_import_opts *o)
-{
-	return !o || (o->size >= offsetof(struct rootasm_import_opts, progress) &&
-		      (o->fs == ROOTASM_LAYER_EROFS || o->fs == ROOTASM_LAYER_SQUASHFS));
-}
-
 #define OPT(o, field, def) \
 	((o) && (o)->size >= offsetof(struct rootasm_import_opts, field) + sizeof((o)->field) ? (o)->field : (def))
+
+/* The size and flag rules of rootasm.h; 0 or a usage error in @e. */
+static int opts_check(const struct rootasm_import_opts *o, const char *ref, struct rootasm_error *e)
+{
+	int r;
+
+	if (!o)
+		return 0;
+	r = ra_opts_size(o, o->size, offsetof(struct rootasm_import_opts, progress), sizeof(*o));
+	if (r == -E2BIG)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, E2BIG, "import", ref,
+				   "struct rootasm_import_opts of %zu bytes sets fields this library (%s) does not know",
+				   o->size, ROOTASM_VERSION_STRING);
+	if (r < 0)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", ref,
+				   "struct rootasm_import_opts.size is %zu: set it to sizeof(struct rootasm_import_opts)",
+				   o->size);
+	if (o->fs != ROOTASM_LAYER_EROFS && o->fs != ROOTASM_LAYER_SQUASHFS)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", ref, "unknown layer file system %d",
+				   (int)o->fs);
+	if (OPT(o, flags, 0u))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", ref, "unknown flags 0x%x",
+				   OPT(o, flags, 0u));
+	return 0;
+}
 
 static int write_image(struct ra_oci_image *img, struct store *s, enum rootasm_layer_fs fs,
 		       struct rootasm_import_result *res, struct rootasm_error *e)
@@ -636,8 +655,11 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 	int r;
 
 	ctx = ra_ctx(ctx);
-	if (!opts_ok(o) || !res)
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", ref, "invalid arguments");
+	r = opts_check(o, ref, e);
+	if (r < 0)
+		return r;
+	if (!res)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", ref, "no result struct");
 	memset(res, 0, sizeof(*res));
 	if (!spath)
 		spath = getenv("ROOTASM_STORE");
