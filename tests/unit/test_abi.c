@@ -103,6 +103,16 @@ static void test_struct_layout(void **state)
 	OFF(rootasm_bundle_result, detached, 56);
 	OFF(rootasm_bundle_result, reserved, 64);
 	assert_int_equal(sizeof(struct rootasm_bundle_result), 96);
+
+	OFF(rootasm_import_opts, size, 0);
+	OFF(rootasm_import_opts, store, 8);
+	OFF(rootasm_import_opts, fs, 16);
+	OFF(rootasm_import_opts, progress, 24);
+	OFF(rootasm_import_opts, userdata, 32);
+	OFF(rootasm_import_opts, flags, 40);
+	/* no size, no reserved: frozen as the first release has them */
+	assert_int_equal(sizeof(struct rootasm_import_layer), 328);
+	assert_int_equal(sizeof(struct rootasm_import_result), 200);
 }
 
 static int load_mem(const void *opts, struct rootasm_error *e)
@@ -297,6 +307,38 @@ static void test_other_flags(void **state)
 	fclose(devnull);
 }
 
+/* rootasm_import_opts: the size rule and flags, refused before anything else (no root needed). */
+struct newer_import_opts {
+	struct rootasm_import_opts o;
+	unsigned long long future[2];
+};
+
+static void test_import_opts(void **state)
+{
+	struct newer_import_opts n = { .o = { .size = sizeof(n) } };
+	struct rootasm_import_opts o = { .size = sizeof(o), .flags = 0x1 };
+	struct rootasm_import_result res;
+	struct rootasm_error e = { 0 };
+
+	(void)state;
+	assert_int_equal(rootasm_import(NULL, "oci:/nonexistent", &o, &res, &e), -EINVAL);
+	assert_int_equal(e.kind, ROOTASM_ERROR_USAGE);
+	assert_non_null(strstr(e.msg, "unknown flags 0x1"));
+	/* an older caller's struct without flags: the flags it has not are 0 */
+	o.size = offsetof(struct rootasm_import_opts, flags);
+	memset(&e, 0, sizeof(e));
+	assert_int_not_equal(rootasm_import(NULL, "oci:/nonexistent", &o, &res, &e), -EINVAL);
+	/* too small */
+	o.size = offsetof(struct rootasm_import_opts, fs);
+	assert_int_equal(rootasm_import(NULL, "oci:/nonexistent", &o, &res, &e), -EINVAL);
+	/* a newer caller: zeros past what we know are fine, anything else E2BIG */
+	memset(&e, 0, sizeof(e));
+	assert_int_not_equal(rootasm_import(NULL, "oci:/nonexistent", &n.o, &res, &e), -E2BIG);
+	n.future[1] = 1;
+	assert_int_equal(rootasm_import(NULL, "oci:/nonexistent", &n.o, &res, &e), -E2BIG);
+	assert_int_equal(e.kind, ROOTASM_ERROR_USAGE);
+}
+
 static void test_features(void **state)
 {
 	unsigned int n = rootasm_feature_count();
@@ -337,6 +379,7 @@ int main(void)
 		cmocka_unit_test(test_exec_send_opts),
 		cmocka_unit_test(test_bundle_opts),
 		cmocka_unit_test(test_other_flags),
+		cmocka_unit_test(test_import_opts),
 		cmocka_unit_test(test_features),
 		cmocka_unit_test(test_error_kinds),
 	};
