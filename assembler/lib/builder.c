@@ -410,7 +410,7 @@ static void to_call(const struct fin *f, struct rootasm_error *e)
 {
 	char msg[sizeof(e->msg)];
 
-	if (!e->line || e->line > f->ncalls || e->kind != ROOTASM_ERROR_USAGE)
+	if (!e->line || e->line > f->ncalls)
 		return;
 	if (e->op[0])
 		snprintf(msg, sizeof(msg), "%s: %s", e->op, e->msg);

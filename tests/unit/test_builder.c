@@ -186,6 +186,17 @@ static void test_errors_name_the_call(void **state)
 	assert_string_equal(diag_op[3], "rootasm_layout_builder_add_exec_env");
 	rootasm_layout_builder_free(b);
 
+	/* the open stage's word on a host path, named by the call too */
+	assert_int_equal(rootasm_layout_builder_new(&b), 0);
+	assert_int_equal(rootasm_layout_builder_add_dir_layer(b, "/"), 0);
+	assert_int_equal(rootasm_layout_builder_add_bind(b, "/nonexistent/rootasm-builder", "/x", 0), 0);
+	memset(&e, 0, sizeof(e));
+	assert_true(rootasm_layout_builder_finish(b, NULL, NULL, &l, &e) < 0);
+	assert_null(l);
+	assert_string_equal(e.op, "rootasm_layout_builder_add_bind");
+	assert_non_null(strstr(e.msg, "mounts[0].bind"));
+	rootasm_layout_builder_free(b);
+
 	/* no layer at all: the finish call */
 	assert_int_equal(rootasm_layout_builder_new(&b), 0);
 	memset(&e, 0, sizeof(e));
