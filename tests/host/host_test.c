@@ -2224,3 +2224,44 @@ TEST(attach_at_dirfd_and_path)
 	close(dfd);
 	rootasm_layout_free(l);
 }
+
+/* The builder's layout goes through the authorize stage for its principal, as a loaded one does. */
+TEST(builder_authorizes_for_its_principal)
+{
+	struct rootasm_principal *p = NULL;
+	struct rootasm_layout_builder *b = NULL;
+	struct rootasm_layout *l = NULL;
+	struct rootasm_error e = { 0 };
+	struct rootasm_load_opts o = { .size = sizeof(o) };
+	char *buf = NULL, fmt[1024];
+	size_t len = 0;
+	FILE *f;
+
+	sh("chmod 0755 %s", fix);
+	sh("mkdir -p %s/pu/root %s/pu/secret && chmod 0700 %s/pu/secret", fix, fix, fix);
+	ASSERT_EQ(rootasm_principal_user(1771, 1771, NULL, 0, -1, &p, &e), 0);
+	o.principal = p;
+	ASSERT_EQ(rootasm_layout_builder_new(&b), 0);
+	ASSERT_EQ(rootasm_layout_builder_add_dir_layer(b, path("l1")), 0);
+	ASSERT_EQ(rootasm_layout_builder_set_upper_tmpfs(b, NULL), 0);
+	ASSERT_EQ(rootasm_layout_builder_add_bind(b, path("pu/root"), "/r", 0), 0);
+	if (rootasm_layout_builder_finish(b, NULL, &o, &l, &e) < 0)
+		FAILF("finish: %s", rootasm_error_format(&e, fmt, sizeof(fmt)));
+	f = open_memstream(&buf, &len);
+	ASSERT_TRUE(f != NULL);
+	ASSERT_EQ(rootasm_plan_print(NULL, l, f, 0), 0);
+	fclose(f);
+	ASSERT_CONTAINS(buf, "for uid 1771");
+	ASSERT_CONTAINS(buf, "-> /r options=- forced=ro (read-only: uid 1771");
+	ASSERT_CONTAINS(buf, "every mount of the tree nosuid,nodev,recursive");
+	free(buf);
+	rootasm_layout_free(l);
+	/* what uid 1771 cannot read it cannot name: the open stage ran with its credentials */
+	ASSERT_EQ(rootasm_layout_builder_add_dir_layer(b, path("pu/secret")), 0);
+	memset(&e, 0, sizeof(e));
+	ASSERT_TRUE(rootasm_layout_builder_finish(b, NULL, &o, &l, &e) < 0);
+	ASSERT_STR(e.op, "rootasm_layout_builder_add_dir_layer");
+	ASSERT_CONTAINS(e.msg, "layers[1].dir");
+	rootasm_layout_builder_free(b);
+	rootasm_principal_free(p);
+}
