@@ -133,7 +133,7 @@ int ra_chase(int dirfd, const char *path, unsigned int flags, struct ra_chase *c
 			return unsafe(c, "%s (owner %u) is reached through a directory owned by uid %u", name,
 				      (unsigned int)nst.st_uid, (unsigned int)cst.st_uid);
 		if (S_ISLNK(nst.st_mode) && !last) {
-			char target[4097];
+			char target[4097], lname[256];
 			struct statfs sf;
 			ssize_t n;
 			size_t tl, rl;
@@ -158,6 +158,9 @@ int ra_chase(int dirfd, const char *path, unsigned int flags, struct ra_chase *c
 			memcpy(nb, target, tl);
 			nb[tl] = '/';
 			memcpy(nb + tl + 1, rest, rl + 1);
+			/* name points into buf: keep a copy for the messages below before buf goes */
+			snprintf(lname, sizeof(lname), "%s", name);
+			name = lname;
 			free(buf);
 			buf = rest = nb;
 			if (target[0] == '/') {
