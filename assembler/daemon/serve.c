@@ -116,35 +116,6 @@ static int keys(struct req *q, const char *const *allowed, const char *types)
 
 /* ------------------------------------------------------------ assemble */
 
-static int read_fd(int fd, char **ret, size_t *len)
-{
-	size_t cap = (1u << 20) + 1, n = 0;
-	char *buf = malloc(cap);
-
-	if (!buf)
-		return -ENOMEM;
-	while (n < cap) {
-		ssize_t r = read(fd, buf + n, cap - n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			free(buf);
-			return -errno;
-		}
-		if (r == 0)
-			break;
-		n += r;
-	}
-	if (n == cap) {
-		free(buf);
-		return -EFBIG;
-	}
-	*ret = buf;
-	*len = n;
-	return 0;
-}
-
 /*
  * A layout file a peer names: a clean absolute path below one of its rule's
  * directories, opened without following any symlink (so the path checked is
@@ -194,7 +165,7 @@ static int read_as_peer(void *ud)
 	if (fd < 0)
 		return ra_err_kind(&q->e, errno == EACCES ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME, errno,
 				   "open layout", pr->path, NULL);
-	r = read_fd(fd, &pr->buf, &pr->len);
+	r = ra_read_all(fd, 1u << 20, NULL, NULL, &pr->buf, &pr->len);
 	if (r < 0)
 		return ra_err_kind(&q->e, r == -EFBIG ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME, -r, "read layout",
 				   pr->path, NULL);
