@@ -16,9 +16,19 @@
  *                   - an upper directory on the host: refused (overlayfs copies
  *                     up there with the assembler's rights: a root-owned set-uid
  *                     copy in the user's directory);
+ *                   - a credential of the layout's own for overlayfs
+ *                     (overlay.override_creds): refused (the mounter must hold
+ *                     it, so it could read what the user cannot); a directory
+ *                     layer under another layer makes the overlay look the
+ *                     layers up with the user's own rights (plan.c, user_view);
  *                   - a directory layer it cannot read and search: refused;
- *                   - a bind source it cannot read: refused; a rw bind of what
- *                     it cannot write: read-only (ra_src.auth_ro, auth_why);
+ *                   - a bind source it cannot read (a socket: write): refused;
+ *                     a rw bind of what it cannot write: read-only
+ *                     (ra_src.auth_ro, auth_why);
+ *                   - a directory layer or bind source with a mount at or
+ *                     below it: refused (a clone without its submounts, or an
+ *                     overlay layer, shows what the mount hides; a tree in the
+ *                     user's own mount namespace could unmount it);
  *                   - the tree: nosuid,nodev on every mount (plan.c)
  */
 #include <fcntl.h>
@@ -28,6 +38,7 @@
 #include <sys/stat.h>
 
 #include "chase.h"
+#include "mntinfo.h"
 #include "principal.h"
 #include "util.h"
 
@@ -99,6 +110,23 @@ static void trust_image(struct astate *a, const struct rootasm_layout *l, const 
 		     (unsigned int)(s->parent_mode & 07777), (unsigned int)s->parent_uid);
 }
 
+/* A user's source with a mount at or below it: what the mount hides is not the user's to see. */
+static int covers(struct astate *a, const struct rootasm_layout *l, const struct ra_src *s, const char *who)
+{
+	_cleanup_free_ char *where = NULL;
+	int r = ra_mounts_below(s->fd, &where);
+
+	if (r == -ENOMEM)
+		return ra_oom(a->e, "authorize");
+	if (r < 0)
+		deny(a, l, s, s->loc, s->key, "cannot tell which mounts lie below it (%s): a mount there would hide "
+		     "what %s may not see", strerror(-r), who);
+	else if (r > 0)
+		deny(a, l, s, s->loc, s->key, "a mount at or below it (%s) hides part of it: a tree for %s may not "
+		     "show what lies under a mount", where, who);
+	return 0;
+}
+
 static int grant_why(struct ra_src *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static int grant_why(struct ra_src *s, const char *fmt, ...)
@@ -134,9 +162,16 @@ static int walk(struct astate *a, struct rootasm_layout *l)
 		if (ly->idmap.set)
 			deny(a, l, NULL, ly->loc, ly->src.key, "an idmap of the layout's own is for administrators "
 			     "(the tree is for %s)", who);
-		if (ly->kind == RA_LAYER_DIR && ly->src.fd >= 0 && !may(ly->src.fd, R_OK | X_OK))
+		if (ly->kind != RA_LAYER_DIR || ly->src.fd < 0)
+			continue;
+		if (!may(ly->src.fd, R_OK | X_OK))
 			deny(a, l, &ly->src, ly->src.loc, ly->src.key, "%s cannot read this directory", who);
+		else if ((r = covers(a, l, &ly->src, who)) < 0)
+			return r;
 	}
+	if (l->creds.set && !admin)
+		deny(a, l, NULL, l->creds.loc, "overlay.override_creds", "a credential of the layout's own is for "
+		     "administrators (the tree is for %s; its overlay looks layers up with %s's own rights)", who, who);
 	if (l->upper.kind == RA_UPPER_DIR && !admin)
 		deny(a, l, &l->upper.src, l->upper.src.loc, l->upper.src.key, "an upper directory on the host is for "
 		     "administrators (overlayfs copies files up there with the assembler's rights); use a tmpfs upper");
@@ -149,11 +184,14 @@ static int walk(struct astate *a, struct rootasm_layout *l)
 			deny(a, l, NULL, m->loc, m->src.key, "an idmap of the layout's own is for administrators "
 			     "(the tree is for %s)", who);
 		if (!admin && m->kind == RA_MOUNT_BIND && m->src.fd >= 0) {
-			bool dir = S_ISDIR(m->src.mode);
+			bool dir = S_ISDIR(m->src.mode), sock = S_ISSOCK(m->src.mode);
 
-			if (!may(m->src.fd, dir ? R_OK | X_OK : R_OK) && (S_ISDIR(m->src.mode) || S_ISREG(m->src.mode))) {
-				deny(a, l, &m->src, m->src.loc, m->src.key, "%s cannot read it", who);
-			} else if (!(m->attrs.set & MOUNT_ATTR_RDONLY) && !may(m->src.fd, W_OK)) {
+			/* what it would need to use it on the host: read (and search) it; connect to a socket */
+			if (!may(m->src.fd, dir ? R_OK | X_OK : sock ? W_OK : R_OK)) {
+				deny(a, l, &m->src, m->src.loc, m->src.key, "%s cannot %s it", who, sock ? "connect to" : "read");
+			} else if ((r = covers(a, l, &m->src, who)) < 0) {
+				return r;
+			} else if (!(m->attrs.set & MOUNT_ATTR_RDONLY) && !sock && !may(m->src.fd, W_OK)) {
 				m->src.auth_ro = true;
 				r = grant_why(&m->src, "read-only: %s cannot write %s", who, m->src.display);
 				if (r < 0)

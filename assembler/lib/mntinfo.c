@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* statmount(2) and listmount(2) (Linux 6.8), statx(STATX_MNT_ID_UNIQUE). */
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -92,4 +93,57 @@ void ra_format_idmap(const char *s, uint32_t num, char *buf, size_t size)
 			used += snprintf(buf + used, size - used, "%s%u:%u:%u", i ? "," : "", a, b, c);
 		s += strlen(s) + 1;
 	}
+}
+
+/* @below is @top or lies beneath it, component-wise ("/a/b" is below "/a", "/ab" is not). */
+static bool path_at_or_below(const char *below, const char *top)
+{
+	size_t n = strlen(top);
+
+	if (n == 1 && top[0] == '/')
+		return below[0] == '/';
+	return !strncmp(below, top, n) && (below[n] == '\0' || below[n] == '/');
+}
+
+int ra_mounts_below(int fd, char **ret_where)
+{
+	_cleanup_free_ uint64_t *ids = NULL;
+	char self[64], path[PATH_MAX];
+	struct statx sx;
+	size_t n = 0;
+	ssize_t len;
+	int r;
+
+	*ret_where = NULL;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, RA_STATX_MNT_ID_UNIQUE, &sx) < 0)
+		return -errno;
+	if (!(sx.stx_mask & RA_STATX_MNT_ID_UNIQUE))
+		return -EOPNOTSUPP;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	len = readlink(self, path, sizeof(path) - 1);
+	if (len < 0)
+		return -errno;
+	path[len] = '\0';
+	/* not reachable from our root, or deleted: no path to compare mount points with */
+	if (path[0] != '/' || (len > 10 && !strcmp(path + len - 10, " (deleted)")))
+		return -ENOENT;
+	r = ra_listmount(sx.stx_mnt_id, &ids, &n);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ struct ra_statmount *sm = NULL;
+
+		r = ra_statmount(ids[i], RA_STATMOUNT_MNT_POINT, 0, &sm);
+		if (r == -ENOENT)
+			continue;	/* gone since it was listed */
+		if (r < 0)
+			return r;
+		if (!(sm->mask & RA_STATMOUNT_MNT_POINT))
+			return -EOPNOTSUPP;
+		if (path_at_or_below(sm->str + sm->mnt_point, path)) {
+			*ret_where = strdup(sm->str + sm->mnt_point);
+			return *ret_where ? 1 : -ENOMEM;
+		}
+	}
+	return 0;
 }

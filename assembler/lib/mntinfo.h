@@ -14,6 +14,12 @@ int ra_statmount(uint64_t id, uint64_t mask, uint64_t mnt_ns_id, struct ra_statm
 int ra_mount_id(int dfd, const char *path, uint64_t *ret);
 /* Children of @id (direct), caller frees *ret. */
 int ra_listmount(uint64_t id, uint64_t **ret, size_t *n);
+/*
+ * Whether a mount lies at or below the object @fd refers to (a child of the
+ * mount holding it, mounted there or beneath): 1 with its mount point in
+ * *ret_where (caller frees), 0 if none, or -errno.
+ */
+int ra_mounts_below(int fd, char **ret_where);
 /* Format idmap strings "a b c\0a b c\0" as "a:b:c,a:b:c" into @buf. */
 void ra_format_idmap(const char *s, uint32_t num, char *buf, size_t size);
 
