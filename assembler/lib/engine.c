@@ -319,18 +319,27 @@ static int set_fd(int fsfd, const char *key, int fd, const char *what, struct ro
 	return ra_err(e, errno, fsfd, op, what, NULL);
 }
 
-static int x_overlay(struct xstate *x, const struct ra_op *op, struct rootasm_error *e)
+/*
+ * An overlay mount of the layer slots (@lower < 0) or of the one mount
+ * @lower, with the upper if @upper, its credential @cs (NULL: the mounter's).
+ */
+static int overlay_mount(struct xstate *x, const struct ra_op *op, int lower, bool upper,
+			 const struct ra_cred_spec *cs, struct rootasm_error *e)
 {
 	const struct rootasm_layout *l = op->l;
-	const struct ra_creds *c = &l->creds;
 	_cleanup_close_ int fsfd = -EBADF;
-	bool upper = x->ufd >= 0;
-	int r;
+	bool caps_dac = cs && (cs->caps & (1ULL << CAP_DAC_OVERRIDE));
+	int r, mfd;
 
 	fsfd = fsopen("overlay", FSOPEN_CLOEXEC);
 	if (fsfd < 0)
 		return ra_err(e, errno, -EBADF, "fsopen", "overlay", NULL);
-	for (size_t i = 0; i < x->p->nslots; i++) {
+	if (lower >= 0) {
+		r = set_fd(fsfd, "lowerdir+", lower, "the layers as the principal sees them", e);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; lower < 0 && i < x->p->nslots; i++) {
 		r = set_fd(fsfd, "lowerdir+", x->slots[i], l->layers[l->nlayers - 1 - i].src.display, e);
 		if (r < 0)
 			return r;
@@ -344,16 +353,8 @@ static int x_overlay(struct xstate *x, const struct ra_op *op, struct rootasm_er
 		if (r < 0)
 			return r;
 	}
-	if (c->set || op->creds_in_userns) {
-		struct ra_cred_spec cs = {
-			.uid = c->uid, .gid = c->gid, .groups = c->groups, .ngroups = c->ngroups, .caps = c->caps,
-			.userns_fd = op->creds_in_userns ? x->xo->userns_fd : -EBADF,
-		};
-
-		/* in a caller's namespace without a credential in the layout: its root, all capabilities there */
-		if (!c->set)
-			cs.caps = (1ULL << (CAP_LAST_CAP + 1)) - 1;
-		r = ra_set_override_creds(fsfd, &cs, e);
+	if (cs) {
+		r = ra_set_override_creds(fsfd, cs, e);
 		if (r < 0)
 			return r;
 	}
@@ -366,13 +367,13 @@ static int x_overlay(struct xstate *x, const struct ra_op *op, struct rootasm_er
 		 * sets it up under the recorded credential: without CAP_DAC_OVERRIDE
 		 * that fails with EACCES and a message only in the kernel log.
 		 */
-		if (e && err == EACCES && c->set && upper && !e->msg[0] && !(c->caps & (1ULL << CAP_DAC_OVERRIDE)))
+		if (e && err == EACCES && cs && upper && !e->msg[0] && !caps_dac)
 			snprintf(e->msg, sizeof(e->msg), "with an upper layer the override_creds credential "
 				 "needs CAP_DAC_OVERRIDE: overlayfs sets up its mode-000 work directory under it");
 		return r;
 	}
-	x->root = fsmount(fsfd, FSMOUNT_CLOEXEC, upper ? 0 : MOUNT_ATTR_RDONLY);
-	if (x->root < 0)
+	mfd = fsmount(fsfd, FSMOUNT_CLOEXEC, upper ? 0 : MOUNT_ATTR_RDONLY);
+	if (mfd < 0)
 		return ra_err(e, errno, fsfd, "fsmount", "overlay", NULL);
 	if (upper) {
 		struct statfs sf;
@@ -382,16 +383,64 @@ static int x_overlay(struct xstate *x, const struct ra_op *op, struct rootasm_er
 		 * be set up: they mount read-only and say so only in the kernel
 		 * log. A writable layout must not silently become read-only.
 		 */
-		if (fstatfs(x->root, &sf) < 0)
-			return ra_err(e, errno, -EBADF, "statfs", "overlay", NULL);
-		if (sf.f_flags & ST_RDONLY)
+		if (fstatfs(mfd, &sf) < 0 || (sf.f_flags & ST_RDONLY)) {
+			r = errno;
+			close(mfd);
+			if (r)
+				return ra_err(e, r, -EBADF, "statfs", "overlay", NULL);
 			return ra_err(e, EROFS, -EBADF, "create overlay", l->file,
 				      "overlayfs could not set up its work directory and mounted read-only%s",
-				      c->set && !(c->caps & (1ULL << CAP_DAC_OVERRIDE)) ?
-				      "; the override_creds credential needs CAP_DAC_OVERRIDE" : "");
+				      cs && !caps_dac ? "; the override_creds credential needs CAP_DAC_OVERRIDE" : "");
+		}
 	}
-	RA_TRACE(x->ctx, "overlay: %zu layers%s%s -> root fd %d", x->p->nslots, upper ? ", upper" : "",
-		 c->set ? ", override_creds" : "", x->root);
+	return mfd;
+}
+
+static int x_overlay(struct xstate *x, const struct ra_op *op, struct rootasm_error *e)
+{
+	const struct rootasm_layout *l = op->l;
+	const struct ra_creds *c = &l->creds;
+	const struct rootasm_principal *who = x->p->who;
+	struct ra_cred_spec cs = {
+		.uid = c->uid, .gid = c->gid, .groups = c->groups, .ngroups = c->ngroups, .caps = c->caps,
+		.userns_fd = op->creds_in_userns ? x->xo->userns_fd : -EBADF,
+	};
+	bool upper = x->ufd >= 0;
+	int root;
+
+	if (op->user_view) {
+		/*
+		 * The layers as the principal sees them: a read-only overlay whose
+		 * credential is its own ids with CAP_SYS_ADMIN (overlayfs clones
+		 * the layers and reads its trusted.* xattrs with it) and no
+		 * capability over permissions; the upper goes on a second overlay
+		 * with the mounter's credential, whose copy-ups read through the
+		 * first one with the principal's rights.
+		 */
+		struct ra_cred_spec u = { .caps = 1ULL << CAP_SYS_ADMIN, .userns_fd = -EBADF };
+		_cleanup_close_ int view = -EBADF;
+
+		if (ra_principal_admin(who))
+			return ra_err(e, EINVAL, -EBADF, "create overlay", l->file, "no principal for its credential");
+		u.uid = who->uid;
+		u.gid = who->gid;
+		u.groups = who->groups;
+		u.ngroups = who->ngroups;
+		view = overlay_mount(x, op, -1, false, &u, e);
+		if (view < 0)
+			return view;
+		root = upper ? overlay_mount(x, op, view, true, NULL, e) : take_fd(view);
+	} else {
+		/* in a caller's namespace without a credential in the layout: its root, all capabilities there */
+		if (!c->set)
+			cs.caps = (1ULL << (CAP_LAST_CAP + 1)) - 1;
+		root = overlay_mount(x, op, -1, upper, c->set || op->creds_in_userns ? &cs : NULL, e);
+	}
+	if (root < 0)
+		return root;
+	x->root = root;
+	RA_TRACE(x->ctx, "overlay: %zu layers%s%s%s -> root fd %d", x->p->nslots, upper ? ", upper" : "",
+		 c->set ? ", override_creds" : "", op->user_view ? ", the principal's view" : "", x->root);
 	return 0;
 }
 

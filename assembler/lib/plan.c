@@ -77,6 +77,15 @@ static bool attrs_set(const struct ra_attrs *a)
 	return a->set || a->clr || a->propagation;
 }
 
+/* A directory layer with another layer above it. */
+static bool dir_covered(const struct rootasm_layout *l)
+{
+	for (size_t i = 0; i + 1 < l->nlayers; i++)
+		if (l->layers[i].kind == RA_LAYER_DIR)
+			return true;
+	return false;
+}
+
 uint64_t ra_plan_consults(const struct rootasm_layout *l, unsigned int flags)
 {
 	uint64_t m = 0;
@@ -125,6 +134,7 @@ int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int fl
 		return ra_oom(e, "plan");
 	p->l = l;
 	p->flags = flags;
+	p->who = l->principal;
 	/* at most: every layer, upper, overlay or root layer, every mount, root and tree attributes */
 	p->ops = calloc(l->nlayers + l->nmounts + 4, sizeof(*p->ops));
 	if (!p->ops) {
@@ -170,14 +180,28 @@ int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int fl
 		 * records a credential without CAP_SYS_ADMIN; else the assembler's own.
 		 */
 		bool in_userns = userns && (l->creds.set || (have & F(OVL_CREDS_NOADMIN)));
+		/*
+		 * A directory layer under another layer, looked up with the
+		 * assembler's rights: a layer above could cover one of its
+		 * directories the principal may not search with one it may, and
+		 * show what is inside. Not when the credential is the principal's
+		 * own already (in its user namespace).
+		 */
+		bool user_view = (flags & RA_PLAN_USER) && !in_userns && dir_covered(l);
 		struct ra_op *op;
 
 		if (in_userns)
 			needs |= F(OVL_CREDS_NOADMIN);
+		if (user_view)
+			needs |= F(OVL_OVERRIDE_CREDS);
 		op = add(p, RA_OP_OVERLAY, RA_ROUTE_OVERLAY, l->creds.set ? l->creds.loc : l->layers[0].loc, needs,
 			 "overlay", -1);
 		op->to_userns = userns;
 		op->creds_in_userns = in_userns;
+		op->user_view = user_view;
+		if (user_view)
+			op->why = "a directory layer lies under another layer: overlayfs looks the layers up with "
+				  "the principal's own rights";
 	} else {
 		add(p, RA_OP_ROOT_LAYER, l->layers[0].kind == RA_LAYER_DIR ? RA_ROUTE_SETATTR : RA_ROUTE_NONE,
 		    l->layers[0].loc, l->layers[0].kind == RA_LAYER_DIR ? F(MOUNT_SETATTR) : 0, "layers", 0);
@@ -223,6 +247,7 @@ int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int fl
 				ra_plan_free(p);
 				return r;
 			}
+			op->sub->who = p->who;
 			op->needs |= op->sub->needs;
 			p->needs |= op->sub->needs;
 		}
@@ -427,6 +452,10 @@ static void text_plan(FILE *f, const struct ra_plan *p, int indent)
 			if (op->creds_in_userns)
 				fputs(l->creds.set ? " (a credential in the user namespace)" :
 				      " override_creds=the user namespace's root, every capability there", f);
+			if (op->user_view)
+				fprintf(f, " override_creds=the principal's uid, gid and groups, CAP_SYS_ADMIN only%s",
+					l->upper.kind == RA_UPPER_NONE ? "" :
+					" (a read-only overlay of the layers, under one with the upper)");
 			break;
 		case RA_OP_ROOT_LAYER:
 			fputs("root is layers[0] itself, read-only", f);
@@ -642,14 +671,17 @@ static json_t *jplan(struct ra_jb *b, const struct ra_plan *p)
 			struct ra_attrs a = { .set = op->attr_force };
 
 			jset(b, j, "forced", jattrs(b, &a));
-			jset(b, j, "why", ra_jstr(op->why));
 		}
+		if (op->why)
+			jset(b, j, "why", ra_jstr(op->why));
 		if (op->to_userns)
 			jset(b, j, "userns", json_true());
 		if (op->lend)
 			jset(b, j, "lent", json_true());
 		if (op->creds_in_userns)
 			jset(b, j, "creds_in_userns", json_true());
+		if (op->user_view)
+			jset(b, j, "user_view", json_true());
 		jset(b, j, "needs", jfeatures(b, op->needs));
 		japp(b, ops, j);
 	}

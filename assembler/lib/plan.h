@@ -57,6 +57,13 @@ struct ra_op {
 	bool to_userns;				/* idmapped into the principal's user namespace */
 	bool lend;				/* RA_ROUTE_CACHED layer: the cached mount itself, lent to overlayfs */
 	bool creds_in_userns;			/* RA_OP_OVERLAY: override_creds recorded inside the user namespace */
+	/*
+	 * RA_OP_OVERLAY: the layers are looked up with the principal's own rights:
+	 * a read-only overlay of them whose override_creds is the principal's
+	 * uid, gid and groups with CAP_SYS_ADMIN only (no DAC capability), under
+	 * the overlay with the upper if there is one.
+	 */
+	bool user_view;
 	const char *why;			/* why attr_force (or NULL) */
 };
 
@@ -67,6 +74,7 @@ struct ra_plan {
 	size_t nslots;				/* layer fds the overlay (or root layer) takes */
 	uint64_t needs;				/* the fold of the ops' needs, sub-plans included */
 	unsigned int flags;			/* RA_PLAN_* it was built with */
+	const struct rootasm_principal *who;	/* the top layout's principal (NULL: an administrator) */
 };
 
 #define RA_PLAN_CACHE	0x1u	/* the context has an image cache: images take RA_ROUTE_CACHED */

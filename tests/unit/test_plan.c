@@ -155,12 +155,59 @@ static void test_userns(void **state)
 	rootasm_layout_free(l);
 }
 
+/* A directory layer under another layer: the user's overlay looks the layers up with the user's rights. */
+static void test_user_view(void **state)
+{
+	static const char *const covered = "version: 1\nlayers:\n  - dir: tools\n  - image: base.sqfs\n"
+					   "upper: { tmpfs: {} }\n";
+	static const char *const on_top = "version: 1\nlayers:\n  - image: base.sqfs\n  - dir: tools\n";
+	struct rootasm_principal u = { .uid = 1771, .gid = 1771, .userns_fd = -EBADF };
+	struct rootasm_layout *l = parse(covered);
+	const struct ra_op *op;
+	struct ra_plan *p;
+
+	(void)state;
+	/* an administrator: the mounter's credential */
+	p = plan(l, 0, ra_plan_flags(NULL, l, false));
+	assert_false(find(p, "overlay")->user_view);
+	assert_false(find(p, "overlay")->needs & F(OVL_OVERRIDE_CREDS));
+	ra_plan_free(p);
+	l->principal = &u;
+	p = plan(l, 0, ra_plan_flags(NULL, l, false));
+	op = find(p, "overlay");
+	assert_true(op->user_view);
+	assert_true(op->needs & F(OVL_OVERRIDE_CREDS));
+	assert_non_null(op->why);
+	assert_ptr_equal(p->who, &u);
+	ra_plan_free(p);
+	/* in its user namespace, where the kernel records the namespace's root: that one is its own already */
+	p = plan(l, F(OVL_CREDS_NOADMIN), RA_PLAN_USER | RA_PLAN_USERNS);
+	assert_true(find(p, "overlay")->creds_in_userns);
+	assert_false(find(p, "overlay")->user_view);
+	ra_plan_free(p);
+	/* where it cannot, the user's view again */
+	p = plan(l, 0, RA_PLAN_USER | RA_PLAN_USERNS);
+	assert_true(find(p, "overlay")->user_view);
+	ra_plan_free(p);
+	l->principal = NULL;
+	rootasm_layout_free(l);
+	/* the directory on top covers nothing the user cannot see */
+	l = parse(on_top);
+	l->principal = &u;
+	p = plan(l, 0, ra_plan_flags(NULL, l, false));
+	assert_false(find(p, "overlay")->user_view);
+	ra_plan_free(p);
+	l->principal = NULL;
+	rootasm_layout_free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_admin),
 		cmocka_unit_test(test_user),
 		cmocka_unit_test(test_userns),
+		cmocka_unit_test(test_user_view),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
