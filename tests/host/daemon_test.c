@@ -211,9 +211,9 @@ static void no_leaks(struct daemon *d)
 	long long entries;
 
 	/* a client that has just closed may still have its thread: ask until it has ended */
-	for (int i = 0; i < 10000 && counter(st, "clients_now") != 1; i++) {
+	for (int i = 0; i < 5000 && counter(st, "clients_now") != 1; i++) {
 		json_decref(st);
-		sched_yield();
+		usleep(1000);	/* at most 5 s: a loaded machine runs the thread late */
 		st = status(d);
 	}
 	entries = cache_n(st, "entries");
@@ -223,8 +223,8 @@ static void no_leaks(struct daemon *d)
 	ASSERT_EQ(counter(st, "clients_now"), 1);
 	json_decref(st);
 	/* our status connection is gone once its thread ended: wait for the count to say so */
-	for (int i = 0; i < 2000 && count_fds(d->pid) != d->base_fds + entries; i++)
-		sched_yield();
+	for (int i = 0; i < 5000 && count_fds(d->pid) != d->base_fds + entries; i++)
+		usleep(1000);
 	ASSERT_EQ(count_fds(d->pid), d->base_fds + entries);
 }
 
@@ -1186,6 +1186,120 @@ TEST(daemon_principal_rootless_rw_bind_of_roots_directory_is_read_only)
 		FAILF("attack (daemon log: %s)", daemon_log(&d));
 	ASSERT_STR(slurp(path("src/rw/rootfile")), "root\n");
 	ASSERT_TRUE(access(path("src/rw/new"), F_OK) < 0);
+	no_leaks(&d);
+	stop(&d);
+}
+
+/* A plain client (no user namespace) reads through the tree fd it was given, without attaching it. */
+struct peek {
+	struct daemon *d;
+	const char *text;
+	bool writable;
+};
+
+static void peek_client(void *arg)
+{
+	struct peek *k = arg;
+	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout_text = k->text, .name = "peek" };
+	struct rootasm_client *c;
+	struct rootasm_error e = { 0 };
+	const char *got;
+	int fd;
+
+	ASSERT_EQ(rootasm_client_connect(k->d->sock, &c, &e), 0);
+	fd = rootasm_client_assemble(c, &o, &e);
+	rootasm_client_close(c);
+	if (fd < 0)
+		FAILF("assemble: %s", err_line(&e));
+	/* what is outside root's 0700 directory of the lower layer stays readable */
+	ASSERT_STR(slurp_at(fd, "pub/p.txt"), "pub\n");
+	ASSERT_STR(slurp_at(fd, "mine.txt"), "mine\n");
+	/* the user's own 0755 "secret" covers root's 0700 one: its lookups may not be root's */
+	got = slurp_at(fd, "secret/s.txt");
+	if (got)
+		FAILF("uid %d read %s/src/cov/low/secret/s.txt (\"%s\") through a layer of its own", UNPRIV, fix, got);
+	ASSERT_EQ(errno, EACCES);
+	if (k->writable) {
+		/* its own file is copied up and written; the host file stays as it was */
+		int w = openat(fd, "mine.txt", O_WRONLY | O_APPEND | O_CLOEXEC);
+
+		if (w < 0)
+			FAILF("append to its own file through the tree: %s", strerror(errno));
+		ASSERT_EQ(write(w, "more\n", 5), 5);
+		close(w);
+		ASSERT_STR(slurp_at(fd, "mine.txt"), "mine\nmore\n");
+	}
+	close(fd);
+}
+
+TEST(daemon_principal_a_users_layer_cannot_uncover_what_it_may_not_search)
+{
+	struct daemon d = start("sa5", NULL);
+	char text[1024];
+	struct peek k = { .d = &d, .text = text };
+
+	sh("rm -rf %s/src/cov && mkdir -p %s/src/cov/low/secret %s/src/cov/low/pub %s/src/cov/top/secret && "
+	   "echo secret > %s/src/cov/low/secret/s.txt && echo pub > %s/src/cov/low/pub/p.txt && "
+	   "chmod 0644 %s/src/cov/low/secret/s.txt && chmod 0700 %s/src/cov/low/secret && "
+	   "echo mine > %s/src/cov/top/mine.txt && chown -R %d:%d %s/src/cov/top && chmod -R go+rX %s/src/cov/top",
+	   fix, fix, fix, fix, fix, fix, fix, fix, fix, UNPRIV, UNPRIV, fix, fix);
+	/* read-only: one overlay with the user's credential */
+	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - dir: %s/src/cov/low\n  - dir: %s/src/cov/top\n", fix, fix);
+	if (as_user(UNPRIV, peek_client, &k))
+		FAILF("read-only (daemon log: %s)", daemon_log(&d));
+	/* writable: the user's view of the layers under an overlay with the upper */
+	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - dir: %s/src/cov/low\n  - dir: %s/src/cov/top\n"
+		 "upper: { tmpfs: {} }\n", fix, fix);
+	k.writable = true;
+	if (as_user(UNPRIV, peek_client, &k))
+		FAILF("writable (daemon log: %s)", daemon_log(&d));
+	ASSERT_STR(slurp(path("src/cov/top/mine.txt")), "mine\n");
+	/* a credential of the layout's own is the administrator's */
+	{
+		struct attack a = { .d = &d, .text = text, .want = "a credential of the layout's own is for administrators" };
+
+		snprintf(text, sizeof(text), "version: 1\nlayers:\n  - dir: %s/src/cov/low\n  - dir: %s/src/cov/top\n"
+			 "overlay: { override_creds: { uid: 0, gid: 0, capabilities: [CAP_SYS_ADMIN, CAP_DAC_READ_SEARCH] } }\n",
+			 fix, fix);
+		if (as_user(UNPRIV, attack_client, &a))
+			FAILF("override_creds (daemon log: %s)", daemon_log(&d));
+	}
+	no_leaks(&d);
+	stop(&d);
+}
+
+TEST(daemon_principal_what_a_mount_hides_is_not_shown)
+{
+	struct daemon d = start("sa6", NULL);
+	char text[1024];
+	struct attack a = { .d = &d, .text = text, .want = "hides part of it" };
+
+	/* root hides a directory's old contents under a 0700 tmpfs */
+	sh("rm -rf %s/src/hid && mkdir -p %s/src/hid/inner && echo hidden > %s/src/hid/inner/h.txt && "
+	   "chmod -R go+rX %s/src/hid && mount -t tmpfs -o mode=0700 hide %s/src/hid/inner", fix, fix, fix, fix, fix);
+	/* a layer: overlayfs would show the directory under the tmpfs */
+	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - dir: %s/src/hid\n", fix);
+	if (as_user(UNPRIV, attack_client, &a))
+		FAILF("dir layer (daemon log: %s)", daemon_log(&d));
+	/* a bind: a clone without its submounts would, too */
+	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - image: %s/src/l2.sqfs\nmounts:\n"
+		 "  - { bind: %s/src/hid, target: /mnt }\n", fix, fix);
+	if (as_user(UNPRIV, attack_client, &a))
+		FAILF("bind (daemon log: %s)", daemon_log(&d));
+	/* the mount point itself, the same */
+	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - image: %s/src/l2.sqfs\nmounts:\n"
+		 "  - { bind: %s/src/hid/inner, target: /mnt }\n", fix, fix);
+	a.want = "cannot read it";	/* the 0700 tmpfs itself: not the user's to read */
+	if (as_user(UNPRIV, attack_client, &a))
+		FAILF("bind of the mount (daemon log: %s)", daemon_log(&d));
+	sh("umount %s/src/hid/inner", fix);
+	/* a root-only FIFO: not readable, not given */
+	sh("mkfifo -m 0600 %s/src/hid/fifo", fix);
+	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - image: %s/src/l2.sqfs\nmounts:\n"
+		 "  - { bind: %s/src/hid/fifo, target: /etc/motd }\n", fix, fix);
+	a.want = "cannot read it";
+	if (as_user(UNPRIV, attack_client, &a))
+		FAILF("fifo (daemon log: %s)", daemon_log(&d));
 	no_leaks(&d);
 	stop(&d);
 }
