@@ -50,6 +50,7 @@ struct astate {
 	const struct rootasm_principal *p;
 	struct ra_diag *d;
 	struct rootasm_error *e;
+	bool host_ids;		/* ra_host_ids(), asked once per authorization */
 	int bad;
 };
 
@@ -96,7 +97,7 @@ static bool others_write(mode_t m)
 static void trust_image(struct astate *a, const struct rootasm_layout *l, const struct ra_src *s)
 {
 	/* in a user namespace that hides host owners the kernel mounts no image for us anyway */
-	if (s->trusted || s->fd < 0 || !ra_host_ids())
+	if (s->trusted || s->fd < 0 || !a->host_ids)
 		return;
 	if (s->uid != 0 || others_write(s->mode))
 		deny(a, l, s, s->loc, s->key, "the image file is %s%s (mode %04o, owner uid %u): another user could "
@@ -209,7 +210,7 @@ static int walk(struct astate *a, struct rootasm_layout *l)
 
 int ra_authorize(struct rootasm_layout *l, struct ra_diag *d, struct rootasm_error *e)
 {
-	struct astate a = { .p = l->principal, .d = d, .e = e };
+	struct astate a = { .p = l->principal, .d = d, .e = e, .host_ids = ra_host_ids() };
 	int r = walk(&a, l);
 
 	if (r < 0)
