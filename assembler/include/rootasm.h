@@ -75,9 +75,9 @@ extern "C" {
 #endif
 
 #define ROOTASM_VERSION_MAJOR	0
-#define ROOTASM_VERSION_MINOR	3
+#define ROOTASM_VERSION_MINOR	4
 #define ROOTASM_VERSION_PATCH	0
-#define ROOTASM_VERSION_STRING	"0.3.0"
+#define ROOTASM_VERSION_STRING	"0.4.0"
 #define ROOTASM_VERSION_NUMBER	(ROOTASM_VERSION_MAJOR * 10000 + ROOTASM_VERSION_MINOR * 100 + ROOTASM_VERSION_PATCH)
 
 /* The library's version at run time ("0.2.0"). */
@@ -370,6 +370,17 @@ const char *rootasm_feature_desc(enum rootasm_feature f);
  * attached mount.
  */
 int rootasm_probe_feature(struct rootasm_ctx *ctx, enum rootasm_feature f, char *detail, size_t size);
+
+/*
+ * The answers are kept once per boot in /run/rootasm/probe.cache (written by
+ * root, readable by all; $ROOTASM_PROBE_CACHE names another file, empty: none),
+ * keyed by the boot, the kernel, the modules and sysctls that can change an
+ * answer and the caller (namespaces, root, euid, capabilities, seccomp, LSM
+ * label); taken only when all of it matches. rootasm_probe_refresh() forgets
+ * the context's answers and the file's: what is asked next is probed again
+ * and written back. Returns 0.
+ */
+int rootasm_probe_refresh(struct rootasm_ctx *ctx);
 
 /* Features @l needs, as a mask of (1 << enum rootasm_feature), a fold over its plan. */
 uint64_t rootasm_layout_needs(struct rootasm_ctx *ctx, const struct rootasm_layout *l);

@@ -25,6 +25,8 @@ struct rootasm_ctx {
 	int scratch_fd;				/* a detached tmpfs for the probes of one session */
 	unsigned int scratch_seq;
 	int session;				/* > 0 while a series of probes runs */
+	enum { RA_PCACHE_UNREAD, RA_PCACHE_MISS, RA_PCACHE_HIT, RA_PCACHE_IGNORE } pcache;	/* the file (probecache.c) */
+	bool pdirty;				/* answers probed since the file was read or written */
 
 	struct ra_cache *images;		/* image cache (cache.h), set once; NULL: none */
 

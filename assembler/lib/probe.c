@@ -106,6 +106,13 @@ static void scratch_end(struct rootasm_ctx *c)
 	ra_defer_close(c, take_fd(c->scratch_fd));
 }
 
+/* A series of probes is over: its scratch mount goes, its answers are kept (probecache.c). */
+static void session_end(struct rootasm_ctx *c)
+{
+	scratch_end(c);
+	ra_probe_cache_save(c);
+}
+
 /* A new directory in the scratch tmpfs; its name is written to @name. */
 static int scratch_dir(struct rootasm_ctx *c, char *detail, char *name, size_t size)
 {
@@ -457,6 +464,8 @@ static int (*const probes[RA_FEAT_COUNT])(struct rootasm_ctx *, char *) = {
 /* With the context locked: 1 present, 0 absent, -EPERM not permitted to probe. */
 static int feature_locked(struct rootasm_ctx *c, enum rootasm_feature f)
 {
+	if (!c->cache[f])
+		ra_probe_cache_load(c);
 	if (!c->cache[f]) {
 		char *detail = c->detail[f];
 		int r;
@@ -474,12 +483,15 @@ static int feature_locked(struct rootasm_ctx *c, enum rootasm_feature f)
 			DETAIL(detail, "%s", strerror(-r));
 		RA_TRACE(c, "probe %s: %s%s%s", feats[f].name, r == 0 ? "present" : r == -EPERM ? "not permitted" : "absent",
 			 detail[0] ? ": " : "", detail);
-		if (!c->session)
-			scratch_end(c);
 		/* no definite answer: say absent now, ask again next time */
+		if (r != -EAGAIN && r != -EINTR) {
+			c->cache[f] = r == 0 ? 1 : r == -EPERM ? -2 : -1;
+			c->pdirty = true;
+		}
+		if (!c->session)
+			session_end(c);
 		if (r == -EAGAIN || r == -EINTR)
 			return 0;
-		c->cache[f] = r == 0 ? 1 : r == -EPERM ? -2 : -1;
 	}
 	return c->cache[f] == 1 ? 1 : c->cache[f] == -2 ? -EPERM : 0;
 }
@@ -487,11 +499,6 @@ static int feature_locked(struct rootasm_ctx *c, enum rootasm_feature f)
 int ra_feature(struct rootasm_ctx *ctx, enum rootasm_feature f)
 {
 	return rootasm_probe_feature(ctx, f, NULL, 0);
-}
-
-bool ra_feature_bool(void *ctx, enum rootasm_feature f)
-{
-	return ra_feature(ctx, f) > 0;
 }
 
 int rootasm_probe_feature(struct rootasm_ctx *ctx, enum rootasm_feature f, char *detail, size_t size)
@@ -539,7 +546,20 @@ int ra_require(struct rootasm_ctx *ctx, uint64_t needs, struct rootasm_error *e)
 			snprintf(e->feature, sizeof(e->feature), "%s", feats[f].name);
 	}
 	if (!--c->session)
-		scratch_end(c);
+		session_end(c);
 	pthread_mutex_unlock(&c->lock);
 	return r;
+}
+
+int rootasm_probe_refresh(struct rootasm_ctx *ctx)
+{
+	struct rootasm_ctx *c = ra_ctx(ctx);
+
+	pthread_mutex_lock(&c->lock);
+	memset(c->cache, 0, sizeof(c->cache));
+	memset(c->detail, 0, sizeof(c->detail));
+	/* what is asked from now on comes from the kernel, and is written back */
+	c->pcache = RA_PCACHE_IGNORE;
+	pthread_mutex_unlock(&c->lock);
+	return 0;
 }

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/syscall.h>
@@ -31,8 +32,15 @@ static inline void freep(void *p)
 	free(*(void **)p);
 }
 
+static inline void fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+
 #define _cleanup_close_ __attribute__((cleanup(close_fdp)))
 #define _cleanup_free_ __attribute__((cleanup(freep)))
+#define _cleanup_fclose_ __attribute__((cleanup(fclosep)))
 
 /* Hand ownership of a pointer on: returns it and leaves NULL behind. */
 #define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
