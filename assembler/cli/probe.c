@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* rootasm probe [--json] */
+/* rootasm probe [--refresh] [--json] */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,8 +12,12 @@ static const char help[] =
 	"Try each kernel feature rootasm uses on a throwaway detached tmpfs (never read\n"
 	"off the version number) and print one line each: present, absent (the kernel\n"
 	"lacks it), or not-permitted (this process may not try it: no CAP_SYS_ADMIN,\n"
-	"no access to loop devices).\n"
+	"no access to loop devices). The answers are kept once per boot in\n"
+	"/run/rootasm/probe.cache (written by root, readable by all) and taken from\n"
+	"there while the boot, the kernel, the modules and sysctls that can change\n"
+	"them and the caller's namespaces and rights stay the same.\n"
 	"\n"
+	"  --refresh      probe every feature again and rewrite the kept answers\n"
 	"  --json[=pretty] an array of {feature, state, present, description, detail}\n"
 	"  -q, --quiet    only the features that are not present\n"
 	"  --debug        trace each probe\n"
@@ -21,16 +25,24 @@ static const char help[] =
 
 int cmd_probe(int argc, char **argv)
 {
-	static const struct option opts[] = { CLI_COMMON_LONGOPTS, { 0 } };
+	static const struct option opts[] = { { "refresh", no_argument, NULL, 'R' }, CLI_COMMON_LONGOPTS, { 0 } };
 	unsigned int n = rootasm_feature_count();
+	bool refresh = false;
 	json_t *arr = NULL;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) >= 0)
+	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) >= 0) {
+		if (c == 'R') {
+			refresh = true;
+			continue;
+		}
 		if ((r = cli_common(c, argc, argv, help)) != CLI_GO_ON)
 			return r;
+	}
 	if (optind < argc)
 		return cli_usage("unexpected argument '%s'", argv[optind]);
+	if (refresh)
+		rootasm_probe_refresh(cli_context());
 	if (cli.json && !(arr = json_array()))
 		return cli_errno(ENOMEM, "probe");
 	for (unsigned int f = 0; f < n; f++) {

@@ -17,7 +17,7 @@ _rootasm_options()
 	check) echo "--offline --live --as $_rootasm_common" ;;
 	assemble) echo "--attach --send-fd --send-fd-fd --peer-uid --timeout --audit --via $_rootasm_common" ;;
 	exec) echo "--network --preserve-fds --env --hostname --tty --privileged --report --via $_rootasm_common" ;;
-	probe) echo "$_rootasm_common" ;;
+	probe) echo "--refresh $_rootasm_common" ;;
 	watch) echo "--mntns --count --timeout $_rootasm_common" ;;
 	import) echo "--store --fs $_rootasm_common" ;;
 	bundle) echo "--layout --upper $_rootasm_common" ;;
