@@ -148,7 +148,7 @@ set(CPACK_COMPONENTS_GROUPING IGNORE)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
-# Depends from the ELF files (dpkg-shlibdeps: libyaml, jansson, libcap, libc); libarchive and
+# Depends from the ELF files (dpkg-shlibdeps: libyaml, jansson, libc); libarchive and
 # libcrypto are dlopen()ed by `rootasm import` only, so they are named below
 # (librootasm.so.0 itself is found in the build tree; its Depends is the explicit one below)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)

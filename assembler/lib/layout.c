@@ -18,7 +18,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/capability.h>
+#include <linux/capability.h>
 #include <sys/mount.h>
 #include <yaml.h>
 
@@ -628,6 +628,42 @@ static int parse_tmpfs_map(struct pctx *p, struct ynode *map, const char *where,
 	return 0;
 }
 
+/*
+ * The kernel's capability names, as libcap writes them (cap_to_name()), without
+ * its allocation: printing a plan cannot fail, nor print "?" when memory is
+ * short. A capability newer than this table is its number, as libcap writes one
+ * it does not know.
+ */
+static const char *const cap_names[] = {
+	"cap_chown", "cap_dac_override", "cap_dac_read_search", "cap_fowner", "cap_fsetid",
+	"cap_kill", "cap_setgid", "cap_setuid", "cap_setpcap", "cap_linux_immutable",
+	"cap_net_bind_service", "cap_net_broadcast", "cap_net_admin", "cap_net_raw",
+	"cap_ipc_lock", "cap_ipc_owner", "cap_sys_module", "cap_sys_rawio", "cap_sys_chroot",
+	"cap_sys_ptrace", "cap_sys_pacct", "cap_sys_admin", "cap_sys_boot", "cap_sys_nice",
+	"cap_sys_resource", "cap_sys_time", "cap_sys_tty_config", "cap_mknod", "cap_lease",
+	"cap_audit_write", "cap_audit_control", "cap_setfcap", "cap_mac_override", "cap_mac_admin",
+	"cap_syslog", "cap_wake_alarm", "cap_block_suspend", "cap_audit_read", "cap_perfmon",
+	"cap_bpf", "cap_checkpoint_restore",
+};
+
+const char *ra_cap_name(unsigned int cap, char *buf, size_t size)
+{
+	if (cap < ARRAY_SIZE(cap_names))
+		snprintf(buf, size, "%s", cap_names[cap]);
+	else
+		snprintf(buf, size, "%u", cap);
+	return buf;
+}
+
+/* The number of a lower-case "cap_..." name, or -1. */
+static int cap_number(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cap_names); i++)
+		if (!strcmp(name, cap_names[i]))
+			return (int)i;
+	return -1;
+}
+
 /* "inside:outside:count": three decimal numbers, nothing else. */
 static int parse_range(const char *s, struct ra_idrange *ret)
 {
@@ -850,7 +886,7 @@ static int parse_caps(struct pctx *p, struct ynode *seq, const char *where, uint
 		struct ynode *n = node(p, *it);
 		char key[96], name[64];
 		const char *s;
-		cap_value_t cap;
+		int cap;
 		size_t j;
 
 		snprintf(key, sizeof(key), "%s[%zu]", where, i++);
@@ -867,7 +903,7 @@ static int parse_caps(struct pctx *p, struct ynode *seq, const char *where, uint
 		snprintf(name, sizeof(name), "%s%s", strncasecmp(s, "cap_", 4) ? "cap_" : "", s);
 		for (j = 0; name[j]; j++)
 			name[j] = tolower((unsigned char)name[j]);
-		if (cap_from_name(name, &cap) < 0 || cap < 0 || cap > 63) {
+		if ((cap = cap_number(name)) < 0) {
 			bad = perr(p, n, key, "unknown capability '%s'", s);
 			continue;
 		}
@@ -1512,28 +1548,3 @@ void rootasm_layout_free(struct rootasm_layout *l)
 	free(l);
 }
 
-/*
- * libcap's names (cap_to_name()), without its allocation: printing a plan cannot
- * fail, nor print "?" when memory is short. A capability newer than this table
- * is its number, as libcap writes one it does not know.
- */
-const char *ra_cap_name(unsigned int cap, char *buf, size_t size)
-{
-	static const char *const names[] = {
-	"cap_chown", "cap_dac_override", "cap_dac_read_search", "cap_fowner", "cap_fsetid",
-	"cap_kill", "cap_setgid", "cap_setuid", "cap_setpcap", "cap_linux_immutable",
-	"cap_net_bind_service", "cap_net_broadcast", "cap_net_admin", "cap_net_raw",
-	"cap_ipc_lock", "cap_ipc_owner", "cap_sys_module", "cap_sys_rawio", "cap_sys_chroot",
-	"cap_sys_ptrace", "cap_sys_pacct", "cap_sys_admin", "cap_sys_boot", "cap_sys_nice",
-	"cap_sys_resource", "cap_sys_time", "cap_sys_tty_config", "cap_mknod", "cap_lease",
-	"cap_audit_write", "cap_audit_control", "cap_setfcap", "cap_mac_override", "cap_mac_admin",
-	"cap_syslog", "cap_wake_alarm", "cap_block_suspend", "cap_audit_read", "cap_perfmon",
-	"cap_bpf", "cap_checkpoint_restore",
-	};
-
-	if (cap < ARRAY_SIZE(names))
-		snprintf(buf, size, "%s", names[cap]);
-	else
-		snprintf(buf, size, "%u", cap);
-	return buf;
-}

@@ -14,7 +14,7 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <sys/capability.h>
+#include <linux/capability.h>
 #include <sys/mount.h>
 
 #include "context.h"

@@ -8,7 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/capability.h>
+#include <linux/capability.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -321,17 +321,13 @@ static int feature_locked(struct rootasm_ctx *c, enum rootasm_feature f);
 static int p_creds_noadmin(struct rootasm_ctx *c, char *d)
 {
 	struct ra_cred_spec cs = { .uid = 0, .gid = 0, .userns_fd = -EBADF };
-	cap_t cur = cap_get_proc();
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct cd[2] = { { 0 } };
 	int r;
 
 	/* What we hold, less CAP_SYS_ADMIN (and CAP_MKNOD, as rootasm's tests use) */
-	for (cap_value_t v = 0; cur && v < 64 && cap_valid(v); v++) {
-		cap_flag_value_t on = CAP_CLEAR;
-
-		if (cap_get_flag(cur, v, CAP_PERMITTED, &on) == 0 && on == CAP_SET)
-			cs.caps |= 1ULL << v;
-	}
-	cap_free(cur);
+	if (syscall(SYS_capget, &h, cd) == 0)
+		cs.caps = ((uint64_t)cd[1].permitted << 32 | cd[0].permitted) & ((1ULL << (CAP_LAST_CAP + 1)) - 1);
 	cs.caps &= ~((1ULL << CAP_SYS_ADMIN) | (1ULL << CAP_MKNOD));
 	/* the cached answers: these two have usually been probed already */
 	r = feature_locked(c, ROOTASM_FEAT_OVL_OVERRIDE_CREDS);
