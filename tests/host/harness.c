@@ -229,3 +229,48 @@ char *slurp(const char *p)
 	buf[len] = '\0';
 	return buf;
 }
+
+/* Run a shell command; its stdout+stderr into *out (static). Returns its exit status. */
+int run_sh(char **out, const char *fmt, ...)
+{
+	static char buf[1 << 16];
+	char cmd[16384];
+	size_t n = 0;
+	va_list ap;
+	FILE *f;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd) - 8, fmt, ap);
+	va_end(ap);
+	strcat(cmd, " 2>&1");
+	f = popen(cmd, "r");
+	if (!f)
+		FAILF("popen %s", cmd);
+	while (n < sizeof(buf) - 1 && fgets(buf + n, sizeof(buf) - n, f))
+		n += strlen(buf + n);
+	buf[n] = '\0';
+	st = pclose(f);
+	if (out)
+		*out = buf;
+	if (getenv("OCI_TEST_VERBOSE") || getenv("HARNESS_VERBOSE"))
+		fprintf(stderr, "$ %s\n%s[exit %d]\n", cmd, buf, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int count_mounts_under(const char *prefix)
+{
+	char line[8192];
+	int n = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char mp[4096];
+
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) == 1 && !strncmp(mp, prefix, strlen(prefix)))
+			n++;
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
