@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * rootasm-runtime with crun as its delegate, as root, each test in its own
+ * private mount namespace (harness.c): pass-through untouched, trees chosen
+ * by annotation (a layout of the layout directory, an image of the store),
+ * annotations that try to leave those refused, a create killed midway, 20
+ * containers at once. The image is a busybox layer made by mkoci.py and
+ * imported by rootasm; what is mounted is read from /proc/self/mountinfo.
+ */
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static const char *rt, *cli, *mkoci;
+static char layout[4096], manifest[80];
+static pid_t main_pid;
+
+/*
+ * Each test starts without the state of the earlier ones; as in oci_test.c,
+ * crun gets the unified cgroup mode in our own mount namespace (cgroups off).
+ */
+static void crun_env(void)
+{
+	struct statfs sf;
+
+	sh("rm -rf %s/root %s/run", fix, fix);
+	if (system("command -v crun >/dev/null") != 0)
+		FAILF("crun is not installed (ci/deps installs it)");
+	if (statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == 0x63677270)
+		return;
+	sh("umount -R /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup");
+}
+
+/*
+ * The bundle @name for crun: crun spec, the command @cmd, a bind volume, the
+ * annotations @ann (a Python dict literal) and, with @rootfs, a rootfs of its
+ * own (the busybox tree) so that crun alone can run it. A copy of its
+ * config.json is kept as @name.orig.
+ */
+static void mkbundle(const char *name, const char *ann, const char *cmd, bool rootfs)
+{
+	sh("cd %s && rm -rf %s && mkdir -p %s vol && echo volume-data > vol/v && cd %s && crun spec && "
+	   "python3 - <<'EOF'\n"
+	   "import json\n"
+	   "c = json.load(open('config.json'))\n"
+	   "c['process']['terminal'] = False\n"
+	   "c['process']['args'] = ['/bin/sh', '-c', \"\"\"%s\"\"\"]\n"
+	   "c['root']['readonly'] = False\n"
+	   "c['mounts'].append({'destination': '/vol', 'type': 'bind', 'source': '../vol', 'options': ['rbind', 'ro']})\n"
+	   "c['annotations'] = %s\n"
+	   "json.dump(c, open('config.json', 'w'), indent=1)\n"
+	   "EOF\ncp config.json ../%s.orig", fix, name, name, name, cmd, ann, name);
+	if (rootfs)
+		sh("cp -a %s/tree %s/%s/rootfs", fix, fix, name);
+}
+
+/* rootasm-runtime with crun, its state under @fix/root. */
+#define RT "%s --root %s/root --cgroup-manager=disabled"
+#define RTARGS rt, fix
+
+/* Nothing of rootasm-runtime's left: no mount under the fixture, no state, no record. */
+static void nothing_left(void)
+{
+	char *out;
+
+	ASSERT_EQ(count_mounts_under(fix), 0);
+	ASSERT_EQ(run_sh(&out, "ls -A %s/root/.rootasm %s/run/bundles 2>/dev/null | grep -v ':$' | grep .", fix, fix), 1);
+}
+
+TEST(no_annotation_is_passed_through_untouched)
+{
+	char *out, want[128];
+	int pid = 0;
+
+	crun_env();
+	mkbundle("B", "{}", "cat /etc/msg /vol/v", true);
+	ASSERT_EQ(run_sh(&out, "cd %s/B && " RT " run c-plain", fix, RTARGS), 0);
+	ASSERT_STR(out, "hello-from-the-bundle\nvolume-data\n");
+	ASSERT_EQ(run_sh(NULL, "cmp %s/B/config.json %s/B.orig", fix, fix), 0);
+	ASSERT_EQ(run_sh(NULL, "test ! -e %s/root/.rootasm/c-plain", fix), 0);
+	/* the delegate is executed, not forked: the same process, the same arguments */
+	sh("printf '#!/bin/sh\\necho $$ \"$@\"\\n' >%s/showpid && chmod +x %s/showpid", fix, fix);
+	ASSERT_EQ(run_sh(&out, "sh -c 'echo $$; exec %s --delegate %s/showpid --root %s/root --debug state x'", rt, fix,
+			 fix), 0);
+	ASSERT_EQ(sscanf(out, "%d", &pid), 1);
+	snprintf(want, sizeof(want), "%d\n%d --root %s/root --debug state x\n", pid, pid, fix);
+	ASSERT_STR(out, want);
+	nothing_left();
+}
+
+TEST(layout_annotation_runs_in_the_assembled_tree)
+{
+	char *out, ann[4200];
+
+	crun_env();
+	/* no rootfs of its own: the container can only run in rootasm's tree */
+	mkbundle("B", "{'org.rootasm.layout': 'small.json'}",
+		 "cat /etc/msg /vol/v; echo x > /w && cat /w; grep -c ' /scratch ' /proc/self/mountinfo", false);
+	ASSERT_EQ(run_sh(&out, RT " run -b %s/B c-layout", RTARGS, fix), 0);
+	/* the layout's tree, the config's bind volume, the layout's own tmpfs volume */
+	ASSERT_STR(out, "hello-from-rootasm\nvolume-data\nx\n1\n");
+	/* the engine's bundle as it was, its rootfs never made */
+	ASSERT_EQ(run_sh(NULL, "cmp %s/B/config.json %s/B.orig && test ! -e %s/B/rootfs && test ! -e %s/B/.rootasm", fix,
+			 fix, fix, fix), 0);
+	nothing_left();
+	/* absolute, inside the directory; create, start, delete as an engine does */
+	snprintf(ann, sizeof(ann), "{'org.rootasm.layout': '%s/layouts/small.json'}", fix);
+	mkbundle("B", ann, "cat /etc/msg", false);
+	/* (the container's stdio is create's: a file, not run_sh()'s pipe, which it would hold open) */
+	ASSERT_EQ(run_sh(&out, "cd %s/B && " RT " create c-abs >%s/c.out 2>&1", fix, RTARGS, fix), 0);
+	ASSERT_TRUE(count_mounts_under(path("root/.rootasm/c-abs/bundle/rootfs")) >= 3);
+	ASSERT_EQ(count_mounts_under(fix), count_mounts_under(path("root/.rootasm/c-abs/bundle/rootfs")));
+	ASSERT_EQ(run_sh(&out, RT " start c-abs && sleep 0.2 && " RT " delete c-abs", RTARGS, RTARGS), 0);
+	ASSERT_STR(slurp(path("c.out")), "hello-from-rootasm\n");
+	nothing_left();
+}
+
+TEST(image_annotation_runs_an_image_of_the_store)
+{
+	char *out, ann[4200];
+
+	crun_env();
+	snprintf(ann, sizeof(ann), "{'org.rootasm.image': '%s'}", manifest);
+	mkbundle("B", ann, "cat /etc/msg", false);
+	ASSERT_EQ(run_sh(&out, RT " run -b %s/B c-image", RTARGS, fix), 0);
+	ASSERT_STR(out, "hello-from-rootasm\n");
+	/* the layout path import printed */
+	snprintf(ann, sizeof(ann), "{'org.rootasm.image': '%s'}", layout);
+	mkbundle("B", ann, "cat /etc/msg", false);
+	ASSERT_EQ(run_sh(&out, RT " run -b %s/B c-image", RTARGS, fix), 0);
+	ASSERT_STR(out, "hello-from-rootasm\n");
+	nothing_left();
+}
+
+/* @ann refused with one line containing @why, in --log as JSON too; nothing made, nothing run. */
+static void refused(const char *ann, const char *why)
+{
+	char *out, *log;
+
+	mkbundle("B", ann, "echo ran", true);
+	sh("rm -f %s/log.json", fix);
+	ASSERT_EQ(run_sh(&out, RT " --log %s/log.json --log-format json run -b %s/B c-bad", RTARGS, fix, fix), 1);
+	ASSERT_CONTAINS(out, why);
+	ASSERT_TRUE(!strncmp(out, "rootasm-runtime: run c-bad: annotation", 38));
+	ASSERT_TRUE(strchr(out, '\n') == out + strlen(out) - 1);
+	log = slurp(path("log.json"));
+	ASSERT_CONTAINS(log, "{\"level\":\"error\",\"msg\":\"rootasm-runtime: run c-bad: annotation");
+	ASSERT_CONTAINS(log, why);
+	ASSERT_EQ(run_sh(NULL, "cmp %s/B/config.json %s/B.orig", fix, fix), 0);
+	nothing_left();
+}
+
+TEST(annotations_that_leave_the_administrators_directories_are_refused)
+{
+	char ann[4200];
+
+	crun_env();
+	/* a layout anywhere else (the very same file, copied), by absolute path, by "..", by a symlink */
+	sh("cp %s/layouts/small.json %s/outside.json && ln -sf %s/outside.json %s/layouts/link.json", fix, fix, fix, fix);
+	snprintf(ann, sizeof(ann), "{'org.rootasm.layout': '%s/outside.json'}", fix);
+	refused(ann, "outside the layout directory");
+	refused("{'org.rootasm.layout': '../outside.json'}", "outside the layout directory");
+	refused("{'org.rootasm.layout': 'link.json'}", "a symbolic link in the layout directory");
+	/* images: not a name of the store, a path out of it */
+	refused("{'org.rootasm.image': 'debian:12'}", "not an image of the store");
+	snprintf(ann, sizeof(ann), "{'org.rootasm.image': '%s/st/images/sha256/../../../outside.json'}", fix);
+	refused(ann, "not an image of the store");
+	/* rootasmd: only the configured socket */
+	refused("{'org.rootasm.layout': 'small.json', 'org.rootasm.via': '/tmp/elsewhere.sock'}",
+		"not the configured rootasmd socket");
+	/* a layout directory someone else may write is nobody's to trust */
+	sh("chmod 0777 %s/layouts", fix);
+	refused("{'org.rootasm.layout': 'small.json'}", "is not an administrator's");
+	sh("chmod 0755 %s/layouts", fix);
+}
+
+TEST(create_killed_midway_is_cleaned_up_by_delete_and_by_the_next_create)
+{
+	char *out;
+
+	crun_env();
+	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "cat /etc/msg", false);
+	/* a delegate whose create hangs: rootasm-runtime is killed once the tree is attached */
+	sh("printf '#!/bin/sh\\ncase \" $* \" in *\" create \"*) echo $$ >%s/slow.pid; exec sleep 60;; esac\\n"
+	   "exec crun \"$@\"\\n' >%s/slow && chmod +x %s/slow", fix, fix, fix);
+	for (int round = 0; round < 2; round++) {
+		pid_t pid;
+		int st;
+
+		sh("rm -f %s/slow.pid", fix);
+		pid = fork();
+		ASSERT_TRUE(pid >= 0);
+		if (pid == 0) {
+			execl(rt, rt, "--delegate", path("slow"), "--root", path("root"), "--cgroup-manager=disabled",
+			      "create", "-b", path("B"), "c-kill", (char *)NULL);
+			_exit(127);
+		}
+		for (int i = 0; i < 500 && access(path("slow.pid"), F_OK) < 0; i++)
+			usleep(10000);
+		ASSERT_EQ(access(path("slow.pid"), F_OK), 0);
+		ASSERT_TRUE(count_mounts_under(path("root/.rootasm/c-kill/bundle/rootfs")) > 0);
+		ASSERT_EQ(kill(pid, SIGKILL), 0);
+		ASSERT_EQ(waitpid(pid, &st, 0), pid);
+		sh("kill -KILL $(cat %s/slow.pid)", fix);
+		ASSERT_TRUE(count_mounts_under(path("root/.rootasm/c-kill/bundle/rootfs")) > 0);
+		if (round == 0) {
+			/* crun never heard of it: delete says so, and detaches rootasm's tree all the same */
+			run_sh(&out, RT " delete c-kill", RTARGS);
+			nothing_left();
+		} else {
+			/* the next create of the id finds the leftover, cleans it up, and runs */
+			ASSERT_EQ(run_sh(&out, RT " create -b %s/B c-kill >%s/c.out 2>&1", RTARGS, fix, fix), 0);
+			ASSERT_EQ(run_sh(&out, RT " start c-kill && sleep 0.2 && " RT " delete c-kill", RTARGS, RTARGS), 0);
+			ASSERT_STR(slurp(path("c.out")), "hello-from-rootasm\n");
+			nothing_left();
+		}
+	}
+}
+
+TEST(twenty_containers_at_once)
+{
+	char *out;
+
+	crun_env();
+	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "cat /etc/msg", false);
+	/* one bundle for all: each gets a private copy */
+	sh("cd %s && rm -f rc && for i in $(seq 1 20); do (" RT " run -b %s/B c-many-$i >out.$i 2>&1; echo $? >>rc) & "
+	   "done; wait", fix, RTARGS, fix);
+	ASSERT_EQ(run_sh(&out, "cd %s && sort rc | uniq -c | tr -s ' '", fix), 0);
+	ASSERT_STR(out, " 20 0\n");
+	ASSERT_EQ(run_sh(&out, "cd %s && cat out.* | sort | uniq -c | tr -s ' '", fix), 0);
+	ASSERT_STR(out, " 20 hello-from-rootasm\n");
+	nothing_left();
+}
+
+static void cleanup(void)
+{
+	if (getpid() == main_pid)
+		sh("rm -rf %s", fix);
+}
+
+int main(int argc, char **argv)
+{
+	char *out;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: %s ROOTASM_RUNTIME ROOTASM MKOCI\n", argv[0]);
+		return 2;
+	}
+	rt = realpath(argv[1], NULL);
+	cli = realpath(argv[2], NULL);
+	mkoci = realpath(argv[3], NULL);
+	if (!rt || !cli || !mkoci)
+		return 2;
+	if (geteuid() != 0)
+		return harness_main(argc, argv);
+	snprintf(fix, sizeof(fix), "%s/rootasm-runtime-XXXXXX",
+		 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(fix))
+		return 2;
+	main_pid = getpid();
+	atexit(cleanup);
+	/* bundle records and the runtime's configuration: the fixture's, not the machine's */
+	setenv("ROOTASM_RUN_DIR", path("run"), 1);
+	setenv("ROOTASM_RUNTIME_LAYOUTS", path("layouts"), 1);
+	setenv("ROOTASM_STORE", path("st"), 1);
+	setenv("ROOTASM_RUNTIME_CONFIG", path("no-runtime.conf"), 1);
+	unsetenv("ROOTASM_RUNTIME_DELEGATE");
+	unsetenv("ROOTASM_RUNTIME_SOCKET");
+	/* a busybox tree; as a layer image of the store, and as a bundle's own rootfs */
+	sh("cd %s && chmod 0755 . && mkdir -p tree/bin tree/etc tree/proc tree/dev tree/sys tree/vol tree/scratch && "
+	   "cp /bin/busybox tree/bin/ && for x in sh cat echo grep sleep; do ln -s busybox tree/bin/$x; done", fix);
+	sh("cd %s && echo hello-from-rootasm >tree/etc/msg && tar -C tree --numeric-owner -cf l.tar . && "
+	   "%s layout img l.tar:gzip >/dev/null", fix, mkoci);
+	if (run_sh(&out, "cd %s && %s import --json --store %s/st oci:img", fix, cli, fix) != 0)
+		FAILF("import: %s", out);
+	if (sscanf(strstr(out, "\"layout\"") ? strstr(out, "\"layout\"") : "", "\"layout\": \"%4095[^\"]", layout) != 1 &&
+	    sscanf(strstr(out, "\"layout\"") ? strstr(out, "\"layout\"") : "", "\"layout\":\"%4095[^\"]", layout) != 1)
+		FAILF("import printed no layout: %s", out);
+	if (sscanf(strstr(out, "\"manifest\"") ? strstr(out, "\"manifest\"") : "", "\"manifest\":\"%79[^\"]", manifest) != 1 &&
+	    sscanf(strstr(out, "\"manifest\"") ? strstr(out, "\"manifest\"") : "", "\"manifest\": \"%79[^\"]", manifest) != 1)
+		FAILF("import printed no manifest: %s", out);
+	/* the administrator's layout directory: the image, with a tmpfs volume of the layout's own */
+	sh("cd %s && mkdir -p layouts && python3 -c \"import json; l = json.load(open('%s')); "
+	   "l['mounts'] = [{'tmpfs': '/scratch', 'options': ['size=8m']}]; json.dump(l, open('layouts/small.json', 'w'))\"",
+	   fix, layout);
+	/* the bundle's own rootfs says so (the pass-through runs it) */
+	sh("cd %s && echo hello-from-the-bundle >tree/etc/msg", fix);
+	if (chdir(fix) < 0)
+		return 2;
+	return harness_main(argc, argv);
+}
