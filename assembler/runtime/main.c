@@ -156,6 +156,7 @@ static int set_once(char **field, const char *v)
 
 int rt_conf_load(struct rt_conf *c)
 {
+	static int loaded;		/* 1: read (or missing); -1: refused, said once */
 	const char *path = secure_getenv("ROOTASM_RUNTIME_CONFIG");
 	_cleanup_close_ int fd = -EBADF;
 	_cleanup_free_ char *buf = NULL;
@@ -165,11 +166,16 @@ int rt_conf_load(struct rt_conf *c)
 	char *line, *next;
 	int r;
 
+	if (loaded)
+		return loaded < 0 ? -1 : 0;
+	loaded = -1;
 	if (!path || !*path)
 		path = RT_CONFIG;
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0 && errno == ENOENT)
+	if (fd < 0 && errno == ENOENT) {
+		loaded = 1;
 		return 0;
+	}
 	if (fd < 0)
 		return rt_error("%s: %s", path, strerror(errno));
 	/* it names the runtime that runs as root: the administrator's alone */
@@ -207,11 +213,14 @@ int rt_conf_load(struct rt_conf *c)
 			r = set_once(&c->store, v);
 		else if (!strcmp(k, "socket"))
 			r = set_once(&c->socket, v);
+		else if (!strcmp(k, "root"))
+			r = set_once(&c->root, v);
 		else
-			return rt_error("%s:%u: unknown key '%s' (delegate, layouts, store, socket)", path, lineno, k);
+			return rt_error("%s:%u: unknown key '%s' (delegate, layouts, store, socket, root)", path, lineno, k);
 		if (r < 0)
 			return r;
 	}
+	loaded = 1;
 	return 0;
 }
 
@@ -221,9 +230,10 @@ static int conf_fill(struct rt_conf *c)
 	if (set_once(&c->delegate, secure_getenv("ROOTASM_RUNTIME_DELEGATE")) < 0 ||
 	    set_once(&c->layouts, secure_getenv("ROOTASM_RUNTIME_LAYOUTS")) < 0 ||
 	    set_once(&c->store, secure_getenv("ROOTASM_STORE")) < 0 ||
-	    set_once(&c->socket, secure_getenv("ROOTASM_RUNTIME_SOCKET")) < 0 || rt_conf_load(c) < 0 ||
+	    set_once(&c->socket, secure_getenv("ROOTASM_RUNTIME_SOCKET")) < 0 ||
+	    set_once(&c->root, secure_getenv("ROOTASM_RUNTIME_ROOT")) < 0 || rt_conf_load(c) < 0 ||
 	    set_once(&c->layouts, RT_LAYOUTS) < 0 || set_once(&c->store, RT_STORE) < 0 ||
-	    set_once(&c->socket, RT_SOCKET) < 0)
+	    set_once(&c->socket, RT_SOCKET) < 0 || set_once(&c->root, RT_DEFAULT_ROOT) < 0)
 		return -1;
 	return 0;
 }
@@ -498,9 +508,15 @@ static bool id_ok(const char *id)
 	       strcmp(id, ".") && strcmp(id, "..") && strcmp(id, RT_STATE_SUBDIR);
 }
 
-static const char *state_root(const struct cmdline *cl)
+/*
+ * Where the state of rootasm's lives: the engine's --root; without one
+ * root= ($ROOTASM_RUNTIME_ROOT, default /run/rootasm-runtime). (podman 4.3
+ * gives delete neither its --runtime-flag options nor its environment: only
+ * the config file reaches every command.)
+ */
+static const char *state_root(const struct cmdline *cl, const struct rt_conf *c)
 {
-	return cl->root && *cl->root ? cl->root : RT_DEFAULT_ROOT;
+	return cl->root && *cl->root ? cl->root : c->root;
 }
 
 /*
@@ -596,7 +612,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		n = readlink(p, abs, sizeof(abs) - 1);
 		babs = n > 0 ? strndup(abs, (size_t)n) : NULL;
 	}
-	r = babs ? rt_state_lock(state_root(cl), ca.id, true, &s) : rt_error("the bundle's absolute path");
+	r = babs ? rt_state_lock(state_root(cl, c), ca.id, true, &s) : rt_error("the bundle's absolute path");
 	if (r < 0)
 		goto out_choice;
 	if (s.existed) {
@@ -608,7 +624,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		r = rt_state_cleanup(&s);
 		rt_state_unlock(&s);
 		if (r >= 0)
-			r = rt_state_lock(state_root(cl), ca.id, true, &s);
+			r = rt_state_lock(state_root(cl, c), ca.id, true, &s);
 		if (r < 0)
 			goto out_choice;
 	}
@@ -628,7 +644,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		close_fdp(&s.fd);
 		status = run_delegate(argv, false);
 		rt_state_unlock(&s);
-		if (!ca.keep && rt_state_lock(state_root(cl), ca.id, false, &s) == 0) {
+		if (!ca.keep && rt_state_lock(state_root(cl, c), ca.id, false, &s) == 0) {
 			rt_state_cleanup(&s);
 			rt_state_unlock(&s);
 		}
@@ -647,7 +663,7 @@ out_choice:
 	return r < 0 ? 1 : r;
 }
 
-static int cmd_delete(struct cmdline *cl)
+static int cmd_delete(struct cmdline *cl, struct rt_conf *c)
 {
 	const char *id = NULL;
 	struct rt_state s;
@@ -656,14 +672,14 @@ static int cmd_delete(struct cmdline *cl)
 	for (int i = cl->cmd + 1; i < cl->argc; i++)
 		if (cl->argv[i][0] != '-' || !strcmp(cl->argv[i], "-"))
 			id = cl->argv[i];
-	if (!id_ok(id))
+	if (!id_ok(id) || conf_fill(c) < 0)
 		return exec_delegate(cl) < 0 ? 1 : 0;
 	/* nothing of rootasm's for this id: the delegate alone, at no cost */
 	{
 		char *p;
 		struct stat st;
 
-		if (asprintf(&p, "%s/" RT_STATE_SUBDIR "/%s", state_root(cl), id) < 0) {
+		if (asprintf(&p, "%s/" RT_STATE_SUBDIR "/%s", state_root(cl, c), id) < 0) {
 			rt_error("out of memory");
 			return 1;
 		}
@@ -676,7 +692,7 @@ static int cmd_delete(struct cmdline *cl)
 	status = run_delegate(cl->argv, false);
 	if (status < 0)
 		return 1;
-	r = rt_state_lock(state_root(cl), id, false, &s);
+	r = rt_state_lock(state_root(cl, c), id, false, &s);
 	if (r != 0)
 		return r < 0 ? 1 : status;
 	/* deleted, or never created (a create that failed or was killed): what rootasm attached goes */
@@ -713,6 +729,6 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "create") || !strcmp(cmd, "run"))
 		return cmd_create(&cl, &c, !strcmp(cmd, "run"));
 	if (!strcmp(cmd, "delete"))
-		return cmd_delete(&cl);
+		return cmd_delete(&cl, &c);
 	return exec_delegate(&cl) < 0 ? 1 : 0;
 }

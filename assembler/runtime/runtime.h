@@ -39,6 +39,7 @@ struct rt_conf {
 	char *layouts;		/* $ROOTASM_RUNTIME_LAYOUTS, layouts= */
 	char *store;		/* $ROOTASM_STORE, store= */
 	char *socket;		/* $ROOTASM_RUNTIME_SOCKET, socket=: the rootasmd an annotation may name */
+	char *root;		/* $ROOTASM_RUNTIME_ROOT, root=: the state's ROOT when the engine gives no --root */
 };
 
 /* Where errors go: stderr, and --log (in --log-format) when the engine gave one. */
