@@ -62,7 +62,7 @@ static const char help[] =
 	"                            default " RT_SOCKET "; bundles of root's only)\n"
 	"\n"
 	"The tree is assembled for the bundle's owner and attached in a private bundle under\n"
-	"ROOT/" RT_STATE_SUBDIR "/ID (ROOT: --root, default " RT_DEFAULT_ROOT " for rootasm's state);\n"
+	"ROOT/" RT_STATE_SUBDIR "/ID (ROOT: --root, else root=, default " RT_DEFAULT_ROOT ");\n"
 	"the engine's bundle and rootfs are left untouched; delete detaches it. Without\n"
 	"such an annotation the delegate is executed with the same arguments.\n"
 	"\n"
@@ -75,8 +75,8 @@ static const char help[] =
 	"--systemd-cgroup, --cgroup-manager, --debug, ...).\n"
 	"\n"
 	"Config file: " RT_CONFIG " ($ROOTASM_RUNTIME_CONFIG), lines KEY = VALUE (delegate,\n"
-	"layouts, store, socket); environment: ROOTASM_RUNTIME_DELEGATE, ROOTASM_RUNTIME_LAYOUTS,\n"
-	"ROOTASM_STORE, ROOTASM_RUNTIME_SOCKET.\n"
+	"layouts, store, socket, root); the environment wins: ROOTASM_RUNTIME_DELEGATE,\n"
+	"ROOTASM_RUNTIME_LAYOUTS, ROOTASM_STORE, ROOTASM_RUNTIME_SOCKET, ROOTASM_RUNTIME_ROOT.\n"
 	"Exit status: the delegate's; 1 when rootasm-runtime fails or refuses.\n";
 
 /* The engine's command line, split. */

@@ -84,13 +84,15 @@ grep -qF "Documentation=man:rootasmd(8)" "$src/assembler/daemon/rootasmd.service
 ok $? "rootasmd.service does not point at rootasmd(8) (Documentation=)"
 
 # rootasm-runtime(1) against rootasm-runtime --help
-manr=$tmp/rootasm-runtime.1.txt
+# (with groff's hyphenation undone: "ROOTASM_RUN-" at a line's end, "TIME_ROOT" on the next)
+manr=$tmp/rootasm-runtime.1.joined
+sed -e ':a' -e '/\xe2\x80\x90$/{N;s/\xe2\x80\x90\n *//;ba' -e '}' "$tmp/rootasm-runtime.1.txt" >"$manr"
 rhelp=$("$build/rootasm-runtime" --help)
 [ -n "$rhelp" ]; ok $? "rootasm-runtime --help printed nothing"
 for w in $(grep -oE -- '--[a-z][a-z-]*|org\.rootasm\.[a-z]+|ROOTASM_[A-Z_]+|/etc/rootasm/[a-z.]+' <<<"$rhelp" | sort -u); do
 	grep -qF -- "$w" "$manr"; ok $? "rootasm-runtime(1) does not name $w"
 done
-for k in delegate layouts store socket; do
+for k in delegate layouts store socket root; do
 	grep -qE "^ {7}$k = " "$manr"; ok $? "rootasm-runtime(1) has no entry for the config key $k"
 done
 
