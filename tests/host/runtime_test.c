@@ -7,7 +7,9 @@
  * containers at once. The image is a busybox layer made by mkoci.py and
  * imported by rootasm; what is mounted is read from /proc/self/mountinfo.
  */
+#include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -57,6 +59,38 @@ static void mkbundle(const char *name, const char *ann, const char *cmd, bool ro
 	   "EOF\ncp config.json ../%s.orig", fix, name, name, name, cmd, ann, name);
 	if (rootfs)
 		sh("cp -a %s/tree %s/%s/rootfs", fix, fix, name);
+}
+
+/*
+ * A tmpfs of the test's own mount namespace over @dir (made when missing:
+ * *made), for what an engine keeps in /run whatever its options say; gone
+ * with the test. private_run_done() removes a directory it made.
+ */
+static void private_run(const char *dir, bool *made)
+{
+	*made = access(dir, F_OK) < 0;
+	sh("mkdir -p %s && mount -t tmpfs -o mode=0700 rootasm-test %s", dir, dir);
+}
+
+static void private_run_done(const char *dir, bool made)
+{
+	sh("umount %s%s%s", dir, made ? " && rmdir " : "", made ? dir : "");
+}
+
+/* Write the file @p (mode @mode) from a format. */
+static void put(const char *p, mode_t mode, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void put(const char *p, mode_t mode, const char *fmt, ...)
+{
+	va_list ap;
+	FILE *f = fopen(p, "we");
+
+	if (!f)
+		FAILF("create %s: %s", p, strerror(errno));
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	if (fclose(f) != 0 || chmod(p, mode) < 0)
+		FAILF("write %s: %s", p, strerror(errno));
 }
 
 /* rootasm-runtime with crun, its state under @fix/root. */
@@ -251,10 +285,14 @@ TEST(twenty_containers_at_once)
  */
 TEST(podman_runs_its_image_and_rootasms_tree)
 {
+	bool made[2];
 	char *out;
 	int rc;
 
 	crun_env();
+	/* crun's default --root (podman gives none), podman's network directory */
+	private_run("/run/crun", &made[0]);
+	private_run("/run/containers", &made[1]);
 	if (system("command -v podman >/dev/null") != 0)
 		FAILF("podman is not installed (ci/deps installs it)");
 	sh("mkdir -p %s/bin && printf '#!/bin/sh\\nunset ROOTASM_RUNTIME_LAYOUTS ROOTASM_STORE\\n"
@@ -286,12 +324,92 @@ TEST(podman_runs_its_image_and_rootasms_tree)
 	nothing_left();
 	ASSERT_EQ(run_sh(&out, PODMAN "ps -aq", PODMAN_ARGS), 0);
 	ASSERT_STR(out, "");
+	private_run_done("/run/crun", made[0]);
+	private_run_done("/run/containers", made[1]);
 }
+
+/*
+ * containerd 1.6, started here on its own config and socket (its root and
+ * state the fixture's, /run/containerd a tmpfs of the test's), the image
+ * imported by containerd itself (ctr images import of the OCI layout's tar,
+ * the native snapshotter: no mount of containerd's), run with
+ * `ctr run --runc-binary` through the runc v2 shim, without cgroups (--cgroup
+ * "", the delegate crun --cgroup-manager=disabled: the sandbox this runs in
+ * may not raise RLIMIT_MEMLOCK for crun's device filter).
+ */
+TEST(containerd_runs_its_image_and_rootasms_tree)
+{
+	char *out;
+	bool made;
+	pid_t pid;
+	int rc, st;
+
+	crun_env();
+	if (system("command -v containerd >/dev/null && command -v ctr >/dev/null") != 0)
+		FAILF("containerd is not installed (ci/deps installs it)");
+	private_run("/run/containerd", &made);
+	sh("mkdir -p %s/ctd %s/bin", fix, fix);
+	put(path("ctd/config.toml"), 0644,
+	    "version = 2\nroot = \"%s/ctd/root\"\nstate = \"%s/ctd/state\"\n"
+	    "disabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n"
+	    "[grpc]\n  address = \"%s/ctd/ctd.sock\"\n[ttrpc]\n  address = \"%s/ctd/ttrpc.sock\"\n", fix, fix, fix, fix);
+	put(path("bin/crun-nocg"), 0755, "#!/bin/sh\nexec crun --cgroup-manager=disabled \"$@\"\n");
+	put(path("bin/rootasm-runtime-ctd"), 0755,
+	    "#!/bin/sh\nexport ROOTASM_RUN_DIR=%s/run ROOTASM_RUNTIME_CONFIG=%s/ctd/runtime.conf\nexec %s \"$@\"\n", fix,
+	    fix, rt);
+	put(path("ctd/runtime.conf"), 0644, "delegate = %s/bin/crun-nocg\nlayouts = %s/layouts\nstore = %s/st\n", fix, fix,
+	    fix);
+	pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0) {
+		int fd = open(path("ctd/containerd.log"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+			_exit(127);
+		execlp("containerd", "containerd", "--config", path("ctd/config.toml"), (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 300 && access(path("ctd/ctd.sock"), F_OK) < 0; i++)
+		usleep(10000);
+#define CTR "ctr -a %s/ctd/ctd.sock -n rootasmtest "
+#define CTR_RUN CTR "run --rm --snapshotter native --cgroup '' --runc-binary %s/bin/rootasm-runtime-ctd "
+	rc = run_sh(&out, "cd %s && tar -C pimg -cf pimg.tar . && " CTR "images import --snapshotter native "
+		    "--base-name localhost/rtimg pimg.tar", fix, fix);
+	if (rc == 0)
+		rc = run_sh(&out, CTR_RUN "localhost/rtimg:v1 c-plain cat /etc/msg", fix, fix);
+	if (rc == 0 && strcmp(out, "hello-from-the-bundle\n"))
+		rc = -1;
+	if (rc == 0)
+		rc = run_sh(&out, CTR_RUN "--annotation org.rootasm.layout=small.json localhost/rtimg:v1 c-layout "
+			    "sh -c 'cat /etc/msg; grep -c \" /scratch \" /proc/self/mountinfo'", fix, fix);
+	if (rc == 0 && strcmp(out, "hello-from-rootasm\n1\n"))
+		rc = -1;
+	if (rc == 0 && run_sh(&out, CTR_RUN "--annotation org.rootasm.layout=/etc/passwd localhost/rtimg:v1 c-bad true",
+			      fix, fix) != 0 &&
+	    strstr(out, "annotation org.rootasm.layout '/etc/passwd': outside the layout directory"))
+		rc = 0;
+	else if (rc == 0)
+		rc = -2;
+	kill(pid, SIGTERM);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	if (rc)
+		FAILF("containerd (status %d): %s\n%s", rc, out, slurp(path("ctd/containerd.log")));
+	nothing_left();
+	private_run_done("/run/containerd", made);
+}
+
+/* The /run directories private_run() may make; those made are removed at the end even when a test failed. */
+static const char *const run_dirs[] = { "/run/crun", "/run/containers", "/run/containerd" };
+static bool run_dir_was[3];
 
 static void cleanup(void)
 {
-	if (getpid() == main_pid)
-		sh("rm -rf %s", fix);
+	if (getpid() != main_pid)
+		return;
+	sh("rm -rf %s", fix);
+	for (size_t i = 0; i < 3; i++)
+		if (!run_dir_was[i])
+			rmdir(run_dirs[i]);	/* empty: the tmpfs went with the test's namespace */
 }
 
 int main(int argc, char **argv)
@@ -314,6 +432,8 @@ int main(int argc, char **argv)
 	if (!mkdtemp(fix))
 		return 2;
 	main_pid = getpid();
+	for (size_t i = 0; i < 3; i++)
+		run_dir_was[i] = access(run_dirs[i], F_OK) == 0;
 	atexit(cleanup);
 	/* bundle records and the runtime's configuration: the fixture's, not the machine's */
 	setenv("ROOTASM_RUN_DIR", path("run"), 1);
