@@ -355,17 +355,31 @@ static int run_delegate(char **argv, bool quiet)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* The delegate's "state ID", silenced: whether it knows the container. */
+static bool opt_is(const char *arg, const char *const *names, const char **val);
+
+/*
+ * The delegate's "state ID", silenced and without --log (the engine reads
+ * that file for the error of the command it ran, not of this question):
+ * whether it knows the container.
+ */
 static bool delegate_knows(struct cmdline *cl, const char *id)
 {
+	static const char *const logs[] = { "log", "log-format", "log-level", NULL };
 	char **argv = calloc((size_t)cl->cmd + 3, sizeof(*argv));
-	int st;
+	const char *v;
+	int n = 0, st;
 
 	if (!argv)
 		return true;	/* in doubt, it does: nothing is cleaned up */
-	memcpy(argv, cl->argv, (size_t)cl->cmd * sizeof(*argv));
-	argv[cl->cmd] = (char *)"state";
-	argv[cl->cmd + 1] = (char *)id;
+	for (int i = 0; i < cl->cmd; i++) {
+		if (i > 0 && opt_is(cl->argv[i], logs, &v)) {
+			i += !v;	/* and its value */
+			continue;
+		}
+		argv[n++] = cl->argv[i];
+	}
+	argv[n++] = (char *)"state";
+	argv[n] = (char *)id;
 	st = run_delegate(argv, true);
 	free(argv);
 	return st != 1 && st != 0 ? true : st == 0;

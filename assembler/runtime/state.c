@@ -317,8 +317,11 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 	bfd = openat(s->fd, "bundle", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (bfd < 0 || fchownat(bfd, "", uid, gid, AT_EMPTY_PATH) < 0)
 		return rt_error("chown %s to %u:%u: %s", s->bundle, (unsigned)uid, (unsigned)gid, strerror(errno));
-	if (private_config(cfg, bundle) < 0 || !(text = json_dumps(cfg, JSON_COMPACT)) ||
-	    asprintf(&shown, "%s/config.json", s->bundle) < 0)
+	if (asprintf(&shown, "%s/config.json", s->bundle) < 0) {
+		shown = NULL;
+		return rt_error("out of memory");
+	}
+	if (private_config(cfg, bundle) < 0 || !(text = json_dumps(cfg, JSON_COMPACT)))
 		return rt_error("out of memory");
 	if (write_file_at(bfd, "config.json", shown, text, strlen(text)) < 0)
 		return -1;
