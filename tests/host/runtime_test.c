@@ -18,7 +18,7 @@
 
 #include "harness.h"
 
-static const char *rt, *cli, *mkoci;
+static const char *rt, *cli, *mkoci, *daemon_bin;
 static char layout[4096], manifest[80];
 static pid_t main_pid;
 
@@ -274,6 +274,63 @@ TEST(twenty_containers_at_once)
 }
 
 /*
+ * org.rootasm.via: rootasmd (started here; no rule in its policy: root is
+ * served as an administrator) assembles the layout the other annotation
+ * chose; the tree is attached in the private bundle, the config's own bind
+ * stays crun's. A bundle that is not root's is refused: the daemon would
+ * judge rootasm-runtime, not the bundle's owner.
+ */
+TEST(via_annotation_assembles_through_rootasmd)
+{
+	char *out, ann[4200], buf[4096] = "";
+	size_t len = 0;
+	int p[2], st;
+	pid_t pid;
+
+	crun_env();
+	put(path("policy.json"), 0644, "{\"rootasmd-policy\": 1, \"rules\": []}\n");
+	ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0) {
+		dup2(p[1], 2);
+		execl(daemon_bin, daemon_bin, "--socket", path("rootasmd.sock"), "--policy", path("policy.json"),
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	while (!strstr(buf, "serving on")) {
+		ssize_t r = read(p[0], buf + len, sizeof(buf) - 1 - len);
+
+		if (r <= 0) {
+			waitpid(pid, &st, 0);
+			FAILF("rootasmd did not start: %s", buf);
+		}
+		buf[len += (size_t)r] = '\0';
+	}
+	setenv("ROOTASM_RUNTIME_SOCKET", path("rootasmd.sock"), 1);
+	snprintf(ann, sizeof(ann), "{'org.rootasm.layout': 'small.json', 'org.rootasm.via': '%s/rootasmd.sock'}", fix);
+	mkbundle("B", ann, "cat /etc/msg /vol/v; grep -c ' /scratch ' /proc/self/mountinfo", false);
+	ASSERT_EQ(run_sh(&out, RT " run -b %s/B c-via", RTARGS, fix), 0);
+	ASSERT_STR(out, "hello-from-rootasm\nvolume-data\n1\n");
+	nothing_left();
+	ASSERT_EQ(run_sh(&out, RT " create -b %s/B c-via >%s/c.out 2>&1", RTARGS, fix, fix), 0);
+	ASSERT_EQ(access(path("root/.rootasm/c-via/via.mnt"), F_OK), 0);
+	ASSERT_TRUE(count_mounts_under(path("root/.rootasm/c-via/bundle/rootfs")) >= 2);
+	ASSERT_EQ(run_sh(&out, RT " start c-via && sleep 0.2 && " RT " delete c-via", RTARGS, RTARGS), 0);
+	ASSERT_CONTAINS(slurp(path("c.out")), "hello-from-rootasm\n");
+	nothing_left();
+	sh("chown 1000:1000 %s/B", fix);
+	ASSERT_EQ(run_sh(&out, RT " run -b %s/B c-via", RTARGS, fix), 1);
+	ASSERT_CONTAINS(out, "only for a bundle of root's (this one is uid 1000's");
+	nothing_left();
+	ASSERT_EQ(kill(pid, SIGTERM), 0);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	close(p[0]);
+	unsetenv("ROOTASM_RUNTIME_SOCKET");
+}
+
+/*
  * podman, rootful, its storage and run directories the fixture's (the
  * machine's podman storage is not touched), cgroups off (the sandbox this
  * runs in may not raise RLIMIT_MEMLOCK for crun's device filter): podman's
@@ -416,14 +473,15 @@ int main(int argc, char **argv)
 {
 	char *out;
 
-	if (argc < 4) {
-		fprintf(stderr, "usage: %s ROOTASM_RUNTIME ROOTASM MKOCI\n", argv[0]);
+	if (argc < 5) {
+		fprintf(stderr, "usage: %s ROOTASM_RUNTIME ROOTASM MKOCI ROOTASMD\n", argv[0]);
 		return 2;
 	}
 	rt = realpath(argv[1], NULL);
 	cli = realpath(argv[2], NULL);
 	mkoci = realpath(argv[3], NULL);
-	if (!rt || !cli || !mkoci)
+	daemon_bin = realpath(argv[4], NULL);
+	if (!rt || !cli || !mkoci || !daemon_bin)
 		return 2;
 	if (geteuid() != 0)
 		return harness_main(argc, argv);
