@@ -746,23 +746,6 @@ TEST(hostile_reserved_whiteout)
 
 /* ----------------------------------------------------------------- bundles */
 
-/*
- * crun refuses a hybrid cgroup setup whose v2 hierarchy has controllers; the
- * test runs in its own mount namespace, where a plain cgroup2 mount at
- * /sys/fs/cgroup gives crun the unified mode (cgroups themselves are off:
- * --cgroup-manager=disabled).
- */
-static void crun_env(void)
-{
-	struct statfs sf;
-
-	if (system("command -v crun >/dev/null") != 0)
-		FAILF("crun is not installed (ci/deps installs it)");
-	if (statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == 0x63677270)
-		return;
-	sh("umount -R /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup");
-}
-
 /* A bundle B for the imported image: crun's default spec, @cmd, a bind volume and a tmpfs. */
 static void mkbundle(const char *layout, bool readonly, const char *extra_py, const char *cmd)
 {

@@ -12,7 +12,6 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,20 +21,11 @@ static const char *rt, *cli, *mkoci, *daemon_bin;
 static char layout[4096], manifest[80];
 static pid_t main_pid;
 
-/*
- * Each test starts without the state of the earlier ones; as in oci_test.c,
- * crun gets the unified cgroup mode in our own mount namespace (cgroups off).
- */
-static void crun_env(void)
+/* Each test starts without the state of the earlier ones, and with crun_env(). */
+static void fresh(void)
 {
-	struct statfs sf;
-
 	sh("rm -rf %s/root %s/run", fix, fix);
-	if (system("command -v crun >/dev/null") != 0)
-		FAILF("crun is not installed (ci/deps installs it)");
-	if (statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == 0x63677270)
-		return;
-	sh("umount -R /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup");
+	crun_env();
 }
 
 /*
@@ -112,7 +102,7 @@ TEST(no_annotation_is_passed_through_untouched)
 	char *out, want[128];
 	int pid = 0;
 
-	crun_env();
+	fresh();
 	mkbundle("B", "{}", "cat /etc/msg /vol/v", true);
 	ASSERT_EQ(run_sh(&out, "cd %s/B && " RT " run c-plain", fix, RTARGS), 0);
 	ASSERT_STR(out, "hello-from-the-bundle\nvolume-data\n");
@@ -132,7 +122,7 @@ TEST(layout_annotation_runs_in_the_assembled_tree)
 {
 	char *out, ann[4200];
 
-	crun_env();
+	fresh();
 	/* no rootfs of its own: the container can only run in rootasm's tree */
 	mkbundle("B", "{'org.rootasm.layout': 'small.json'}",
 		 "cat /etc/msg /vol/v; echo x > /w && cat /w; grep -c ' /scratch ' /proc/self/mountinfo", false);
@@ -159,7 +149,7 @@ TEST(image_annotation_runs_an_image_of_the_store)
 {
 	char *out, ann[4200];
 
-	crun_env();
+	fresh();
 	snprintf(ann, sizeof(ann), "{'org.rootasm.image': '%s'}", manifest);
 	mkbundle("B", ann, "cat /etc/msg", false);
 	ASSERT_EQ(run_sh(&out, RT " run -b %s/B c-image", RTARGS, fix), 0);
@@ -194,7 +184,7 @@ TEST(annotations_that_leave_the_administrators_directories_are_refused)
 {
 	char ann[4200];
 
-	crun_env();
+	fresh();
 	/* a layout anywhere else (the very same file, copied), by absolute path, by "..", by a symlink */
 	sh("cp %s/layouts/small.json %s/outside.json && ln -sf %s/outside.json %s/layouts/link.json", fix, fix, fix, fix);
 	snprintf(ann, sizeof(ann), "{'org.rootasm.layout': '%s/outside.json'}", fix);
@@ -218,7 +208,7 @@ TEST(create_killed_midway_is_cleaned_up_by_delete_and_by_the_next_create)
 {
 	char *out;
 
-	crun_env();
+	fresh();
 	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "cat /etc/msg", false);
 	/* a delegate whose create hangs: rootasm-runtime is killed once the tree is attached */
 	sh("printf '#!/bin/sh\\ncase \" $* \" in *\" create \"*) echo $$ >%s/slow.pid; exec sleep 60;; esac\\n"
@@ -261,7 +251,7 @@ TEST(twenty_containers_at_once)
 {
 	char *out;
 
-	crun_env();
+	fresh();
 	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "cat /etc/msg", false);
 	/* one bundle for all: each gets a private copy */
 	sh("cd %s && rm -f rc && for i in $(seq 1 20); do (" RT " run -b %s/B c-many-$i >out.$i 2>&1; echo $? >>rc) & "
@@ -287,7 +277,7 @@ TEST(via_annotation_assembles_through_rootasmd)
 	int p[2], st;
 	pid_t pid;
 
-	crun_env();
+	fresh();
 	put(path("policy.json"), 0644, "{\"rootasmd-policy\": 1, \"rules\": []}\n");
 	ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
 	pid = fork();
@@ -346,7 +336,7 @@ TEST(podman_runs_its_image_and_rootasms_tree)
 	char *out;
 	int rc;
 
-	crun_env();
+	fresh();
 	/* crun's default --root (podman gives none), podman's network directory */
 	private_run("/run/crun", &made[0]);
 	private_run("/run/containers", &made[1]);
@@ -401,7 +391,7 @@ TEST(containerd_runs_its_image_and_rootasms_tree)
 	pid_t pid;
 	int rc, st;
 
-	crun_env();
+	fresh();
 	if (system("command -v containerd >/dev/null && command -v ctr >/dev/null") != 0)
 		FAILF("containerd is not installed (ci/deps installs it)");
 	private_run("/run/containerd", &made);
