@@ -10,7 +10,7 @@
  *
  *   anything but create, run, delete    execv of the delegate: nothing done
  *   create/run, no rootasm annotation   the same: the bundle reaches the
- *                                       delegate exactly as it came
+ *   (or a Kubernetes pod's sandbox)     delegate exactly as it came
  *   create/run with org.rootasm.layout, org.rootasm.image (and
  *   org.rootasm.via)                    the choice checked (choose.c), the
  *                                       tree assembled for the bundle's owner
@@ -64,7 +64,8 @@ static const char help[] =
 	"The tree is assembled for the bundle's owner and attached in a private bundle under\n"
 	"ROOT/" RT_STATE_SUBDIR "/ID (ROOT: --root, else root=, default " RT_DEFAULT_ROOT ");\n"
 	"the engine's bundle and rootfs are left untouched; delete detaches it. Without\n"
-	"such an annotation the delegate is executed with the same arguments.\n"
+	"such an annotation, and for a Kubernetes pod's sandbox (pause) container, the\n"
+	"delegate is executed with the same arguments.\n"
 	"\n"
 	"Global options of rootasm-runtime's own (before COMMAND):\n"
 	"  --delegate PATH   the real runtime (else $ROOTASM_RUNTIME_DELEGATE, delegate= in\n"
@@ -563,6 +564,19 @@ static const char *annotation(json_t *cfg, const char *key)
 }
 
 /*
+ * A pod's sandbox (its pause container): Kubernetes' pod annotations reach
+ * it too (containerd's pod_annotations, CRI-O's allowed_annotations), and it
+ * runs its own image, whatever the pod's containers get.
+ */
+static bool is_sandbox(json_t *cfg)
+{
+	const char *t = annotation(cfg, "io.kubernetes.cri.container-type");	/* containerd */
+	const char *o = annotation(cfg, "io.kubernetes.cri-o.ContainerType");	/* CRI-O */
+
+	return (t && !strcmp(t, "sandbox")) || (o && !strcmp(o, "sandbox"));
+}
+
+/*
  * The delegate's argv for the private bundle: --bundle and --config of the
  * engine's replaced by "--bundle PRIVATE" right after the command.
  */
@@ -601,7 +615,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 	if (parse_create(cl, &ca) < 0)
 		return 1;
 	bfd = open(ca.bundle ? ca.bundle : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (bfd < 0 || read_config(&ca, bfd, &cfg) < 0 || !cfg ||
+	if (bfd < 0 || read_config(&ca, bfd, &cfg) < 0 || !cfg || is_sandbox(cfg) ||
 	    (!annotation(cfg, ANN_LAYOUT) && !annotation(cfg, ANN_IMAGE) && !annotation(cfg, ANN_VIA))) {
 		json_decref(cfg);
 		return exec_delegate(cl) < 0 ? 1 : 0;	/* no change: the bundle as it came */

@@ -108,6 +108,12 @@ TEST(no_annotation_is_passed_through_untouched)
 	ASSERT_STR(out, "hello-from-the-bundle\nvolume-data\n");
 	ASSERT_EQ(run_sh(NULL, "cmp %s/B/config.json %s/B.orig", fix, fix), 0);
 	ASSERT_EQ(run_sh(NULL, "test ! -e %s/root/.rootasm/c-plain", fix), 0);
+	/* a pod's sandbox gets the pod's annotations too, and runs its own image */
+	mkbundle("B", "{'org.rootasm.layout': 'small.json', 'io.kubernetes.cri.container-type': 'sandbox'}",
+		 "cat /etc/msg", true);
+	ASSERT_EQ(run_sh(&out, "cd %s/B && " RT " run c-pause", fix, RTARGS), 0);
+	ASSERT_STR(out, "hello-from-the-bundle\n");
+	ASSERT_EQ(run_sh(NULL, "cmp %s/B/config.json %s/B.orig", fix, fix), 0);
 	/* the delegate is executed, not forked: the same process, the same arguments */
 	sh("printf '#!/bin/sh\\necho $$ \"$@\"\\n' >%s/showpid && chmod +x %s/showpid", fix, fix);
 	ASSERT_EQ(run_sh(&out, "sh -c 'echo $$; exec %s --delegate %s/showpid --root %s/root --debug state x'", rt, fix,
