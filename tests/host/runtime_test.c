@@ -17,7 +17,7 @@
 
 #include "harness.h"
 
-static const char *rt, *cli, *mkoci, *daemon_bin;
+static const char *rt, *cli, *mkoci, *daemon_bin, *deploy_dir;
 static char layout[4096], manifest[80];
 static pid_t main_pid;
 
@@ -401,6 +401,11 @@ TEST(containerd_runs_its_image_and_rootasms_tree)
 	if (system("command -v containerd >/dev/null && command -v ctr >/dev/null") != 0)
 		FAILF("containerd is not installed (ci/deps installs it)");
 	private_run("/run/containerd", &made);
+	/* deploy/'s runtime handler is one containerd takes as it is */
+	sh("cd %s && (echo 'version = 2'; cat %s/containerd-rootasm.toml) >ctd-handler.toml", fix, deploy_dir);
+	ASSERT_EQ(run_sh(&out, "containerd --config %s/ctd-handler.toml config dump", fix), 0);
+	ASSERT_CONTAINS(out, "pod_annotations = [\"org.rootasm.*\"]");
+	ASSERT_CONTAINS(out, "BinaryName = \"/usr/bin/rootasm-runtime\"");
 	sh("mkdir -p %s/ctd %s/bin", fix, fix);
 	put(path("ctd/config.toml"), 0644,
 	    "version = 2\nroot = \"%s/ctd/root\"\nstate = \"%s/ctd/state\"\n"
@@ -469,15 +474,16 @@ int main(int argc, char **argv)
 {
 	char *out;
 
-	if (argc < 5) {
-		fprintf(stderr, "usage: %s ROOTASM_RUNTIME ROOTASM MKOCI ROOTASMD\n", argv[0]);
+	if (argc < 6) {
+		fprintf(stderr, "usage: %s ROOTASM_RUNTIME ROOTASM MKOCI ROOTASMD DEPLOY-DIR\n", argv[0]);
 		return 2;
 	}
 	rt = realpath(argv[1], NULL);
 	cli = realpath(argv[2], NULL);
 	mkoci = realpath(argv[3], NULL);
 	daemon_bin = realpath(argv[4], NULL);
-	if (!rt || !cli || !mkoci || !daemon_bin)
+	deploy_dir = realpath(argv[5], NULL);
+	if (!rt || !cli || !mkoci || !daemon_bin || !deploy_dir)
 		return 2;
 	if (geteuid() != 0)
 		return harness_main(argc, argv);
