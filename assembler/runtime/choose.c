@@ -39,8 +39,7 @@
 #include "uapi.h"
 #include "util.h"
 
-/* The absolute path of @fd (readlink of its /proc/self/fd link). Caller frees. */
-static char *fd_path(int fd)
+char *rt_fd_path(int fd)
 {
 	char p[64], buf[PATH_MAX];
 	ssize_t n;
@@ -88,7 +87,7 @@ static int beneath_admin_dir(const char *ann, const char *value, const char *dir
 	if (fstat(dfd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022))
 		return rt_error("annotation %s '%s': %s %s is not an administrator's (owned by root, writable by "
 				"nobody else)", ann, value, what, dir);
-	real = fd_path(dfd);
+	real = rt_fd_path(dfd);
 	if (!real)
 		return rt_error("annotation %s '%s': %s %s: its absolute path", ann, value, what, dir);
 	if (value[0] == '/') {
@@ -116,7 +115,7 @@ static int beneath_admin_dir(const char *ann, const char *value, const char *dir
 		return rt_error("annotation %s '%s': in the %s %s: %s", ann, value, what, dir, strerror(errno));
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return rt_error("annotation %s '%s': not a regular file", ann, value);
-	*ret = fd_path(fd);
+	*ret = rt_fd_path(fd);
 	if (!*ret)
 		return rt_error("annotation %s '%s': its absolute path", ann, value);
 	return 0;

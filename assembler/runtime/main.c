@@ -632,14 +632,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		json_decref(cfg);
 		return 1;
 	}
-	{
-		char p[64], abs[PATH_MAX];
-		ssize_t n;
-
-		snprintf(p, sizeof(p), "/proc/self/fd/%d", bfd);
-		n = readlink(p, abs, sizeof(abs) - 1);
-		babs = n > 0 ? strndup(abs, (size_t)n) : NULL;
-	}
+	babs = rt_fd_path(bfd);
 	r = babs ? rt_state_lock(state_root(cl, c), ca.id, true, &s) : rt_error("the bundle's absolute path");
 	if (r < 0)
 		goto out_choice;

@@ -46,6 +46,9 @@ struct rt_conf {
 void rt_log_open(const char *path, const char *format);
 int rt_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));	/* returns -1 */
 
+/* The absolute path of @fd (readlink of its /proc/self/fd link); NULL when it has none. Caller frees. */
+char *rt_fd_path(int fd);
+
 /* Read the config file (RT_CONFIG, or $ROOTASM_RUNTIME_CONFIG) into the fields still NULL. */
 int rt_conf_load(struct rt_conf *c);
 
