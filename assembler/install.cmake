@@ -5,7 +5,8 @@
 #     (cd build/pkg && cpack)                        # rootasm, librootasm0, librootasm-dev
 #
 # Components, one package each:
-#   tool  rootasm         bin/rootasm, rootasm(1), rootasm.layout(5), bash completion,
+#   tool  rootasm         bin/rootasm, rootasm(1), bin/rootasm-runtime, rootasm-runtime(1),
+#                         rootasm.layout(5), bash completion,
 #                         share/rootasm/layout.schema.json; sbin/rootasmd, rootasmd(8), its
 #                         systemd units (lib/systemd/system), share/doc/rootasm/{PROTOCOL.md,
 #                         rootasmd.policy.example}
@@ -29,7 +30,7 @@ if(ROOTASM_MAN)
             ${CMAKE_SOURCE_DIR}/layouts/FORMAT.md ${_man}/rootasm.layout.5.scd
     DEPENDS ${CMAKE_SOURCE_DIR}/assembler/man/md2scd.py ${CMAKE_SOURCE_DIR}/layouts/FORMAT.md
     COMMENT "Generating rootasm.layout.5.scd from layouts/FORMAT.md" VERBATIM)
-  foreach(_page rootasm.1 rootasmd.8 librootasm.3 rootasm.layout.5)
+  foreach(_page rootasm.1 rootasm-runtime.1 rootasmd.8 librootasm.3 rootasm.layout.5)
     if(_page STREQUAL "rootasm.layout.5")
       set(_src ${_man}/${_page}.scd)
     else()
@@ -43,7 +44,7 @@ if(ROOTASM_MAN)
     list(APPEND ROOTASM_MAN_PAGES ${_man}/${_page})
   endforeach()
   add_custom_target(man ALL DEPENDS ${ROOTASM_MAN_PAGES})
-  install(FILES ${_man}/rootasm.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT tool)
+  install(FILES ${_man}/rootasm.1.gz ${_man}/rootasm-runtime.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT tool)
   install(FILES ${_man}/rootasm.layout.5.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man5 COMPONENT tool)
   install(FILES ${_man}/rootasmd.8.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man8 COMPONENT tool)
   install(FILES ${_man}/librootasm.3.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man3 COMPONENT dev)
@@ -70,7 +71,7 @@ install(CODE "
   " COMPONENT dev)
 
 # ---------------------------------------------------------------- install
-install(TARGETS rootasm-cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tool)
+install(TARGETS rootasm-cli rootasm-runtime RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tool)
 install(TARGETS rootasm
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT lib NAMELINK_COMPONENT dev)
 install(FILES ${CMAKE_SOURCE_DIR}/assembler/include/rootasm.h
@@ -176,7 +177,9 @@ runs a command in it. Nothing is visible in any mount namespace until the
 tree is complete.
 
 It imports OCI image layouts into a store of erofs or squashfs layer
-images and prepares OCI runtime bundles for crun or runc. rootasmd, a
+images and prepares OCI runtime bundles for crun or runc; rootasm-runtime,
+an OCI runtime that delegates to crun or runc, gives podman's and
+containerd's containers the tree an annotation chooses. rootasmd, a
 socket-activated service, keeps one mount per image for the whole node.")
 
 set(CPACK_DEBIAN_LIB_PACKAGE_NAME ${ROOTASM_DEB_LIB})

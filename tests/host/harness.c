@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -228,4 +229,60 @@ char *slurp(const char *p)
 		return NULL;
 	buf[len] = '\0';
 	return buf;
+}
+
+/* Run a shell command; its stdout+stderr into *out (static). Returns its exit status. */
+int run_sh(char **out, const char *fmt, ...)
+{
+	static char buf[1 << 16];
+	char cmd[16384];
+	size_t n = 0;
+	va_list ap;
+	FILE *f;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd) - 8, fmt, ap);
+	va_end(ap);
+	strcat(cmd, " 2>&1");
+	f = popen(cmd, "r");
+	if (!f)
+		FAILF("popen %s", cmd);
+	while (n < sizeof(buf) - 1 && fgets(buf + n, sizeof(buf) - n, f))
+		n += strlen(buf + n);
+	buf[n] = '\0';
+	st = pclose(f);
+	if (out)
+		*out = buf;
+	if (getenv("OCI_TEST_VERBOSE") || getenv("HARNESS_VERBOSE"))
+		fprintf(stderr, "$ %s\n%s[exit %d]\n", cmd, buf, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int count_mounts_under(const char *prefix)
+{
+	char line[8192];
+	int n = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char mp[4096];
+
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) == 1 && !strncmp(mp, prefix, strlen(prefix)))
+			n++;
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+void crun_env(void)
+{
+	struct statfs sf;
+
+	if (system("command -v crun >/dev/null") != 0)
+		FAILF("crun is not installed (ci/deps installs it)");
+	if (statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == 0x63677270)
+		return;
+	sh("umount -R /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup");
 }

@@ -34,6 +34,21 @@ void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern char fix[4096];
 /* @rel under fix, in one of 8 rotating static buffers. */
 char *path(const char *rel);
+/*
+ * Run a shell command (printf-style); its stdout+stderr into *out (a static
+ * buffer, when @out is not NULL). Returns its exit status (128 + N for signal
+ * N). HARNESS_VERBOSE (or OCI_TEST_VERBOSE) prints each command and its output.
+ */
+int run_sh(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* How many mounts of /proc/self/mountinfo lie at or below @prefix (a string prefix of the mount point). */
+int count_mounts_under(const char *prefix);
+/*
+ * crun in the test's mount namespace: it refuses a hybrid cgroup setup whose
+ * v2 hierarchy has controllers, and a plain cgroup2 mount at /sys/fs/cgroup
+ * gives it the unified mode (cgroups themselves are off: the tests run it
+ * with --cgroup-manager=disabled). Fails the test when crun is missing.
+ */
+void crun_env(void);
 /* The contents of file @p (up to 256 KiB) in a static buffer, or NULL. */
 char *slurp(const char *p);
 

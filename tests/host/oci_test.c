@@ -23,57 +23,12 @@
 static const char *bin, *mkoci;
 static pid_t main_pid;
 
-/* Run a shell command; its stdout+stderr into *out (static). Returns its exit status. */
-static int run(char **out, const char *fmt, ...)
-{
-	static char buf[1 << 16];
-	char cmd[16384];
-	size_t n = 0;
-	va_list ap;
-	FILE *f;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd) - 8, fmt, ap);
-	va_end(ap);
-	strcat(cmd, " 2>&1");
-	f = popen(cmd, "r");
-	if (!f)
-		FAILF("popen %s", cmd);
-	while (n < sizeof(buf) - 1 && fgets(buf + n, sizeof(buf) - n, f))
-		n += strlen(buf + n);
-	buf[n] = '\0';
-	st = pclose(f);
-	if (out)
-		*out = buf;
-	if (getenv("OCI_TEST_VERBOSE"))
-		fprintf(stderr, "$ %s\n%s[exit %d]\n", cmd, buf, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static int count_mounts_under(const char *prefix)
-{
-	char line[8192];
-	int n = 0;
-	FILE *f = fopen("/proc/self/mountinfo", "r");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		char mp[4096];
-
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) == 1 && !strncmp(mp, prefix, strlen(prefix)))
-			n++;
-	}
-	if (f)
-		fclose(f);
-	return n;
-}
-
 /* Every file of the store with inode, size and times: equal before and after means nothing was written. */
 static char *store_state(const char *store)
 {
 	char *out;
 
-	if (run(&out, "cd %s && find . -printf '%%p %%i %%s %%T@ %%C@\\n' | sort", store) != 0)
+	if (run_sh(&out, "cd %s && find . -printf '%%p %%i %%s %%T@ %%C@\\n' | sort", store) != 0)
 		FAILF("find %s", store);
 	return strdup(out);
 }
@@ -81,7 +36,7 @@ static char *store_state(const char *store)
 /* Import @img (a directory under the fixture) into @store; returns the exit status, the layout in @layout. */
 static int import(const char *img, const char *store, const char *extra, char **out)
 {
-	return run(out, "cd %s && %s import --quiet --store %s %s oci:%s", fix, bin, store, extra ? extra : "", img);
+	return run_sh(out, "cd %s && %s import --quiet --store %s %s oci:%s", fix, bin, store, extra ? extra : "", img);
 }
 
 static void mkimage(const char *name, const char *args)
@@ -95,7 +50,7 @@ static void assemble(const char *layout, const char *mnt)
 	char *out;
 
 	sh("mkdir -p %s/%s", fix, mnt);
-	if (run(&out, "%s assemble %s --attach %s/%s", bin, layout, fix, mnt) != 0)
+	if (run_sh(&out, "%s assemble %s --attach %s/%s", bin, layout, fix, mnt) != 0)
 		FAILF("assemble %s: %s", layout, out);
 }
 
@@ -150,7 +105,7 @@ TEST(import_assembles_the_image_with_every_kind_of_entry)
 	snprintf(layout, sizeof(layout), "%s", first_line(out));
 	ASSERT_CONTAINS(layout, "/st/images/sha256/");
 	/* the layout passes check: absolute paths of the image files themselves */
-	ASSERT_EQ(run(&out, "%s check %s", bin, layout), 0);
+	ASSERT_EQ(run_sh(&out, "%s check %s", bin, layout), 0);
 	ASSERT_CONTAINS(out, "erofs");
 	assemble(layout, "m");
 	/* layer 2 replaced a file, whited one out, made a directory opaque */
@@ -195,7 +150,7 @@ TEST(import_assembles_the_image_with_every_kind_of_entry)
 		ASSERT_TRUE(!memcmp(d, "\0\0\0\0", 4));
 		close(fd);
 	}
-	ASSERT_EQ(run(&out, "du -k --apparent-size -c %s/st/layers/sha256/*.erofs | tail -1", fix), 0);
+	ASSERT_EQ(run_sh(&out, "du -k --apparent-size -c %s/st/layers/sha256/*.erofs | tail -1", fix), 0);
 	ASSERT_TRUE(atoi(out) < 20 * 1024);
 	/* the tree is an overlay over two erofs layers, with a tmpfs upper taking writes */
 	sh("echo w > %s/m/written", fix);
@@ -252,7 +207,7 @@ TEST(progress_is_json_lines_with_json_and_nothing_with_quiet)
 	fresh();
 	/* --json: stdout the result, stderr one JSON event per layer and line (converted, then cached) */
 	for (int pass = 0; pass < 2; pass++) {
-		ASSERT_EQ(run(&out, "cd %s && %s import --json --store st oci:img:v1 2>err >res && python3 -c \""
+		ASSERT_EQ(run_sh(&out, "cd %s && %s import --json --store st oci:img:v1 2>err >res && python3 -c \""
 			      "import json; ev = [json.loads(l) for l in open('err')]; r = json.load(open('res')); "
 			      "assert len(ev) == 2, ev; "
 			      "assert [e['event'] for e in ev] == ['layer'] * 2, ev; "
@@ -263,7 +218,7 @@ TEST(progress_is_json_lines_with_json_and_nothing_with_quiet)
 	}
 	/* --quiet: nothing on stderr, the layout on stdout */
 	fresh();
-	ASSERT_EQ(run(&out, "cd %s && %s import --quiet --store st oci:img:v1 2>err >res && test ! -s err && "
+	ASSERT_EQ(run_sh(&out, "cd %s && %s import --quiet --store st oci:img:v1 2>err >res && test ! -s err && "
 		      "grep -c layout.json res", fix, bin), 0);
 	ASSERT_STR(out, "1\n");
 	sh("rm -f %s/err %s/res", fix, fix);
@@ -286,9 +241,9 @@ TEST(concurrent_imports_of_one_image_publish_each_layer_once)
 	waitpid(p2, &st2, 0);
 	ASSERT_EQ(st1, 0);
 	ASSERT_EQ(st2, 0);
-	ASSERT_EQ(run(&out, "ls %s/st/layers/sha256/*.erofs | wc -l", fix), 0);
+	ASSERT_EQ(run_sh(&out, "ls %s/st/layers/sha256/*.erofs | wc -l", fix), 0);
 	ASSERT_EQ(atoi(out), 2);
-	ASSERT_EQ(run(&out, "ls -A %s/st/tmp | wc -l", fix), 0);
+	ASSERT_EQ(run_sh(&out, "ls -A %s/st/tmp | wc -l", fix), 0);
 	ASSERT_EQ(atoi(out), 0);
 }
 
@@ -317,12 +272,12 @@ TEST(sigkill_during_import_leaves_no_partial_file)
 	fclose(f);
 	ASSERT_TRUE(WIFSIGNALED(st));
 	ASSERT_EQ(count_mounts_under(fix), 0);
-	ASSERT_EQ(run(&out, "ls -A %s/st/tmp | wc -l", fix), 0);
+	ASSERT_EQ(run_sh(&out, "ls -A %s/st/tmp | wc -l", fix), 0);
 	ASSERT_EQ(atoi(out), 0);
 	/* every published image is complete: each mounts, the unfinished one is absent */
-	ASSERT_EQ(run(&out, "ls %s/st/layers/sha256/*.erofs | wc -l", fix), 0);
+	ASSERT_EQ(run_sh(&out, "ls %s/st/layers/sha256/*.erofs | wc -l", fix), 0);
 	ASSERT_TRUE(atoi(out) < 3);
-	ASSERT_EQ(run(&out, "for i in %s/st/layers/sha256/*.erofs; do mkdir -p %s/k && mount -o loop,ro $i %s/k "
+	ASSERT_EQ(run_sh(&out, "for i in %s/st/layers/sha256/*.erofs; do mkdir -p %s/k && mount -o loop,ro $i %s/k "
 		      "&& umount %s/k || exit 1; done", fix, fix, fix, fix), 0);
 	/* and importing again finishes the job */
 	ASSERT_EQ(import("big", "st", NULL, &out), 0);
@@ -349,7 +304,7 @@ static void expect_refused(const char *img, const char *want1, const char *want2
 	/* one line */
 	ASSERT_TRUE(strchr(out, '\n') == out + strlen(out) - 1);
 	/* nothing half-imported: no layer image, no record, no mount */
-	ASSERT_EQ(run(&out, "find %s/st -type f 2>/dev/null | wc -l", fix), 0);
+	ASSERT_EQ(run_sh(&out, "find %s/st -type f 2>/dev/null | wc -l", fix), 0);
 	ASSERT_EQ(atoi(out), 0);
 	ASSERT_EQ(count_mounts_under(fix), 0);
 }
@@ -369,7 +324,7 @@ TEST(layer_digest_mismatch_is_refused_and_nothing_is_published)
 
 	mkimage("bad", "l2.tar:none");
 	/* the layer: read the manifest for its digest */
-	ASSERT_EQ(run(&out, "cd %s/bad && python3 -c \"import json; m=json.load(open('index.json'))['manifests'][0]['digest'][7:]; "
+	ASSERT_EQ(run_sh(&out, "cd %s/bad && python3 -c \"import json; m=json.load(open('index.json'))['manifests'][0]['digest'][7:]; "
 		      "print(json.load(open('blobs/sha256/'+m))['layers'][0]['digest'][7:])\"", fix), 0);
 	snprintf(dg, sizeof(dg), "%s", first_line(out));
 	sh("cd %s/bad/blobs/sha256 && printf 'X' | dd of=%s bs=1 seek=600 conv=notrunc status=none", fix, dg);
@@ -431,7 +386,7 @@ TEST(blob_that_is_a_symlink_is_refused)
 	char *out;
 
 	mkimage("bad", "l2.tar:gzip");
-	ASSERT_EQ(run(&out, "cd %s/bad && python3 -c \"import json; print(json.load(open('index.json'))['manifests'][0]['digest'][7:])\"", fix), 0);
+	ASSERT_EQ(run_sh(&out, "cd %s/bad && python3 -c \"import json; print(json.load(open('index.json'))['manifests'][0]['digest'][7:])\"", fix), 0);
 	first_line(out);
 	sh("cd %s/bad/blobs/sha256 && mv %s ../../real && ln -s ../../real %s", fix, out, out);
 	expect_refused("bad", "symbolic link", NULL);
@@ -445,7 +400,7 @@ TEST(tags_select_the_manifest)
 	ASSERT_EQ(import("img:nope", "st", NULL, &out), 2);
 	ASSERT_CONTAINS(out, "no manifest is tagged 'nope' (tags: v1)");
 	ASSERT_EQ(import("img", "st", NULL, &out), 0);
-	ASSERT_EQ(run(&out, "%s import --store %s/st %s/img", bin, fix, fix), 2);
+	ASSERT_EQ(run_sh(&out, "%s import --store %s/st %s/img", bin, fix, fix), 2);
 	ASSERT_CONTAINS(out, "oci:DIR[:TAG]");
 }
 
@@ -460,7 +415,7 @@ TEST(store_writable_by_others_is_refused)
 	sh("chmod 0755 %s/st && chown 1000 %s/st", fix, fix);
 	ASSERT_EQ(import("img:v1", "st", NULL, &out), 1);
 	ASSERT_CONTAINS(out, "owned by uid 1000");
-	ASSERT_EQ(run(&out, "find %s/st | wc -l", fix), 0);
+	ASSERT_EQ(run_sh(&out, "find %s/st | wc -l", fix), 0);
 	ASSERT_EQ(atoi(out), 1);
 }
 
@@ -469,7 +424,7 @@ TEST(import_without_root_says_so_and_creates_nothing)
 	char *out;
 
 	fresh();
-	ASSERT_EQ(run(&out, "cd %s && setpriv --reuid 65534 --regid 65534 --clear-groups %s import --store %s/st oci:img:v1",
+	ASSERT_EQ(run_sh(&out, "cd %s && setpriv --reuid 65534 --regid 65534 --clear-groups %s import --store %s/st oci:img:v1",
 		      fix, bin, fix), 1);
 	ASSERT_CONTAINS(out, "needs root");
 	ASSERT_TRUE(access(P("st"), F_OK) < 0);
@@ -483,7 +438,7 @@ TEST(store_that_is_a_symlink_is_refused)
 	sh("mkdir -p %s/realstore && ln -sfn realstore %s/linkstore", fix, fix);
 	ASSERT_EQ(import("img:v1", "linkstore", NULL, &out), 2);
 	ASSERT_CONTAINS(out, "symbolic link");
-	ASSERT_EQ(run(&out, "find %s/realstore | wc -l", fix), 0);
+	ASSERT_EQ(run_sh(&out, "find %s/realstore | wc -l", fix), 0);
 	ASSERT_EQ(atoi(out), 1);
 }
 
@@ -537,7 +492,7 @@ TEST(skopeo_v2s2_copy_is_imported)
 	/* Docker's schema 2 has no zstd layers: the image with both layers gzip'd */
 	mkimage("gz", "--tag v1 l1.tar:gzip l2.tar:gzip");
 	sh("cd %s && rm -rf sk && skopeo copy -q --format v2s2 oci:gz:v1 oci:sk:v1 >/dev/null", fix);
-	ASSERT_EQ(run(&out, "grep -l application/vnd.docker.distribution.manifest.v2+json %s/sk/index.json", fix), 0);
+	ASSERT_EQ(run_sh(&out, "grep -l application/vnd.docker.distribution.manifest.v2+json %s/sk/index.json", fix), 0);
 	expect_img_tree("sk:v1");
 }
 
@@ -648,7 +603,7 @@ TEST(implied_directories_keep_what_the_layers_below_have)
 	ASSERT_EQ(s.st_gid, 5);
 	ASSERT_EQ(umount2(P("m"), MNT_DETACH), 0);
 	/* layer 2 depends on layer 1: stored by its chain id, so another base gets its own */
-	ASSERT_EQ(run(NULL, "ls %s/st/layers/sha256/*.chain.erofs", fix), 0);
+	ASSERT_EQ(run_sh(NULL, "ls %s/st/layers/sha256/*.chain.erofs", fix), 0);
 }
 
 TEST(hard_link_to_a_lower_layers_file)
@@ -723,7 +678,7 @@ TEST(refused_layer_leaves_nothing_new_in_the_store)
 	assemble(layout, "m");
 	ASSERT_STR(slurp(P("m/etc/a")), "one\n");
 	ASSERT_EQ(umount2(P("m"), MNT_DETACH), 0);
-	ASSERT_EQ(run(&out, "ls %s/st/layers/sha256/ | grep -c erofs$", fix), 0);
+	ASSERT_EQ(run_sh(&out, "ls %s/st/layers/sha256/ | grep -c erofs$", fix), 0);
 	ASSERT_STR(out, "1\n");
 }
 
@@ -791,23 +746,6 @@ TEST(hostile_reserved_whiteout)
 
 /* ----------------------------------------------------------------- bundles */
 
-/*
- * crun refuses a hybrid cgroup setup whose v2 hierarchy has controllers; the
- * test runs in its own mount namespace, where a plain cgroup2 mount at
- * /sys/fs/cgroup gives crun the unified mode (cgroups themselves are off:
- * --cgroup-manager=disabled).
- */
-static void crun_env(void)
-{
-	struct statfs sf;
-
-	if (system("command -v crun >/dev/null") != 0)
-		FAILF("crun is not installed (ci/deps installs it)");
-	if (statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == 0x63677270)
-		return;
-	sh("umount -R /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup");
-}
-
 /* A bundle B for the imported image: crun's default spec, @cmd, a bind volume and a tmpfs. */
 static void mkbundle(const char *layout, bool readonly, const char *extra_py, const char *cmd)
 {
@@ -844,25 +782,25 @@ TEST(bundle_crun_runs_an_imported_image)
 	fresh();
 	crun_env();
 	mkbundle(import_small(), false, NULL, "cat /etc/a /vol/v; echo written > /w; cat /proc/self/mountinfo");
-	ASSERT_EQ(run(&out, "%s bundle prepare --upper %s/up --json %s/B", bin, fix, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare --upper %s/up --json %s/B", bin, fix, fix), 0);
 	ASSERT_CONTAINS(out, "\"rootasm_mounts\":[\"/dev\",\"/dev/shm\",\"/vol\",\"/scratch\"]");
 	ASSERT_CONTAINS(out, "\"runtime_mounts\":[\"/proc\",\"/dev/pts\",\"/dev/mqueue\",\"/sys\",\"/sys/fs/cgroup\"]");
 	/* the tree is attached at root.path (overlay + its volumes), config.json lost what rootasm made */
 	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 5);
-	ASSERT_EQ(run(&out, "python3 -c \"import json; c=json.load(open('%s/B/config.json')); "
+	ASSERT_EQ(run_sh(&out, "python3 -c \"import json; c=json.load(open('%s/B/config.json')); "
 		      "print([m['destination'] for m in c['mounts']], c['annotations'])\"", fix), 0);
 	ASSERT_CONTAINS(out, "['/proc', '/dev/pts', '/dev/mqueue', '/sys', '/sys/fs/cgroup']");
 	ASSERT_CONTAINS(out, "'org.rootasm.prepared'");
-	ASSERT_EQ(run(&out, "crun --cgroup-manager=disabled run -b %s/B oci-test-1", fix), 0);
+	ASSERT_EQ(run_sh(&out, "crun --cgroup-manager=disabled run -b %s/B oci-test-1", fix), 0);
 	ASSERT_CONTAINS(out, "two\nvolume-data\n");
 	/* crun's mounts landed on top of rootasm's: the volume is there once, as rootasm made it */
 	ASSERT_CONTAINS(out, " /vol ro,nosuid");
 	ASSERT_CONTAINS(out, " /proc ");
 	ASSERT_STR(slurp(P("up/upper/w")), "written\n");
-	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle cleanup %s/B", bin, fix), 0);
 	ASSERT_CONTAINS(out, "detached");
 	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
-	ASSERT_EQ(run(&out, "cmp %s/B/config.json %s/config.orig && test ! -e %s/B/.rootasm", fix, fix, fix), 0);
+	ASSERT_EQ(run_sh(&out, "cmp %s/B/config.json %s/config.orig && test ! -e %s/B/.rootasm", fix, fix, fix), 0);
 }
 
 TEST(bundle_uid_mappings_make_idmapped_layers)
@@ -878,18 +816,18 @@ TEST(bundle_uid_mappings_make_idmapped_layers)
 		 "c['linux']['gidMappings'] = [{'containerID': 0, 'hostID': 200000, 'size': 65536}]\n"
 		 "c['mounts'] = [m for m in c['mounts'] if not m['destination'].startswith('/sys')]\n",
 		 "id -u; stat -c %u:%g /etc/owned; echo hi > /etc/w && echo wrote");
-	ASSERT_EQ(run(&out, "%s bundle prepare --upper %s/up %s/B", bin, fix, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare --upper %s/up %s/B", bin, fix, fix), 0);
 	/* on the host the layers show the mapped ids; the runtime keeps the tmpfs mounts */
 	ASSERT_EQ(stat(P("B/rootfs/etc/owned"), &st), 0);
 	ASSERT_EQ(st.st_uid, 101000);
 	ASSERT_EQ(st.st_gid, 201001);
-	ASSERT_EQ(run(&out, "python3 -c \"import json; print(json.load(open('%s/B/.rootasm/layout.json'))['layers'][0]['idmap'])\"", fix), 0);
+	ASSERT_EQ(run_sh(&out, "python3 -c \"import json; print(json.load(open('%s/B/.rootasm/layout.json'))['layers'][0]['idmap'])\"", fix), 0);
 	ASSERT_CONTAINS(out, "'uids': ['0:100000:65536'], 'gids': ['0:200000:65536']");
-	ASSERT_EQ(run(&out, "crun --cgroup-manager=disabled run -b %s/B oci-test-2", fix), 0);
+	ASSERT_EQ(run_sh(&out, "crun --cgroup-manager=disabled run -b %s/B oci-test-2", fix), 0);
 	ASSERT_CONTAINS(out, "0\n1000:1001\nwrote\n");
 	ASSERT_EQ(stat(P("up/upper/etc/w"), &st), 0);
 	ASSERT_EQ(st.st_uid, 100000);
-	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle cleanup %s/B", bin, fix), 0);
 	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
 }
 
@@ -900,13 +838,13 @@ TEST(bundle_readonly_root_is_the_runtimes_to_make)
 	fresh();
 	crun_env();
 	mkbundle(import_small(), true, NULL, "cat /etc/a; echo x > /etc/a || echo refused");
-	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 0);
 	/* root.readonly stays in config.json: crun remounts the root read-only */
-	ASSERT_EQ(run(&out, "grep -c '\"readonly\": true' %s/B/config.json", fix), 0);
-	ASSERT_EQ(run(&out, "crun --cgroup-manager=disabled run -b %s/B oci-test-3", fix), 0);
+	ASSERT_EQ(run_sh(&out, "grep -c '\"readonly\": true' %s/B/config.json", fix), 0);
+	ASSERT_EQ(run_sh(&out, "crun --cgroup-manager=disabled run -b %s/B oci-test-3", fix), 0);
 	ASSERT_CONTAINS(out, "two\n");
 	ASSERT_CONTAINS(out, "refused");
-	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle cleanup %s/B", bin, fix), 0);
 }
 
 TEST(bundle_prepare_twice_is_refused)
@@ -915,12 +853,12 @@ TEST(bundle_prepare_twice_is_refused)
 
 	fresh();
 	mkbundle(import_small(), false, NULL, "true");
-	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 0);
-	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 2);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 2);
 	ASSERT_CONTAINS(out, "already prepared");
 	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 5);
-	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
-	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 2);
+	ASSERT_EQ(run_sh(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle cleanup %s/B", bin, fix), 2);
 	ASSERT_CONTAINS(out, "not prepared by rootasm");
 }
 
@@ -930,15 +868,15 @@ TEST(bundle_prepare_killed_before_the_new_config_is_cleaned_up)
 
 	fresh();
 	mkbundle(import_small(), false, NULL, "true");
-	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 0);
 	/* as if prepare died after the attach, before config.json was replaced */
 	sh("cp %s/B/.rootasm/config.json %s/B/config.json", fix, fix);
-	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 2);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 2);
 	ASSERT_CONTAINS(out, "did not finish");
-	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle cleanup %s/B", bin, fix), 0);
 	ASSERT_CONTAINS(out, "detached");
 	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
-	ASSERT_EQ(run(&out, "cmp %s/B/config.json %s/config.orig && test ! -e %s/B/.rootasm", fix, fix, fix), 0);
+	ASSERT_EQ(run_sh(&out, "cmp %s/B/config.json %s/config.orig && test ! -e %s/B/.rootasm", fix, fix, fix), 0);
 }
 
 TEST(bundle_cleanup_leaves_a_foreign_mount_alone)
@@ -947,14 +885,14 @@ TEST(bundle_cleanup_leaves_a_foreign_mount_alone)
 
 	fresh();
 	mkbundle(import_small(), false, NULL, "true");
-	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 0);
 	/* someone replaced the tree: cleanup must not take theirs down */
 	ASSERT_EQ(umount2(P("B/rootfs"), MNT_DETACH), 0);
 	ASSERT_EQ(mount("none", P("B/rootfs"), "tmpfs", 0, NULL), 0);
-	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle cleanup %s/B", bin, fix), 0);
 	ASSERT_CONTAINS(out, "left alone");
 	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 1);
-	ASSERT_EQ(run(&out, "cmp %s/B/config.json %s/config.orig", fix, fix), 0);
+	ASSERT_EQ(run_sh(&out, "cmp %s/B/config.json %s/config.orig", fix, fix), 0);
 }
 
 TEST(bundle_mounts_rootasm_cannot_make_stay_with_the_runtime)
@@ -967,11 +905,11 @@ TEST(bundle_mounts_rootasm_cannot_make_stay_with_the_runtime)
 		 "c['mounts'].append({'destination': '/odd', 'type': 'tmpfs', 'source': 'tmpfs', 'options': ['uid=5']})\n"
 		 "c['mounts'].append({'destination': '/dev/shm/sub', 'type': 'bind', 'source': '/etc', 'options': ['rbind']})\n",
 		 "true");
-	ASSERT_EQ(run(&out, "%s bundle prepare --json %s/B", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare --json %s/B", bin, fix), 0);
 	/* under /sys (the runtime's), an option rootasm has no word for: the runtime's; under /dev/shm: rootasm's */
 	ASSERT_CONTAINS(out, "\"/sys/kernel/x\",\"/odd\"]");
 	ASSERT_CONTAINS(out, "\"/scratch\",\"/dev/shm/sub\"]");
-	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle cleanup %s/B", bin, fix), 0);
 }
 
 /* A user's bundle is that user's principal's: no more than the user could do itself (rootasm.h, "principals"). */
@@ -986,10 +924,10 @@ TEST(bundle_owned_by_a_user_gets_what_the_user_may_have)
 		 "true");
 	sh("chown -R 1771:1771 %s/B", fix);
 	/* a host upper directory is an administrator's: copies-up there are made with root's rights */
-	ASSERT_EQ(run(&out, "%s bundle prepare --upper %s/up %s/B", bin, fix, fix), 1);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare --upper %s/up %s/B", bin, fix, fix), 1);
 	ASSERT_CONTAINS(out, "an upper directory on the host is for administrators");
 	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
-	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 0);
 	/* root's directory, asked for rw: read-only, as uid 1771 could not write it; every mount nosuid,nodev */
 	mi = slurp("/proc/self/mountinfo");
 	line = strstr(mi, P("B/rootfs/rootrw"));
@@ -1007,7 +945,7 @@ TEST(bundle_owned_by_a_user_gets_what_the_user_may_have)
 	}
 	ASSERT_EQ(access(P("B/rootfs/rootrw/new"), F_OK) < 0, 1);
 	ASSERT_TRUE(open(P("B/rootfs/rootrw/new"), O_CREAT | O_WRONLY | O_CLOEXEC, 0644) < 0 && errno == EROFS);
-	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle cleanup %s/B", bin, fix), 0);
 	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
 }
 
@@ -1019,7 +957,7 @@ static void expect_bundle_refused(const char *cmd, const char *want, const char 
 	int st;
 	char *out;
 
-	st = run(&out, "%s bundle %s %s/B", bin, cmd, fix);
+	st = run_sh(&out, "%s bundle %s %s/B", bin, cmd, fix);
 	ASSERT_EQ(count_mounts_under(victim), mounts);
 	ASSERT_EQ(st, 2);
 	ASSERT_CONTAINS(out, want);
@@ -1063,7 +1001,7 @@ TEST(bundle_root_path_outside_the_bundle_is_refused)
 		ASSERT_EQ(count_mounts_under(fix), 0);
 		ASSERT_STR(slurp(P("victim/f")), "mine\n");
 		ASSERT_TRUE(access(P("B/.rootasm"), F_OK) < 0);
-		ASSERT_EQ(run(NULL, "cmp %s/B/config.json %s/config.orig && test -z \"$(ls -A %s/victim/sub)\"", fix,
+		ASSERT_EQ(run_sh(NULL, "cmp %s/B/config.json %s/config.orig && test -z \"$(ls -A %s/victim/sub)\"", fix,
 			      fix, fix), 0);
 	}
 }
@@ -1080,23 +1018,23 @@ TEST(bundle_symlinks_in_the_bundle_are_refused)
 	mkbundle(layout, false, NULL, "true");
 	sh("mkdir -p %s/victim && echo victim-config > %s/victim/config.json && ln -s ../victim %s/B/.rootasm",
 	   fix, fix, fix);
-	st = run(&out, "%s bundle prepare %s/B", bin, fix);
+	st = run_sh(&out, "%s bundle prepare %s/B", bin, fix);
 	ASSERT_STR(slurp(P("victim/config.json")), "victim-config\n");
 	ASSERT_EQ(st, 2);
 	ASSERT_CONTAINS(out, "/B/.rootasm");
 	ASSERT_TRUE(strchr(out, '\n') == out + strlen(out) - 1);
-	ASSERT_EQ(run(&out, "ls -A %s/victim", fix), 0);
+	ASSERT_EQ(run_sh(&out, "ls -A %s/victim", fix), 0);
 	ASSERT_STR(out, "config.json\n");
 	ASSERT_EQ(count_mounts_under(fix), 0);
-	ASSERT_EQ(run(NULL, "cmp %s/B/config.json %s/config.orig", fix, fix), 0);
+	ASSERT_EQ(run_sh(NULL, "cmp %s/B/config.json %s/config.orig", fix, fix), 0);
 	/* config.json a symlink: not read through it */
 	sh("cd %s/B && rm .rootasm && mv config.json ../config.real && ln -s ../config.real config.json", fix);
 	expect_bundle_refused("prepare", "/B/config.json", fix, 0);
 	sh("cd %s/B && rm config.json && mv ../config.real config.json", fix);
 	/* prepared, then .rootasm swapped for the symlink: cleanup must not take the victim's config.json */
-	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 0);
 	sh("cd %s/B && mv .rootasm ../state.real && ln -s ../victim .rootasm", fix);
-	st = run(&out, "%s bundle cleanup %s/B", bin, fix);
+	st = run_sh(&out, "%s bundle cleanup %s/B", bin, fix);
 	ASSERT_STR(slurp(P("victim/config.json")), "victim-config\n");
 	ASSERT_EQ(st, 2);
 	ASSERT_CONTAINS(out, "/B/.rootasm");
@@ -1104,10 +1042,10 @@ TEST(bundle_symlinks_in_the_bundle_are_refused)
 	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 5);
 	/* put back, cleanup finishes the job */
 	sh("cd %s/B && rm .rootasm && mv ../state.real .rootasm", fix);
-	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle cleanup %s/B", bin, fix), 0);
 	ASSERT_CONTAINS(out, "detached");
 	ASSERT_EQ(count_mounts_under(fix), 0);
-	ASSERT_EQ(run(NULL, "cmp %s/B/config.json %s/config.orig && test ! -e %s/B/.rootasm", fix, fix, fix), 0);
+	ASSERT_EQ(run_sh(NULL, "cmp %s/B/config.json %s/config.orig && test ! -e %s/B/.rootasm", fix, fix, fix), 0);
 	ASSERT_STR(slurp(P("victim/config.json")), "victim-config\n");
 }
 
@@ -1150,16 +1088,16 @@ TEST(bundle_cleanup_trusts_no_annotation)
 	ASSERT_EQ(umount2(P("B/rootfs"), 0), 0);
 	/* prepared; then root.path and the annotation turned to the victim: cleanup detaches its own tree only */
 	sh("cp %s/config.orig %s/B/config.json", fix, fix);
-	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 0);
 	snprintf(val, sizeof(val), "'%s/victim'", fix);
 	config_set("c['root']['path']", val);
 	snprintf(val, sizeof(val), "'%llu'", unique_mount_id(P("victim")));
 	config_set("c['annotations']['org.rootasm.prepared']", val);
-	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle cleanup %s/B", bin, fix), 0);
 	ASSERT_CONTAINS(out, "detached");
 	ASSERT_EQ(count_mounts_under(P("victim")), 1);
 	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
-	ASSERT_EQ(run(NULL, "cmp %s/B/config.json %s/config.orig", fix, fix), 0);
+	ASSERT_EQ(run_sh(NULL, "cmp %s/B/config.json %s/config.orig", fix, fix), 0);
 }
 
 TEST(bundle_records_only_root_can_write)
@@ -1171,27 +1109,27 @@ TEST(bundle_records_only_root_can_write)
 	layout = import_small();
 	mkbundle(layout, false, NULL, "true");
 	/* made on first use: root's, 0700 */
-	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 0);
-	ASSERT_EQ(run(&out, "stat -c '%%u %%a' %s/run/bundles && ls %s/run/bundles | wc -l", fix, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "stat -c '%%u %%a' %s/run/bundles && ls %s/run/bundles | wc -l", fix, fix), 0);
 	ASSERT_STR(out, "0 700\n1\n");
-	ASSERT_EQ(run(&out, "%s bundle cleanup %s/B", bin, fix), 0);
-	ASSERT_EQ(run(&out, "ls -A %s/run/bundles | wc -l", fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "ls -A %s/run/bundles | wc -l", fix), 0);
 	ASSERT_EQ(atoi(out), 0);
 	/* writable by others, another's, a symlink: refused before anything is mounted */
 	sh("chmod 0733 %s/run/bundles", fix);
-	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 1);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 1);
 	ASSERT_CONTAINS(out, "/run/bundles");
 	ASSERT_CONTAINS(out, "nobody else can write");
 	ASSERT_EQ(count_mounts_under(fix), 0);
 	sh("chmod 0700 %s/run/bundles && chown 1000 %s/run/bundles", fix, fix);
-	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 1);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 1);
 	ASSERT_CONTAINS(out, "owned by uid 1000");
 	sh("mv %s/run/bundles %s/run/elsewhere && chown 0 %s/run/elsewhere && ln -s elsewhere %s/run/bundles", fix, fix,
 	   fix, fix);
-	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 1);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 1);
 	ASSERT_CONTAINS(out, "symbolic link");
 	ASSERT_EQ(count_mounts_under(fix), 0);
-	ASSERT_EQ(run(NULL, "cmp %s/B/config.json %s/config.orig && test ! -e %s/B/.rootasm && "
+	ASSERT_EQ(run_sh(NULL, "cmp %s/B/config.json %s/config.orig && test ! -e %s/B/.rootasm && "
 		      "test -z \"$(ls -A %s/B/rootfs)\"", fix, fix, fix, fix), 0);
 }
 
@@ -1206,19 +1144,19 @@ TEST(bundle_prepare_that_fails_leaves_nothing)
 	mkbundle(layout, false,
 		 "c['mounts'].append({'destination': '/gone', 'type': 'bind', 'source': '/nonexistent-rootasm', "
 		 "'options': ['rbind']})\n", "true");
-	ASSERT_TRUE(run(&out, "%s bundle prepare %s/B", bin, fix) != 0);
+	ASSERT_TRUE(run_sh(&out, "%s bundle prepare %s/B", bin, fix) != 0);
 	ASSERT_CONTAINS(out, "/nonexistent-rootasm");
 	ASSERT_TRUE(strchr(out, '\n') == out + strlen(out) - 1);
 	ASSERT_EQ(count_mounts_under(fix), 0);
-	ASSERT_EQ(run(NULL, "cmp %s/B/config.json %s/config.orig && test ! -e %s/B/.rootasm && test ! -e %s/B/rootfs "
+	ASSERT_EQ(run_sh(NULL, "cmp %s/B/config.json %s/config.orig && test ! -e %s/B/.rootasm && test ! -e %s/B/rootfs "
 		      "&& test -z \"$(ls -A %s/run/bundles)\"", fix, fix, fix, fix, fix), 0);
 	/* and a .rootasm of the owner's that is in the way (a file): no record, no mount */
 	sh("cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); c['mounts'].pop(); "
 	   "json.dump(c, open('config.json', 'w'))\" && cp config.json ../config.orig && echo x > .rootasm", fix);
-	ASSERT_EQ(run(&out, "%s bundle prepare %s/B", bin, fix), 2);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 2);
 	ASSERT_CONTAINS(out, "/B/.rootasm");
 	ASSERT_EQ(count_mounts_under(fix), 0);
-	ASSERT_EQ(run(NULL, "cmp %s/B/config.json %s/config.orig && test ! -e %s/B/rootfs && "
+	ASSERT_EQ(run_sh(NULL, "cmp %s/B/config.json %s/config.orig && test ! -e %s/B/rootfs && "
 		      "test -z \"$(ls -A %s/run/bundles)\"", fix, fix, fix, fix), 0);
 }
 

@@ -6,6 +6,8 @@
 #    --help print, every key of a JSON error, the exit statuses, ROOTASM_DEBUG;
 #  - rootasmd(8) names every long option of `rootasmd --help`, its signals, exit
 #    statuses and the systemd units and variables it takes;
+#  - rootasm-runtime(1) names every long option, annotation, key and variable
+#    of `rootasm-runtime --help`;
 #  - rootasm.layout(5) has every section of layouts/FORMAT.md (it is made from it)
 #    but those between <!-- man: skip --> and <!-- man: end -->;
 #  - the C example of README.md ("Use from a runtime") compiles against the
@@ -25,7 +27,7 @@ trap 'rm -rf "$tmp"' EXIT
 warnings() { MANWIDTH=80 man --warnings -E UTF-8 -l "$1" 2>&1 >/dev/null; }
 printf '.TH BROKEN 1\n.SH NAME\nbroken \\- x\n.notamacro\n' >"$tmp/broken.1"
 [ -n "$(warnings "$tmp/broken.1")" ]; ok $? "man --warnings stays silent on a broken page"
-for p in rootasm.1 rootasmd.8 rootasm.layout.5 librootasm.3; do
+for p in rootasm.1 rootasm-runtime.1 rootasmd.8 rootasm.layout.5 librootasm.3; do
 	page=$build/man/$p
 	[ -s "$page" ]; ok $? "$page was not built"
 	w=$(warnings "$page")
@@ -80,6 +82,19 @@ for w in rootasmd.socket rootasmd.service Type=notify READY=1 RELOADING=1 STOPPI
 done
 grep -qF "Documentation=man:rootasmd(8)" "$src/assembler/daemon/rootasmd.service.in"
 ok $? "rootasmd.service does not point at rootasmd(8) (Documentation=)"
+
+# rootasm-runtime(1) against rootasm-runtime --help
+# (with groff's hyphenation undone: "ROOTASM_RUN-" at a line's end, "TIME_ROOT" on the next)
+manr=$tmp/rootasm-runtime.1.joined
+sed -e ':a' -e '/\xe2\x80\x90$/{N;s/\xe2\x80\x90\n *//;ba' -e '}' "$tmp/rootasm-runtime.1.txt" >"$manr"
+rhelp=$("$build/rootasm-runtime" --help)
+[ -n "$rhelp" ]; ok $? "rootasm-runtime --help printed nothing"
+for w in $(grep -oE -- '--[a-z][a-z-]*|org\.rootasm\.[a-z]+|ROOTASM_[A-Z_]+|/etc/rootasm/[a-z.]+' <<<"$rhelp" | sort -u); do
+	grep -qF -- "$w" "$manr"; ok $? "rootasm-runtime(1) does not name $w"
+done
+for k in delegate layouts store socket root; do
+	grep -qE "^ {7}$k = " "$manr"; ok $? "rootasm-runtime(1) has no entry for the config key $k"
+done
 
 # rootasm.layout(5) is FORMAT.md: every section is there
 while read -r h; do

@@ -20,6 +20,7 @@ ok $? "cmake --install failed: $(cat "$d.log")"
 rm -f "$d.log"
 root=$d$prefix
 want="bin/rootasm
+bin/rootasm-runtime
 sbin/rootasmd
 lib/systemd/system/rootasmd.service
 lib/systemd/system/rootasmd.socket
@@ -32,6 +33,7 @@ $libdir/librootasm.so.$version
 $libdir/pkgconfig/rootasm.pc
 share/bash-completion/completions/rootasm
 share/man/man1/rootasm.1.gz
+share/man/man1/rootasm-runtime.1.gz
 share/man/man3/librootasm.3.gz
 share/man/man5/rootasm.layout.5.gz
 share/man/man8/rootasmd.8.gz
@@ -44,7 +46,7 @@ ok $? "installed files differ: $(diff <(printf '%s\n' "$want" | LC_ALL=C sort) <
 ok $? "librootasm.so -> .so.0 -> .so.$version"
 grep -qx "ExecStart=$prefix/sbin/rootasmd" "$root/lib/systemd/system/rootasmd.service"
 ok $? "rootasmd.service: ExecStart is not $prefix/sbin/rootasmd"
-for f in "$root/bin/rootasm" "$root/sbin/rootasmd" "$root/$libdir/librootasm.so.$version"; do
+for f in "$root/bin/rootasm" "$root/bin/rootasm-runtime" "$root/sbin/rootasmd" "$root/$libdir/librootasm.so.$version"; do
 	! readelf -d "$f" | grep -qE 'RPATH|RUNPATH'; ok $? "$f has an RPATH"
 done
 

@@ -1,0 +1,755 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * rootasm-runtime [GLOBAL OPTION...] COMMAND [OPTION...] [ID]
+ *
+ * A runc-compatible OCI runtime front (the nvidia-container-runtime pattern):
+ * every command line goes to the real runtime, the delegate (--delegate,
+ * $ROOTASM_RUNTIME_DELEGATE, delegate= in the config file, else crun, then
+ * runc, on PATH), with the same global options (--root, --log, --log-format,
+ * --systemd-cgroup, --debug, ...) and arguments:
+ *
+ *   anything but create, run, delete    execv of the delegate: nothing done
+ *   create/run, no rootasm annotation   the same: the bundle reaches the
+ *   (or a Kubernetes pod's sandbox)     delegate exactly as it came
+ *   create/run with org.rootasm.layout, org.rootasm.image (and
+ *   org.rootasm.via)                    the choice checked (choose.c), the
+ *                                       tree assembled for the bundle's owner
+ *                                       into a private bundle (state.c), the
+ *                                       delegate run on that bundle (forked:
+ *                                       a failure is cleaned up at once)
+ *   delete                              the delegate's delete, then what
+ *                                       rootasm attached for the id detached
+ *                                       (also after a create that failed or
+ *                                       was killed)
+ *
+ * Errors of rootasm-runtime's own are one line on stderr and, when the engine
+ * gave --log, in its log in --log-format (text or json), where podman and
+ * containerd read a runtime's error from; exit status 1.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "open.h"
+#include "runtime.h"
+#include "uapi.h"
+#include "util.h"
+
+#define CONFIG_MAX	(4u << 20)	/* config.json, as bundle prepare reads it */
+
+static const char help[] =
+	"Usage: " RT_NAME " [GLOBAL OPTION...] COMMAND [OPTION...] [ID]\n"
+	"An OCI runtime with the command line of runc and crun (create, start, state, kill,\n"
+	"delete, run, exec, ps, pause, resume, features, ...) that delegates every command\n"
+	"to the real runtime, and gives a container a tree rootasm assembled when its\n"
+	"bundle's config.json asks for one by annotation:\n"
+	"\n"
+	"  org.rootasm.layout=PATH   a layout in the layout directory (layouts=, default\n"
+	"                            " RT_LAYOUTS "): relative to it, or absolute inside it\n"
+	"  org.rootasm.image=REF     an image of the store (store=, $ROOTASM_STORE, default\n"
+	"                            " RT_STORE "): its manifest digest sha256:HEX or the\n"
+	"                            layout path `rootasm import` printed\n"
+	"  org.rootasm.via=SOCKET    assembled by rootasmd at SOCKET (the configured socket=,\n"
+	"                            default " RT_SOCKET "; bundles of root's only)\n"
+	"\n"
+	"The tree is assembled for the bundle's owner and attached in a private bundle under\n"
+	"ROOT/" RT_STATE_SUBDIR "/ID (ROOT: --root, else root=, default " RT_DEFAULT_ROOT ");\n"
+	"the engine's bundle and rootfs are left untouched; delete detaches it. Without\n"
+	"such an annotation, and for a Kubernetes pod's sandbox (pause) container, the\n"
+	"delegate is executed with the same arguments.\n"
+	"\n"
+	"Global options of rootasm-runtime's own (before COMMAND):\n"
+	"  --delegate PATH   the real runtime (else $ROOTASM_RUNTIME_DELEGATE, delegate= in\n"
+	"                    the config file, crun, runc on PATH)\n"
+	"  -h, --help        this text (COMMAND --help: the delegate's)\n"
+	"  -v, --version     the version, then the delegate's\n"
+	"Every other option is the delegate's and is passed on (--root, --log, --log-format,\n"
+	"--systemd-cgroup, --cgroup-manager, --debug, ...).\n"
+	"\n"
+	"Config file: " RT_CONFIG " ($ROOTASM_RUNTIME_CONFIG), lines KEY = VALUE (delegate,\n"
+	"layouts, store, socket, root); the environment wins: ROOTASM_RUNTIME_DELEGATE,\n"
+	"ROOTASM_RUNTIME_LAYOUTS, ROOTASM_STORE, ROOTASM_RUNTIME_SOCKET, ROOTASM_RUNTIME_ROOT.\n"
+	"Exit status: the delegate's; 1 when rootasm-runtime fails or refuses.\n";
+
+/* The engine's command line, split. */
+struct cmdline {
+	char **argv;		/* for the delegate: [0] the delegate, globals, command, its arguments */
+	int argc;
+	int cmd;		/* index of the command in argv, or -1 */
+	const char *root, *log, *log_format;
+	bool help, version;
+};
+
+/* -------------------------------------------------------------------- log */
+
+static FILE *log_file;
+static bool log_json;
+static const char *log_cmd = "", *log_id;
+
+void rt_log_open(const char *path, const char *format)
+{
+	int fd;
+
+	log_json = format && !strcmp(format, "json");
+	if (!path)
+		return;
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+	if (fd >= 0 && !(log_file = fdopen(fd, "a")))
+		close(fd);
+}
+
+int rt_error(const char *fmt, ...)
+{
+	char msg[8192], line[8400], esc[8400 * 4];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (log_id)
+		snprintf(line, sizeof(line), RT_NAME ": %s %s: %s", log_cmd, log_id, msg);
+	else
+		snprintf(line, sizeof(line), RT_NAME ": %s", msg);
+	ra_escape(line, esc, sizeof(esc));
+	fprintf(stderr, "%s\n", esc);
+	if (log_file) {
+		char ts[64];
+		struct timespec now;
+		struct tm tm;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		gmtime_r(&now.tv_sec, &tm);
+		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		if (log_json) {
+			json_t *o = json_pack("{s:s, s:s, s:s}", "level", "error", "msg", line, "time", ts);
+			char *s = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+
+			if (s)
+				fprintf(log_file, "%s\n", s);
+			free(s);
+			json_decref(o);
+		} else {
+			fprintf(log_file, "time=\"%s\" level=error msg=\"%s\"\n", ts, esc);
+		}
+		fflush(log_file);
+	}
+	return -1;
+}
+
+/* ------------------------------------------------------------------ config */
+
+static int set_once(char **field, const char *v)
+{
+	if (*field || !v || !*v)
+		return 0;
+	*field = strdup(v);
+	return *field ? 0 : rt_error("out of memory");
+}
+
+int rt_conf_load(struct rt_conf *c)
+{
+	static int loaded;		/* 1: read (or missing); -1: refused, said once */
+	const char *path = secure_getenv("ROOTASM_RUNTIME_CONFIG");
+	_cleanup_close_ int fd = -EBADF;
+	_cleanup_free_ char *buf = NULL;
+	unsigned int lineno = 0;
+	struct stat st;
+	size_t len = 0;
+	char *line, *next;
+	int r;
+
+	if (loaded)
+		return loaded < 0 ? -1 : 0;
+	loaded = -1;
+	if (!path || !*path)
+		path = RT_CONFIG;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 && errno == ENOENT) {
+		loaded = 1;
+		return 0;
+	}
+	if (fd < 0)
+		return rt_error("%s: %s", path, strerror(errno));
+	/* it names the runtime that runs as root: the administrator's alone */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
+		return rt_error("%s: not a regular file of root's that nobody else can write", path);
+	r = ra_read_all(fd, 64u << 10, NULL, NULL, &buf, &len);
+	if (r < 0)
+		return rt_error("%s: %s", path, r == -EFBIG ? "larger than 64 KiB" : strerror(-r));
+	for (line = buf; line; line = next) {
+		char *eq, *k, *v, *end;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		lineno++;
+		line += strspn(line, " \t");
+		if (!*line || *line == '#')
+			continue;
+		eq = strchr(line, '=');
+		if (!eq)
+			return rt_error("%s:%u: not KEY = VALUE", path, lineno);
+		for (end = eq; end > line && (end[-1] == ' ' || end[-1] == '\t'); end--)
+			;
+		*end = '\0';
+		k = line;
+		v = eq + 1 + strspn(eq + 1, " \t");
+		for (end = v + strlen(v); end > v && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'); end--)
+			;
+		*end = '\0';
+		if (!strcmp(k, "delegate"))
+			r = set_once(&c->delegate, v);
+		else if (!strcmp(k, "layouts"))
+			r = set_once(&c->layouts, v);
+		else if (!strcmp(k, "store"))
+			r = set_once(&c->store, v);
+		else if (!strcmp(k, "socket"))
+			r = set_once(&c->socket, v);
+		else if (!strcmp(k, "root"))
+			r = set_once(&c->root, v);
+		else
+			return rt_error("%s:%u: unknown key '%s' (delegate, layouts, store, socket, root)", path, lineno, k);
+		if (r < 0)
+			return r;
+	}
+	loaded = 1;
+	return 0;
+}
+
+/* The configuration's fields still unset from the environment, the file and the defaults. */
+static int conf_fill(struct rt_conf *c)
+{
+	if (set_once(&c->delegate, secure_getenv("ROOTASM_RUNTIME_DELEGATE")) < 0 ||
+	    set_once(&c->layouts, secure_getenv("ROOTASM_RUNTIME_LAYOUTS")) < 0 ||
+	    set_once(&c->store, secure_getenv("ROOTASM_STORE")) < 0 ||
+	    set_once(&c->socket, secure_getenv("ROOTASM_RUNTIME_SOCKET")) < 0 ||
+	    set_once(&c->root, secure_getenv("ROOTASM_RUNTIME_ROOT")) < 0 || rt_conf_load(c) < 0 ||
+	    set_once(&c->layouts, RT_LAYOUTS) < 0 || set_once(&c->store, RT_STORE) < 0 ||
+	    set_once(&c->socket, RT_SOCKET) < 0 || set_once(&c->root, RT_DEFAULT_ROOT) < 0)
+		return -1;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- delegate */
+
+/* @name as execv() takes it: as it is with a '/', else found on PATH. Caller frees; NULL: not found. */
+static char *find_program(const char *name)
+{
+	const char *path = getenv("PATH");
+	char *copy, *dir, *save = NULL, *found = NULL;
+
+	if (strchr(name, '/'))
+		return access(name, X_OK) == 0 ? strdup(name) : NULL;
+	copy = strdup(path && *path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	for (dir = copy ? strtok_r(copy, ":", &save) : NULL; dir && !found; dir = strtok_r(NULL, ":", &save)) {
+		if (asprintf(&found, "%s/%s", *dir ? dir : ".", name) < 0)
+			found = NULL;
+		else if (access(found, X_OK) < 0) {
+			free(found);
+			found = NULL;
+		}
+	}
+	free(copy);
+	return found;
+}
+
+/* The delegate's path into cl->argv[0]; never this program itself. */
+static int delegate_find(struct cmdline *cl, struct rt_conf *c)
+{
+	static const char *const fallback[] = { "crun", "runc" };
+	struct stat self, st;
+	char *p = NULL;
+
+	if (set_once(&c->delegate, secure_getenv("ROOTASM_RUNTIME_DELEGATE")) < 0)
+		return -1;
+	if (!c->delegate && (rt_conf_load(c) < 0))
+		return -1;
+	if (c->delegate) {
+		p = find_program(c->delegate);
+		if (!p)
+			return rt_error("the delegate runtime %s: not found or not executable", c->delegate);
+	}
+	for (size_t i = 0; !p && i < ARRAY_SIZE(fallback); i++)
+		p = find_program(fallback[i]);
+	if (!p)
+		return rt_error("no delegate runtime: neither crun nor runc on PATH (give --delegate, "
+				"ROOTASM_RUNTIME_DELEGATE or delegate= in " RT_CONFIG ")");
+	if (stat("/proc/self/exe", &self) == 0 && stat(p, &st) == 0 && self.st_dev == st.st_dev &&
+	    self.st_ino == st.st_ino) {
+		rt_error("the delegate runtime %s is rootasm-runtime itself", p);
+		free(p);
+		return -1;
+	}
+	cl->argv[0] = p;
+	return 0;
+}
+
+static int exec_delegate(struct cmdline *cl)
+{
+	if (log_file)
+		fflush(log_file);
+	fflush(stdout);
+	execv(cl->argv[0], cl->argv);
+	return rt_error("execute %s: %s", cl->argv[0], strerror(errno));
+}
+
+/*
+ * Run the delegate with @argv and wait for it, passing on the signals an
+ * engine sends its runtime. Returns its exit status (128 + N for signal N),
+ * or -1 (said). @quiet: its stdout and stderr go to /dev/null.
+ */
+static int run_delegate(char **argv, bool quiet)
+{
+	static const int fwd[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH };
+	sigset_t set, old;
+	pid_t pid;
+	int st;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < ARRAY_SIZE(fwd); i++)
+		sigaddset(&set, fwd[i]);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	if (log_file)
+		fflush(log_file);
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return rt_error("fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		if (quiet) {
+			int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+			if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+				_exit(127);
+		}
+		execv(argv[0], argv);
+		fprintf(stderr, RT_NAME ": execute %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	for (;;) {
+		siginfo_t si;
+		pid_t w = waitpid(pid, &st, WNOHANG);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			sigprocmask(SIG_SETMASK, &old, NULL);
+			return rt_error("wait for %s: %s", argv[0], strerror(errno));
+		}
+		if (sigwaitinfo(&set, &si) > 0 && si.si_signo != SIGCHLD)
+			kill(pid, si.si_signo);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static bool opt_is(const char *arg, const char *const *names, const char **val);
+
+/*
+ * The delegate's "state ID", silenced and without --log (the engine reads
+ * that file for the error of the command it ran, not of this question):
+ * whether it knows the container.
+ */
+static bool delegate_knows(struct cmdline *cl, const char *id)
+{
+	static const char *const logs[] = { "log", "log-format", "log-level", NULL };
+	char **argv = calloc((size_t)cl->cmd + 3, sizeof(*argv));
+	const char *v;
+	int n = 0, st;
+
+	if (!argv)
+		return true;	/* in doubt, it does: nothing is cleaned up */
+	for (int i = 0; i < cl->cmd; i++) {
+		if (i > 0 && opt_is(cl->argv[i], logs, &v)) {
+			i += !v;	/* and its value */
+			continue;
+		}
+		argv[n++] = cl->argv[i];
+	}
+	argv[n++] = (char *)"state";
+	argv[n] = (char *)id;
+	st = run_delegate(argv, true);
+	free(argv);
+	return st != 1 && st != 0 ? true : st == 0;
+}
+
+/* ------------------------------------------------------------ command line */
+
+/* The option's name without its dashes, the value after '=' in *val. */
+static bool opt_is(const char *arg, const char *const *names, const char **val)
+{
+	const char *a = arg + strspn(arg, "-");
+	size_t n = strcspn(a, "=");
+
+	for (; *names; names++) {
+		if (strlen(*names) == n && !strncmp(a, *names, n)) {
+			*val = a[n] == '=' ? a + n + 1 : NULL;
+			return true;
+		}
+	}
+	return false;
+}
+
+static const char *const g_with_value[] = { "root", "log", "log-format", "log-level", "criu", "rootless",
+					    "cgroup-manager", NULL };
+
+/* The global options before the command: ours taken out, the rest passed on. */
+static int parse_globals(int argc, char **argv, struct cmdline *cl, struct rt_conf *c)
+{
+	static const char *const delegate[] = { "delegate", NULL }, *const hlp[] = { "help", "h", NULL },
+				 *const ver[] = { "version", "v", NULL }, *const root[] = { "root", NULL },
+				 *const logn[] = { "log", NULL }, *const logf[] = { "log-format", NULL };
+	int i;
+
+	cl->argv = calloc((size_t)argc + 4, sizeof(*cl->argv));
+	if (!cl->argv)
+		return rt_error("out of memory");
+	cl->argc = 1;
+	cl->cmd = -1;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = NULL;
+
+		if (a[0] != '-' || !a[1])
+			break;
+		if (!strcmp(a, "--")) {
+			cl->argv[cl->argc++] = argv[i++];
+			break;
+		}
+		if (opt_is(a, delegate, &v)) {
+			if (!v && i + 1 >= argc)
+				return rt_error("--delegate: needs a path");
+			free(c->delegate);
+			c->delegate = strdup(v ? v : argv[++i]);
+			if (!c->delegate)
+				return rt_error("out of memory");
+			continue;
+		}
+		if (opt_is(a, hlp, &v))
+			cl->help = true;
+		if (opt_is(a, ver, &v))
+			cl->version = true;
+		cl->argv[cl->argc++] = argv[i];
+		if (opt_is(a, g_with_value, &v) && !v && i + 1 < argc)
+			cl->argv[cl->argc++] = argv[++i];
+		if (opt_is(a, root, &v))
+			cl->root = v ? v : cl->argv[cl->argc - 1];
+		if (opt_is(a, logn, &v))
+			cl->log = v ? v : cl->argv[cl->argc - 1];
+		if (opt_is(a, logf, &v))
+			cl->log_format = v ? v : cl->argv[cl->argc - 1];
+	}
+	if (i < argc)
+		cl->cmd = cl->argc;
+	for (; i < argc; i++)
+		cl->argv[cl->argc++] = argv[i];
+	return 0;
+}
+
+/* create and run: the bundle, the config file, the id, and where the bundle option sits. */
+struct create_args {
+	const char *bundle, *config, *id;
+	int bundle_at, bundle_n;	/* argv index of --bundle and how many words (1 or 2); 0: none */
+	int config_at, config_n;
+	bool detach, keep;
+};
+
+static int parse_create(struct cmdline *cl, struct create_args *ca)
+{
+	static const char *const bundle[] = { "bundle", "b", NULL }, *const config[] = { "config", "f", NULL },
+				 *const with_value[] = { "console-socket", "pid-file", "preserve-fds", NULL },
+				 *const detach[] = { "detach", "d", NULL }, *const keep[] = { "keep", NULL };
+	bool opts = true;
+
+	memset(ca, 0, sizeof(*ca));
+	for (int i = cl->cmd + 1; i < cl->argc; i++) {
+		const char *a = cl->argv[i], *v = NULL;
+
+		if (opts && !strcmp(a, "--")) {
+			opts = false;
+			continue;
+		}
+		if (!opts || a[0] != '-' || !a[1]) {
+			if (!ca->id)
+				ca->id = a;
+			continue;
+		}
+		if (opt_is(a, bundle, &v) || opt_is(a, config, &v)) {
+			bool is_bundle = opt_is(a, bundle, &v);
+			int at = i;
+
+			if (!v && ++i >= cl->argc)
+				return rt_error("%s: needs a value", a);
+			if (is_bundle) {
+				ca->bundle = v ? v : cl->argv[i];
+				ca->bundle_at = at;
+				ca->bundle_n = i - at + 1;
+			} else {
+				ca->config = v ? v : cl->argv[i];
+				ca->config_at = at;
+				ca->config_n = i - at + 1;
+			}
+		} else if (opt_is(a, with_value, &v)) {
+			if (!v)
+				i++;
+		} else if (opt_is(a, detach, &v)) {
+			ca->detach = true;
+		} else if (opt_is(a, keep, &v)) {
+			ca->keep = true;
+		}
+	}
+	return 0;
+}
+
+/* An id that is one file name of the state directory: what runc accepts, not ".", "..", the state's own. */
+static bool id_ok(const char *id)
+{
+	size_t n = id ? strlen(id) : 0;
+
+	return n && n <= 1024 &&
+	       strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-.") == n &&
+	       strcmp(id, ".") && strcmp(id, "..") && strcmp(id, RT_STATE_SUBDIR);
+}
+
+/*
+ * Where the state of rootasm's lives: the engine's --root; without one
+ * root= ($ROOTASM_RUNTIME_ROOT, default /run/rootasm-runtime). (podman 4.3
+ * gives delete neither its --runtime-flag options nor its environment: only
+ * the config file reaches every command.)
+ */
+static const char *state_root(const struct cmdline *cl, const struct rt_conf *c)
+{
+	return cl->root && *cl->root ? cl->root : c->root;
+}
+
+/*
+ * The engine's config.json (or --config), read beneath the bundle through no
+ * symlink; *ret NULL when it cannot be read or parsed: the delegate says why.
+ */
+static int read_config(const struct create_args *ca, int bfd, json_t **ret)
+{
+	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	_cleanup_close_ int fd = -EBADF;
+	_cleanup_free_ char *buf = NULL;
+	struct stat st;
+	size_t len = 0;
+
+	*ret = NULL;
+	if (ca->config)
+		fd = open(ca->config, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	else
+		fd = sys_openat2(bfd, "config.json", &how);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || ra_read_all(fd, CONFIG_MAX, NULL, NULL, &buf, &len) < 0)
+		return 0;
+	*ret = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
+	return 0;
+}
+
+static const char *annotation(json_t *cfg, const char *key)
+{
+	return json_string_value(json_object_get(json_object_get(cfg, "annotations"), key));
+}
+
+/*
+ * A pod's sandbox (its pause container): Kubernetes' pod annotations reach
+ * it too (containerd's pod_annotations, CRI-O's allowed_annotations), and it
+ * runs its own image, whatever the pod's containers get.
+ */
+static bool is_sandbox(json_t *cfg)
+{
+	const char *t = annotation(cfg, "io.kubernetes.cri.container-type");	/* containerd */
+	const char *o = annotation(cfg, "io.kubernetes.cri-o.ContainerType");	/* CRI-O */
+
+	return (t && !strcmp(t, "sandbox")) || (o && !strcmp(o, "sandbox"));
+}
+
+/*
+ * The delegate's argv for the private bundle: --bundle and --config of the
+ * engine's replaced by "--bundle PRIVATE" right after the command.
+ */
+static char **private_argv(const struct cmdline *cl, const struct create_args *ca, const char *bundle)
+{
+	char **v = calloc((size_t)cl->argc + 3, sizeof(*v));
+	int n = 0;
+
+	if (!v)
+		return NULL;
+	for (int i = 0; i < cl->argc; i++) {
+		if ((ca->bundle_n && i >= ca->bundle_at && i < ca->bundle_at + ca->bundle_n) ||
+		    (ca->config_n && i >= ca->config_at && i < ca->config_at + ca->config_n))
+			continue;
+		v[n++] = cl->argv[i];
+		if (i == cl->cmd) {
+			v[n++] = (char *)"--bundle";
+			v[n++] = (char *)bundle;
+		}
+	}
+	return v;
+}
+
+static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
+{
+	struct rt_choice ch = { 0 };
+	struct rt_state s;
+	struct create_args ca;
+	_cleanup_close_ int bfd = -EBADF;
+	_cleanup_free_ char *babs = NULL;
+	_cleanup_free_ char **argv = NULL;
+	json_t *cfg = NULL;
+	struct stat st;
+	int r, status;
+
+	if (parse_create(cl, &ca) < 0)
+		return 1;
+	bfd = open(ca.bundle ? ca.bundle : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (bfd < 0 || read_config(&ca, bfd, &cfg) < 0 || !cfg || is_sandbox(cfg) ||
+	    (!annotation(cfg, ANN_LAYOUT) && !annotation(cfg, ANN_IMAGE) && !annotation(cfg, ANN_VIA))) {
+		json_decref(cfg);
+		return exec_delegate(cl) < 0 ? 1 : 0;	/* no change: the bundle as it came */
+	}
+	log_id = ca.id;
+	if (!id_ok(ca.id)) {
+		json_decref(cfg);
+		rt_error("container id '%s': not of [A-Za-z0-9_+-.], or '" RT_STATE_SUBDIR "'", ca.id ? ca.id : "");
+		return 1;
+	}
+	if (fstat(bfd, &st) < 0 || conf_fill(c) < 0 ||
+	    rt_choose(c, annotation(cfg, ANN_LAYOUT), annotation(cfg, ANN_IMAGE), annotation(cfg, ANN_VIA),
+		      st.st_uid, &ch) < 0) {
+		json_decref(cfg);
+		return 1;
+	}
+	babs = rt_fd_path(bfd);
+	r = babs ? rt_state_lock(state_root(cl, c), ca.id, true, &s) : rt_error("the bundle's absolute path");
+	if (r < 0)
+		goto out_choice;
+	if (s.existed) {
+		/* a create of this id that failed or was killed, or a container that exists */
+		if (delegate_knows(cl, ca.id)) {
+			r = rt_error("a container with this id exists already");
+			goto out;
+		}
+		r = rt_state_cleanup(&s);
+		rt_state_unlock(&s);
+		if (r >= 0)
+			r = rt_state_lock(state_root(cl, c), ca.id, true, &s);
+		if (r < 0)
+			goto out_choice;
+	}
+	r = rt_state_prepare(&s, babs, cfg, st.st_uid, st.st_gid, &ch);
+	if (r < 0) {
+		rt_state_cleanup(&s);
+		goto out;
+	}
+	argv = private_argv(cl, &ca, s.bundle);
+	if (!argv) {
+		r = rt_error("out of memory");
+		rt_state_cleanup(&s);
+		goto out;
+	}
+	if (run && !ca.detach) {
+		/* the container's whole life: a delete of the id meanwhile must not wait for it */
+		close_fdp(&s.fd);
+		status = run_delegate(argv, false);
+		rt_state_unlock(&s);
+		if (!ca.keep && rt_state_lock(state_root(cl, c), ca.id, false, &s) == 0) {
+			rt_state_cleanup(&s);
+			rt_state_unlock(&s);
+		}
+		r = status;
+		goto out_choice;
+	}
+	status = run_delegate(argv, false);
+	if (status != 0)
+		rt_state_cleanup(&s);
+	r = status;
+out:
+	rt_state_unlock(&s);
+out_choice:
+	rt_choice_done(&ch);
+	json_decref(cfg);
+	return r < 0 ? 1 : r;
+}
+
+static int cmd_delete(struct cmdline *cl, struct rt_conf *c)
+{
+	const char *id = NULL;
+	struct rt_state s;
+	int status, r;
+
+	for (int i = cl->cmd + 1; i < cl->argc; i++)
+		if (cl->argv[i][0] != '-' || !strcmp(cl->argv[i], "-"))
+			id = cl->argv[i];
+	if (!id_ok(id) || conf_fill(c) < 0)
+		return exec_delegate(cl) < 0 ? 1 : 0;
+	/* nothing of rootasm's for this id: the delegate alone, at no cost */
+	{
+		char *p;
+		struct stat st;
+
+		if (asprintf(&p, "%s/" RT_STATE_SUBDIR "/%s", state_root(cl, c), id) < 0) {
+			rt_error("out of memory");
+			return 1;
+		}
+		r = lstat(p, &st);
+		free(p);
+		if (r < 0 && errno == ENOENT)
+			return exec_delegate(cl) < 0 ? 1 : 0;
+	}
+	log_id = id;
+	status = run_delegate(cl->argv, false);
+	if (status < 0)
+		return 1;
+	r = rt_state_lock(state_root(cl, c), id, false, &s);
+	if (r != 0)
+		return r < 0 ? 1 : status;
+	/* deleted, or never created (a create that failed or was killed): what rootasm attached goes */
+	if (status == 0 || !delegate_knows(cl, id)) {
+		if (rt_state_cleanup(&s) < 0)
+			status = status ? status : 1;
+	}
+	rt_state_unlock(&s);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct rt_conf c = { 0 };
+	struct cmdline cl = { 0 };
+	const char *cmd;
+
+	if (parse_globals(argc, argv, &cl, &c) < 0)
+		return 1;
+	rt_log_open(cl.log, cl.log_format);
+	if (cl.help && cl.cmd < 0) {
+		fputs(help, stdout);
+		return 0;
+	}
+	if (delegate_find(&cl, &c) < 0)
+		return 1;
+	if (cl.version && cl.cmd < 0) {
+		printf(RT_NAME " version %s (librootasm %s)\ndelegate: %s\n", ROOTASM_VERSION_STRING,
+		       rootasm_version(), cl.argv[0]);
+		return exec_delegate(&cl) < 0 ? 1 : 0;
+	}
+	cmd = cl.cmd >= 0 ? cl.argv[cl.cmd] : "";
+	log_cmd = cmd;
+	if (!strcmp(cmd, "create") || !strcmp(cmd, "run"))
+		return cmd_create(&cl, &c, !strcmp(cmd, "run"));
+	if (!strcmp(cmd, "delete"))
+		return cmd_delete(&cl, &c);
+	return exec_delegate(&cl) < 0 ? 1 : 0;
+}

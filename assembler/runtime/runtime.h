@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * rootasm-runtime: a runc-compatible OCI runtime front that delegates to the
+ * real runtime (crun or runc) and, when a bundle's config.json asks for it by
+ * annotation, gives the container a tree rootasm assembled.
+ *
+ *   main.c     the command line: global options, the delegate, pass-through
+ *              (execv: nothing else done), create/run/delete
+ *   choose.c   what an annotation may choose: a layout in the administrator's
+ *              layout directory, an image of the store, a rootasmd socket
+ *   state.c    the per-container state under ROOT/.rootasm/ID: the private
+ *              bundle the delegate gets, its lock, its cleanup
+ */
+#ifndef ROOTASM_RUNTIME_H
+#define ROOTASM_RUNTIME_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "rootasm.h"
+
+#define RT_NAME			"rootasm-runtime"
+#define RT_CONFIG		"/etc/rootasm/runtime.conf"
+#define RT_LAYOUTS		"/etc/rootasm/layouts"
+#define RT_STORE		"/var/lib/rootasm/store"
+#define RT_SOCKET		"/run/rootasmd.sock"
+#define RT_DEFAULT_ROOT		"/run/rootasm-runtime"
+#define RT_STATE_SUBDIR		".rootasm"
+
+#define ANN_LAYOUT		"org.rootasm.layout"
+#define ANN_IMAGE		"org.rootasm.image"
+#define ANN_VIA			"org.rootasm.via"
+
+/* The configuration: option, then environment, then the config file, then the default. */
+struct rt_conf {
+	char *delegate;		/* --delegate, $ROOTASM_RUNTIME_DELEGATE, delegate= */
+	char *layouts;		/* $ROOTASM_RUNTIME_LAYOUTS, layouts= */
+	char *store;		/* $ROOTASM_STORE, store= */
+	char *socket;		/* $ROOTASM_RUNTIME_SOCKET, socket=: the rootasmd an annotation may name */
+	char *root;		/* $ROOTASM_RUNTIME_ROOT, root=: the state's ROOT when the engine gives no --root */
+};
+
+/* Where errors go: stderr, and --log (in --log-format) when the engine gave one. */
+void rt_log_open(const char *path, const char *format);
+int rt_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));	/* returns -1 */
+
+/* The absolute path of @fd (readlink of its /proc/self/fd link); NULL when it has none. Caller frees. */
+char *rt_fd_path(int fd);
+
+/* Read the config file (RT_CONFIG, or $ROOTASM_RUNTIME_CONFIG) into the fields still NULL. */
+int rt_conf_load(struct rt_conf *c);
+
+/* What the config's annotations choose: the layout's absolute path, and the socket for via (or NULL). */
+struct rt_choice {
+	char *layout;
+	char *via;
+};
+
+/* 0 and *ret filled; 1: no annotation of rootasm's; -1: refused (said with rt_error()). */
+int rt_choose(const struct rt_conf *c, const char *layout, const char *image, const char *via, uid_t owner,
+	      struct rt_choice *ret);
+void rt_choice_done(struct rt_choice *ch);
+
+/*
+ * The state of container @id under @root (ROOT/.rootasm/ID, a directory of
+ * root's, 0700), locked with flock while the caller holds it.
+ */
+struct rt_state {
+	int dir;		/* ROOT/.rootasm, O_PATH */
+	int fd;			/* ROOT/.rootasm/ID, O_RDONLY: the lock */
+	char *id;
+	char *path;		/* ROOT/.rootasm/ID */
+	char *bundle;		/* ROOT/.rootasm/ID/bundle: the private bundle */
+	bool existed;		/* it was there before this call (a create that failed or was killed) */
+};
+
+/* Open (@create: make) and lock the state of @id; 1 when there is none (without @create). */
+int rt_state_lock(const char *root, const char *id, bool create, struct rt_state *s);
+void rt_state_unlock(struct rt_state *s);
+/* Detach what rootasm attached for the container and remove its state (under the lock). */
+int rt_state_cleanup(struct rt_state *s);
+/*
+ * Make the private bundle from @cfg (the engine's config.json, changed here;
+ * @bundle its absolute directory), owned by @uid:@gid like the engine's, with
+ * the tree @ch chose attached at its rootfs.
+ */
+int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t uid, gid_t gid,
+		     const struct rt_choice *ch);
+
+#endif

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The state of one container: ROOT/.rootasm/ID (ROOT: the runtime's --root),
+ * a directory of root's (0700), and the lock of that container (flock on its
+ * fd: a create, a delete and a cleanup of one id at a time; other ids are
+ * never waited for):
+ *
+ *   ID/bundle/             the private bundle the delegate runs: owned by the
+ *                          engine bundle's owner (rootasm_bundle_prepare()
+ *                          takes its owner as the tree's principal)
+ *   ID/bundle/config.json  the engine's config.json, root.path "rootfs",
+ *                          relative bind sources made absolute
+ *   ID/bundle/rootfs       where the tree is attached: by
+ *                          rootasm_bundle_prepare() (its record in
+ *                          $ROOTASM_RUN_DIR/bundles), or for a tree of
+ *                          rootasmd's by one move_mount, its unique mount id
+ *                          in ID/via.mnt first
+ *
+ * The engine's bundle is never written and its rootfs never used. Cleanup
+ * detaches only what those records name, while it is the mount at rootfs;
+ * it runs on delete, and on the next create or delete of an id whose create
+ * failed or was killed (the directory is still there).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime.h"
+#include "uapi.h"
+#include "util.h"
+
+#ifndef STATX_ATTR_MOUNT_ROOT
+#define STATX_ATTR_MOUNT_ROOT	0x00002000
+#endif
+#define VIA_RECORD		"via.mnt"
+
+static struct rootasm_ctx *ctx(void)
+{
+	static struct rootasm_ctx *c;
+
+	if (!c && rootasm_ctx_new(0, &c) < 0)
+		c = NULL;	/* the library's default context then */
+	return c;
+}
+
+static int lib_error(const struct rootasm_error *e)
+{
+	char msg[8192];
+
+	return rt_error("%s", rootasm_error_format(e, msg, sizeof(msg)));
+}
+
+/* mkdir -p @p (0700 for what it makes); 0 or -1 (said). */
+static int mkdir_p(const char *p)
+{
+	char buf[PATH_MAX];
+
+	if (snprintf(buf, sizeof(buf), "%s", p) >= (int)sizeof(buf))
+		return rt_error("%s: path too long", p);
+	for (char *s = buf + 1;; s++) {
+		if (*s == '/' || !*s) {
+			char c = *s;
+
+			*s = '\0';
+			if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+				return rt_error("mkdir %s: %s", buf, strerror(errno));
+			*s = c;
+			if (!c)
+				return 0;
+		}
+	}
+}
+
+int rt_state_lock(const char *root, const char *id, bool create, struct rt_state *s)
+{
+	struct stat st;
+	char *dir;
+
+	memset(s, 0, sizeof(*s));
+	s->dir = s->fd = -EBADF;
+	if (asprintf(&dir, "%s/" RT_STATE_SUBDIR, root) < 0)
+		return rt_error("out of memory");
+	if (create && (mkdir_p(root) < 0 || (mkdir(dir, 0700) < 0 && errno != EEXIST))) {
+		if (errno != EEXIST)
+			rt_error("mkdir %s: %s", dir, strerror(errno));
+		free(dir);
+		return -1;
+	}
+	s->dir = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->dir < 0 && errno == ENOENT && !create) {
+		free(dir);
+		return 1;
+	}
+	if (s->dir < 0 || fstat(s->dir, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022)) {
+		rt_error("%s: %s", dir, s->dir < 0 ? strerror(errno) : "not a directory of root's that nobody else "
+			 "can write");
+		free(dir);
+		return -1;
+	}
+	if (asprintf(&s->path, "%s/%s", dir, id) < 0 || asprintf(&s->bundle, "%s/bundle", s->path) < 0 ||
+	    !(s->id = strdup(id))) {
+		free(dir);
+		return rt_error("out of memory");
+	}
+	free(dir);
+	for (;;) {
+		if (create) {
+			if (mkdirat(s->dir, id, 0700) == 0)
+				s->existed = false;
+			else if (errno == EEXIST)
+				s->existed = true;
+			else
+				return rt_error("mkdir %s: %s", s->path, strerror(errno));
+		}
+		s->fd = openat(s->dir, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (s->fd < 0 && errno == ENOENT && create)
+			continue;
+		if (s->fd < 0 && errno == ENOENT)
+			return 1;
+		if (s->fd < 0)
+			return rt_error("open %s: %s", s->path, strerror(errno));
+		if (flock(s->fd, LOCK_EX) < 0)
+			return rt_error("flock %s: %s", s->path, strerror(errno));
+		/* removed by the holder before us: take the one there now */
+		if (fstat(s->fd, &st) < 0)
+			return rt_error("stat %s: %s", s->path, strerror(errno));
+		if (st.st_nlink > 0)
+			return 0;
+		close_fdp(&s->fd);
+	}
+}
+
+void rt_state_unlock(struct rt_state *s)
+{
+	close_fdp(&s->fd);
+	close_fdp(&s->dir);
+	free(s->id);
+	free(s->path);
+	free(s->bundle);
+	memset(s, 0, sizeof(*s));
+	s->dir = s->fd = -EBADF;
+}
+
+/* The unique id of the mount @fd is on, and whether @fd is that mount's root; 0 when unknown. */
+static uint64_t mount_of(int fd, bool *is_root)
+{
+	struct statx sx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, RA_STATX_MNT_ID_UNIQUE, &sx) < 0 ||
+	    !(sx.stx_mask & RA_STATX_MNT_ID_UNIQUE))
+		return 0;
+	*is_root = (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) && (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+	return sx.stx_mnt_id;
+}
+
+/* rootasmd's tree: detached when the mount at rootfs is still the one via.mnt names. */
+static int via_cleanup(struct rt_state *s, int bfd)
+{
+	_cleanup_close_ int rfd = -EBADF;
+	char buf[32] = "", p[64];
+	uint64_t want, have;
+	bool is_root = false;
+	ssize_t n;
+	int fd;
+
+	fd = openat(s->fd, VIA_RECORD, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : rt_error("open %s/" VIA_RECORD ": %s", s->path, strerror(errno));
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	want = n > 0 ? strtoull(buf, NULL, 10) : 0;
+	rfd = openat(bfd, "rootfs", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rfd >= 0 && want && (have = mount_of(rfd, &is_root)) == want && is_root) {
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", rfd);
+		if (umount2(p, MNT_DETACH) < 0)
+			return rt_error("umount %s/rootfs: %s", s->bundle, strerror(errno));
+	}
+	if (unlinkat(s->fd, VIA_RECORD, 0) < 0)
+		return rt_error("remove %s/" VIA_RECORD ": %s", s->path, strerror(errno));
+	return 0;
+}
+
+int rt_state_cleanup(struct rt_state *s)
+{
+	_cleanup_close_ int bfd = openat(s->fd, "bundle", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (bfd >= 0) {
+		struct rootasm_error e = { 0 };
+		bool via = faccessat(s->fd, VIA_RECORD, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+
+		if (via && via_cleanup(s, bfd) < 0)
+			return -1;
+		/* nothing to clean up: prepare did not get as far as its record ("not prepared", ENOENT) */
+		if (!via && rootasm_bundle_cleanup(ctx(), s->bundle, NULL, NULL, &e) < 0 &&
+		    !(e.err == ENOENT && rootasm_error_is_usage(&e)))
+			return lib_error(&e);
+		if ((unlinkat(bfd, "config.json", 0) < 0 && errno != ENOENT) ||
+		    (unlinkat(bfd, "rootfs", AT_REMOVEDIR) < 0 && errno != ENOENT) ||
+		    unlinkat(s->fd, "bundle", AT_REMOVEDIR) < 0)
+			return rt_error("remove %s: %s", s->bundle, strerror(errno));
+	} else if (errno != ENOENT) {
+		return rt_error("open %s: %s", s->bundle, strerror(errno));
+	}
+	if (unlinkat(s->fd, VIA_RECORD, 0) < 0 && errno != ENOENT)
+		return rt_error("remove %s/" VIA_RECORD ": %s", s->path, strerror(errno));
+	if (unlinkat(s->dir, s->id, AT_REMOVEDIR) < 0)
+		return rt_error("remove %s: %s", s->path, strerror(errno));
+	return 0;
+}
+
+/* root.path "rootfs"; the bind mounts' relative sources made absolute (relative to the engine's bundle). */
+static int private_config(json_t *cfg, const char *bundle)
+{
+	json_t *root = json_object_get(cfg, "root"), *m;
+	size_t i;
+
+	if (!json_is_object(root)) {
+		root = json_object();
+		if (json_object_set_new(cfg, "root", root) < 0)
+			return -1;
+	}
+	if (json_object_set_new(root, "path", json_string("rootfs")) < 0)
+		return -1;
+	json_array_foreach(json_object_get(cfg, "mounts"), i, m) {
+		const char *src = json_string_value(json_object_get(m, "source"));
+		const char *type = json_string_value(json_object_get(m, "type"));
+		bool bind = type && !strcmp(type, "bind");
+		json_t *o;
+		size_t k;
+		char *abs;
+
+		json_array_foreach(json_object_get(m, "options"), k, o) {
+			const char *s = json_string_value(o);
+
+			bind |= s && (!strcmp(s, "bind") || !strcmp(s, "rbind"));
+		}
+		if (!bind || !src || src[0] == '/')
+			continue;
+		if (asprintf(&abs, "%s/%s", bundle, src) < 0)
+			return -1;
+		if (json_object_set_new(m, "source", json_string(abs)) < 0) {
+			free(abs);
+			return -1;
+		}
+		free(abs);
+	}
+	return 0;
+}
+
+static int write_file_at(int dfd, const char *name, const char *shown, const char *buf, size_t len)
+{
+	_cleanup_close_ int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return rt_error("create %s: %s", shown, strerror(errno));
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return rt_error("write %s: %s", shown, n < 0 ? strerror(errno) : "short write");
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* rootasmd assembles @ch->layout; the tree is attached at the private bundle's rootfs. */
+static int via_attach(struct rt_state *s, int bfd, const struct rt_choice *ch)
+{
+	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout = ch->layout };
+	struct rootasm_client *c = NULL;
+	struct rootasm_error e = { 0 };
+	_cleanup_close_ int tree = -EBADF, rfd = -EBADF;
+	bool is_root;
+	char id[32];
+	uint64_t mid;
+
+	if (rootasm_client_connect(ch->via, &c, &e) < 0)
+		return lib_error(&e);
+	tree = rootasm_client_assemble(c, &o, &e);
+	rootasm_client_close(c);
+	if (tree < 0)
+		return lib_error(&e);
+	mid = mount_of(tree, &is_root);
+	if (!mid)
+		return rt_error("statx %s: the tree's unique mount id (Linux 6.8)", ch->layout);
+	rfd = openat(bfd, "rootfs", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rfd < 0)
+		return rt_error("open %s/rootfs: %s", s->bundle, strerror(errno));
+	/* the record before the attach: a create killed in between leaves what cleanup needs */
+	snprintf(id, sizeof(id), "%" PRIu64 "\n", mid);
+	if (write_file_at(s->fd, VIA_RECORD, s->path, id, strlen(id)) < 0)
+		return -1;
+	if (move_mount(tree, "", rfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return rt_error("move_mount %s/rootfs: %s", s->bundle, strerror(errno));
+	return 0;
+}
+
+int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t uid, gid_t gid,
+		     const struct rt_choice *ch)
+{
+	_cleanup_close_ int bfd = -EBADF;
+	_cleanup_free_ char *text = NULL, *shown = NULL;
+
+	if (mkdirat(s->fd, "bundle", 0700) < 0)
+		return rt_error("mkdir %s: %s", s->bundle, strerror(errno));
+	bfd = openat(s->fd, "bundle", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (bfd < 0 || fchownat(bfd, "", uid, gid, AT_EMPTY_PATH) < 0)
+		return rt_error("chown %s to %u:%u: %s", s->bundle, (unsigned)uid, (unsigned)gid, strerror(errno));
+	if (asprintf(&shown, "%s/config.json", s->bundle) < 0) {
+		shown = NULL;
+		return rt_error("out of memory");
+	}
+	if (private_config(cfg, bundle) < 0 || !(text = json_dumps(cfg, JSON_COMPACT)))
+		return rt_error("out of memory");
+	if (write_file_at(bfd, "config.json", shown, text, strlen(text)) < 0)
+		return -1;
+	if (mkdirat(bfd, "rootfs", 0755) < 0)
+		return rt_error("mkdir %s/rootfs: %s", s->bundle, strerror(errno));
+	if (ch->via)
+		return via_attach(s, bfd, ch);
+	{
+		struct rootasm_bundle_opts o = { .size = sizeof(o), .layout = ch->layout };
+		struct rootasm_error e = { 0 };
+
+		if (rootasm_bundle_prepare(ctx(), s->bundle, &o, NULL, &e) < 0)
+			return lib_error(&e);
+	}
+	return 0;
+}

@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * rootasm-runtime with crun as its delegate, as root, each test in its own
+ * private mount namespace (harness.c): pass-through untouched, trees chosen
+ * by annotation (a layout of the layout directory, an image of the store),
+ * annotations that try to leave those refused, a create killed midway, 20
+ * containers at once. The image is a busybox layer made by mkoci.py and
+ * imported by rootasm; what is mounted is read from /proc/self/mountinfo.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static const char *rt, *cli, *mkoci, *daemon_bin, *deploy_dir;
+static char layout[4096], manifest[80];
+static pid_t main_pid;
+
+/* Each test starts without the state of the earlier ones, and with crun_env(). */
+static void fresh(void)
+{
+	sh("rm -rf %s/root %s/run", fix, fix);
+	crun_env();
+}
+
+/*
+ * The bundle @name for crun: crun spec, the command @cmd, a bind volume, the
+ * annotations @ann (a Python dict literal) and, with @rootfs, a rootfs of its
+ * own (the busybox tree) so that crun alone can run it. A copy of its
+ * config.json is kept as @name.orig.
+ */
+static void mkbundle(const char *name, const char *ann, const char *cmd, bool rootfs)
+{
+	sh("cd %s && rm -rf %s && mkdir -p %s vol && echo volume-data > vol/v && cd %s && crun spec && "
+	   "python3 - <<'EOF'\n"
+	   "import json\n"
+	   "c = json.load(open('config.json'))\n"
+	   "c['process']['terminal'] = False\n"
+	   "c['process']['args'] = ['/bin/sh', '-c', \"\"\"%s\"\"\"]\n"
+	   "c['root']['readonly'] = False\n"
+	   "c['mounts'].append({'destination': '/vol', 'type': 'bind', 'source': '../vol', 'options': ['rbind', 'ro']})\n"
+	   "c['annotations'] = %s\n"
+	   "json.dump(c, open('config.json', 'w'), indent=1)\n"
+	   "EOF\ncp config.json ../%s.orig", fix, name, name, name, cmd, ann, name);
+	if (rootfs)
+		sh("cp -a %s/tree %s/%s/rootfs", fix, fix, name);
+}
+
+/*
+ * A tmpfs of the test's own mount namespace over @dir (made when missing:
+ * *made), for what an engine keeps in /run whatever its options say; gone
+ * with the test. private_run_done() removes a directory it made.
+ */
+static void private_run(const char *dir, bool *made)
+{
+	*made = access(dir, F_OK) < 0;
+	sh("mkdir -p %s && mount -t tmpfs -o mode=0700 rootasm-test %s", dir, dir);
+}
+
+static void private_run_done(const char *dir, bool made)
+{
+	sh("umount %s%s%s", dir, made ? " && rmdir " : "", made ? dir : "");
+}
+
+/* Write the file @p (mode @mode) from a format. */
+static void put(const char *p, mode_t mode, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void put(const char *p, mode_t mode, const char *fmt, ...)
+{
+	va_list ap;
+	FILE *f = fopen(p, "we");
+
+	if (!f)
+		FAILF("create %s: %s", p, strerror(errno));
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	if (fclose(f) != 0 || chmod(p, mode) < 0)
+		FAILF("write %s: %s", p, strerror(errno));
+}
+
+/* rootasm-runtime with crun, its state under @fix/root. */
+#define RT "%s --root %s/root --cgroup-manager=disabled"
+#define RTARGS rt, fix
+
+/* Nothing of rootasm-runtime's left: no mount under the fixture, no state, no record. */
+static void nothing_left(void)
+{
+	char *out;
+
+	if (count_mounts_under(fix))
+		FAILF("mounts left: %s", run_sh(&out, "grep %s /proc/self/mountinfo", fix) >= 0 ? out : "");
+	ASSERT_EQ(run_sh(&out, "ls -A %s/root/.rootasm %s/run/bundles 2>/dev/null | grep -v ':$' | grep .", fix, fix), 1);
+}
+
+TEST(no_annotation_is_passed_through_untouched)
+{
+	char *out, want[128];
+	int pid = 0;
+
+	fresh();
+	mkbundle("B", "{}", "cat /etc/msg /vol/v", true);
+	ASSERT_EQ(run_sh(&out, "cd %s/B && " RT " run c-plain", fix, RTARGS), 0);
+	ASSERT_STR(out, "hello-from-the-bundle\nvolume-data\n");
+	ASSERT_EQ(run_sh(NULL, "cmp %s/B/config.json %s/B.orig", fix, fix), 0);
+	ASSERT_EQ(run_sh(NULL, "test ! -e %s/root/.rootasm/c-plain", fix), 0);
+	/* a pod's sandbox gets the pod's annotations too, and runs its own image */
+	mkbundle("B", "{'org.rootasm.layout': 'small.json', 'io.kubernetes.cri.container-type': 'sandbox'}",
+		 "cat /etc/msg", true);
+	ASSERT_EQ(run_sh(&out, "cd %s/B && " RT " run c-pause", fix, RTARGS), 0);
+	ASSERT_STR(out, "hello-from-the-bundle\n");
+	ASSERT_EQ(run_sh(NULL, "cmp %s/B/config.json %s/B.orig", fix, fix), 0);
+	/* the delegate is executed, not forked: the same process, the same arguments */
+	sh("printf '#!/bin/sh\\necho $$ \"$@\"\\n' >%s/showpid && chmod +x %s/showpid", fix, fix);
+	ASSERT_EQ(run_sh(&out, "sh -c 'echo $$; exec %s --delegate %s/showpid --root %s/root --debug state x'", rt, fix,
+			 fix), 0);
+	ASSERT_EQ(sscanf(out, "%d", &pid), 1);
+	snprintf(want, sizeof(want), "%d\n%d --root %s/root --debug state x\n", pid, pid, fix);
+	ASSERT_STR(out, want);
+	nothing_left();
+}
+
+TEST(layout_annotation_runs_in_the_assembled_tree)
+{
+	char *out, ann[4200];
+
+	fresh();
+	/* no rootfs of its own: the container can only run in rootasm's tree */
+	mkbundle("B", "{'org.rootasm.layout': 'small.json'}",
+		 "cat /etc/msg /vol/v; echo x > /w && cat /w; grep -c ' /scratch ' /proc/self/mountinfo", false);
+	ASSERT_EQ(run_sh(&out, RT " run -b %s/B c-layout", RTARGS, fix), 0);
+	/* the layout's tree, the config's bind volume, the layout's own tmpfs volume */
+	ASSERT_STR(out, "hello-from-rootasm\nvolume-data\nx\n1\n");
+	/* the engine's bundle as it was, its rootfs never made */
+	ASSERT_EQ(run_sh(NULL, "cmp %s/B/config.json %s/B.orig && test ! -e %s/B/rootfs && test ! -e %s/B/.rootasm", fix,
+			 fix, fix, fix), 0);
+	nothing_left();
+	/* absolute, inside the directory; create, start, delete as an engine does */
+	snprintf(ann, sizeof(ann), "{'org.rootasm.layout': '%s/layouts/small.json'}", fix);
+	mkbundle("B", ann, "cat /etc/msg", false);
+	/* (the container's stdio is create's: a file, not run_sh()'s pipe, which it would hold open) */
+	ASSERT_EQ(run_sh(&out, "cd %s/B && " RT " create c-abs >%s/c.out 2>&1", fix, RTARGS, fix), 0);
+	ASSERT_TRUE(count_mounts_under(path("root/.rootasm/c-abs/bundle/rootfs")) >= 3);
+	ASSERT_EQ(count_mounts_under(fix), count_mounts_under(path("root/.rootasm/c-abs/bundle/rootfs")));
+	ASSERT_EQ(run_sh(&out, RT " start c-abs && sleep 0.2 && " RT " delete c-abs", RTARGS, RTARGS), 0);
+	ASSERT_STR(slurp(path("c.out")), "hello-from-rootasm\n");
+	nothing_left();
+}
+
+TEST(image_annotation_runs_an_image_of_the_store)
+{
+	char *out, ann[4200];
+
+	fresh();
+	snprintf(ann, sizeof(ann), "{'org.rootasm.image': '%s'}", manifest);
+	mkbundle("B", ann, "cat /etc/msg", false);
+	ASSERT_EQ(run_sh(&out, RT " run -b %s/B c-image", RTARGS, fix), 0);
+	ASSERT_STR(out, "hello-from-rootasm\n");
+	/* the layout path import printed */
+	snprintf(ann, sizeof(ann), "{'org.rootasm.image': '%s'}", layout);
+	mkbundle("B", ann, "cat /etc/msg", false);
+	ASSERT_EQ(run_sh(&out, RT " run -b %s/B c-image", RTARGS, fix), 0);
+	ASSERT_STR(out, "hello-from-rootasm\n");
+	nothing_left();
+}
+
+/* @ann refused with one line containing @why, in --log as JSON too; nothing made, nothing run. */
+static void refused(const char *ann, const char *why)
+{
+	char *out, *log;
+
+	mkbundle("B", ann, "echo ran", true);
+	sh("rm -f %s/log.json", fix);
+	ASSERT_EQ(run_sh(&out, RT " --log %s/log.json --log-format json run -b %s/B c-bad", RTARGS, fix, fix), 1);
+	ASSERT_CONTAINS(out, why);
+	ASSERT_TRUE(!strncmp(out, "rootasm-runtime: run c-bad: annotation", 38));
+	ASSERT_TRUE(strchr(out, '\n') == out + strlen(out) - 1);
+	log = slurp(path("log.json"));
+	ASSERT_CONTAINS(log, "{\"level\":\"error\",\"msg\":\"rootasm-runtime: run c-bad: annotation");
+	ASSERT_CONTAINS(log, why);
+	ASSERT_EQ(run_sh(NULL, "cmp %s/B/config.json %s/B.orig", fix, fix), 0);
+	nothing_left();
+}
+
+TEST(annotations_that_leave_the_administrators_directories_are_refused)
+{
+	char ann[4200];
+
+	fresh();
+	/* a layout anywhere else (the very same file, copied), by absolute path, by "..", by a symlink */
+	sh("cp %s/layouts/small.json %s/outside.json && ln -sf %s/outside.json %s/layouts/link.json", fix, fix, fix, fix);
+	snprintf(ann, sizeof(ann), "{'org.rootasm.layout': '%s/outside.json'}", fix);
+	refused(ann, "outside the layout directory");
+	refused("{'org.rootasm.layout': '../outside.json'}", "outside the layout directory");
+	refused("{'org.rootasm.layout': 'link.json'}", "a symbolic link in the layout directory");
+	/* images: not a name of the store, a path out of it */
+	refused("{'org.rootasm.image': 'debian:12'}", "not an image of the store");
+	snprintf(ann, sizeof(ann), "{'org.rootasm.image': '%s/st/images/sha256/../../../outside.json'}", fix);
+	refused(ann, "not an image of the store");
+	/* rootasmd: only the configured socket */
+	refused("{'org.rootasm.layout': 'small.json', 'org.rootasm.via': '/tmp/elsewhere.sock'}",
+		"not the configured rootasmd socket");
+	/* a layout directory someone else may write is nobody's to trust */
+	sh("chmod 0777 %s/layouts", fix);
+	refused("{'org.rootasm.layout': 'small.json'}", "is not an administrator's");
+	sh("chmod 0755 %s/layouts", fix);
+}
+
+TEST(create_killed_midway_is_cleaned_up_by_delete_and_by_the_next_create)
+{
+	char *out;
+
+	fresh();
+	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "cat /etc/msg", false);
+	/* a delegate whose create hangs: rootasm-runtime is killed once the tree is attached */
+	sh("printf '#!/bin/sh\\ncase \" $* \" in *\" create \"*) echo $$ >%s/slow.pid; exec sleep 60;; esac\\n"
+	   "exec crun \"$@\"\\n' >%s/slow && chmod +x %s/slow", fix, fix, fix);
+	for (int round = 0; round < 2; round++) {
+		pid_t pid;
+		int st;
+
+		sh("rm -f %s/slow.pid", fix);
+		pid = fork();
+		ASSERT_TRUE(pid >= 0);
+		if (pid == 0) {
+			execl(rt, rt, "--delegate", path("slow"), "--root", path("root"), "--cgroup-manager=disabled",
+			      "create", "-b", path("B"), "c-kill", (char *)NULL);
+			_exit(127);
+		}
+		for (int i = 0; i < 500 && access(path("slow.pid"), F_OK) < 0; i++)
+			usleep(10000);
+		ASSERT_EQ(access(path("slow.pid"), F_OK), 0);
+		ASSERT_TRUE(count_mounts_under(path("root/.rootasm/c-kill/bundle/rootfs")) > 0);
+		ASSERT_EQ(kill(pid, SIGKILL), 0);
+		ASSERT_EQ(waitpid(pid, &st, 0), pid);
+		sh("kill -KILL $(cat %s/slow.pid)", fix);
+		ASSERT_TRUE(count_mounts_under(path("root/.rootasm/c-kill/bundle/rootfs")) > 0);
+		if (round == 0) {
+			/* crun never heard of it: delete says so, and detaches rootasm's tree all the same */
+			run_sh(&out, RT " delete c-kill", RTARGS);
+			nothing_left();
+		} else {
+			/* the next create of the id finds the leftover, cleans it up, and runs */
+			ASSERT_EQ(run_sh(&out, RT " create -b %s/B c-kill >%s/c.out 2>&1", RTARGS, fix, fix), 0);
+			ASSERT_EQ(run_sh(&out, RT " start c-kill && sleep 0.2 && " RT " delete c-kill", RTARGS, RTARGS), 0);
+			ASSERT_STR(slurp(path("c.out")), "hello-from-rootasm\n");
+			nothing_left();
+		}
+	}
+}
+
+TEST(twenty_containers_at_once)
+{
+	char *out;
+
+	fresh();
+	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "cat /etc/msg", false);
+	/* one bundle for all: each gets a private copy */
+	sh("cd %s && rm -f rc && for i in $(seq 1 20); do (" RT " run -b %s/B c-many-$i >out.$i 2>&1; echo $? >>rc) & "
+	   "done; wait", fix, RTARGS, fix);
+	ASSERT_EQ(run_sh(&out, "cd %s && sort rc | uniq -c | tr -s ' '", fix), 0);
+	ASSERT_STR(out, " 20 0\n");
+	ASSERT_EQ(run_sh(&out, "cd %s && cat out.* | sort | uniq -c | tr -s ' '", fix), 0);
+	ASSERT_STR(out, " 20 hello-from-rootasm\n");
+	nothing_left();
+}
+
+/*
+ * org.rootasm.via: rootasmd (started here; no rule in its policy: root is
+ * served as an administrator) assembles the layout the other annotation
+ * chose; the tree is attached in the private bundle, the config's own bind
+ * stays crun's. A bundle that is not root's is refused: the daemon would
+ * judge rootasm-runtime, not the bundle's owner.
+ */
+TEST(via_annotation_assembles_through_rootasmd)
+{
+	char *out, ann[4200], buf[4096] = "";
+	size_t len = 0;
+	int p[2], st;
+	pid_t pid;
+
+	fresh();
+	put(path("policy.json"), 0644, "{\"rootasmd-policy\": 1, \"rules\": []}\n");
+	ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0) {
+		dup2(p[1], 2);
+		execl(daemon_bin, daemon_bin, "--socket", path("rootasmd.sock"), "--policy", path("policy.json"),
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	while (!strstr(buf, "serving on")) {
+		ssize_t r = read(p[0], buf + len, sizeof(buf) - 1 - len);
+
+		if (r <= 0) {
+			waitpid(pid, &st, 0);
+			FAILF("rootasmd did not start: %s", buf);
+		}
+		buf[len += (size_t)r] = '\0';
+	}
+	setenv("ROOTASM_RUNTIME_SOCKET", path("rootasmd.sock"), 1);
+	snprintf(ann, sizeof(ann), "{'org.rootasm.layout': 'small.json', 'org.rootasm.via': '%s/rootasmd.sock'}", fix);
+	mkbundle("B", ann, "cat /etc/msg /vol/v; grep -c ' /scratch ' /proc/self/mountinfo", false);
+	ASSERT_EQ(run_sh(&out, RT " run -b %s/B c-via", RTARGS, fix), 0);
+	ASSERT_STR(out, "hello-from-rootasm\nvolume-data\n1\n");
+	nothing_left();
+	ASSERT_EQ(run_sh(&out, RT " create -b %s/B c-via >%s/c.out 2>&1", RTARGS, fix, fix), 0);
+	ASSERT_EQ(access(path("root/.rootasm/c-via/via.mnt"), F_OK), 0);
+	ASSERT_TRUE(count_mounts_under(path("root/.rootasm/c-via/bundle/rootfs")) >= 2);
+	ASSERT_EQ(run_sh(&out, RT " start c-via && sleep 0.2 && " RT " delete c-via", RTARGS, RTARGS), 0);
+	ASSERT_CONTAINS(slurp(path("c.out")), "hello-from-rootasm\n");
+	nothing_left();
+	sh("chown 1000:1000 %s/B", fix);
+	ASSERT_EQ(run_sh(&out, RT " run -b %s/B c-via", RTARGS, fix), 1);
+	ASSERT_CONTAINS(out, "only for a bundle of root's (this one is uid 1000's");
+	nothing_left();
+	ASSERT_EQ(kill(pid, SIGTERM), 0);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	close(p[0]);
+	unsetenv("ROOTASM_RUNTIME_SOCKET");
+}
+
+/*
+ * podman, rootful, its storage and run directories the fixture's (the
+ * machine's podman storage is not touched), cgroups off (the sandbox this
+ * runs in may not raise RLIMIT_MEMLOCK for crun's device filter): podman's
+ * own image without the annotation, rootasm's tree with it, a refused
+ * annotation in podman's error. podman 4.3 gives the runtime's delete neither
+ * the environment nor --runtime-flag options: the runtime is configured by
+ * its config file, named here by a wrapper (an administrator's is
+ * /etc/rootasm/runtime.conf), and keeps its state in root= of it.
+ */
+TEST(podman_runs_its_image_and_rootasms_tree)
+{
+	bool made[2];
+	char *out;
+	int rc;
+
+	fresh();
+	/* crun's default --root (podman gives none), podman's network directory */
+	private_run("/run/crun", &made[0]);
+	private_run("/run/containers", &made[1]);
+	if (system("command -v podman >/dev/null") != 0)
+		FAILF("podman is not installed (ci/deps installs it)");
+	sh("mkdir -p %s/bin && printf '#!/bin/sh\\nunset ROOTASM_RUNTIME_LAYOUTS ROOTASM_STORE\\n"
+	   "export ROOTASM_RUN_DIR=%s/run ROOTASM_RUNTIME_CONFIG=%s/runtime.conf\\nexec %s \"$@\"\\n' "
+	   ">%s/bin/rootasm-runtime && chmod +x %s/bin/rootasm-runtime", fix, fix, fix, rt, fix, fix);
+	sh("printf 'delegate = crun\\nlayouts = %s/layouts\\nstore = %s/st\\nroot = %s/root\\n' >%s/runtime.conf", fix, fix,
+	   fix, fix);
+	sh("printf '[engine]\\nruntime_supports_json = [\"crun\", \"rootasm-runtime\"]\\n"
+	   "runtime_supports_nocgroup = [\"crun\", \"rootasm-runtime\"]\\n' >%s/containers.conf", fix);
+	setenv("CONTAINERS_CONF", path("containers.conf"), 1);
+#define PODMAN "podman --root %s/pstore --runroot %s/prun --tmpdir %s/ptmp --storage-driver vfs " \
+	"--cgroup-manager cgroupfs --events-backend none --runtime %s/bin/rootasm-runtime "
+#define PODMAN_ARGS fix, fix, fix, fix
+#define RUN "run --pull never --rm --network none --cgroups disabled --ulimit nofile=1024:1024 " \
+	"--ulimit nproc=1024:1024 "
+	/* into podman's storage, as podman pull would (pull names it after the directory) */
+	ASSERT_EQ(run_sh(&out, "skopeo copy -q oci:%s/pimg:v1 containers-storage:[vfs@%s/pstore+%s/prun]localhost/rtimg:v1",
+			 fix, fix, fix), 0);
+	ASSERT_EQ(run_sh(&out, PODMAN RUN "localhost/rtimg:v1 cat /etc/msg", PODMAN_ARGS), 0);
+	ASSERT_STR(out, "hello-from-the-bundle\n");
+	ASSERT_EQ(run_sh(&out, PODMAN RUN "--annotation org.rootasm.layout=small.json localhost/rtimg:v1 "
+			 "sh -c 'cat /etc/msg; grep -c \" /scratch \" /proc/self/mountinfo'", PODMAN_ARGS), 0);
+	ASSERT_STR(out, "hello-from-rootasm\n1\n");
+	nothing_left();
+	rc = run_sh(&out, PODMAN RUN "--annotation org.rootasm.layout=/etc/passwd localhost/rtimg:v1 true", PODMAN_ARGS);
+	ASSERT_TRUE(rc != 0);
+	ASSERT_CONTAINS(out, "rootasm-runtime: create ");
+	ASSERT_CONTAINS(out, "annotation org.rootasm.layout '/etc/passwd': outside the layout directory");
+	nothing_left();
+	ASSERT_EQ(run_sh(&out, PODMAN "ps -aq", PODMAN_ARGS), 0);
+	ASSERT_STR(out, "");
+	private_run_done("/run/crun", made[0]);
+	private_run_done("/run/containers", made[1]);
+}
+
+/*
+ * containerd 1.6, started here on its own config and socket (its root and
+ * state the fixture's, /run/containerd a tmpfs of the test's), the image
+ * imported by containerd itself (ctr images import of the OCI layout's tar,
+ * the native snapshotter: no mount of containerd's), run with
+ * `ctr run --runc-binary` through the runc v2 shim, without cgroups (--cgroup
+ * "", the delegate crun --cgroup-manager=disabled: the sandbox this runs in
+ * may not raise RLIMIT_MEMLOCK for crun's device filter).
+ */
+TEST(containerd_runs_its_image_and_rootasms_tree)
+{
+	char *out;
+	bool made;
+	pid_t pid;
+	int rc, st;
+
+	fresh();
+	if (system("command -v containerd >/dev/null && command -v ctr >/dev/null") != 0)
+		FAILF("containerd is not installed (ci/deps installs it)");
+	private_run("/run/containerd", &made);
+	/* deploy/'s runtime handler is one containerd takes as it is */
+	sh("cd %s && (echo 'version = 2'; cat %s/containerd-rootasm.toml) >ctd-handler.toml", fix, deploy_dir);
+	ASSERT_EQ(run_sh(&out, "containerd --config %s/ctd-handler.toml config dump", fix), 0);
+	ASSERT_CONTAINS(out, "pod_annotations = [\"org.rootasm.*\"]");
+	ASSERT_CONTAINS(out, "BinaryName = \"/usr/bin/rootasm-runtime\"");
+	sh("mkdir -p %s/ctd %s/bin", fix, fix);
+	put(path("ctd/config.toml"), 0644,
+	    "version = 2\nroot = \"%s/ctd/root\"\nstate = \"%s/ctd/state\"\n"
+	    "disabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n"
+	    "[grpc]\n  address = \"%s/ctd/ctd.sock\"\n[ttrpc]\n  address = \"%s/ctd/ttrpc.sock\"\n", fix, fix, fix, fix);
+	put(path("bin/crun-nocg"), 0755, "#!/bin/sh\nexec crun --cgroup-manager=disabled \"$@\"\n");
+	put(path("bin/rootasm-runtime-ctd"), 0755,
+	    "#!/bin/sh\nexport ROOTASM_RUN_DIR=%s/run ROOTASM_RUNTIME_CONFIG=%s/ctd/runtime.conf\nexec %s \"$@\"\n", fix,
+	    fix, rt);
+	put(path("ctd/runtime.conf"), 0644, "delegate = %s/bin/crun-nocg\nlayouts = %s/layouts\nstore = %s/st\n", fix, fix,
+	    fix);
+	pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0) {
+		int fd = open(path("ctd/containerd.log"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+			_exit(127);
+		execlp("containerd", "containerd", "--config", path("ctd/config.toml"), (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 300 && access(path("ctd/ctd.sock"), F_OK) < 0; i++)
+		usleep(10000);
+#define CTR "ctr -a %s/ctd/ctd.sock -n rootasmtest "
+#define CTR_RUN CTR "run --rm --snapshotter native --cgroup '' --runc-binary %s/bin/rootasm-runtime-ctd "
+	rc = run_sh(&out, "cd %s && tar -C pimg -cf pimg.tar . && " CTR "images import --snapshotter native "
+		    "--base-name localhost/rtimg pimg.tar", fix, fix);
+	if (rc == 0)
+		rc = run_sh(&out, CTR_RUN "localhost/rtimg:v1 c-plain cat /etc/msg", fix, fix);
+	if (rc == 0 && strcmp(out, "hello-from-the-bundle\n"))
+		rc = -1;
+	if (rc == 0)
+		rc = run_sh(&out, CTR_RUN "--annotation org.rootasm.layout=small.json localhost/rtimg:v1 c-layout "
+			    "sh -c 'cat /etc/msg; grep -c \" /scratch \" /proc/self/mountinfo'", fix, fix);
+	if (rc == 0 && strcmp(out, "hello-from-rootasm\n1\n"))
+		rc = -1;
+	if (rc == 0 && run_sh(&out, CTR_RUN "--annotation org.rootasm.layout=/etc/passwd localhost/rtimg:v1 c-bad true",
+			      fix, fix) != 0 &&
+	    strstr(out, "annotation org.rootasm.layout '/etc/passwd': outside the layout directory"))
+		rc = 0;
+	else if (rc == 0)
+		rc = -2;
+	kill(pid, SIGTERM);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	if (rc)
+		FAILF("containerd (status %d): %s\n%s", rc, out, slurp(path("ctd/containerd.log")));
+	nothing_left();
+	private_run_done("/run/containerd", made);
+}
+
+/* The /run directories private_run() may make; those made are removed at the end even when a test failed. */
+static const char *const run_dirs[] = { "/run/crun", "/run/containers", "/run/containerd" };
+static bool run_dir_was[3];
+
+static void cleanup(void)
+{
+	if (getpid() != main_pid)
+		return;
+	sh("rm -rf %s", fix);
+	for (size_t i = 0; i < 3; i++)
+		if (!run_dir_was[i])
+			rmdir(run_dirs[i]);	/* empty: the tmpfs went with the test's namespace */
+}
+
+int main(int argc, char **argv)
+{
+	char *out;
+
+	if (argc < 6) {
+		fprintf(stderr, "usage: %s ROOTASM_RUNTIME ROOTASM MKOCI ROOTASMD DEPLOY-DIR\n", argv[0]);
+		return 2;
+	}
+	rt = realpath(argv[1], NULL);
+	cli = realpath(argv[2], NULL);
+	mkoci = realpath(argv[3], NULL);
+	daemon_bin = realpath(argv[4], NULL);
+	deploy_dir = realpath(argv[5], NULL);
+	if (!rt || !cli || !mkoci || !daemon_bin || !deploy_dir)
+		return 2;
+	if (geteuid() != 0)
+		return harness_main(argc, argv);
+	snprintf(fix, sizeof(fix), "%s/rootasm-runtime-XXXXXX",
+		 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(fix))
+		return 2;
+	main_pid = getpid();
+	for (size_t i = 0; i < 3; i++)
+		run_dir_was[i] = access(run_dirs[i], F_OK) == 0;
+	atexit(cleanup);
+	/* bundle records and the runtime's configuration: the fixture's, not the machine's */
+	setenv("ROOTASM_RUN_DIR", path("run"), 1);
+	setenv("ROOTASM_RUNTIME_LAYOUTS", path("layouts"), 1);
+	setenv("ROOTASM_STORE", path("st"), 1);
+	setenv("ROOTASM_RUNTIME_CONFIG", path("no-runtime.conf"), 1);
+	unsetenv("ROOTASM_RUNTIME_DELEGATE");
+	unsetenv("ROOTASM_RUNTIME_SOCKET");
+	/* a busybox tree; as a layer image of the store, and as a bundle's own rootfs */
+	sh("cd %s && chmod 0755 . && mkdir -p tree/bin tree/etc tree/proc tree/dev tree/sys tree/vol tree/scratch && "
+	   "cp /bin/busybox tree/bin/ && for x in sh cat echo grep sleep; do ln -s busybox tree/bin/$x; done", fix);
+	sh("cd %s && echo hello-from-rootasm >tree/etc/msg && tar -C tree --numeric-owner -cf l.tar . && "
+	   "%s layout img l.tar:gzip >/dev/null", fix, mkoci);
+	if (run_sh(&out, "cd %s && %s import --json --store %s/st oci:img", fix, cli, fix) != 0)
+		FAILF("import: %s", out);
+	if (sscanf(strstr(out, "\"layout\"") ? strstr(out, "\"layout\"") : "", "\"layout\": \"%4095[^\"]", layout) != 1 &&
+	    sscanf(strstr(out, "\"layout\"") ? strstr(out, "\"layout\"") : "", "\"layout\":\"%4095[^\"]", layout) != 1)
+		FAILF("import printed no layout: %s", out);
+	if (sscanf(strstr(out, "\"manifest\"") ? strstr(out, "\"manifest\"") : "", "\"manifest\":\"%79[^\"]", manifest) != 1 &&
+	    sscanf(strstr(out, "\"manifest\"") ? strstr(out, "\"manifest\"") : "", "\"manifest\": \"%79[^\"]", manifest) != 1)
+		FAILF("import printed no manifest: %s", out);
+	/* the administrator's layout directory: the image, with a tmpfs volume of the layout's own */
+	sh("cd %s && mkdir -p layouts && python3 -c \"import json; l = json.load(open('%s')); "
+	   "l['mounts'] = [{'tmpfs': '/scratch', 'options': ['size=8m']}]; json.dump(l, open('layouts/small.json', 'w'))\"",
+	   fix, layout);
+	/* the bundle's own rootfs says so (the pass-through runs it), and so does podman's image of it */
+	sh("cd %s && echo hello-from-the-bundle >tree/etc/msg && tar -C tree --numeric-owner -cf p.tar . && "
+	   "%s layout pimg --tag v1 p.tar:gzip >/dev/null", fix, mkoci);
+	if (chdir(fix) < 0)
+		return 2;
+	return harness_main(argc, argv);
+}
