@@ -686,8 +686,12 @@ struct rootasm_import_opts {
 	enum rootasm_layer_fs fs;
 	rootasm_import_progress_fn progress;
 	void *userdata;
-	unsigned int flags;		/* none yet: 0 (others: EINVAL) */
+	unsigned int flags;		/* ROOTASM_IMPORT_* (others: EINVAL) */
 };
+
+/* docker://: no TLS certificate check, and plain HTTP when the registry speaks no TLS (a local registry) */
+#define ROOTASM_IMPORT_TLS_NO_VERIFY	(1u << 0)
+#define ROOTASM_IMPORT_FLAGS		ROOTASM_IMPORT_TLS_NO_VERIFY
 
 /*
  * rootasm_import_layer and rootasm_import_result, of the first release, have
