@@ -806,13 +806,16 @@ int ra_registry_get(struct ra_oci_remote *rem, const struct ra_oci_desc *d, size
 {
 	struct xfer x = { .max = d->size < max ? d->size : max };
 	char path[2048], got[RA_DIGEST_MAX];
+	bool doc;
 	int r;
 
 	if (d->size > max)
 		return bad(e, "pull blob", rem->ref, "%s is %llu bytes by its descriptor; rootasm reads at most %zu "
 			   "for a %s", d->digest, (unsigned long long)d->size, max, d->media_type);
-	snprintf(path, sizeof(path), "/v2/%s/blobs/%s", rem->repo, d->digest);
-	r = request(rem, path, NULL, 0, "pull blob", d->digest, &x, e);
+	/* a manifest (below an index) is a manifest of the registry's: /manifests/, not /blobs/ */
+	doc = *d->media_type && strstr(MT_ACCEPT, d->media_type);
+	snprintf(path, sizeof(path), "/v2/%s/%s/%s", rem->repo, doc ? "manifests" : "blobs", d->digest);
+	r = request(rem, path, doc ? MT_ACCEPT : NULL, 0, "pull blob", d->digest, &x, e);
 	if (r < 0 && x.too_big)
 		r = bad(e, "pull blob", rem->ref, "%s: the registry sends more than its descriptor's %llu bytes",
 			d->digest, (unsigned long long)d->size);
@@ -869,10 +872,15 @@ static void *stream_main(void *arg)
 			nanosleep(&ts, NULL);
 			continue;
 		}
-		if (r == 0)
-			r = bad(&s->e, "pull blob", rem->ref, "%s: truncated: %llu of %llu bytes after %d tries",
-				s->d.digest, (unsigned long long)s->got, (unsigned long long)s->d.size, tries);
-		else if (again)
+		/* a blob that keeps ending short is the registry's fault, as a wrong one is (exit 2) */
+		if (r == 0 || (again && s->e.err == EIO)) {
+			char last[256];
+
+			snprintf(last, sizeof(last), "%s", r ? s->e.msg : "");
+			r = bad(&s->e, "pull blob", rem->ref, "%s: truncated: %llu of %llu bytes after %d tries%s%s",
+				s->d.digest, (unsigned long long)s->got, (unsigned long long)s->d.size, tries,
+				r ? "; the last: " : "", last);
+		} else if (again)
 			snprintf(s->e.msg + strlen(s->e.msg), sizeof(s->e.msg) - strlen(s->e.msg),
 				 " (%llu of %llu bytes, %d tries)", (unsigned long long)s->got,
 				 (unsigned long long)s->d.size, tries);
