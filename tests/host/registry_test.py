@@ -317,10 +317,27 @@ def main():
         run(sys.executable, mkoci, "layout", f"{T}/list", "--tag", "v1", "--docker", "--nested", *tars,
             check=True)
 
-        # the reference: import oci:
+        # a layer refused by its first entry, with 24 MiB behind it
+        with open(f"{T}/bad.tar", "wb") as f:
+            import tarfile
+            import io
+            with tarfile.open(fileobj=f, mode="w") as t:
+                ti = tarfile.TarInfo("a/../../escaped")
+                ti.size = 1
+                t.addfile(ti, io.BytesIO(b"x"))
+                ti = tarfile.TarInfo("big")
+                ti.size = 24 << 20
+                t.addfile(ti, io.BytesIO(os.urandom(ti.size)))
+        run(sys.executable, mkoci, "layout", f"{T}/bad", "--tag", "v1", tars[0], f"{T}/bad.tar:gzip", check=True)
+
+        # the reference: import oci:, which never loads libcurl
         t0 = time.monotonic()
         ref = run(bin_, "import", "--quiet", "--store", f"{T}/ref", f"oci:{T}/img:v1", check=True)
         t_oci = time.monotonic() - t0
+        p = run(bin_, "import", "--quiet", "--store", f"{T}/ref-ld", f"oci:{T}/img:v1",
+                env=dict(os.environ, LD_DEBUG="files"))
+        ok(p.returncode == 0 and "libarchive" in p.stderr and "libcurl" not in p.stderr,
+           "import oci: does not load libcurl", p.returncode)
         ref_layout = ref.stdout.strip().splitlines()[-1]
         os.makedirs(f"{T}/mref")
         run(bin_, "assemble", ref_layout, "--attach", f"{T}/mref", check=True)
@@ -332,6 +349,8 @@ def main():
                 f"docker://{reg.host}/test/img:v1")
         t_push = time.monotonic() - t0
         ok(p.returncode == 0, "skopeo copy fills docker-registry", p.stderr)
+        run("skopeo", "copy", "--quiet", "--dest-tls-verify=false", f"oci:{T}/bad:v1",
+            f"docker://{reg.host}/test/bad:v1", check=True)
         push(reg.host, "test/list", "v1", f"{T}/list")
 
         # 1. the same image, by tag
@@ -379,6 +398,13 @@ def main():
         p = run(bin_, "import", "--quiet", "--store", f"{T}/s3", f"docker://{reg.host}/test/img:v1", env=env)
         ok(p.returncode == 1 and "--tls-verify=false" in p.stderr and files(f"{T}/s3") == [],
            "TLS is verified by default: a plain HTTP registry is refused, with a hint", p.stderr)
+        t0 = time.monotonic()
+        p = run(bin_, "import", "--quiet", "--store", f"{T}/s3", "--tls-verify=false",
+                f"docker://{reg.host}/test/bad:v1", env=env)
+        dt = time.monotonic() - t0
+        ok(p.returncode == 2 and "'..'" in p.stderr and f"docker://{reg.host}/test/bad@sha256:" in p.stderr and
+           files(f"{T}/s3") == [] and dt < 5,
+           f"a layer refused by its first entry: its download stops, nothing stored ({dt:.2f} s)", p.stderr)
         reg.stop()
         stopped.remove(reg)
 
