@@ -625,6 +625,25 @@ static int cached(struct store *s, const char *name, struct rootasm_error *e)
 	return 1;
 }
 
+/*
+ * docker://: start the downloads of the layers after @i that are not in the
+ * store by their diff-id (one in it by its chain id only is fetched for
+ * nothing, and stopped at the end). Best effort: a failure here shows when
+ * the layer is read.
+ */
+static void prefetch(struct ra_oci_image *img, struct store *s, enum rootasm_layer_fs fs, size_t i)
+{
+	for (size_t j = i + 1; j < img->nlayers && j <= i + RA_REGISTRY_PARALLEL - 1; j++) {
+		char name[RA_DIGEST_HEX + 32];
+		struct stat st;
+
+		snprintf(name, sizeof(name), "%s.%s", img->layers[j].diff_hex, fs_ext(fs));
+		if (fstatat(s->layers, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+		    ra_registry_prefetch(img->remote, &img->layers[j].d, NULL) < 0)
+			continue;
+	}
+}
+
 /* The chain id of layer @i (image-spec config.md, "ChainID"): @chain holds layer i-1's, gets layer i's. */
 static int chain_next(char chain[RA_DIGEST_MAX], const char *diff_id, size_t i)
 {
@@ -727,6 +746,8 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 		}
 		if (progress)
 			progress(ud, i, img->nlayers, rl, false);
+		if (img->remote && !rl->cached)	/* the next layers download while this one is converted */
+			prefetch(img, &s, fs, i);
 		if (!rl->cached) {
 			r = convert(img, ly, &s, fs, names[0], names[1], chain, &lower, &chained, rl, e);
 			close_fdp(&b.fd);

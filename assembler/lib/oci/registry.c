@@ -101,7 +101,8 @@ static int cu_load_once(struct rootasm_error *e)
 			"application/vnd.docker.distribution.manifest.list.v2+json, " \
 			"application/vnd.docker.distribution.manifest.v2+json"
 #define ERRBODY_MAX	4096		/* what an error response's body is read for its message */
-#define TRIES		4		/* a layer's download: the first and three resumes */
+#define TRIES		4		/* a layer's download: tries in a row that get no byte further */
+#define AHEAD_BUF	(16 << 20)	/* what a layer fetched ahead may hold before it is read */
 #define MAX_REDIRS	8
 #define LOW_SPEED_SECS	30		/* less than 1 byte/s for this long: the transfer is dropped */
 
@@ -119,8 +120,8 @@ struct ra_oci_remote {
 	pthread_mutex_t lock;		/* guards authz (the download thread renews it too) */
 	char *authz;			/* "Authorization: ..." for the registry, or NULL */
 	char *challenge;		/* the last WWW-Authenticate */
-	/* the layer being streamed */
-	struct stream *st;
+	/* the layers being downloaded: the one being read, and those fetched ahead */
+	struct stream *streams;
 };
 
 /* One response: its status, the headers we need, its body somewhere. */
@@ -141,10 +142,15 @@ struct xfer {
 };
 
 struct stream {
+	struct stream *next;		/* rem->streams */
 	struct ra_oci_remote *rem;
-	struct ra_oci_desc d;		/* media_type not owned */
+	struct ra_oci_desc d;		/* no media_type */
 	int sock;			/* the writer's end */
+	int rd;				/* the reader's end, until handed out (then -EBADF) */
+	int rd_given;			/* the number it had: the caller's fd */
 	pthread_t thread;
+	bool thread_joined;
+	bool stop;			/* set (atomically) when nobody will read it: the transfer is aborted */
 	struct ra_sha256 h;
 	uint64_t got, skip;		/* bytes sent on; of this response, bytes still to drop */
 	bool reader_gone;
@@ -253,6 +259,15 @@ static size_t stream_write(struct stream *s, const char *p, size_t len)
 	return total;
 }
 
+/* libcurl's progress callback, for a layer: non-zero aborts the transfer nobody will read. */
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+	struct xfer *x = ud;
+
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return __atomic_load_n(&x->st->stop, __ATOMIC_RELAXED);
+}
+
 static size_t on_body(char *p, size_t size, size_t n, void *ud)
 {
 	struct xfer *x = ud;
@@ -329,6 +344,11 @@ static CURLcode get(struct ra_oci_remote *rem, const char *url, struct curl_slis
 	if (!rem->tls_verify) {
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (x->st) {
+		curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+		curl_easy_setopt(c, CURLOPT_XFERINFODATA, x);
+		curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	}
 	x->from = from;
 	if (from) {
@@ -674,10 +694,14 @@ static int parse_ref(struct ra_oci_remote *rem, const char *ref, struct rootasm_
 	return 0;
 }
 
+static void stream_end(struct ra_oci_remote *rem, struct stream *s);
+
 void ra_registry_free(struct ra_oci_remote *rem)
 {
 	if (!rem)
 		return;
+	while (rem->streams)
+		stream_end(rem, rem->streams);
 	free(rem->ref);
 	free(rem->name);
 	free(rem->host);
@@ -851,14 +875,15 @@ static void *stream_main(void *arg)
 	snprintf(path, sizeof(path), "/v2/%s/blobs/%s", rem->repo, s->d.digest);
 	for (tries = 1;; tries++) {
 		struct xfer x = { .st = s };
+		uint64_t from = s->got;
 		bool again;
 		int r;
 
-		r = request(rem, path, NULL, s->got, "pull blob", s->d.digest, &x, &s->e);
+		r = request(rem, path, NULL, from, "pull blob", s->d.digest, &x, &s->e);
 		xfer_free(&x);
 		if (s->r < 0)
 			break;		/* more bytes than the descriptor's: stream_write() said so */
-		if (s->reader_gone) {
+		if (s->reader_gone || __atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
 			s->r = -EPIPE;
 			break;
 		}
@@ -866,6 +891,9 @@ static void *stream_main(void *arg)
 			break;
 		/* a short body, a dropped connection, a timeout, a 5xx or 429: again, from where it stopped */
 		again = r == 0 || s->e.err == EIO || s->e.err == ETIMEDOUT || s->e.err == EAGAIN;
+		/* a try that got further does not count (one fetched ahead waits for its reader: a timeout) */
+		if (again && s->got > from)
+			tries = 1;
 		if (again && tries < TRIES) {
 			struct timespec ts = { 0, 200000000L << (tries - 1) };
 
@@ -900,14 +928,13 @@ static void *stream_main(void *arg)
 	return NULL;
 }
 
-int ra_registry_blob_stream(struct ra_oci_remote *rem, const struct ra_oci_desc *d, struct rootasm_error *e)
+/* Start the download of @d into a new socket pair; the stream keeps the reader's end (s->rd). */
+static int stream_start(struct ra_oci_remote *rem, const struct ra_oci_desc *d, int bufsz, struct stream **ret,
+			struct rootasm_error *e)
 {
-	_cleanup_close_ int rd = -EBADF;
 	struct stream *s;
-	int sv[2], bufsz = 1 << 20, r;
+	int sv[2], r;
 
-	if (rem->st)
-		return ra_err(e, EBUSY, -EBADF, "pull blob", rem->ref, "one layer at a time");
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return ra_oom(e, "pull blob");
@@ -923,42 +950,101 @@ int ra_registry_blob_stream(struct ra_oci_remote *rem, const struct ra_oci_desc 
 		free(s);
 		return r;
 	}
-	rd = sv[0];
+	s->rd = sv[0];
 	s->sock = sv[1];
-	shutdown(rd, SHUT_WR);
-	/* a little room between the download and the unpacking */
-	(void)setsockopt(s->sock, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof(bufsz));
-	(void)setsockopt(rd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
+	shutdown(s->rd, SHUT_WR);
+	/*
+	 * Room between the download and the unpacking: what a layer fetched
+	 * ahead holds while the layers before it are converted. Beyond
+	 * net.core.wmem_max only as root (SO_SNDBUFFORCE); in memory, never on disk.
+	 */
+	if (setsockopt(s->sock, SOL_SOCKET, SO_SNDBUFFORCE, &bufsz, sizeof(bufsz)) < 0)
+		(void)setsockopt(s->sock, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof(bufsz));
 	s->rem = rem;
 	s->d = *d;
+	s->d.media_type = NULL;
 	r = pthread_create(&s->thread, NULL, stream_main, s);
 	if (r) {
 		close(s->sock);
+		close(s->rd);
 		ra_sha256_free(&s->h);
 		free(s);
 		return ra_err(e, r, -EBADF, "pull blob", rem->ref, "start the download thread");
 	}
-	rem->st = s;
-	return take_fd(rd);
+	s->next = rem->streams;
+	rem->streams = s;
+	*ret = s;
+	return 0;
+}
+
+/* Stop (the reader's end shut: the writer gets EPIPE), join and free @s, unlinked from @rem. */
+static void stream_end(struct ra_oci_remote *rem, struct stream *s)
+{
+	for (struct stream **p = &rem->streams; *p; p = &(*p)->next)
+		if (*p == s) {
+			*p = s->next;
+			break;
+		}
+	/* one handed out was shut by stream_done(), or closed by its reader: either wakes a blocked writer */
+	__atomic_store_n(&s->stop, true, __ATOMIC_RELAXED);
+	if (s->rd >= 0)
+		shutdown(s->rd, SHUT_RDWR);
+	if (!s->thread_joined)
+		pthread_join(s->thread, NULL);
+	close(s->sock);
+	close_fdp(&s->rd);
+	ra_sha256_free(&s->h);
+	free(s);
+}
+
+int ra_registry_prefetch(struct ra_oci_remote *rem, const struct ra_oci_desc *d, struct rootasm_error *e)
+{
+	struct stream *s;
+	size_t n = 0;
+
+	for (s = rem->streams; s; s = s->next, n++)
+		if (!strcmp(s->d.digest, d->digest))
+			return 0;
+	if (n >= RA_REGISTRY_PARALLEL)
+		return 0;
+	return stream_start(rem, d, AHEAD_BUF, &s, e);
+}
+
+int ra_registry_blob_stream(struct ra_oci_remote *rem, const struct ra_oci_desc *d, struct rootasm_error *e)
+{
+	struct stream *s;
+	int r;
+
+	for (s = rem->streams; s; s = s->next)
+		if (s->rd >= 0 && !strcmp(s->d.digest, d->digest))
+			break;
+	if (!s) {
+		r = stream_start(rem, d, 1 << 20, &s, e);
+		if (r < 0)
+			return r;
+	}
+	s->rd_given = s->rd;
+	return take_fd(s->rd);
 }
 
 int ra_registry_stream_done(struct ra_oci_remote *rem, int fd, int r, struct rootasm_error *e)
 {
-	struct stream *s = rem->st;
+	struct stream *s;
 
+	for (s = rem->streams; s; s = s->next)
+		if (s->rd < 0 && s->rd_given == fd)
+			break;
 	if (!s)
 		return r;
 	/* a reader that stopped early wakes the writer (EPIPE) */
 	shutdown(fd, SHUT_RDWR);
 	pthread_join(s->thread, NULL);
-	rem->st = NULL;
+	s->thread_joined = true;
 	if (s->r < 0 && s->r != -EPIPE) {
 		if (e)
 			*e = s->e;
 		r = s->r;
 	}
-	close(s->sock);
-	ra_sha256_free(&s->h);
-	free(s);
+	stream_end(rem, s);
 	return r;
 }

@@ -13,6 +13,8 @@
  *   ra_registry_blob_stream()   a layer: a socket the caller reads while a
  *                               thread downloads into it (hashing as the bytes
  *                               arrive, resuming with Range after a drop)
+ *   ra_registry_prefetch()      the next layers' downloads, started while the
+ *                               one before is converted (bounded read-ahead)
  *   ra_registry_stream_done()   joins that thread; its error wins
  */
 #ifndef ROOTASM_OCI_REGISTRY_H
@@ -26,6 +28,7 @@
 
 #define RA_REGISTRY_PREFIX	"docker://"
 #define RA_REGISTRY_TOKEN_MAX	(1u << 20)	/* a token endpoint's answer */
+#define RA_REGISTRY_PARALLEL	4		/* downloads at once: the layer read and those fetched ahead */
 
 struct ra_oci_remote;
 
@@ -42,8 +45,16 @@ void ra_registry_free(struct ra_oci_remote *rem);
 int ra_registry_get(struct ra_oci_remote *rem, const struct ra_oci_desc *d, size_t max, char **ret, size_t *len,
 		    struct rootasm_error *e);
 
-/* Start streaming the blob @d: returns the fd to read it from (caller owns it). One at a time. */
+/* Stream the blob @d (started ahead or now): returns the fd to read it from (caller owns it). */
 int ra_registry_blob_stream(struct ra_oci_remote *rem, const struct ra_oci_desc *d, struct rootasm_error *e);
+
+/*
+ * Start downloading the blob @d ahead, if fewer than RA_REGISTRY_PARALLEL
+ * downloads run: ra_registry_blob_stream() of it later reads what arrived
+ * meanwhile (held in memory, at most 16 MiB, the download waiting beyond).
+ * Downloads never read are stopped by ra_registry_free().
+ */
+int ra_registry_prefetch(struct ra_oci_remote *rem, const struct ra_oci_desc *d, struct rootasm_error *e);
 
 /*
  * After the reader of @fd is done (@r its result): stops and joins the
