@@ -480,6 +480,19 @@ out:
 	return r;
 }
 
+/* The end of an open with result @r: what is left freed, and the image @img into *@ret or freed. */
+static int finish(struct ra_oci_image *img, json_t *doc, struct ra_oci_desc *d, int r, struct ra_oci_image **ret)
+{
+	json_decref(doc);
+	desc_free(d);
+	if (r < 0) {
+		ra_oci_free(img);
+		return r;
+	}
+	*ret = img;
+	return 0;
+}
+
 int ra_oci_open(const char *dir, const char *tag, struct ra_oci_image **ret, struct rootasm_error *e)
 {
 	struct open_how dhow = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
@@ -581,14 +594,7 @@ int ra_oci_open(const char *dir, const char *tag, struct ra_oci_image **ret, str
 	}
 	r = walk(img, TAKE_PTR(doc), &d, 0, &where, e);
 out:
-	json_decref(doc);
-	desc_free(&d);
-	if (r < 0) {
-		ra_oci_free(img);
-		return r;
-	}
-	*ret = img;
-	return 0;
+	return finish(img, doc, &d, r, ret);
 }
 
 int ra_oci_open_remote(struct ra_oci_remote *rem, const char *name, const char *buf, size_t len, const char *mt,
@@ -629,14 +635,7 @@ int ra_oci_open_remote(struct ra_oci_remote *rem, const char *name, const char *
 		goto out;
 	r = walk(img, TAKE_PTR(doc), &d, 1, &where, e);
 out:
-	json_decref(doc);
-	desc_free(&d);
-	if (r < 0) {
-		ra_oci_free(img);
-		return r;
-	}
-	*ret = img;
-	return 0;
+	return finish(img, doc, &d, r, ret);
 }
 
 void ra_oci_free(struct ra_oci_image *img)
