@@ -702,6 +702,8 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 	if (r < 0)
 		return r;
 	RA_TRACE(ctx, "import %s: manifest %s, %zu layers", ref, img->manifest.digest, img->nlayers);
+	if (img->remote)
+		ra_registry_progress(img->remote, OPT(o, download, NULL), ud);
 	r = store_open(spath, &s, e);
 	if (r < 0)
 		goto out;

@@ -122,6 +122,8 @@ struct ra_oci_remote {
 	char *challenge;		/* the last WWW-Authenticate */
 	/* the layers being downloaded: the one being read, and those fetched ahead */
 	struct stream *streams;
+	rootasm_import_download_fn progress;
+	void *progress_ud;
 };
 
 /* One response: its status, the headers we need, its body somewhere. */
@@ -153,6 +155,7 @@ struct stream {
 	bool stop;			/* set (atomically) when nobody will read it: the transfer is aborted */
 	struct ra_sha256 h;
 	uint64_t got, skip;		/* bytes sent on; of this response, bytes still to drop */
+	struct timespec said;		/* when the progress callback was last called */
 	bool reader_gone;
 	int r;				/* the download's result */
 	struct rootasm_error e;
@@ -244,6 +247,16 @@ static size_t stream_write(struct stream *s, const char *p, size_t len)
 	}
 	ra_sha256_update(&s->h, p, len);
 	s->got += len;
+	if (s->rem->progress) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (s->got == s->d.size || (now.tv_sec - s->said.tv_sec) * 1000000000LL + now.tv_nsec -
+		    s->said.tv_nsec >= 100000000LL) {
+			s->said = now;
+			s->rem->progress(s->rem->progress_ud, s->d.digest, s->got, s->d.size);
+		}
+	}
 	while (len) {
 		ssize_t w = send(s->sock, p, len, MSG_NOSIGNAL);
 
@@ -695,6 +708,12 @@ static int parse_ref(struct ra_oci_remote *rem, const char *ref, struct rootasm_
 }
 
 static void stream_end(struct ra_oci_remote *rem, struct stream *s);
+
+void ra_registry_progress(struct ra_oci_remote *rem, rootasm_import_download_fn fn, void *userdata)
+{
+	rem->progress = fn;
+	rem->progress_ud = userdata;
+}
 
 void ra_registry_free(struct ra_oci_remote *rem)
 {

@@ -41,6 +41,9 @@ static inline bool ra_registry_is_ref(const char *ref)
 int ra_registry_open(const char *ref, bool tls_verify, struct ra_oci_image **ret, struct rootasm_error *e);
 void ra_registry_free(struct ra_oci_remote *rem);
 
+/* Report each layer's download to @fn (rootasm_import_download_fn, from the download threads). */
+void ra_registry_progress(struct ra_oci_remote *rem, rootasm_import_download_fn fn, void *userdata);
+
 /* The blob @d into *@ret (malloc'd, *@len bytes): at most @max, size and digest checked. */
 int ra_registry_get(struct ra_oci_remote *rem, const struct ra_oci_desc *d, size_t max, char **ret, size_t *len,
 		    struct rootasm_error *e);
