@@ -376,6 +376,28 @@ def main():
         ok(p.returncode == 0 and before == after and p.stderr.count("in the store") == 4,
            "a second pull writes nothing", p.stderr)
 
+        # progress: --json events, a bar on a terminal, nothing with --quiet
+        p = run(bin_, "import", "--json", "--store", f"{T}/p1", "--tls-verify=false",
+                f"docker://{reg.host}/test/img:v1", env=env)
+        ev = [json.loads(line) for line in p.stderr.splitlines()]
+        dl = {e["digest"]: e for e in ev if e.get("event") == "download"}
+        with open(f"{T}/img/blobs/sha256/" + os.path.basename(ref_layout).split(".")[0]) as f:
+            want = {ly["digest"]: ly["size"] for ly in json.load(f)["layers"]}
+        ok(p.returncode == 0 and json.loads(p.stdout)["layout"].endswith(os.path.basename(ref_layout)) and
+           {d: e["bytes"] for d, e in dl.items()} == want and
+           len([e for e in ev if e.get("event") == "layer"]) == 4,
+           "--json: one download event per line and step, the last of each layer complete", p.stderr)
+        p = run("script", "-qec", f"{bin_} import --store {T}/p2 --tls-verify=false docker://{reg.host}/test/img:v1",
+                "/dev/null", env=env)
+        lines = p.stdout.split("\n")		# (text mode: each \r is a \n)
+        ok(p.returncode == 0 and "\033[Krootasm: import: [" in p.stdout and "MB downloaded" in p.stdout and
+           [x for x in lines if x][-1].endswith(os.path.basename(ref_layout)),
+           "on a terminal: a progress bar, then the layout path as the last line", repr(p.stdout[-600:]))
+        p = run(bin_, "import", "--quiet", "--store", f"{T}/p3", "--tls-verify=false",
+                f"docker://{reg.host}/test/img:v1", env=env)
+        ok(p.returncode == 0 and p.stderr == "" and len(p.stdout.splitlines()) == 1, "--quiet: no progress",
+           p.stderr)
+
         # 2. by digest; a manifest list; errors of a real registry
         digest = "sha256:" + os.path.basename(ref_layout).split(".")[0]
         p = run(bin_, "import", "--quiet", "--store", f"{T}/s2", "--tls-verify=false",
