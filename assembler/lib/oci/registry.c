@@ -646,6 +646,24 @@ static int request(struct ra_oci_remote *rem, const char *path, const char *acce
 	}
 }
 
+/*
+ * A document (a manifest, a config): request(), made again from its start
+ * after a dropped connection, a timeout, a 5xx or 429 (TRIES in all).
+ */
+static int request_doc(struct ra_oci_remote *rem, const char *path, const char *accept, const char *op,
+		       const char *what, struct xfer *x, struct rootasm_error *e)
+{
+	for (int tries = 1;; tries++) {
+		int r = request(rem, path, accept, 0, op, what, x, e);
+		struct timespec ts = { 0, 200000000L << (tries - 1) };
+
+		if (r == 0 || x->too_big || tries >= TRIES || (r != -EIO && r != -ETIMEDOUT && r != -EAGAIN))
+			return r;
+		x->len = 0;
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* ---------------------------------------------------------- the reference */
 
 /*
@@ -810,7 +828,7 @@ int ra_registry_open(const char *ref, bool tls_verify, struct ra_oci_image **ret
 	if (r < 0)
 		goto fail;
 	snprintf(path, sizeof(path), "/v2/%s/manifests/%s", rem->repo, rem->reference);
-	r = request(rem, path, MT_ACCEPT, 0, "pull manifest", rem->reference, &x, e);
+	r = request_doc(rem, path, MT_ACCEPT, "pull manifest", rem->reference, &x, e);
 	if (r < 0)
 		goto fail;
 	sha256_buf(x.buf ? x.buf : "", x.len, got);
@@ -858,7 +876,7 @@ int ra_registry_get(struct ra_oci_remote *rem, const struct ra_oci_desc *d, size
 	/* a manifest (below an index) is a manifest of the registry's: /manifests/, not /blobs/ */
 	doc = *d->media_type && strstr(MT_ACCEPT, d->media_type);
 	snprintf(path, sizeof(path), "/v2/%s/%s/%s", rem->repo, doc ? "manifests" : "blobs", d->digest);
-	r = request(rem, path, doc ? MT_ACCEPT : NULL, 0, "pull blob", d->digest, &x, e);
+	r = request_doc(rem, path, doc ? MT_ACCEPT : NULL, "pull blob", d->digest, &x, e);
 	if (r < 0 && x.too_big)
 		r = bad(e, "pull blob", rem->ref, "%s: the registry sends more than its descriptor's %llu bytes",
 			d->digest, (unsigned long long)d->size);
