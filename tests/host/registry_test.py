@@ -15,7 +15,8 @@
 - a registry that lies (this test's http.server): a blob with a wrong digest,
   a truncated blob, a redirect loop, a huge manifest, a config with a wrong
   digest -> one line naming the reference, exit 2, nothing in the store; a
-  connection dropped in the middle of a layer -> resumed with Range.
+  connection dropped in the middle of a layer -> resumed with Range; one
+  closed before the manifest's answer -> asked again.
 
 TAP output; exit 77 (skip) without root, docker-registry, skopeo or openssl.
 """
@@ -237,6 +238,11 @@ def liar_handler(layout):
                 if case == "huge":
                     big = json.dumps({"schemaVersion": 2, "pad": "x" * (5 << 20)}).encode()
                     return self.send(200, big, mdesc["mediaType"])
+                if case == "flaky" and "manifest" not in dropped:
+                    dropped.add("manifest")		# the first answer: a connection closed without a word
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    self.close_connection = True
+                    return
                 return self.send(200, manifest, mdesc["mediaType"])
             data = open(os.path.join(blobs, ref[7:]), "rb").read()
             is_layer = any(ly["digest"] == ref for ly in man["layers"])
@@ -482,6 +488,10 @@ def main():
            records(f"{T}/lie-drop") == records(f"{T}/ref"),
            "a connection dropped mid-layer: the download resumes (Range) and the image is the same",
            p.stdout + p.stderr)
+        p = run(bin_, "import", "--quiet", "--store", f"{T}/lie-flaky", "--tls-verify=false",
+                f"docker://{lhost}/flaky:v1", env=env)
+        ok(p.returncode == 0 and p.stdout.strip().endswith(os.path.basename(ref_layout)),
+           "a connection closed before the manifest's answer: asked again", p.stdout + p.stderr)
         liar.shutdown()
         print(f"# import oci: {t_oci:.2f} s; skopeo copy oci: -> docker-registry {t_push:.2f} s; "
               f"import docker:// {t_pull:.2f} s (4 layers, {os.path.getsize(f'{T}/l3.tar') >> 20} MiB tar); "
