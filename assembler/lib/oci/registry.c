@@ -49,7 +49,7 @@
  */
 #define RA_CURL_FUNCS(X) \
 	X(curl_global_init) X(curl_easy_init) X(curl_easy_setopt) X(curl_easy_perform) X(curl_easy_getinfo) \
-	X(curl_easy_cleanup) X(curl_easy_strerror) X(curl_slist_append) X(curl_slist_free_all)
+	X(curl_easy_cleanup) X(curl_easy_reset) X(curl_easy_strerror) X(curl_slist_append) X(curl_slist_free_all)
 
 static struct {
 #define X(f) __typeof__(&f) f;
@@ -92,6 +92,7 @@ static int cu_load_once(struct rootasm_error *e)
 #define curl_easy_perform cu.curl_easy_perform
 #define curl_easy_getinfo cu.curl_easy_getinfo
 #define curl_easy_cleanup cu.curl_easy_cleanup
+#define curl_easy_reset cu.curl_easy_reset
 #define curl_easy_strerror cu.curl_easy_strerror
 #define curl_slist_append cu.curl_slist_append
 #define curl_slist_free_all cu.curl_slist_free_all
@@ -122,6 +123,9 @@ struct ra_oci_remote {
 	char *challenge;		/* the last WWW-Authenticate */
 	/* the layers being downloaded: the one being read, and those fetched ahead */
 	struct stream *streams;
+	/* the handle of the thread that opened the image: its connections are kept for the next request */
+	pthread_t owner;
+	CURL *easy;
 	rootasm_import_download_fn progress;
 	void *progress_ud;
 };
@@ -151,6 +155,7 @@ struct stream {
 	int rd;				/* the reader's end, until handed out (then -EBADF) */
 	int rd_given;			/* the number it had: the caller's fd */
 	pthread_t thread;
+	CURL *easy;			/* the download thread's: a resume reuses the connection when it can */
 	bool thread_joined;
 	bool stop;			/* set (atomically) when nobody will read it: the transfer is aborted */
 	struct ra_sha256 h;
@@ -331,12 +336,16 @@ static int url_of(struct ra_oci_remote *rem, const char *path, char **ret)
  */
 static CURLcode get(struct ra_oci_remote *rem, const char *url, struct curl_slist *hdrs, uint64_t from, struct xfer *x)
 {
-	CURL *c = curl_easy_init();
+	/* a handle per thread, kept (with its connections); another thread's request gets one of its own */
+	CURL **slot = x->st ? &x->st->easy : pthread_equal(pthread_self(), rem->owner) ? &rem->easy : NULL;
+	CURL *c = slot && *slot ? *slot : curl_easy_init();
 	char range[48];
 	CURLcode r;
 
 	if (!c)
 		return CURLE_OUT_OF_MEMORY;
+	if (slot && *slot)
+		curl_easy_reset(c);
 	x->curl_err[0] = '\0';
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -369,7 +378,10 @@ static CURLcode get(struct ra_oci_remote *rem, const char *url, struct curl_slis
 		curl_easy_setopt(c, CURLOPT_RANGE, range);
 	}
 	r = curl_easy_perform(c);
-	curl_easy_cleanup(c);
+	if (slot)
+		*slot = c;
+	else
+		curl_easy_cleanup(c);
 	return r;
 }
 
@@ -632,7 +644,8 @@ static int request(struct ra_oci_remote *rem, const char *path, const char *acce
 			hdrs = curl_slist_append(hdrs, accept);
 		cr = get(rem, url, hdrs, from, x);
 		curl_slist_free_all(hdrs);
-		if (cr == CURLE_OK && x->status == 401 && tries == 0 && (!x->st || x->st->got == 0)) {
+		/* a 401 (an expired token, say) is answered once; its body was never sent on */
+		if (cr == CURLE_OK && x->status == 401 && tries == 0) {
 			_cleanup_free_ char *ch = TAKE_PTR(x->www_auth);
 
 			r = authenticate(rem, ch, e);
@@ -739,6 +752,8 @@ void ra_registry_free(struct ra_oci_remote *rem)
 		return;
 	while (rem->streams)
 		stream_end(rem, rem->streams);
+	if (rem->easy)
+		curl_easy_cleanup(rem->easy);
 	free(rem->ref);
 	free(rem->name);
 	free(rem->host);
@@ -812,6 +827,7 @@ int ra_registry_open(const char *ref, bool tls_verify, struct ra_oci_image **ret
 	if (!rem)
 		return ra_oom(e, "import");
 	pthread_mutex_init(&rem->lock, NULL);
+	rem->owner = pthread_self();
 	rem->tls_verify = tls_verify;
 	rem->ref = strdup(ref);
 	if (!rem->ref) {
@@ -1030,6 +1046,8 @@ static void stream_end(struct ra_oci_remote *rem, struct stream *s)
 		pthread_join(s->thread, NULL);
 	close(s->sock);
 	close_fdp(&s->rd);
+	if (s->easy)
+		curl_easy_cleanup(s->easy);
 	ra_sha256_free(&s->h);
 	free(s);
 }
