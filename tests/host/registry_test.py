@@ -466,6 +466,33 @@ def main():
         stopped.remove(areg)
         tok.shutdown()
 
+        # 3b. HTTP Basic (htpasswd, bcrypt): the auth file's credentials as they are
+        try:
+            import warnings
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                import crypt
+            hashed = crypt.crypt("s3cret", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << 4))	# cost 4: it is checked per request
+        except (ImportError, ValueError):
+            hashed = None
+        if hashed and hashed.startswith("$2"):
+            with open(f"{T}/htpasswd", "w") as f:
+                f.write(f"alice:{hashed}\n")
+            breg = Registry(f"{T}/breg", {"htpasswd": {"realm": "rootasm-test", "path": f"{T}/htpasswd"}})
+            stopped.append(breg)
+            p = run("skopeo", "copy", "--quiet", "--dest-tls-verify=false", "--dest-creds", "alice:s3cret",
+                    f"oci:{T}/img:v1", f"docker://{breg.host}/test/img:v1")
+            with open(f"{T}/auth-basic.json", "w") as f:
+                json.dump({"auths": {breg.host: {"auth": base64.b64encode(b"alice:s3cret").decode()}}}, f)
+            q = run(bin_, "import", "--quiet", "--store", f"{T}/s6", "--tls-verify=false",
+                    f"docker://{breg.host}/test/img:v1", env=dict(env, REGISTRY_AUTH_FILE=f"{T}/auth-basic.json"))
+            ok(p.returncode == 0 and q.returncode == 0 and q.stdout.strip().endswith(os.path.basename(ref_layout)),
+               "HTTP Basic (htpasswd) with credentials from the auth file", p.stderr + q.stdout + q.stderr)
+            breg.stop()
+            stopped.remove(breg)
+        else:
+            print("ok - # SKIP HTTP Basic: no bcrypt in this Python")
+
         # 4. a registry that lies
         liar = serve(liar_handler(f"{T}/img"))
         lhost = f"127.0.0.1:{liar.server_address[1]}"
