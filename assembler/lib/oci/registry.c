@@ -227,6 +227,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 		*field = strndup(p, len);
 		if (!*field)
 			return 0;
+		break;
 	}
 	return size * n;
 }
