@@ -16,7 +16,7 @@
   a truncated blob, a redirect loop, a huge manifest, a config with a wrong
   digest -> one line naming the reference, exit 2, nothing in the store; a
   connection dropped in the middle of a layer -> resumed with Range; one
-  closed before the manifest's answer -> asked again.
+  closed before the manifest's answer -> asked again; a slow one (never still) -> pulled.
 
 TAP output; exit 77 (skip) without root, docker-registry, skopeo or openssl.
 """
@@ -258,6 +258,15 @@ def liar_handler(layout):
                 self.end_headers()
                 self.wfile.write(data[:len(data) // 2])
                 self.close_connection = True
+                return
+            if case == "slow" and is_layer and len(data) < 1000:
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                for i in range(0, len(data), 32):		# 32 bytes every 50 ms: slow, never still
+                    self.wfile.write(data[i:i + 32])
+                    self.wfile.flush()
+                    time.sleep(0.05)
                 return
             if case == "drop" and is_layer and len(data) > 1000:
                 rng = self.headers.get("Range")
@@ -515,6 +524,10 @@ def main():
            records(f"{T}/lie-drop") == records(f"{T}/ref"),
            "a connection dropped mid-layer: the download resumes (Range) and the image is the same",
            p.stdout + p.stderr)
+        p = run(bin_, "import", "--quiet", "--store", f"{T}/lie-slow", "--tls-verify=false",
+                f"docker://{lhost}/slow:v1", env=env)
+        ok(p.returncode == 0 and p.stdout.strip().endswith(os.path.basename(ref_layout)),
+           "a slow registry (32 bytes per 50 ms): slow is not dead", p.stdout + p.stderr)
         p = run(bin_, "import", "--quiet", "--store", f"{T}/lie-flaky", "--tls-verify=false",
                 f"docker://{lhost}/flaky:v1", env=env)
         ok(p.returncode == 0 and p.stdout.strip().endswith(os.path.basename(ref_layout)),
