@@ -186,6 +186,8 @@ set(CPACK_DEBIAN_LIB_PACKAGE_NAME ${ROOTASM_DEB_LIB})
 set(CPACK_DEBIAN_LIB_PACKAGE_SECTION libs)
 # dlopen()ed by an import (unpack.c, digest.c): dpkg-shlibdeps cannot see them
 set(CPACK_DEBIAN_LIB_PACKAGE_DEPENDS "libarchive13 (>= 3.6), libssl3 (>= 3.0)")
+# dlopen()ed by an import of a docker:// reference only (oci/registry.c); 7.85: CURLOPT_PROTOCOLS_STR
+set(CPACK_DEBIAN_LIB_PACKAGE_RECOMMENDS "libcurl4 (>= 7.85)")
 set(CPACK_DEBIAN_LIB_PACKAGE_CONTROL_EXTRA ${_deb}/librootasm0/triggers ${CMAKE_BINARY_DIR}/debian/symbols)
 set(CPACK_DEBIAN_LIB_DESCRIPTION "assemble container root filesystems out of detached mounts - library
 librootasm assembles a container's root filesystem from a layout entirely

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* rootasm import [--store DIR] [--fs erofs|squashfs] [--quiet] oci:DIR[:TAG] */
+/* rootasm import [--store DIR] [--fs erofs|squashfs] [--tls-verify=BOOL] [--quiet] oci:DIR[:TAG]|docker://REF */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -9,8 +12,10 @@
 
 static const char help[] =
 	"Usage: rootasm import [OPTION...] oci:DIR[:TAG]\n"
+	"       rootasm import [OPTION...] docker://REGISTRY/REPO[:TAG|@DIGEST]\n"
 	"Import an OCI image layout (skopeo copy ... oci:DIR, umoci, buildah push oci:;\n"
-	"Docker's schema 2 media types too) into a content-addressed store: each layer\n"
+	"Docker's schema 2 media types too), or an image from a registry, into a\n"
+	"content-addressed store: each layer\n"
 	"(tar, tar+gzip, tar+zstd) becomes a read-only layer image keyed by its diff-id\n"
 	"(its chain id when made with the layers below) and shared by every image that has it;\n"
 	"then a layout for the image is written (its layers bottom first, a tmpfs upper)\n"
@@ -23,15 +28,25 @@ static const char help[] =
 	"  --store DIR     the store (default: $ROOTASM_STORE, else /var/lib/rootasm/store)\n"
 	"  --fs FS         erofs (default: uncompressed, 4 KiB chunks: sparse files stay\n"
 	"                  sparse) or squashfs (zstd)\n"
-	"  --quiet         no progress lines on stderr\n"
+	"  --tls-verify=BOOL  docker://: check the registry's TLS certificate (default\n"
+	"                  true); false also allows plain HTTP (a local registry)\n"
+	"  --quiet         no progress on stderr (without it: a line per layer, and for\n"
+	"                  docker:// a progress bar on a terminal)\n"
 	"  --json[=pretty] the result (layout, store, digests, each layer) as JSON; progress\n"
-	"                  as one JSON object per layer and line on stderr\n"
+	"                  as one JSON object per layer and line on stderr (docker://: and\n"
+	"                  per download step, {\"event\":\"download\",...})\n"
 	"  --debug         trace what is read and converted\n"
 	"  -h, --help      this text\n"
 	"\n"
 	"TAG selects the manifest by its org.opencontainers.image.ref.name annotation;\n"
 	"without it the index must list one manifest. A nested index is followed to the\n"
 	"manifest for linux and this machine's architecture.\n"
+	"docker:// pulls with the OCI distribution API (libcurl): a bearer token from the\n"
+	"registry's challenge, anonymous or with the credentials of $REGISTRY_AUTH_FILE,\n"
+	"$XDG_RUNTIME_DIR/containers/auth.json or ~/.docker/config.json (as skopeo and\n"
+	"podman); each layer is streamed into its layer image as it downloads, its\n"
+	"digest checked as the bytes arrive; a dropped download resumes (HTTP Range).\n"
+	"REGISTRY defaults to docker.io, TAG to latest.\n"
 	"Exit status: 0, 1 failure, 2 bad usage or a bad image (a digest that does not match).\n";
 
 /* With --json: one JSON object per layer and line, {"event": "layer", ...}. */
@@ -49,13 +64,97 @@ static void progress_json(unsigned int i, unsigned int n, const struct rootasm_i
 	json_decref(o);
 }
 
+/*
+ * docker://: the downloads (from their threads). On a terminal one bar line,
+ * redrawn: the bytes of every layer seen so far, the rate, the layer being
+ * converted; with --json one object per call ({"event": "download", ...}).
+ */
+#define BAR_LAYERS 64
+
+static struct {
+	pthread_mutex_t lock;
+	bool tty, drawn;
+	unsigned int layer, count;		/* the layer being converted (1-based) of count */
+	struct {
+		char digest[80];
+		unsigned long long done, size;
+	} l[BAR_LAYERS];
+	size_t n;
+	struct timespec t0;
+} bar = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Take the bar line away (before another line is written on stderr). */
+static void bar_clear(void)
+{
+	if (bar.drawn)
+		fputs("\r\033[K", stderr);
+	bar.drawn = false;
+}
+
+static void download(void *userdata, const char *digest, unsigned long long done, unsigned long long size)
+{
+	unsigned long long all = 0, got = 0;
+	struct timespec now;
+	char line[48];
+	double secs;
+	size_t i;
+
+	pthread_mutex_lock(&bar.lock);
+	if (cli.json) {
+		json_t *o = json_pack("{s:s, s:s, s:I, s:I}", "event", "download", "digest", digest, "bytes",
+				      (json_int_t)done, "size", (json_int_t)size);
+		char *j = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+
+		if (j)
+			fprintf(stderr, "%s\n", j);
+		free(j);
+		json_decref(o);
+		pthread_mutex_unlock(&bar.lock);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (bar.n == 0)
+		bar.t0 = now;
+	for (i = 0; i < bar.n && strcmp(bar.l[i].digest, digest); i++)
+		;
+	if (i == bar.n && bar.n < BAR_LAYERS) {
+		snprintf(bar.l[bar.n].digest, sizeof(bar.l[0].digest), "%s", digest);
+		bar.n++;
+	}
+	if (i < bar.n) {
+		bar.l[i].done = done;
+		bar.l[i].size = size;
+	}
+	for (i = 0; i < bar.n; i++) {
+		got += bar.l[i].done;
+		all += bar.l[i].size;
+	}
+	secs = now.tv_sec - bar.t0.tv_sec + (now.tv_nsec - bar.t0.tv_nsec) / 1e9;
+	if (bar.tty) {
+		size_t w = all ? (size_t)(20.0 * got / all) : 0;
+
+		memset(line, '#', w);
+		memset(line + w, '.', 20 - w);
+		line[20] = '\0';
+		fprintf(stderr, "\r\033[Krootasm: import: [%s] layer %u/%u, %.1f of %.1f MB downloaded, %.1f MB/s",
+			line, bar.layer, bar.count, got / 1e6, all / 1e6, secs > 0 ? got / 1e6 / secs : 0.0);
+		bar.drawn = true;
+	}
+	pthread_mutex_unlock(&bar.lock);
+}
+
 static void progress(void *userdata, unsigned int i, unsigned int n, const struct rootasm_import_layer *l, bool done)
 {
 	const char *mt = strrchr(l->media_type, '.');
 
-	if (!done)
-		return;
-	if (cli.json) {
+	/* the download threads draw the bar: a line of ours goes in between, under the same lock */
+	pthread_mutex_lock(&bar.lock);
+	bar.layer = i + 1;
+	bar.count = n;
+	if (done)
+		bar_clear();
+	if (!done) {
+	} else if (cli.json) {
 		progress_json(i, n, l);
 	} else if (l->cached) {
 		fprintf(stderr, "rootasm: import: layer %u/%u %.19s… in the store\n", i + 1, n, l->diff_id);
@@ -64,6 +163,7 @@ static void progress(void *userdata, unsigned int i, unsigned int n, const struc
 			i + 1, n, l->diff_id, mt ? mt + 1 : l->media_type, l->size / 1e6, l->tar_bytes / 1e6, l->seconds,
 			l->seconds > 0 ? l->tar_bytes / 1e6 / l->seconds : 0.0);
 	}
+	pthread_mutex_unlock(&bar.lock);
 }
 
 int cmd_import(int argc, char **argv)
@@ -72,10 +172,11 @@ int cmd_import(int argc, char **argv)
 		CLI_COMMON_LONGOPTS,
 		{ "store", required_argument, NULL, 's' },
 		{ "fs", required_argument, NULL, 'f' },
+		{ "tls-verify", required_argument, NULL, 't' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ 0 },
 	};
-	struct rootasm_import_opts o = { .size = sizeof(o), .progress = progress };
+	struct rootasm_import_opts o = { .size = sizeof(o), .progress = progress, .download = download };
 	struct rootasm_import_result res;
 	struct rootasm_error e = { 0 };
 	const char *ref;
@@ -94,8 +195,17 @@ int cmd_import(int argc, char **argv)
 			else
 				return cli_usage("--fs takes erofs or squashfs, not '%s'", optarg);
 			break;
+		case 't':
+			if (!strcmp(optarg, "false"))
+				o.flags |= ROOTASM_IMPORT_TLS_NO_VERIFY;
+			else if (!strcmp(optarg, "true"))
+				o.flags &= ~ROOTASM_IMPORT_TLS_NO_VERIFY;
+			else
+				return cli_usage("--tls-verify takes true or false, not '%s'", optarg);
+			break;
 		case 'q':
 			o.progress = NULL;
+			o.download = NULL;
 			break;
 		default:
 			if ((r = cli_common(c, argc, argv, help)) != CLI_GO_ON)
@@ -103,13 +213,18 @@ int cmd_import(int argc, char **argv)
 		}
 	}
 	if (optind >= argc)
-		return cli_usage("missing oci:DIR[:TAG]");
+		return cli_usage("missing oci:DIR[:TAG] or docker://REGISTRY/REPO[:TAG|@DIGEST]");
 	ref = argv[optind++];
 	if (optind < argc)
 		return cli_usage("more than one image ('%s')", argv[optind]);
 	if (o.store && !*o.store)
 		return cli_usage("--store needs a directory");
-	if (rootasm_import(cli_context(), ref, &o, &res, &e) < 0)
+	bar.tty = isatty(STDERR_FILENO) && !cli.json;
+	r = rootasm_import(cli_context(), ref, &o, &res, &e);
+	pthread_mutex_lock(&bar.lock);
+	bar_clear();
+	pthread_mutex_unlock(&bar.lock);
+	if (r < 0)
 		return cli_fail(&e);
 	if (cli.json) {
 		json_t *ls = json_array(), *out;

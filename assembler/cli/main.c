@@ -26,6 +26,8 @@ static const char usage[] =
 	"  probe                  which kernel features this kernel has\n"
 	"  watch                  mount attach/detach events of a mount namespace\n"
 	"  import oci:DIR[:TAG]   import an OCI image layout into the store, print its layout\n"
+	"  import docker://REGISTRY/REPO[:TAG|@DIGEST]\n"
+	"                         pull an image from a registry into the store, the same way\n"
 	"  bundle prepare BUNDLE  assemble an OCI runtime bundle's rootfs at its root.path\n"
 	"  bundle cleanup BUNDLE  undo it: detach the tree, restore config.json\n"
 	"  version                the version and what was compiled in (also -v, -V, --version)\n"

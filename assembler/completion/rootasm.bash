@@ -4,7 +4,7 @@
 # Commands, the options of each (tests/unit/completion.sh checks them against
 # `rootasm COMMAND --help`), layout files (*.yaml, *.yml, *.json) for LAYOUT,
 # directories for --attach and check --live, host|none for --network, commands
-# for exec's CMD, oci: and then a directory for import's image.
+# for exec's CMD, oci: and then a directory (or docker://) for import's image.
 # Needs nothing from the bash-completion package.
 
 _rootasm_commands="check assemble exec probe watch import bundle version help"
@@ -19,7 +19,7 @@ _rootasm_options()
 	exec) echo "--network --preserve-fds --env --hostname --tty --privileged --report --via $_rootasm_common" ;;
 	probe) echo "--refresh $_rootasm_common" ;;
 	watch) echo "--mntns --count --timeout $_rootasm_common" ;;
-	import) echo "--store --fs $_rootasm_common" ;;
+	import) echo "--store --fs --tls-verify= $_rootasm_common" ;;
 	bundle) echo "--layout --upper $_rootasm_common" ;;
 	version) echo "$_rootasm_common" ;;
 	'') echo "--version --help --json --json=pretty --debug" ;;
@@ -43,7 +43,7 @@ _rootasm_dirs()
 	compopt -o filenames 2>/dev/null
 }
 
-# import's oci:DIR: "oci:", then the directories. Bash splits the word at ':'
+# import's oci:DIR: "oci:" (or "docker://", a registry's image), then the directories. Bash splits the word at ':'
 # (COMP_WORDBREAKS) and replaces only what follows it: oci : DIR is completed
 # with directories alone; with ':' not a word break, oci:DIR with "oci:" first.
 _rootasm_oci()
@@ -59,7 +59,7 @@ _rootasm_oci()
 		done
 		compopt -o nospace 2>/dev/null
 	else
-		COMPREPLY=($(compgen -W "oci:" -- "$cur"))
+		COMPREPLY=($(compgen -W $'oci:\ndocker://' -- "$cur"))
 		compopt -o nospace 2>/dev/null
 	fi
 }
@@ -84,6 +84,7 @@ _rootasm()
 		case $opt in
 		--json) COMPREPLY=($(compgen -W pretty -- "$cur")) ;;
 		--network) COMPREPLY=($(compgen -W "host none" -- "$cur")) ;;
+		--tls-verify) COMPREPLY=($(compgen -W "true false" -- "$cur")) ;;
 		esac
 		return 0
 	fi
@@ -106,7 +107,7 @@ _rootasm()
 		--) ((dashdash)) || { dashdash=1; continue; } ;;
 		--attach | --send-fd | --send-fd-fd | --peer-uid | --timeout | --mntns | --count | --via | \
 			--network | --preserve-fds | --env | --hostname | --store | --fs | --layout | \
-			--upper) ((dashdash)) || { skip=1; continue; } ;;
+			--upper | --tls-verify) ((dashdash)) || { skip=1; continue; } ;;
 		esac
 		if ((dashdash)) || [[ $w != -* && $w != = && ${COMP_WORDS[i - 1]} != = ]]; then
 			operands=$((operands + 1))
@@ -129,6 +130,7 @@ _rootasm()
 	--network) COMPREPLY=($(compgen -W "host none" -- "$cur")); return 0 ;;
 	--store | --upper) _rootasm_dirs "$cur"; return 0 ;;
 	--fs) COMPREPLY=($(compgen -W "erofs squashfs" -- "$cur")); return 0 ;;
+	--tls-verify) COMPREPLY=($(compgen -W "true false" -- "$cur")); return 0 ;;
 	--layout) _rootasm_layouts "$cur"; return 0 ;;
 	--send-fd-fd | --peer-uid | --timeout | --count | --preserve-fds | --env | --hostname) return 0 ;;
 	esac

@@ -691,14 +691,27 @@ struct rootasm_import_layer {
 typedef void (*rootasm_import_progress_fn)(void *userdata, unsigned int index, unsigned int count,
 					   const struct rootasm_import_layer *layer, bool done);
 
+/*
+ * docker://: a layer's download, @done of its @size bytes so far: called from
+ * the thread that downloads it (several may run at once), at most every 100
+ * ms per layer and once when it is complete.
+ */
+typedef void (*rootasm_import_download_fn)(void *userdata, const char *digest, unsigned long long done,
+					   unsigned long long size);
+
 struct rootasm_import_opts {
 	size_t size;			/* sizeof(struct rootasm_import_opts) */
 	const char *store;		/* NULL: $ROOTASM_STORE, else /var/lib/rootasm/store */
 	enum rootasm_layer_fs fs;
 	rootasm_import_progress_fn progress;
 	void *userdata;
-	unsigned int flags;		/* none yet: 0 (others: EINVAL) */
+	unsigned int flags;		/* ROOTASM_IMPORT_* (others: EINVAL) */
+	rootasm_import_download_fn download;	/* may be NULL; gets userdata */
 };
+
+/* docker://: no TLS certificate check, and plain HTTP when the registry speaks no TLS (a local registry) */
+#define ROOTASM_IMPORT_TLS_NO_VERIFY	(1u << 0)
+#define ROOTASM_IMPORT_FLAGS		ROOTASM_IMPORT_TLS_NO_VERIFY
 
 /*
  * rootasm_import_layer and rootasm_import_result, of the first release, have

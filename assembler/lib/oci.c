@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "oci.h"
+#include "oci/registry.h"
 #include "open.h"
 #include "util.h"
 
@@ -107,7 +108,7 @@ static char *blob_path(const struct ra_oci_image *img, const char *hex)
 {
 	char *p = NULL;
 
-	if (asprintf(&p, "%s/blobs/sha256/%s", img->dir, hex) < 0)
+	if (asprintf(&p, img->remote ? "%s@sha256:%s" : "%s/blobs/sha256/%s", img->dir, hex) < 0)
 		return NULL;
 	return p;
 }
@@ -123,6 +124,8 @@ int ra_oci_blob_open(const struct ra_oci_image *img, const struct ra_oci_desc *d
 	struct stat st;
 	int rfd;
 
+	if (img->remote)
+		return ra_registry_blob_stream(img->remote, d, e);
 	if (!p)
 		return ra_oom(e, "open blob");
 	fd = sys_openat2(img->blobs, d->hex, &how);
@@ -184,6 +187,10 @@ static int load_blob(const struct ra_oci_image *img, const struct ra_oci_desc *d
 	if (d->size > max)
 		return bad(e, "read blob", p, "is %llu bytes by its descriptor; rootasm reads at most %zu for a %s",
 			   (unsigned long long)d->size, max, d->media_type);
+	if (img->remote) {
+		r = ra_registry_get(img->remote, d, max, &buf, &len, e);	/* size and sha256 checked */
+		return r < 0 ? r : parse_json(buf, len, p, ret, e);
+	}
 	fd = ra_oci_blob_open(img, d, e);
 	if (fd < 0)
 		return fd;
@@ -400,6 +407,92 @@ static int read_config(struct ra_oci_image *img, json_t *cfg, const char *where,
 	return 0;
 }
 
+/* A descriptor's media type: an index or a manifest (OCI's or Docker's schema 2). */
+static int check_mt(const struct ra_oci_desc *d, const char *where, struct rootasm_error *e)
+{
+	if (!strncmp(d->media_type, MT_D_SCHEMA1, strlen(MT_D_SCHEMA1)))
+		return bad(e, "read image", where, "media type %s: Docker's schema 1 is not read (skopeo copy "
+			   "--format oci makes an OCI image of it)", d->media_type);
+	if (!is_index(d->media_type) && !is_manifest(d->media_type))
+		return bad(e, "read image", where, "media type %s is neither an index nor an image manifest "
+			   "(OCI's or Docker's schema 2)", d->media_type);
+	return 0;
+}
+
+/*
+ * From @doc (its own JSON, taken; at *@where) down to the manifest, then the
+ * manifest and the config. At @depth 0 @doc is index.json (the tag picks);
+ * below it is the document @d names (the platform picks, if it is an index).
+ */
+static int walk(struct ra_oci_image *img, json_t *doc, struct ra_oci_desc *d, int depth, char **where,
+		struct rootasm_error *e)
+{
+	json_t *next = NULL;
+	int r;
+
+	for (;; depth++) {
+		if (depth > 0 && is_manifest(d->media_type))
+			break;
+		if (depth > RA_OCI_MAX_NESTING) {
+			r = bad(e, "read image", *where, "indexes nested deeper than %d", RA_OCI_MAX_NESTING);
+			goto out;
+		}
+		_cleanup_free_ char *mt = depth ? TAKE_PTR(d->media_type) : NULL;
+
+		desc_free(d);
+		r = pick(img, doc, *where, mt ? mt : MT_INDEX, depth, d, e);
+		if (r < 0)
+			goto out;
+		free(*where);
+		*where = blob_path(img, d->hex);
+		if (!*where) {
+			r = ra_oom(e, "read image");
+			goto out;
+		}
+		r = check_mt(d, *where, e);
+		if (r < 0)
+			goto out;
+		r = load_blob(img, d, is_index(d->media_type) ? RA_OCI_INDEX_MAX : RA_OCI_MANIFEST_MAX, &next, e);
+		if (r < 0)
+			goto out;
+		json_decref(doc);
+		doc = TAKE_PTR(next);
+	}
+	img->manifest = *d;
+	*d = (struct ra_oci_desc){ 0 };
+	r = read_manifest(img, doc, *where, e);
+	if (r < 0)
+		goto out;
+	json_decref(doc);
+	doc = NULL;
+	free(*where);
+	*where = blob_path(img, img->config.hex);
+	if (!*where) {
+		r = ra_oom(e, "read image");
+		goto out;
+	}
+	r = load_blob(img, &img->config, RA_OCI_CONFIG_MAX, &doc, e);
+	if (r < 0)
+		goto out;
+	r = read_config(img, doc, *where, e);
+out:
+	json_decref(doc);
+	return r;
+}
+
+/* The end of an open with result @r: what is left freed, and the image @img into *@ret or freed. */
+static int finish(struct ra_oci_image *img, json_t *doc, struct ra_oci_desc *d, int r, struct ra_oci_image **ret)
+{
+	json_decref(doc);
+	desc_free(d);
+	if (r < 0) {
+		ra_oci_free(img);
+		return r;
+	}
+	*ret = img;
+	return 0;
+}
+
 int ra_oci_open(const char *dir, const char *tag, struct ra_oci_image **ret, struct rootasm_error *e)
 {
 	struct open_how dhow = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
@@ -413,11 +506,11 @@ int ra_oci_open(const char *dir, const char *tag, struct ra_oci_image **ret, str
 	};
 	struct ra_oci_image *img;
 	_cleanup_free_ char *where = NULL, *buf = NULL;
-	json_t *doc = NULL, *next = NULL;
+	json_t *doc = NULL;
 	struct ra_oci_desc d = { 0 };
 	const char *ver = NULL;
 	size_t len;
-	int r, depth;
+	int r;
 
 	img = calloc(1, sizeof(*img));
 	if (!img)
@@ -499,68 +592,50 @@ int ra_oci_open(const char *dir, const char *tag, struct ra_oci_image **ret, str
 		close_fdp(&img->blobs);
 		img->blobs = fd;
 	}
-	/* index.json -> nested indexes -> a manifest */
-	for (depth = 0;; depth++) {
-		if (depth > RA_OCI_MAX_NESTING) {
-			r = bad(e, "read image", where, "indexes nested deeper than %d", RA_OCI_MAX_NESTING);
-			goto out;
-		}
-		_cleanup_free_ char *mt = depth ? TAKE_PTR(d.media_type) : NULL;
+	r = walk(img, TAKE_PTR(doc), &d, 0, &where, e);
+out:
+	return finish(img, doc, &d, r, ret);
+}
 
-		desc_free(&d);
-		r = pick(img, doc, where, mt ? mt : MT_INDEX, depth, &d, e);
-		if (r < 0)
-			goto out;
-		free(where);
-		where = blob_path(img, d.hex);
-		if (!where) {
-			r = ra_oom(e, "read image");
-			goto out;
-		}
-		if (!strncmp(d.media_type, MT_D_SCHEMA1, strlen(MT_D_SCHEMA1))) {
-			r = bad(e, "read image", where, "media type %s: Docker's schema 1 is not read (skopeo copy "
-				"--format oci makes an OCI image of it)", d.media_type);
-			goto out;
-		}
-		if (!is_index(d.media_type) && !is_manifest(d.media_type)) {
-			r = bad(e, "read image", where, "media type %s is neither an index nor an image manifest "
-				"(OCI's or Docker's schema 2)", d.media_type);
-			goto out;
-		}
-		r = load_blob(img, &d, is_index(d.media_type) ? RA_OCI_INDEX_MAX : RA_OCI_MANIFEST_MAX, &next, e);
-		if (r < 0)
-			goto out;
-		json_decref(doc);
-		doc = TAKE_PTR(next);
-		if (is_manifest(d.media_type))
-			break;
+int ra_oci_open_remote(struct ra_oci_remote *rem, const char *name, const char *buf, size_t len, const char *mt,
+		       const char *digest, struct ra_oci_image **ret, struct rootasm_error *e)
+{
+	struct ra_oci_image *img = calloc(1, sizeof(*img));
+	struct ra_oci_desc d = { .size = len };
+	_cleanup_free_ char *where = NULL;
+	json_t *doc = NULL, *v;
+	int r;
+
+	if (!img) {
+		ra_registry_free(rem);
+		return ra_oom(e, "read image");
 	}
-	img->manifest = d;
-	d = (struct ra_oci_desc){ 0 };
-	r = read_manifest(img, doc, where, e);
-	if (r < 0)
-		goto out;
-	json_decref(doc);
-	doc = NULL;
-	free(where);
-	where = blob_path(img, img->config.hex);
-	if (!where) {
+	img->dirfd = img->blobs = -EBADF;
+	img->remote = rem;
+	img->dir = strdup(name);
+	snprintf(d.digest, sizeof(d.digest), "%s", digest);
+	if (!img->dir || ra_digest_parse(digest, d.hex) < 0 || !(where = blob_path(img, d.hex))) {
 		r = ra_oom(e, "read image");
 		goto out;
 	}
-	r = load_blob(img, &img->config, RA_OCI_CONFIG_MAX, &doc, e);
+	r = parse_json(buf, len, where, &doc, e);
 	if (r < 0)
 		goto out;
-	r = read_config(img, doc, where, e);
-out:
-	json_decref(doc);
-	desc_free(&d);
-	if (r < 0) {
-		ra_oci_free(img);
-		return r;
+	/* the registry's Content-Type, else the document's own mediaType, else its shape */
+	v = json_object_get(doc, "mediaType");
+	if (!mt || !*mt || !strcmp(mt, "application/json"))
+		mt = json_is_string(v) ? json_string_value(v) : json_object_get(doc, "manifests") ? MT_INDEX : MT_MANIFEST;
+	d.media_type = strdup(mt);
+	if (!d.media_type) {
+		r = ra_oom(e, "read image");
+		goto out;
 	}
-	*ret = img;
-	return 0;
+	r = check_mt(&d, where, e);
+	if (r < 0)
+		goto out;
+	r = walk(img, TAKE_PTR(doc), &d, 1, &where, e);
+out:
+	return finish(img, doc, &d, r, ret);
 }
 
 void ra_oci_free(struct ra_oci_image *img)
@@ -574,6 +649,7 @@ void ra_oci_free(struct ra_oci_image *img)
 	desc_free(&img->config);
 	close_fdp(&img->dirfd);
 	close_fdp(&img->blobs);
+	ra_registry_free(img->remote);
 	free(img->dir);
 	free(img->tag);
 	free(img);

@@ -53,6 +53,7 @@ struct ra_oci_image {
 	struct ra_oci_desc manifest, config;
 	struct ra_oci_layer *layers;		/* bottom first */
 	size_t nlayers;
+	struct ra_oci_remote *remote;		/* docker://: a registry's image (oci/registry.h); dir is its name */
 };
 
 /* Parse "oci:DIR[:TAG]" (DIR ends at the first ':' after "oci:"). Caller frees *dir and *tag. */
@@ -62,7 +63,22 @@ int ra_oci_parse_ref(const char *ref, char **dir, char **tag, struct rootasm_err
 int ra_oci_open(const char *dir, const char *tag, struct ra_oci_image **ret, struct rootasm_error *e);
 void ra_oci_free(struct ra_oci_image *img);
 
-/* Open the blob of @d for reading (a regular file of d->size bytes); caller owns the fd. */
+struct ra_oci_remote;
+
+/*
+ * A registry's image (oci/registry.h): @buf (@len bytes, sha256 @digest,
+ * media type @mt or NULL: the document's own) is its manifest or index,
+ * walked as a layout's; documents and blobs then come from @rem, which the
+ * image owns from here on (freed on failure too). @name names it in errors.
+ */
+int ra_oci_open_remote(struct ra_oci_remote *rem, const char *name, const char *buf, size_t len, const char *mt,
+		       const char *digest, struct ra_oci_image **ret, struct rootasm_error *e);
+
+/*
+ * Open the blob of @d for reading (a regular file of d->size bytes; from a
+ * registry, a socket a download thread writes: ra_registry_stream_done()
+ * after reading it); caller owns the fd.
+ */
 int ra_oci_blob_open(const struct ra_oci_image *img, const struct ra_oci_desc *d, struct rootasm_error *e);
 
 /* The compression a layer media type names; -EOPNOTSUPP for one rootasm does not take. */

@@ -39,6 +39,7 @@
 #include "json.h"
 #include "layout.h"
 #include "oci.h"
+#include "oci/registry.h"
 #include "sysmnt.h"
 #include "unpack.h"
 #include "util.h"
@@ -444,7 +445,8 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct sto
 	json_t *o;
 	int r, with;
 
-	if (asprintf(&what, "%s/blobs/sha256/%s", img->dir, ly->d.hex) < 0 ||
+	if (asprintf(&what, img->remote ? "%s@%s" : "%s/blobs/sha256/%s", img->dir,
+		     img->remote ? ly->d.digest : ly->d.hex) < 0 ||
 	    asprintf(&at, "%s/tmp", s->path) < 0) {
 		what = at = NULL;
 		return ra_oom(e, "import layer");
@@ -461,6 +463,8 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct sto
 	if (stage < 0)
 		return stage;
 	r = ra_unpack_layer(blob, ly->comp, stage, &lim, lower, &st, what, e);
+	if (img->remote)	/* the download's error (a lying registry), if any, says more than the reader's */
+		r = ra_registry_stream_done(img->remote, blob, r, e);
 	if (r < 0)
 		return r;
 	*chained = st.implied || st.lower_links;
@@ -550,9 +554,9 @@ static int opts_check(const struct rootasm_import_opts *o, const char *ref, stru
 	if (o->fs != ROOTASM_LAYER_EROFS && o->fs != ROOTASM_LAYER_SQUASHFS)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", ref, "unknown layer file system %d",
 				   (int)o->fs);
-	if (OPT(o, flags, 0u))
+	if (OPT(o, flags, 0u) & ~ROOTASM_IMPORT_FLAGS)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", ref, "unknown flags 0x%x",
-				   OPT(o, flags, 0u));
+				   OPT(o, flags, 0u) & ~ROOTASM_IMPORT_FLAGS);
 	return 0;
 }
 
@@ -621,6 +625,25 @@ static int cached(struct store *s, const char *name, struct rootasm_error *e)
 	return 1;
 }
 
+/*
+ * docker://: start the downloads of the layers after @i that are not in the
+ * store by their diff-id (one in it by its chain id only is fetched for
+ * nothing, and stopped at the end). Best effort: a failure here shows when
+ * the layer is read.
+ */
+static void prefetch(struct ra_oci_image *img, struct store *s, enum rootasm_layer_fs fs, size_t i)
+{
+	for (size_t j = i + 1; j < img->nlayers && j <= i + RA_REGISTRY_PARALLEL - 1; j++) {
+		char name[RA_DIGEST_HEX + 32];
+		struct stat st;
+
+		snprintf(name, sizeof(name), "%s.%s", img->layers[j].diff_hex, fs_ext(fs));
+		if (fstatat(s->layers, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+		    ra_registry_prefetch(img->remote, &img->layers[j].d, NULL) < 0)
+			continue;
+	}
+}
+
 /* The chain id of layer @i (image-spec config.md, "ChainID"): @chain holds layer i-1's, gets layer i's. */
 static int chain_next(char chain[RA_DIGEST_MAX], const char *diff_id, size_t i)
 {
@@ -665,17 +688,22 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 		spath = getenv("ROOTASM_STORE");
 	if (!spath || !*spath)
 		spath = DEFAULT_STORE;
-	r = ra_oci_parse_ref(ref, &dir, &tag, e);
+	r = ra_registry_is_ref(ref) ? 0 : ra_oci_parse_ref(ref, &dir, &tag, e);
 	if (r < 0)
 		return r;
 	/* before anything is created: the staging tmpfs, owners, device nodes and trusted.* xattrs need it */
 	if (geteuid() != 0)
 		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "import", ref,
 				   "needs root (a private tmpfs, file owners, device nodes, trusted.* xattrs)");
-	r = ra_oci_open(dir, tag, &img, e);
+	if (ra_registry_is_ref(ref))
+		r = ra_registry_open(ref, !(OPT(o, flags, 0u) & ROOTASM_IMPORT_TLS_NO_VERIFY), &img, e);
+	else
+		r = ra_oci_open(dir, tag, &img, e);
 	if (r < 0)
 		return r;
 	RA_TRACE(ctx, "import %s: manifest %s, %zu layers", ref, img->manifest.digest, img->nlayers);
+	if (img->remote)
+		ra_registry_progress(img->remote, OPT(o, download, NULL), ud);
 	r = store_open(spath, &s, e);
 	if (r < 0)
 		goto out;
@@ -720,6 +748,8 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 		}
 		if (progress)
 			progress(ud, i, img->nlayers, rl, false);
+		if (img->remote && !rl->cached)	/* the next layers download while this one is converted */
+			prefetch(img, &s, fs, i);
 		if (!rl->cached) {
 			r = convert(img, ly, &s, fs, names[0], names[1], chain, &lower, &chained, rl, e);
 			close_fdp(&b.fd);

@@ -85,7 +85,11 @@ has '!--report' rootasm exec a.yaml ls --r
 has notes.txt rootasm exec a.yaml ls no
 t "erofs squashfs" rootasm import --fs ""
 t "oci:" rootasm import --store rootfs o
-t "oci:" rootasm import --quiet ""
+t "docker:// oci:" rootasm import --quiet ""
+t "docker://" rootasm import --tls-verify = false d
+t "docker://" rootasm import --tls-verify false d
+t "false true" rootasm import --tls-verify = ""
+t "false" rootasm import --tls-verify = f
 # oci:DIR as bash splits it at ':' (COMP_WORDBREAKS): the directories after the ':'
 t "rootfs sub" rootasm import oci :
 t "rootfs sub" rootasm import oci : ""

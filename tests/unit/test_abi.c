@@ -110,6 +110,7 @@ static void test_struct_layout(void **state)
 	OFF(rootasm_import_opts, progress, 24);
 	OFF(rootasm_import_opts, userdata, 32);
 	OFF(rootasm_import_opts, flags, 40);
+	OFF(rootasm_import_opts, download, 48);
 	/* no size, no reserved: frozen as the first release has them */
 	assert_int_equal(sizeof(struct rootasm_import_layer), 328);
 	assert_int_equal(sizeof(struct rootasm_import_result), 200);
@@ -316,14 +317,15 @@ struct newer_import_opts {
 static void test_import_opts(void **state)
 {
 	struct newer_import_opts n = { .o = { .size = sizeof(n) } };
-	struct rootasm_import_opts o = { .size = sizeof(o), .flags = 0x1 };
+	/* 0x1 is ROOTASM_IMPORT_TLS_NO_VERIFY */
+	struct rootasm_import_opts o = { .size = sizeof(o), .flags = 0x2 };
 	struct rootasm_import_result res;
 	struct rootasm_error e = { 0 };
 
 	(void)state;
 	assert_int_equal(rootasm_import(NULL, "oci:/nonexistent", &o, &res, &e), -EINVAL);
 	assert_int_equal(e.kind, ROOTASM_ERROR_USAGE);
-	assert_non_null(strstr(e.msg, "unknown flags 0x1"));
+	assert_non_null(strstr(e.msg, "unknown flags 0x2"));
 	/* an older caller's struct without flags: the flags it has not are 0 */
 	o.size = offsetof(struct rootasm_import_opts, flags);
 	memset(&e, 0, sizeof(e));

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * An image in a registry, "docker://REGISTRY/REPO[:TAG|@DIGEST]", read with
+ * the OCI distribution API through libcurl (loaded with dlopen() when a
+ * docker:// reference first needs it). oci.c walks the documents as it walks
+ * a layout's; this file fetches them:
+ *
+ *   ra_registry_open()          parse the reference, ping /v2/, authenticate,
+ *                               fetch the manifest (or index) by tag or digest
+ *                               -> ra_oci_open_remote() (oci.c)
+ *   ra_registry_get()           a document by digest (a nested manifest, the
+ *                               config): capped, size and sha256 checked
+ *   ra_registry_blob_stream()   a layer: a socket the caller reads while a
+ *                               thread downloads into it (hashing as the bytes
+ *                               arrive, resuming with Range after a drop)
+ *   ra_registry_prefetch()      the next layers' downloads, started while the
+ *                               one before is converted (bounded read-ahead)
+ *   ra_registry_stream_done()   joins that thread; its error wins
+ */
+#ifndef ROOTASM_OCI_REGISTRY_H
+#define ROOTASM_OCI_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "oci.h"
+
+#define RA_REGISTRY_PREFIX	"docker://"
+#define RA_REGISTRY_TOKEN_MAX	(1u << 20)	/* a token endpoint's answer */
+#define RA_REGISTRY_PARALLEL	4		/* downloads at once: the layer read and those fetched ahead */
+
+struct ra_oci_remote;
+
+static inline bool ra_registry_is_ref(const char *ref)
+{
+	return ref && !strncmp(ref, RA_REGISTRY_PREFIX, strlen(RA_REGISTRY_PREFIX));
+}
+
+/* Open "docker://..." (@tls_verify false: no certificate check, plain HTTP allowed). */
+int ra_registry_open(const char *ref, bool tls_verify, struct ra_oci_image **ret, struct rootasm_error *e);
+void ra_registry_free(struct ra_oci_remote *rem);
+
+/* Report each layer's download to @fn (rootasm_import_download_fn, from the download threads). */
+void ra_registry_progress(struct ra_oci_remote *rem, rootasm_import_download_fn fn, void *userdata);
+
+/* The blob @d into *@ret (malloc'd, *@len bytes): at most @max, size and digest checked. */
+int ra_registry_get(struct ra_oci_remote *rem, const struct ra_oci_desc *d, size_t max, char **ret, size_t *len,
+		    struct rootasm_error *e);
+
+/* Stream the blob @d (started ahead or now): returns the fd to read it from (caller owns it). */
+int ra_registry_blob_stream(struct ra_oci_remote *rem, const struct ra_oci_desc *d, struct rootasm_error *e);
+
+/*
+ * Start downloading the blob @d ahead, if fewer than RA_REGISTRY_PARALLEL
+ * downloads run: ra_registry_blob_stream() of it later reads what arrived
+ * meanwhile (held in memory, at most 16 MiB, the download waiting beyond).
+ * Downloads never read are stopped by ra_registry_free().
+ */
+int ra_registry_prefetch(struct ra_oci_remote *rem, const struct ra_oci_desc *d, struct rootasm_error *e);
+
+/*
+ * After the reader of @fd is done (@r its result): stops and joins the
+ * download. Returns @r, or the download's error (in @e) when it failed.
+ */
+int ra_registry_stream_done(struct ra_oci_remote *rem, int fd, int r, struct rootasm_error *e);
+
+#endif
