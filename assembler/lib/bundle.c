@@ -745,13 +745,6 @@ static int strv_of(json_t *a, char ***ret, size_t *n)
 	return 0;
 }
 
-static void strv_free(char **v)
-{
-	for (char **p = v; p && *p; p++)
-		free(*p);
-	free(v);
-}
-
 void rootasm_bundle_result_free(struct rootasm_bundle_result *res)
 {
 	if (!res)
