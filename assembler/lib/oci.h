@@ -53,6 +53,7 @@ struct ra_oci_image {
 	struct ra_oci_desc manifest, config;
 	struct ra_oci_layer *layers;		/* bottom first */
 	size_t nlayers;
+	struct json_t *run;			/* the config's "config" (Env, Cmd, ...); NULL when none */
 };
 
 /* Parse "oci:DIR[:TAG]" (DIR ends at the first ':' after "oci:"). Caller frees *dir and *tag. */
@@ -64,6 +65,15 @@ void ra_oci_free(struct ra_oci_image *img);
 
 /* Open the blob of @d for reading (a regular file of d->size bytes); caller owns the fd. */
 int ra_oci_blob_open(const struct ra_oci_image *img, const struct ra_oci_desc *d, struct rootasm_error *e);
+
+/*
+ * The exec: section of the image's layout from its config's Env, Entrypoint,
+ * Cmd, WorkingDir and User (oci/config.c): *ret NULL when the config has none
+ * of them; *ret_dropped the Env entries exec.env cannot take (NULL: none).
+ * A config rootasm cannot take (a User it cannot express) is a usage error.
+ */
+int ra_oci_exec_section(const struct ra_oci_image *img, struct json_t **ret, struct json_t **ret_dropped,
+			struct rootasm_error *e);
 
 /* The compression a layer media type names; -EOPNOTSUPP for one rootasm does not take. */
 int ra_oci_layer_comp(const char *media_type);

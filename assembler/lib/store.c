@@ -556,8 +556,8 @@ static int opts_check(const struct rootasm_import_opts *o, const char *ref, stru
 	return 0;
 }
 
-static int write_image(struct ra_oci_image *img, struct store *s, enum rootasm_layer_fs fs,
-		       struct rootasm_import_result *res, struct rootasm_error *e)
+static int write_image(struct ra_oci_image *img, struct store *s, enum rootasm_layer_fs fs, json_t *exec,
+		       json_t *env_dropped, struct rootasm_import_result *res, struct rootasm_error *e)
 {
 	char name[RA_DIGEST_HEX + 32];
 	struct ra_jb jb = { 0 };
@@ -574,6 +574,8 @@ static int write_image(struct ra_oci_image *img, struct store *s, enum rootasm_l
 					  img->layers[i].diff_id, "mediaType", img->layers[i].d.media_type, "size",
 					  (json_int_t)img->layers[i].d.size));
 	ra_jset(&jb, o, "layers", a);
+	if (env_dropped)
+		ra_jset(&jb, o, "env_dropped", json_incref(env_dropped));
 	snprintf(name, sizeof(name), "%s.json", img->manifest.hex);
 	r = publish_json(s, o, jb.oom, s->images, name, -1, name, e);
 	if (r < 0)
@@ -587,6 +589,8 @@ static int write_image(struct ra_oci_image *img, struct store *s, enum rootasm_l
 		ra_japp(&jb, ll, json_pack("{s:s, s:s}", "image", res->layers[i].image, "type", fs_ext(fs)));
 	ra_jset(&jb, lo, "layers", ll);
 	ra_jset(&jb, lo, "upper", json_pack("{s:{}}", "tmpfs"));
+	if (exec)
+		ra_jset(&jb, lo, "exec", json_incref(exec));
 	snprintf(name, sizeof(name), "%s.%s.layout.json", img->manifest.hex, fs_ext(fs));
 	r = publish_json(s, lo, jb.oom, s->images, name, -1, name, e);
 	if (r < 0)
@@ -646,6 +650,7 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 	char chain[RA_DIGEST_MAX] = "";
 	_cleanup_free_ char *dir = NULL, *tag = NULL;
 	struct ra_oci_image *img = NULL;
+	json_t *exec = NULL, *env_dropped = NULL;
 	struct store s = { .fd = -EBADF, .layers = -EBADF, .images = -EBADF };
 	enum rootasm_layer_fs fs = OPT(o, fs, ROOTASM_LAYER_EROFS);
 	const char *spath = OPT(o, store, NULL);
@@ -676,6 +681,10 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 	if (r < 0)
 		return r;
 	RA_TRACE(ctx, "import %s: manifest %s, %zu layers", ref, img->manifest.digest, img->nlayers);
+	/* the image config used (its layout's exec:), or the image refused before any layer is read */
+	r = ra_oci_exec_section(img, &exec, &env_dropped, e);
+	if (r < 0)
+		goto out;
 	r = store_open(spath, &s, e);
 	if (r < 0)
 		goto out;
@@ -739,7 +748,7 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 		if (progress)
 			progress(ud, i, img->nlayers, rl, true);
 	}
-	r = write_image(img, &s, fs, res, e);
+	r = write_image(img, &s, fs, exec, env_dropped, res, e);
 	if (r < 0)
 		goto out;
 	wrote = wrote || r > 0;
@@ -760,6 +769,8 @@ out:
 	}
 	store_close(&s);
 	ra_oci_free(img);
+	json_decref(exec);
+	json_decref(env_dropped);
 	return r;
 }
 
