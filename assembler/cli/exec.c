@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* rootasm exec [OPTION...] LAYOUT [OPTION...] [--] CMD [ARG...] */
+/* rootasm exec [OPTION...] LAYOUT [OPTION...] [--] [CMD [ARG...]] */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -17,7 +17,7 @@
 #include "cli.h"
 
 static const char help[] =
-	"Usage: rootasm exec [OPTION...] LAYOUT [OPTION...] [--] CMD [ARG...]\n"
+	"Usage: rootasm exec [OPTION...] LAYOUT [OPTION...] [--] [CMD [ARG...]]\n"
 	"Assemble LAYOUT, then run CMD with the tree as its root, sandboxed as `crun run`\n"
 	"runs the configuration `crun spec` writes: new pid, mount, ipc, uts and cgroup\n"
 	"namespaces; every fd >= 3 closed; the capabilities of the layout's exec: section\n"
@@ -28,6 +28,9 @@ static const char help[] =
 	"caller's terminal is not its controlling terminal). The container dies with\n"
 	"rootasm.\n"
 	"Options go before CMD (the first operand after LAYOUT, or what follows '--').\n"
+	"The layout's exec: section (an imported image's config) gives the user, the\n"
+	"environment, the working directory and the command: its entrypoint, then CMD\n"
+	"[ARG...] if given, else its cmd (as `podman run IMAGE [CMD]`).\n"
 	"\n"
 	"  --network host|none  the host's network namespace (default), or a new one\n"
 	"                       with only loopback\n"
@@ -244,7 +247,7 @@ int cmd_exec(int argc, char **argv)
 	struct rootasm_exec_result res = { 0 };
 	struct rootasm_exec_opts o = { .size = sizeof(o) };
 	struct rootasm_layout *l;
-	const char *path = NULL, **env = NULL, *via = NULL;
+	const char *path = NULL, **env = NULL, *via = NULL, *what;
 	size_t nenv = 0;
 	bool report = false;
 	sigset_t fwd;
@@ -327,8 +330,6 @@ int cmd_exec(int argc, char **argv)
 			path = argv[optind++];
 		}
 	}
-	if (optind >= argc)
-		return failed(cli_usage("missing CMD"));
 	if (via && !strcmp(path, "-"))
 		return failed(cli_usage("--via takes a layout file, not '-'"));
 	o.env = env;
@@ -363,11 +364,12 @@ int cmd_exec(int argc, char **argv)
 	close(pidfd);
 	if (r < 0)
 		return failed(cli_fail(&e));
+	what = optind < argc ? argv[optind] : "the image's command";
 	if (report && cli.json) {
-		cli_json_out(json_pack("{s:s, s:i, s:I, s:s}", "command", argv[optind], "status", res.status, "cgroup_id",
+		cli_json_out(json_pack("{s:s, s:i, s:I, s:s}", "command", what, "status", res.status, "cgroup_id",
 				       (json_int_t)res.cgroupid, "source", res.from_pidfd_info ? "pidfd-info-exit" : "waitid"));
 	} else if (report && !cli.quiet) {
-		fprintf(stderr, "rootasm: exec: %s exited with status %d, cgroup id %llu, read %s\n", argv[optind],
+		fprintf(stderr, "rootasm: exec: %s exited with status %d, cgroup id %llu, read %s\n", what,
 			res.status, res.cgroupid,
 			res.from_pidfd_info ? "through PIDFD_INFO_EXIT after reaping" : "from waitid (no PIDFD_INFO_EXIT)");
 	}

@@ -31,7 +31,7 @@ t 2 "more than one LAYOUT" assemble a.yaml b.yaml --attach /x
 t 2 "--audit goes with --attach" assemble a.yaml --send-fd /s --audit
 t 2 "option '--attach' needs a value" assemble a.yaml --attach
 t 125 "exec: missing LAYOUT" exec
-t 125 "exec: missing CMD" exec l.yaml --report
+t 125 "open layout l.yaml: No such file or directory" exec l.yaml --report
 t 125 "unknown option '--bogus'" exec --bogus l.yaml -- /bin/true
 t 2 "open layout /nonexistent.yaml: No such file or directory" check /nonexistent.yaml
 t 2 "open layout /nonexistent.yaml: No such file or directory" assemble /nonexistent.yaml --via /nonexistent.sock --attach /x
