@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Make small OCI image layouts for the host tests.
 
-  mkoci.py layout OUT [--tag T] [--nested] [--docker] [--layer-type N=MT] TAR[:none|:gzip|:zstd] ...
+  mkoci.py layout OUT [--tag T] [--nested] [--docker] [--layer-type N=MT] [--config JSON] TAR[:none|:gzip|:zstd] ...
       an image layout at OUT whose layers are the given uncompressed tar files
       (bottom first), compressed as asked; --nested puts the manifest behind a
       nested index (with a second, foreign-architecture manifest beside it);
       --docker writes Docker's schema 2 media types (manifest, manifest list,
       config, layers: what skopeo --format v2s2, crane and ctr export write);
-      --layer-type gives layer N (from 0) the media type MT.
+      --layer-type gives layer N (from 0) the media type MT; --config JSON is
+      the image config's "config" (Env, Entrypoint, Cmd, WorkingDir, User;
+      default {"Cmd": ["/bin/sh"]}).
   mkoci.py hostile KIND OUT.tar
       a tar that a layer must not be: dotdot, absolute, symlink-then-file,
       hardlink-outside, huge-sparse, overlay-xattr, reserved-whiteout;
@@ -59,11 +61,14 @@ def compress(data, how, mt):
 
 
 def layout(args):
-    out, tag, nested, bad, tars, mt, types = args[0], None, False, False, [], OCI, {}
+    out, tag, nested, bad, tars, mt, types, run = args[0], None, False, False, [], OCI, {}, {"Cmd": ["/bin/sh"]}
     i = 1
     while i < len(args):
         if args[i] == "--tag":
             tag = args[i + 1]
+            i += 2
+        elif args[i] == "--config":
+            run = json.loads(args[i + 1])
             i += 2
         elif args[i] == "--docker":
             mt = DOCKER
@@ -91,7 +96,7 @@ def layout(args):
         layers.append(dict(mediaType=types.get(len(layers), lt), **blob(out, c)))
     if bad:
         diff_ids[0] = "sha256:" + "0" * 64
-    cfg = {"architecture": "amd64", "os": "linux", "config": {"Cmd": ["/bin/sh"]},
+    cfg = {"architecture": "amd64", "os": "linux", "config": run,
            "rootfs": {"type": "layers", "diff_ids": diff_ids}}
     cdesc = dict(mediaType=mt["config"], **blob(out, json.dumps(cfg).encode()))
     man = {"schemaVersion": 2, "mediaType": mt["manifest"], "config": cdesc, "layers": layers}

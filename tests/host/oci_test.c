@@ -791,6 +791,111 @@ TEST(hostile_reserved_whiteout)
 
 /* ----------------------------------------------------------------- bundles */
 
+/* ------------------------------------------------------- the image config */
+
+/* An entrypoint that says where, with what and as whom it runs, then its arguments. */
+#define ENTRYPOINT "[\"/bin/sh\", \"-c\", \"echo \\\"$GREETING\\\" $(pwd) $(busybox id -u):$(busybox id -g) $(busybox id -G) $HOME: \\\"$@\\\"\", \"ep\"]"
+
+/*
+ * An image whose config's "config" is @config: layer 1 of img (busybox) and a
+ * layer with /etc/passwd, /etc/group and a working directory; imported into
+ * st, its layout returned.
+ */
+static const char *import_config(const char *name, const char *config)
+{
+	static char layout[4096];
+	char *out, args[8192];
+
+	sh("cd %s && rm -rf cu && mkdir -p cu/etc cu/srv/app cu/home/app && "
+	   "printf 'root:x:0:0:root:/root:/bin/sh\\napp:x:1234:2345:App:/home/app:/bin/sh\\n' > cu/etc/passwd && "
+	   "printf 'root:x:0:\\napp:x:2345:\\nextra:x:777:other,app\\nnot:x:778:other\\n' > cu/etc/group && "
+	   "tar -C cu --numeric-owner -cf cu.tar .", fix);
+	snprintf(args, sizeof(args), "--config '%s' l1.tar:gzip cu.tar", config);
+	mkimage(name, args);
+	if (import(name, "st", NULL, &out) != 0)
+		FAILF("import %s: %s", name, out);
+	snprintf(layout, sizeof(layout), "%s", first_line(out));
+	return layout;
+}
+
+TEST(image_config_becomes_the_layouts_exec_section)
+{
+	const char *layout;
+	char *out;
+
+	fresh();
+	layout = import_config("cfg", "{\"Env\": [\"PATH=/bin\", \"GREETING=hello world\", \"bad.name=x\"], "
+				      "\"Entrypoint\": " ENTRYPOINT ", \"Cmd\": [\"default\", \"args\"], "
+				      "\"WorkingDir\": \"srv//app/\", \"User\": \"app\", \"ExposedPorts\": {\"80/tcp\": {}}}");
+	ASSERT_EQ(run(&out, "python3 -c \"import json; x=json.load(open('%s'))['exec']; "
+		      "print(x['env'], x['cmd'], x['workdir'], x['user'], x['entrypoint'][:2], sorted(x))\"", layout), 0);
+	ASSERT_CONTAINS(out, "['PATH=/bin', 'GREETING=hello world'] ['default', 'args'] /srv/app app ['/bin/sh', '-c'] "
+			     "['cmd', 'entrypoint', 'env', 'user', 'workdir']");
+	/* what exec.env cannot take is left out, and said in the image record */
+	ASSERT_EQ(run(&out, "cat %s/st/images/sha256/*[0-9a-f].json | python3 -c \"import json, sys; "
+		      "print(json.load(sys.stdin)['env_dropped'])\"", fix), 0);
+	ASSERT_STR(out, "['bad.name=x']\n");
+	ASSERT_EQ(run(&out, "%s check --offline %s", bin, layout), 0);
+}
+
+TEST(exec_without_a_command_runs_the_images_in_its_env_dir_and_user)
+{
+	const char *layout;
+	char *out;
+
+	fresh();
+	layout = import_config("cfg", "{\"Env\": [\"PATH=/bin\", \"GREETING=hello world\"], "
+				      "\"Entrypoint\": " ENTRYPOINT ", \"Cmd\": [\"default\", \"args\"], "
+				      "\"WorkingDir\": \"/srv/app\", \"User\": \"app\"}");
+	/* the user by name: its uid and gid, the groups that list it, its home */
+	ASSERT_EQ(run(&out, "%s exec %s", bin, layout), 0);
+	ASSERT_STR(out, "hello world /srv/app 1234:2345 2345 777 /home/app: default args\n");
+	/* arguments replace Cmd and keep Entrypoint (podman run IMAGE CMD); --env still wins */
+	ASSERT_EQ(run(&out, "%s exec --env GREETING=hi %s -- one 'two three'", bin, layout), 0);
+	ASSERT_STR(out, "hi /srv/app 1234:2345 2345 777 /home/app: one two three\n");
+}
+
+TEST(image_user_by_number_name_and_group)
+{
+	char *out;
+
+	fresh();
+	/* a uid in /etc/passwd takes its gid; one that is not gets 0 */
+	ASSERT_EQ(run(&out, "%s exec %s", bin, import_config("u1", "{\"Entrypoint\": " ENTRYPOINT ", \"User\": \"1234\"}")), 0);
+	ASSERT_CONTAINS(out, " 1234:2345 2345 777 /home/app:\n");
+	ASSERT_EQ(run(&out, "%s exec %s", bin, import_config("u2", "{\"Entrypoint\": " ENTRYPOINT ", \"User\": \"4321\"}")), 0);
+	ASSERT_CONTAINS(out, " 4321:0 0 /root:\n");
+	/* a group given: that group only */
+	ASSERT_EQ(run(&out, "%s exec %s", bin, import_config("u3", "{\"Entrypoint\": " ENTRYPOINT ", \"User\": \"app:extra\"}")), 0);
+	ASSERT_CONTAINS(out, " 1234:777 777 /home/app:\n");
+	ASSERT_EQ(run(&out, "%s exec %s", bin, import_config("u4", "{\"Entrypoint\": " ENTRYPOINT ", \"User\": \"0:42\"}")), 0);
+	ASSERT_CONTAINS(out, " 0:42 42 /root:\n");
+	/* a name the tree does not have: the command does not run (as root or otherwise) */
+	ASSERT_EQ(run(&out, "%s exec %s", bin, import_config("u5", "{\"Entrypoint\": " ENTRYPOINT ", \"User\": \"nobody\"}")), 125);
+	ASSERT_CONTAINS(out, "no user 'nobody'");
+	ASSERT_EQ(run(&out, "%s exec %s", bin, import_config("u6", "{\"Entrypoint\": " ENTRYPOINT ", \"User\": \"app:nogroup\"}")), 125);
+	ASSERT_CONTAINS(out, "no group 'nogroup'");
+}
+
+TEST(image_config_rootasm_cannot_take_is_refused_before_any_layer)
+{
+	char *out;
+
+	fresh();
+	mkimage("badu", "--config '{\"User\": \"../../x\"}' l1.tar:gzip");
+	ASSERT_EQ(import("badu", "st", NULL, &out), 2);
+	ASSERT_CONTAINS(out, "config.User");
+	ASSERT_EQ(run(&out, "test -z \"$(ls -A %s/st/layers/sha256 2>/dev/null)\"", fix), 0);
+	mkimage("badc", "--config '{\"Cmd\": \"/bin/sh -c x\"}' l1.tar:gzip");
+	ASSERT_EQ(import("badc", "st", NULL, &out), 2);
+	ASSERT_CONTAINS(out, "config.Cmd is not an array");
+	/* no command anywhere: exec says so */
+	mkimage("nocmd", "--config '{}' l1.tar:gzip");
+	ASSERT_EQ(import("nocmd", "st", NULL, &out), 0);
+	ASSERT_EQ(run(&out, "%s exec %s", bin, first_line(out)), 125);
+	ASSERT_CONTAINS(out, "no command");
+}
+
 /*
  * crun refuses a hybrid cgroup setup whose v2 hierarchy has controllers; the
  * test runs in its own mount namespace, where a plain cgroup2 mount at
