@@ -608,7 +608,7 @@ static int recv_master(int sock)
  * The environment: the layout's, the caller's extra entries, then PATH, TERM
  * and HOME (@home: the user's in the tree, else /root) if not given.
  */
-static char **make_env(const struct ra_exec *x, const char *const *extra, const char *home, const char **ret_path)
+char **ra_exec_env(const struct ra_exec *x, const char *const *extra, const char *home, const char **ret_path)
 {
 	const char *const defaults[] = {
 		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm", home ? home : "HOME=/root",
@@ -657,7 +657,7 @@ static char **make_env(const struct ra_exec *x, const char *const *extra, const 
  * layout's cmd. An array of borrowed pointers (caller frees the array only);
  * NULL when out of memory.
  */
-static char **command_of(const struct ra_exec *x, char *const argv[])
+char **ra_exec_command(const struct ra_exec *x, char *const argv[])
 {
 	bool own = argv && argv[0];
 	size_t n = x->nentrypoint, k = 0;
@@ -757,7 +757,7 @@ int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 		if (user.home[0])
 			snprintf(home, sizeof(home), "HOME=%s", user.home);
 	}
-	s.argv = full = command_of(x, argv);
+	s.argv = full = ra_exec_command(x, argv);
 	if (!full)
 		return ra_oom(e, "exec command");
 	if (!full[0] || !full[0][0]) {
@@ -765,7 +765,7 @@ int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL,
 				   "no command (and the layout's exec: section has no entrypoint or cmd)");
 	}
-	s.envp = make_env(x, extra, home[0] ? home : NULL, &s.path);
+	s.envp = ra_exec_env(x, extra, home[0] ? home : NULL, &s.path);
 	if (!s.envp) {
 		free(full);
 		return ra_oom(e, "exec environment");

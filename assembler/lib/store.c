@@ -39,11 +39,10 @@
 #include "json.h"
 #include "layout.h"
 #include "oci.h"
+#include "store.h"
 #include "sysmnt.h"
 #include "unpack.h"
 #include "util.h"
-
-#define DEFAULT_STORE	"/var/lib/rootasm/store"
 
 /* A file this import linked into the store (see "Taking back" below). */
 struct pub {
@@ -438,7 +437,8 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct sto
 	struct ra_unpack_limits lim = { .max_bytes = RA_UNPACK_MAX_BYTES, .max_entries = RA_UNPACK_MAX_ENTRIES };
 	_cleanup_close_ int blob = -EBADF, stage = -EBADF, img_fd = -EBADF, log = -EBADF;
 	_cleanup_free_ char *what = NULL, *at = NULL;
-	char tool[64], src[PATH_MAX + 8], rec[RA_DIGEST_HEX + 64];
+	char tool[64], src[PATH_MAX + 8], rec[RA_DIGEST_HEX + 64], img_digest[RA_DIGEST_MAX];
+	uint64_t img_bytes = 0;
 	struct ra_unpack_stats st;
 	struct ra_jb jb = { 0 };
 	json_t *o;
@@ -504,6 +504,10 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct sto
 	}
 	close_fdp(&stage);
 	stage = -EBADF;
+	/* what `store verify` checks the layer image against */
+	r = ra_sha256_fd(img_fd, img_digest, &img_bytes);
+	if (r < 0)
+		return ra_err(e, -r, -EBADF, "sha256", name, "of the layer image");
 	r = publish_fd(s, img_fd, s->layers, name, -1, name, e);
 	if (r < 0)
 		return r;
@@ -523,6 +527,7 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct sto
 		ra_jset(&jb, o, "chain_id", ra_jstr(chain_id));
 	ra_jset(&jb, o, "from", json_pack("{s:s, s:s, s:I}", "digest", ly->d.digest, "mediaType", ly->d.media_type,
 					  "size", (json_int_t)ly->d.size));
+	ra_jset(&jb, o, "image", json_pack("{s:s, s:I}", "digest", img_digest, "size", (json_int_t)img_bytes));
 	snprintf(rec, sizeof(rec), "%s.json", name);
 	r = publish_json(s, o, jb.oom, s->layers, rec, with, rec, e);
 	return r < 0 ? r : 0;
@@ -651,6 +656,9 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 	_cleanup_free_ char *dir = NULL, *tag = NULL;
 	struct ra_oci_image *img = NULL;
 	json_t *exec = NULL, *env_dropped = NULL;
+	const char *name = OPT(o, tag, NULL);
+	char norm[512];
+	_cleanup_close_ int lock = -EBADF;
 	struct store s = { .fd = -EBADF, .layers = -EBADF, .images = -EBADF };
 	enum rootasm_layer_fs fs = OPT(o, fs, ROOTASM_LAYER_EROFS);
 	const char *spath = OPT(o, store, NULL);
@@ -666,10 +674,11 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 	if (!res)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", ref, "no result struct");
 	memset(res, 0, sizeof(*res));
-	if (!spath)
-		spath = getenv("ROOTASM_STORE");
-	if (!spath || !*spath)
-		spath = DEFAULT_STORE;
+	spath = ra_store_path(spath);
+	if (name && rootasm_store_name_normalize(name, norm, sizeof(norm)) < 0)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", name,
+				   "--tag: expected NAME[:TAG] (lowercase path components, a TAG of letters, digits, "
+				   "'_', '.', '-')");
 	r = ra_oci_parse_ref(ref, &dir, &tag, e);
 	if (r < 0)
 		return r;
@@ -688,6 +697,12 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 	r = store_open(spath, &s, e);
 	if (r < 0)
 		goto out;
+	/* shared with other imports; rmi and gc wait for it (store.h) */
+	lock = ra_store_lock(s.fd, LOCK_SH, s.path, e);
+	if (lock < 0) {
+		r = lock;
+		goto out;
+	}
 	res->layers = calloc(img->nlayers, sizeof(*res->layers));
 	if (!res->layers) {
 		r = ra_oom(e, "import");
@@ -755,6 +770,17 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 	if (wrote && (fsync(s.layers) < 0 || fsync(s.images) < 0)) {
 		r = ra_err(e, errno, -EBADF, "fsync", s.path, NULL);
 		goto out;
+	}
+	if (name) {
+		/* the name, alone: no rmi or gc between (flock converts: others may go first, none is undone) */
+		while (flock(lock, LOCK_EX) < 0)
+			if (errno != EINTR) {
+				r = ra_err(e, errno, -EBADF, "flock", s.path, "its lock file");
+				goto out;
+			}
+		r = ra_store_name(s.fd, s.path, norm, img->manifest.digest, e);
+		if (r < 0)
+			goto out;
 	}
 	snprintf(res->manifest, sizeof(res->manifest), "%s", img->manifest.digest);
 	snprintf(res->config, sizeof(res->config), "%s", img->config.digest);
