@@ -11,6 +11,7 @@
 #include <termios.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <jansson.h>
 
@@ -28,6 +29,8 @@ static const char help[] =
 	"caller's terminal is not its controlling terminal). The container dies with\n"
 	"rootasm.\n"
 	"Options go before CMD (the first operand after LAYOUT, or what follows '--').\n"
+	"LAYOUT that is no file is an image of the store ($ROOTASM_STORE, else\n"
+	"/var/lib/rootasm/store) by NAME[:TAG] or digest (rootasm images).\n"
 	"The layout's exec: section (an imported image's config) gives the user, the\n"
 	"environment, the working directory and the command: its entrypoint, then CMD\n"
 	"[ARG...] if given, else its cmd (as `podman run IMAGE [CMD]`).\n"
@@ -248,6 +251,8 @@ int cmd_exec(int argc, char **argv)
 	struct rootasm_exec_opts o = { .size = sizeof(o) };
 	struct rootasm_layout *l;
 	const char *path = NULL, **env = NULL, *via = NULL, *what;
+	char *image = NULL;
+	struct stat st;		/* the layout of an image of the store: lives as long as the process */
 	size_t nenv = 0;
 	bool report = false;
 	sigset_t fwd;
@@ -333,6 +338,18 @@ int cmd_exec(int argc, char **argv)
 	if (via && !strcmp(path, "-"))
 		return failed(cli_usage("--via takes a layout file, not '-'"));
 	o.env = env;
+	/* no file (or a directory): an image of the store by name or digest ($ROOTASM_STORE, else the default) */
+	if (strcmp(path, "-") && (stat(path, &st) < 0 || S_ISDIR(st.st_mode))) {
+		r = rootasm_store_lookup(NULL, path, &image, NULL, &e);
+		if (r < 0 && !(rootasm_error_is_usage(&e) && e.err == ENOENT)) {
+			free(env);
+			return failed(cli_fail(&e));
+		}
+		/* no such image either: loading the layout says what is missing */
+		if (r == 0)
+			path = image;
+		e = (struct rootasm_error){ 0 };
+	}
 	/* with --via the layout is read here only for its exec settings: rootasmd opens what it names */
 	r = cli_load(path, via ? ROOTASM_LOAD_OFFLINE : 0, &l);
 	if (r)

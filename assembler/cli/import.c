@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* rootasm import [--store DIR] [--fs erofs|squashfs] [--quiet] oci:DIR[:TAG] */
+/* rootasm import [--store DIR] [--fs erofs|squashfs] [--tag NAME[:TAG]] [--quiet] oci:DIR[:TAG] */
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +21,8 @@ static const char help[] =
 	"Needs root (owners, device nodes, trusted.* xattrs).\n"
 	"\n"
 	"  --store DIR     the store (default: $ROOTASM_STORE, else /var/lib/rootasm/store)\n"
+	"  --tag NAME[:TAG]  name the image in the store (TAG: latest when none); `rootasm\n"
+	"                  images` lists it, `rootasm exec`/`bundle create` take the name\n"
 	"  --fs FS         erofs (default: uncompressed, 4 KiB chunks: sparse files stay\n"
 	"                  sparse) or squashfs (zstd)\n"
 	"  --quiet         no progress lines on stderr\n"
@@ -73,6 +75,7 @@ int cmd_import(int argc, char **argv)
 		{ "store", required_argument, NULL, 's' },
 		{ "fs", required_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "tag", required_argument, NULL, 't' },
 		{ 0 },
 	};
 	struct rootasm_import_opts o = { .size = sizeof(o), .progress = progress };
@@ -96,6 +99,9 @@ int cmd_import(int argc, char **argv)
 			break;
 		case 'q':
 			o.progress = NULL;
+			break;
+		case 't':
+			o.tag = optarg;
 			break;
 		default:
 			if ((r = cli_common(c, argc, argv, help)) != CLI_GO_ON)

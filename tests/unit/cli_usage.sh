@@ -45,7 +45,7 @@ t 2 "import: missing oci:DIR[:TAG]" import
 t 2 "not an OCI image reference" import /srv/image
 t 2 "--fs takes erofs or squashfs" import --fs ext4 oci:x
 t 2 "more than one image" import oci:a oci:b
-t 2 "bundle: missing prepare or cleanup" bundle
+t 2 "bundle: missing create, prepare or cleanup" bundle
 t 2 "unknown bundle command 'run'" bundle run /b
 t 2 "bundle: missing BUNDLE" bundle prepare
 t 2 "--layout and --upper go with prepare" bundle cleanup --upper /u /b
