@@ -60,7 +60,8 @@ int ra_oci_parse_ref(const char *ref, char **dir, char **tag, struct rootasm_err
 	const char *d, *c;
 
 	if (!ref || strncmp(ref, "oci:", 4))
-		return bad(e, "import", ref, "not an OCI image reference: name it oci:DIR[:TAG]");
+		return bad(e, "import", ref, "not an image reference rootasm reads: name it oci:DIR[:TAG] or "
+			   "docker-archive:FILE[:NAME]");
 	d = ref + 4;
 	c = strchr(d, ':');
 	if (!*d || c == d)

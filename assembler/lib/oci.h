@@ -75,6 +75,17 @@ int ra_oci_blob_open(const struct ra_oci_image *img, const struct ra_oci_desc *d
 int ra_oci_exec_section(const struct ra_oci_image *img, struct json_t **ret, struct json_t **ret_dropped,
 			struct rootasm_error *e);
 
+/*
+ * "docker-archive:FILE[:TAG]" (docker save, podman save) as an OCI image
+ * layout in a new directory PARENT/.archive-XXXXXX (oci/archive.c): its path
+ * in *ret_dir (caller frees; removes it with ra_docker_archive_remove(@parent_fd,
+ * its last component)), the image's name in the archive (TAG, else its first
+ * RepoTag) in *ret_name (NULL: none).
+ */
+int ra_docker_archive_unpack(const char *ref, int parent_fd, const char *parent, char **ret_dir, char **ret_name,
+			     struct rootasm_error *e);
+void ra_docker_archive_remove(int parent_fd, const char *name);
+
 /* The compression a layer media type names; -EOPNOTSUPP for one rootasm does not take. */
 int ra_oci_layer_comp(const char *media_type);
 

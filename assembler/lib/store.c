@@ -659,6 +659,8 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 	const char *name = OPT(o, tag, NULL);
 	char norm[512];
 	_cleanup_close_ int lock = -EBADF;
+	_cleanup_free_ char *aname = NULL;
+	bool archive;
 	struct store s = { .fd = -EBADF, .layers = -EBADF, .images = -EBADF };
 	enum rootasm_layer_fs fs = OPT(o, fs, ROOTASM_LAYER_EROFS);
 	const char *spath = OPT(o, store, NULL);
@@ -679,29 +681,51 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", name,
 				   "--tag: expected NAME[:TAG] (lowercase path components, a TAG of letters, digits, "
 				   "'_', '.', '-')");
-	r = ra_oci_parse_ref(ref, &dir, &tag, e);
-	if (r < 0)
-		return r;
+	archive = ref && !strncmp(ref, "docker-archive:", strlen("docker-archive:"));
+	if (!archive) {
+		r = ra_oci_parse_ref(ref, &dir, &tag, e);
+		if (r < 0)
+			return r;
+	}
 	/* before anything is created: the staging tmpfs, owners, device nodes and trusted.* xattrs need it */
 	if (geteuid() != 0)
 		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "import", ref,
 				   "needs root (a private tmpfs, file owners, device nodes, trusted.* xattrs)");
+	if (archive) {
+		/* docker save's tar made an OCI layout in the store (oci/archive.c), then imported as one */
+		r = store_open(spath, &s, e);
+		if (r < 0)
+			goto out;
+		lock = ra_store_lock(s.fd, LOCK_SH, s.path, e);
+		if (lock < 0) {
+			r = lock;
+			goto out;
+		}
+		r = ra_docker_archive_unpack(ref, s.fd, s.path, &dir, &aname, e);
+		if (r < 0)
+			goto out;
+		/* the archive's own name for the image, unless --tag gives one (or it is none rootasm takes) */
+		if (!name && aname && rootasm_store_name_normalize(aname, norm, sizeof(norm)) == 0)
+			name = aname;
+	}
 	r = ra_oci_open(dir, tag, &img, e);
 	if (r < 0)
-		return r;
+		goto out;
 	RA_TRACE(ctx, "import %s: manifest %s, %zu layers", ref, img->manifest.digest, img->nlayers);
 	/* the image config used (its layout's exec:), or the image refused before any layer is read */
 	r = ra_oci_exec_section(img, &exec, &env_dropped, e);
 	if (r < 0)
 		goto out;
-	r = store_open(spath, &s, e);
-	if (r < 0)
-		goto out;
-	/* shared with other imports; rmi and gc wait for it (store.h) */
-	lock = ra_store_lock(s.fd, LOCK_SH, s.path, e);
-	if (lock < 0) {
-		r = lock;
-		goto out;
+	if (!archive) {
+		r = store_open(spath, &s, e);
+		if (r < 0)
+			goto out;
+		/* shared with other imports; rmi and gc wait for it (store.h) */
+		lock = ra_store_lock(s.fd, LOCK_SH, s.path, e);
+		if (lock < 0) {
+			r = lock;
+			goto out;
+		}
 	}
 	res->layers = calloc(img->nlayers, sizeof(*res->layers));
 	if (!res->layers) {
@@ -793,8 +817,10 @@ out:
 		take_back(&s);
 		rootasm_import_result_free(res);
 	}
-	store_close(&s);
 	ra_oci_free(img);
+	if (archive && dir)
+		ra_docker_archive_remove(s.fd, strrchr(dir, '/') + 1);
+	store_close(&s);
 	json_decref(exec);
 	json_decref(env_dropped);
 	return r;

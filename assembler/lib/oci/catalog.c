@@ -35,6 +35,7 @@
 #include <jansson.h>
 
 #include "digest.h"
+#include "oci.h"
 #include "open.h"
 #include "store.h"
 #include "util.h"
@@ -315,7 +316,12 @@ int ra_store_name(int store_fd, const char *store, const char *ref, const char *
 	snprintf(c.path, sizeof(c.path), "%s", store);
 	r = names_load(&c, &names, e);
 	if (r == 0) {
-		if (json_object_set_new(names, name, json_string(manifest)) < 0)
+		const char *was = json_string_value(json_object_get(names, name));
+
+		/* the same name for the same image again: nothing to write */
+		if (was && !strcmp(was, manifest))
+			r = 0;
+		else if (json_object_set_new(names, name, json_string(manifest)) < 0)
 			r = ra_oom(e, "store names");
 		else
 			r = names_save(&c, names, e);
@@ -724,6 +730,32 @@ static bool in(json_t *a, const char *s)
 	return false;
 }
 
+/*
+ * What a killed command left in the store directory: a docker-archive
+ * import's directory (.archive-*), a names.json not yet renamed
+ * (.names.json.*). Under the exclusive lock: nothing is using them.
+ */
+static void remove_leftovers(struct cat *c, bool dry)
+{
+	_cleanup_close_ int d = openat(c->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = d >= 0 ? fdopendir(d) : NULL;
+	struct dirent *de;
+
+	if (!dir || dry) {
+		if (dir)
+			closedir(dir);
+		return;
+	}
+	d = -EBADF;	/* the DIR's */
+	while ((de = readdir(dir))) {
+		if (!strncmp(de->d_name, ".archive-", 9) && de->d_type == DT_DIR)
+			ra_docker_archive_remove(dirfd(dir), de->d_name);
+		else if (!strncmp(de->d_name, ".names.json.", 12) && de->d_type == DT_REG)
+			unlinkat(dirfd(dir), de->d_name, 0);
+	}
+	closedir(dir);
+}
+
 static int collect(struct cat *c, const char *hex, void *ud)
 {
 	layers_of(c, hex, ud);
@@ -751,6 +783,8 @@ int rootasm_store_gc(const char *store, unsigned int flags, struct rootasm_store
 	r = cat_open(store, LOCK_EX, &c, e);
 	if (r == -ENOENT)
 		return 0;
+	if (r == 0)
+		remove_leftovers(&c, flags & ROOTASM_STORE_GC_DRY_RUN);
 	if (r < 0 || c.layers < 0)
 		goto out;
 	used = json_array();
