@@ -8,7 +8,7 @@
 #include "cli.h"
 
 static const char help[] =
-	"Usage: rootasm import [OPTION...] oci:DIR[:TAG]\n"
+	"Usage: rootasm import [OPTION...] oci:DIR[:TAG] | docker-archive:FILE[:NAME]\n"
 	"Import an OCI image layout (skopeo copy ... oci:DIR, umoci, buildah push oci:;\n"
 	"Docker's schema 2 media types too) into a content-addressed store: each layer\n"
 	"(tar, tar+gzip, tar+zstd) becomes a read-only layer image keyed by its diff-id\n"
@@ -31,6 +31,9 @@ static const char help[] =
 	"  --debug         trace what is read and converted\n"
 	"  -h, --help      this text\n"
 	"\n"
+	"docker-archive:FILE is what `docker save` and `podman save` write (a tar, plain,\n"
+	"gzip or zstd): NAME picks the image among its RepoTags (without it the archive\n"
+	"must hold one), which names the image in the store unless --tag does.\n"
 	"TAG selects the manifest by its org.opencontainers.image.ref.name annotation;\n"
 	"without it the index must list one manifest. A nested index is followed to the\n"
 	"manifest for linux and this machine's architecture.\n"
@@ -109,7 +112,7 @@ int cmd_import(int argc, char **argv)
 		}
 	}
 	if (optind >= argc)
-		return cli_usage("missing oci:DIR[:TAG]");
+		return cli_usage("missing oci:DIR[:TAG] or docker-archive:FILE[:NAME]");
 	ref = argv[optind++];
 	if (optind < argc)
 		return cli_usage("more than one image ('%s')", argv[optind]);

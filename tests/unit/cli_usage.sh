@@ -42,7 +42,7 @@ t 2 "--json takes no value or 'pretty'" --json=yaml probe
 t 2 "--count takes a positive number" watch --count -3
 t 2 "--count takes a positive number" watch --count 1x
 t 2 "import: missing oci:DIR[:TAG]" import
-t 2 "not an OCI image reference" import /srv/image
+t 2 "not an image reference rootasm reads" import /srv/image
 t 2 "--fs takes erofs or squashfs" import --fs ext4 oci:x
 t 2 "more than one image" import oci:a oci:b
 t 2 "bundle: missing create, prepare or cleanup" bundle
