@@ -1170,6 +1170,98 @@ TEST(bundle_create_takes_an_image_by_name_and_refuses_what_has_no_command)
 	ASSERT_CONTAINS(out, "/st/images/sha256/");
 }
 
+/* ------------------------------------------------------- docker-archive */
+
+TEST(docker_archive_is_imported_as_its_oci_image_and_named_by_its_repotag)
+{
+	char *out, layout[4096], *before;
+
+	fresh();
+	sh("cd %s && rm -f da.tar && %s docker-archive da.tar --image docker.io/library/da:1 "
+	   "'{\"Env\": [\"GREETING=from the archive\"], \"Cmd\": [\"/bin/sh\", \"-c\", \"echo $GREETING\"]}' "
+	   "l1.tar,l2.tar", fix, mkoci);
+	ASSERT_EQ(run(&out, "cd %s && %s import --quiet --store st docker-archive:da.tar", fix, bin), 0);
+	snprintf(layout, sizeof(layout), "%s", first_line(out));
+	/* the tree is the image's (layer 2 replaced /etc/a), its config used */
+	ASSERT_EQ(run(&out, "%s exec %s", bin, layout), 0);
+	ASSERT_STR(out, "from the archive\n");
+	ASSERT_EQ(run(&out, "%s exec %s -- /bin/busybox cat /etc/a", bin, layout), 0);
+	ASSERT_CONTAINS(out, "two");
+	/* named as the archive names it; found by that name and by docker's short one */
+	ASSERT_EQ(run(&out, "%s images --store %s/st", bin, fix), 0);
+	ASSERT_CONTAINS(out, "docker.io/library/da:1");
+	/*
+	 * nothing of the archive's unpacking stays; a second import writes
+	 * nothing but that (the store directory's times tell of it)
+	 */
+	ASSERT_EQ(run(&out, "ls -A %s/st | grep -c archive", fix), 1);
+	before = store_state(P("st"));
+	*strchr(before, '\n') = '\0';
+	ASSERT_EQ(run(&out, "cd %s && %s import --quiet --store st docker-archive:da.tar", fix, bin), 0);
+	ASSERT_STR(first_line(out), layout);
+	ASSERT_STR(strchr(store_state(P("st")), '\n') + 1, before + strlen(before) + 1);
+	free(before);
+}
+
+TEST(docker_archive_with_several_images_shared_layers_and_gzip)
+{
+	char *out;
+
+	fresh();
+	/* two images sharing layer 1 (a symlink to its first copy, as Docker before 25), gzip'd */
+	sh("cd %s && rm -f da2.tar && %s docker-archive da2.tar --image one:a,one:b '{\"Cmd\": [\"/bin/sh\"]}' l1.tar "
+	   "--image two:latest '{\"Cmd\": [\"/bin/sh\"]}' l1.tar,l2.tar --gzip", fix, mkoci);
+	ASSERT_EQ(run(&out, "cd %s && %s import --quiet --store st docker-archive:da2.tar", fix, bin), 2);
+	ASSERT_CONTAINS(out, "holds 2 images: name one");
+	ASSERT_EQ(run(&out, "cd %s && %s import --quiet --store st docker-archive:da2.tar:three", fix, bin), 2);
+	ASSERT_CONTAINS(out, "no image tagged 'three'");
+	ASSERT_EQ(run(&out, "cd %s && %s import --quiet --store st docker-archive:da2.tar:docker.io/library/two", fix, bin), 0);
+	ASSERT_EQ(run(&out, "%s exec %s -- /bin/busybox cat /etc/a", bin, first_line(out)), 0);
+	ASSERT_CONTAINS(out, "two");
+	ASSERT_EQ(run(&out, "cd %s && %s import --quiet --store st --tag mine docker-archive:da2.tar:one:b", fix, bin), 0);
+	ASSERT_EQ(run(&out, "%s exec %s -- /bin/busybox cat /etc/a", bin, first_line(out)), 0);
+	ASSERT_CONTAINS(out, "one");
+	ASSERT_EQ(run(&out, "%s images --store %s/st --json | python3 -c \"import json, sys; "
+		      "print(sorted(n for i in json.load(sys.stdin) for n in i['names']))\"", bin, fix), 0);
+	ASSERT_STR(out, "['docker.io/library/two:latest', 'mine:latest']\n");
+}
+
+TEST(docker_archive_that_lies_is_refused_and_leaves_nothing)
+{
+	char *out;
+
+	fresh();
+	sh("cd %s && rm -f bad.tar && %s docker-archive bad.tar --image bad:1 '{}' l1.tar --bad-diffid", fix, mkoci);
+	ASSERT_EQ(run(&out, "cd %s && %s import --quiet --store st docker-archive:bad.tar", fix, bin), 2);
+	ASSERT_CONTAINS(out, "diff_id");
+	ASSERT_EQ(run(&out, "find %s/st -mindepth 1 ! -name lock ! -type d | wc -l; ls -A %s/st | grep -c archive", fix, fix), 1);
+	ASSERT_STR(out, "0\n0\n");
+	/* not a docker archive: a plain layer tar, a missing file */
+	ASSERT_EQ(run(&out, "cd %s && %s import --quiet --store st docker-archive:l1.tar", fix, bin), 2);
+	ASSERT_CONTAINS(out, "no manifest.json");
+	ASSERT_EQ(run(&out, "cd %s && %s import --quiet --store st docker-archive:nope.tar", fix, bin), 2);
+	ASSERT_EQ(run(&out, "ls -A %s/st | grep -c archive", fix), 1);
+}
+
+TEST(docker_archive_skopeo_writes_is_imported)
+{
+	char *out;
+
+	fresh();
+	if (system("command -v skopeo >/dev/null") != 0)
+		SKIP("skopeo is not installed");
+	/* what podman save writes (the same library, containers/image) */
+	/* (Docker's formats have no zstd layer) */
+	mkimage("gzimg", "--tag v1 l1.tar:gzip l2.tar:gzip");
+	ASSERT_EQ(run(&out, "cd %s && rm -f sk.tar && skopeo copy --quiet oci:gzimg:v1 docker-archive:sk.tar:skopeo/img:v1",
+		      fix), 0);
+	ASSERT_EQ(run(&out, "cd %s && %s import --quiet --store st docker-archive:sk.tar", fix, bin), 0);
+	ASSERT_EQ(run(&out, "%s exec %s -- /bin/busybox cat /etc/a /etc/keep", bin, first_line(out)), 0);
+	ASSERT_STR(out, "two\nkeep\n");
+	ASSERT_EQ(run(&out, "%s images --store %s/st", bin, fix), 0);
+	ASSERT_CONTAINS(out, "skopeo/img:v1");
+}
+
 /* ------------------------------------------------------- the managed store */
 
 TEST(store_names_images_and_lookup)
