@@ -608,6 +608,17 @@ static int write_image(struct ra_oci_image *img, struct store *s, enum rootasm_l
 	return wrote;
 }
 
+/* The store, and its lock held shared in *ret_lock: with other imports; rmi and gc wait for it (store.h). */
+static int store_open_shared(const char *path, struct store *s, int *ret_lock, struct rootasm_error *e)
+{
+	int r = store_open(path, s, e);
+
+	if (r < 0)
+		return r;
+	*ret_lock = ra_store_lock(s->fd, LOCK_SH, s->path, e);
+	return *ret_lock < 0 ? *ret_lock : 0;
+}
+
 /* Layer @name is in the store (another import's, claimed): 1; not there: 0. */
 static int cached(struct store *s, const char *name, struct rootasm_error *e)
 {
@@ -693,14 +704,9 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 				   "needs root (a private tmpfs, file owners, device nodes, trusted.* xattrs)");
 	if (archive) {
 		/* docker save's tar made an OCI layout in the store (oci/archive.c), then imported as one */
-		r = store_open(spath, &s, e);
+		r = store_open_shared(spath, &s, &lock, e);
 		if (r < 0)
 			goto out;
-		lock = ra_store_lock(s.fd, LOCK_SH, s.path, e);
-		if (lock < 0) {
-			r = lock;
-			goto out;
-		}
 		r = ra_docker_archive_unpack(ref, s.fd, s.path, &dir, &aname, e);
 		if (r < 0)
 			goto out;
@@ -717,15 +723,9 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 	if (r < 0)
 		goto out;
 	if (!archive) {
-		r = store_open(spath, &s, e);
+		r = store_open_shared(spath, &s, &lock, e);
 		if (r < 0)
 			goto out;
-		/* shared with other imports; rmi and gc wait for it (store.h) */
-		lock = ra_store_lock(s.fd, LOCK_SH, s.path, e);
-		if (lock < 0) {
-			r = lock;
-			goto out;
-		}
 	}
 	res->layers = calloc(img->nlayers, sizeof(*res->layers));
 	if (!res->layers) {

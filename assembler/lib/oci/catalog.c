@@ -762,14 +762,76 @@ static int collect(struct cat *c, const char *hex, void *ud)
 	return 0;
 }
 
+/* Call @fn for each layer image (NAME.erofs, NAME.squashfs) of layers/sha256 with its name and absolute path. */
+static int each_layer_image(struct cat *c, int (*fn)(struct cat *c, const char *name, const char *path, void *ud),
+			    void *ud, struct rootasm_error *e)
+{
+	_cleanup_close_ int d = -EBADF;
+	struct dirent *de;
+	DIR *dir;
+	int r = 0;
+
+	if (c->layers < 0)
+		return 0;
+	d = openat(c->layers, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dir = d >= 0 ? fdopendir(d) : NULL;
+	if (!dir)
+		return ra_err(e, errno, -EBADF, "read", c->path, "layers/sha256");
+	d = -EBADF;	/* the DIR's */
+	while (r >= 0 && (de = readdir(dir))) {
+		const char *dot = strrchr(de->d_name, '.');
+		char path[PATH_MAX];
+
+		if (de->d_name[0] == '.' || !dot || (strcmp(dot, ".erofs") && strcmp(dot, ".squashfs")))
+			continue;
+		snprintf(path, sizeof(path), "%s/layers/sha256/%s", c->path, de->d_name);
+		r = fn(c, de->d_name, path, ud);
+	}
+	closedir(dir);
+	return r;
+}
+
+struct gc {
+	json_t *used, *loops;
+	bool dry;
+	struct rootasm_store_gc_result *res;
+	struct rootasm_error *e;
+};
+
+static int gc_one(struct cat *c, const char *name, const char *path, void *ud)
+{
+	struct gc *g = ud;
+	char rec[NAME_MAX + 8];
+	struct stat st;
+
+	if (in(g->used, path))
+		return 0;
+	/* a tree or rootasmd's cache has it on a loop device: it stays until they let go */
+	if (in(g->loops, path)) {
+		if (g->res)
+			g->res->in_use++;
+		return 0;
+	}
+	if (fstatat(c->layers, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	if (!g->dry) {
+		if (unlinkat(c->layers, name, 0) < 0)
+			return ra_err(g->e, errno, -EBADF, "store gc", path, "unlink");
+		snprintf(rec, sizeof(rec), "%s.json", name);
+		(void)unlinkat(c->layers, rec, 0);
+	}
+	if (g->res) {
+		g->res->removed++;
+		g->res->bytes += st.st_size;
+	}
+	return 0;
+}
+
 int rootasm_store_gc(const char *store, unsigned int flags, struct rootasm_store_gc_result *res,
 		     struct rootasm_error *e)
 {
-	json_t *used = NULL, *loops = NULL;
-	_cleanup_close_ int d = -EBADF;
-	struct dirent *de;
+	struct gc g = { .dry = flags & ROOTASM_STORE_GC_DRY_RUN, .res = res, .e = e };
 	struct cat c;
-	DIR *dir = NULL;
 	int r;
 
 	if (res) {
@@ -783,65 +845,24 @@ int rootasm_store_gc(const char *store, unsigned int flags, struct rootasm_store
 	r = cat_open(store, LOCK_EX, &c, e);
 	if (r == -ENOENT)
 		return 0;
-	if (r == 0)
-		remove_leftovers(&c, flags & ROOTASM_STORE_GC_DRY_RUN);
-	if (r < 0 || c.layers < 0)
+	if (r < 0)
 		goto out;
-	used = json_array();
-	loops = loop_backing_files();
-	if (!used || !loops) {
+	remove_leftovers(&c, g.dry);
+	g.used = json_array();
+	g.loops = loop_backing_files();
+	if (!g.used || !g.loops) {
 		r = ra_oom(e, "store gc");
 		goto out;
 	}
-	r = each_image(&c, collect, used, e);
-	if (r < 0)
-		goto out;
-	d = openat(c.layers, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	dir = d >= 0 ? fdopendir(d) : NULL;
-	if (!dir) {
-		r = ra_err(e, errno, -EBADF, "read", c.path, "layers/sha256");
-		goto out;
-	}
-	d = -EBADF;
-	while ((de = readdir(dir))) {
-		char path[PATH_MAX], rec[NAME_MAX + 8];
-		const char *dot = strrchr(de->d_name, '.');
-		struct stat st;
-
-		if (de->d_name[0] == '.' || !dot || (strcmp(dot, ".erofs") && strcmp(dot, ".squashfs")))
-			continue;
-		snprintf(path, sizeof(path), "%s/layers/sha256/%s", c.path, de->d_name);
-		if (in(used, path))
-			continue;
-		/* a tree or rootasmd's cache has it on a loop device: it stays until they let go */
-		if (in(loops, path)) {
-			if (res)
-				res->in_use++;
-			continue;
-		}
-		if (fstatat(c.layers, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
-			continue;
-		if (!(flags & ROOTASM_STORE_GC_DRY_RUN)) {
-			if (unlinkat(c.layers, de->d_name, 0) < 0) {
-				r = ra_err(e, errno, -EBADF, "store gc", path, "unlink");
-				goto out;
-			}
-			snprintf(rec, sizeof(rec), "%s.json", de->d_name);
-			(void)unlinkat(c.layers, rec, 0);
-		}
-		if (res) {
-			res->removed++;
-			res->bytes += st.st_size;
-		}
-	}
-	r = 0;
+	/* referenced: named by an image's layout */
+	r = each_image(&c, collect, g.used, e);
+	if (r >= 0)
+		r = each_layer_image(&c, gc_one, &g, e);
 out:
-	if (dir)
-		closedir(dir);
-	json_decref(used);
-	json_decref(loops);
+	json_decref(g.used);
+	json_decref(g.loops);
 	cat_close(&c);
-	return r;
+	return r < 0 ? r : 0;
 }
 
 /* ----------------------------------------------------------------- verify */
@@ -882,70 +903,48 @@ static int verify_image(struct cat *c, const char *hex, void *ud)
 	return 0;
 }
 
+/* A layer image's sha256 against the one its record took when it was made. */
+static int verify_layer(struct cat *c, const char *name, const char *path, void *ud)
+{
+	struct verify *V = ud;
+	char rec[NAME_MAX + 8], digest[RA_DIGEST_MAX], why[256];
+	_cleanup_close_ int fd = -EBADF;
+	const char *want;
+	json_t *o = NULL;
+
+	snprintf(rec, sizeof(rec), "%s.json", name);
+	if (load_json_at(c->layers, rec, RECORD_MAX, &o) < 0) {
+		problem(V, path, "its record is missing or unreadable");
+		return 0;
+	}
+	want = json_string_value(json_object_get(json_object_get(o, "image"), "digest"));
+	if (!want) {
+		if (V->fn)
+			V->fn(V->ud, path, "not checked: its record has no digest (made by an older rootasm)");
+	} else if ((fd = sys_openat2(c->layers, name, (struct open_how *)&beneath_how)) < 0 ||
+		   ra_sha256_fd(fd, digest, NULL) < 0) {
+		problem(V, path, "cannot be read");
+	} else if (strcmp(digest, want)) {
+		snprintf(why, sizeof(why), "its sha256 is %s, its record says %s", digest, want);
+		problem(V, path, why);
+	}
+	json_decref(o);
+	return 0;
+}
+
 int rootasm_store_verify(const char *store, rootasm_store_verify_fn fn, void *userdata, struct rootasm_error *e)
 {
 	struct verify V = { .fn = fn, .ud = userdata };
-	_cleanup_close_ int d = -EBADF;
-	struct dirent *de;
 	struct cat c;
-	DIR *dir;
 	int r;
 
 	r = cat_open(store, LOCK_SH, &c, e);
 	if (r == -ENOENT)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "store verify", ra_store_path(store), "no store");
-	if (r < 0)
-		goto out;
-	r = each_image(&c, verify_image, &V, e);
-	if (r < 0 || c.layers < 0)
-		goto out;
-	d = openat(c.layers, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	dir = d >= 0 ? fdopendir(d) : NULL;
-	if (!dir) {
-		r = ra_err(e, errno, -EBADF, "read", c.path, "layers/sha256");
-		goto out;
-	}
-	d = -EBADF;
-	/* each layer image against the sha256 its record took when it was made */
-	while ((de = readdir(dir))) {
-		char path[PATH_MAX], rec[NAME_MAX + 8], digest[RA_DIGEST_MAX];
-		const char *dot = strrchr(de->d_name, '.'), *want;
-		_cleanup_close_ int fd = -EBADF;
-		json_t *o = NULL;
-		uint64_t bytes = 0;
-
-		if (de->d_name[0] == '.' || !dot || (strcmp(dot, ".erofs") && strcmp(dot, ".squashfs")))
-			continue;
-		snprintf(path, sizeof(path), "%s/layers/sha256/%s", c.path, de->d_name);
-		snprintf(rec, sizeof(rec), "%s.json", de->d_name);
-		if (load_json_at(c.layers, rec, RECORD_MAX, &o) < 0) {
-			problem(&V, path, "its record is missing or unreadable");
-			continue;
-		}
-		want = json_string_value(json_object_get(json_object_get(o, "image"), "digest"));
-		if (!want) {
-			json_decref(o);
-			if (fn)
-				fn(userdata, path, "not checked: its record has no digest (made by an older rootasm)");
-			continue;
-		}
-		fd = sys_openat2(c.layers, de->d_name, (struct open_how *)&beneath_how);
-		if (fd < 0 || (r = ra_sha256_fd(fd, digest, &bytes)) < 0) {
-			json_decref(o);
-			problem(&V, path, "cannot be read");
-			continue;
-		}
-		if (strcmp(digest, want)) {
-			char why[256];
-
-			snprintf(why, sizeof(why), "its sha256 is %s, its record says %s", digest, want);
-			problem(&V, path, why);
-		}
-		json_decref(o);
-	}
-	closedir(dir);
-	r = V.problems;
-out:
+	if (r == 0)
+		r = each_image(&c, verify_image, &V, e);
+	if (r >= 0)
+		r = each_layer_image(&c, verify_layer, &V, e);
 	cat_close(&c);
-	return r;
+	return r < 0 ? r : V.problems;
 }
