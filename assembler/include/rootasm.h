@@ -513,6 +513,12 @@ struct rootasm_exec_result {
  * sandbox is set up; the caller owns it. Signals sent to the init with
  * pidfd_send_signal() are passed on to the command (the CLI forwards its
  * own that way). A setup failure is reported here, with its step and errno.
+ *
+ * The command (since 0.4), as `podman run IMAGE [CMD]` makes it from an
+ * image's config: the layout's exec.entrypoint, then @argv when it has any
+ * (NULL or { NULL }: none), else the layout's exec.cmd; with none of them it
+ * is a usage error. The layout's exec.user is resolved in the tree's
+ * /etc/passwd and /etc/group, exec.workdir is the working directory.
  */
 int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, int tree_fd, char *const argv[],
 		       const struct rootasm_exec_opts *opts, struct rootasm_error *e);
