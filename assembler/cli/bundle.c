@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
+ * rootasm bundle create [--store DIR] IMAGE|LAYOUT BUNDLE
  * rootasm bundle prepare [--layout L] [--upper DIR] BUNDLE | rootasm bundle cleanup BUNDLE
  *
- * The front end of rootasm_bundle_prepare() and rootasm_bundle_cleanup()
+ * The front end of rootasm_bundle_create(), rootasm_bundle_prepare() and rootasm_bundle_cleanup()
  * (lib/bundle.c says what they do and whom they trust): options in, the
  * result out as a line or as JSON.
  */
@@ -17,11 +18,17 @@
 #include "cli.h"
 
 static const char help[] =
-	"Usage: rootasm bundle prepare [OPTION...] BUNDLE\n"
+	"Usage: rootasm bundle create [OPTION...] IMAGE|LAYOUT BUNDLE\n"
+	"       rootasm bundle prepare [OPTION...] BUNDLE\n"
 	"       rootasm bundle cleanup [OPTION...] BUNDLE\n"
 	"Make the root filesystem of an OCI runtime bundle (BUNDLE/config.json) with rootasm,\n"
 	"for crun or runc to run it:\n"
 	"\n"
+	"  create    write BUNDLE/config.json (as `crun spec` does, with the process the\n"
+	"            image's config asks for: entrypoint and cmd, env, working directory,\n"
+	"            user; as `umoci unpack` does) and BUNDLE/rootfs, annotated with the\n"
+	"            image's layout: ready for prepare. IMAGE: a name or digest of the\n"
+	"            store; a LAYOUT file by that name is taken first\n"
 	"  prepare   assemble the layout (--layout, or the config.json annotation\n"
 	"            \"org.rootasm.layout\"; a JSON layout such as `rootasm import` writes),\n"
 	"            with the config's bind and tmpfs mounts as volumes and its\n"
@@ -30,6 +37,8 @@ static const char help[] =
 	"            rootasm made (the original is kept in BUNDLE/.rootasm/config.json)\n"
 	"  cleanup   detach the tree prepare attached and restore config.json\n"
 	"\n"
+	"  --store DIR     create: the store IMAGE is in (default: $ROOTASM_STORE, else\n"
+	"                  /var/lib/rootasm/store)\n"
 	"  --layout L      the layout (relative: to BUNDLE, and beneath it)\n"
 	"  --upper DIR     writes go to DIR/upper (work dir DIR/work) instead of the layout's\n"
 	"                  upper. root.readonly is left to the runtime (it remounts the root\n"
@@ -89,6 +98,23 @@ static int prepare(const char *bundle, const char *layout, const char *upper)
 	return r;
 }
 
+static int create(const char *image, const char *bundle, const char *store)
+{
+	struct rootasm_bundle_opts o = { .size = sizeof(o), .store = store };
+	struct rootasm_bundle_result res;
+	struct rootasm_error e = { 0 };
+	int r = 0;
+
+	if (rootasm_bundle_create(cli_context(), image, bundle, &o, &res, &e) < 0)
+		return cli_fail(&e);
+	if (cli.json)
+		r = cli_json_out(json_pack("{s:s, s:s}", "root", res.root, "layout", res.layout)) < 0 ? EXIT_RUNTIME : 0;
+	else if (!cli.quiet)
+		printf("%s: config.json written for %s\n", res.root, res.layout);
+	rootasm_bundle_result_free(&res);
+	return r;
+}
+
 static int cleanup(const char *bundle)
 {
 	struct rootasm_bundle_result res;
@@ -112,9 +138,10 @@ int cmd_bundle(int argc, char **argv)
 		CLI_COMMON_LONGOPTS,
 		{ "layout", required_argument, NULL, 'l' },
 		{ "upper", required_argument, NULL, 'u' },
+		{ "store", required_argument, NULL, 's' },
 		{ 0 },
 	};
-	const char *layout = NULL, *upper = NULL, *sub, *bundle;
+	const char *layout = NULL, *upper = NULL, *store = NULL, *sub, *bundle, *image = NULL;
 	char up[PATH_MAX];
 	int c, r;
 
@@ -126,23 +153,37 @@ int cmd_bundle(int argc, char **argv)
 		case 'u':
 			upper = optarg;
 			break;
+		case 's':
+			if (!*optarg)
+				return cli_usage("--store needs a directory");
+			store = optarg;
+			break;
 		default:
 			if ((r = cli_common(c, argc, argv, help)) != CLI_GO_ON)
 				return r;
 		}
 	}
 	if (optind >= argc)
-		return cli_usage("missing prepare or cleanup");
+		return cli_usage("missing create, prepare or cleanup");
 	sub = argv[optind++];
-	if (strcmp(sub, "prepare") && strcmp(sub, "cleanup"))
-		return cli_usage("unknown bundle command '%s' (prepare, cleanup)", sub);
+	if (strcmp(sub, "create") && strcmp(sub, "prepare") && strcmp(sub, "cleanup"))
+		return cli_usage("unknown bundle command '%s' (create, prepare, cleanup)", sub);
+	if (!strcmp(sub, "create")) {
+		if (optind >= argc)
+			return cli_usage("missing IMAGE or LAYOUT");
+		image = argv[optind++];
+	}
 	if (optind >= argc)
 		return cli_usage("missing BUNDLE");
 	bundle = argv[optind++];
 	if (optind < argc)
 		return cli_usage("more than one BUNDLE ('%s')", argv[optind]);
-	if (!strcmp(sub, "cleanup") && (layout || upper))
+	if (strcmp(sub, "prepare") && (layout || upper))
 		return cli_usage("--layout and --upper go with prepare");
+	if (strcmp(sub, "create") && store)
+		return cli_usage("--store goes with create");
+	if (image)
+		return create(image, bundle, store);
 	/* the upper is the caller's: relative to the working directory */
 	if (upper && upper[0] != '/') {
 		if (!realpath(upper, up)) {

@@ -55,6 +55,9 @@ int cmd_probe(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_bundle(int argc, char **argv);
+int cmd_images(int argc, char **argv);
+int cmd_rmi(int argc, char **argv);
+int cmd_store(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 
 /* The library context, made on first use (after the options: --debug). */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* rootasm exec [OPTION...] LAYOUT [OPTION...] [--] CMD [ARG...] */
+/* rootasm exec [OPTION...] LAYOUT [OPTION...] [--] [CMD [ARG...]] */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -11,13 +11,14 @@
 #include <termios.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <jansson.h>
 
 #include "cli.h"
 
 static const char help[] =
-	"Usage: rootasm exec [OPTION...] LAYOUT [OPTION...] [--] CMD [ARG...]\n"
+	"Usage: rootasm exec [OPTION...] LAYOUT [OPTION...] [--] [CMD [ARG...]]\n"
 	"Assemble LAYOUT, then run CMD with the tree as its root, sandboxed as `crun run`\n"
 	"runs the configuration `crun spec` writes: new pid, mount, ipc, uts and cgroup\n"
 	"namespaces; every fd >= 3 closed; the capabilities of the layout's exec: section\n"
@@ -28,6 +29,11 @@ static const char help[] =
 	"caller's terminal is not its controlling terminal). The container dies with\n"
 	"rootasm.\n"
 	"Options go before CMD (the first operand after LAYOUT, or what follows '--').\n"
+	"LAYOUT that is no file is an image of the store ($ROOTASM_STORE, else\n"
+	"/var/lib/rootasm/store) by NAME[:TAG] or digest (rootasm images).\n"
+	"The layout's exec: section (an imported image's config) gives the user, the\n"
+	"environment, the working directory and the command: its entrypoint, then CMD\n"
+	"[ARG...] if given, else its cmd (as `podman run IMAGE [CMD]`).\n"
 	"\n"
 	"  --network host|none  the host's network namespace (default), or a new one\n"
 	"                       with only loopback\n"
@@ -244,7 +250,9 @@ int cmd_exec(int argc, char **argv)
 	struct rootasm_exec_result res = { 0 };
 	struct rootasm_exec_opts o = { .size = sizeof(o) };
 	struct rootasm_layout *l;
-	const char *path = NULL, **env = NULL, *via = NULL;
+	const char *path = NULL, **env = NULL, *via = NULL, *what;
+	char *image = NULL;
+	struct stat st;		/* the layout of an image of the store: lives as long as the process */
 	size_t nenv = 0;
 	bool report = false;
 	sigset_t fwd;
@@ -327,11 +335,21 @@ int cmd_exec(int argc, char **argv)
 			path = argv[optind++];
 		}
 	}
-	if (optind >= argc)
-		return failed(cli_usage("missing CMD"));
 	if (via && !strcmp(path, "-"))
 		return failed(cli_usage("--via takes a layout file, not '-'"));
 	o.env = env;
+	/* no file (or a directory): an image of the store by name or digest ($ROOTASM_STORE, else the default) */
+	if (strcmp(path, "-") && (stat(path, &st) < 0 || S_ISDIR(st.st_mode))) {
+		r = rootasm_store_lookup(NULL, path, &image, NULL, &e);
+		if (r < 0 && !(rootasm_error_is_usage(&e) && e.err == ENOENT)) {
+			free(env);
+			return failed(cli_fail(&e));
+		}
+		/* no such image either: loading the layout says what is missing */
+		if (r == 0)
+			path = image;
+		e = (struct rootasm_error){ 0 };
+	}
 	/* with --via the layout is read here only for its exec settings: rootasmd opens what it names */
 	r = cli_load(path, via ? ROOTASM_LOAD_OFFLINE : 0, &l);
 	if (r)
@@ -363,11 +381,12 @@ int cmd_exec(int argc, char **argv)
 	close(pidfd);
 	if (r < 0)
 		return failed(cli_fail(&e));
+	what = optind < argc ? argv[optind] : "the image's command";
 	if (report && cli.json) {
-		cli_json_out(json_pack("{s:s, s:i, s:I, s:s}", "command", argv[optind], "status", res.status, "cgroup_id",
+		cli_json_out(json_pack("{s:s, s:i, s:I, s:s}", "command", what, "status", res.status, "cgroup_id",
 				       (json_int_t)res.cgroupid, "source", res.from_pidfd_info ? "pidfd-info-exit" : "waitid"));
 	} else if (report && !cli.quiet) {
-		fprintf(stderr, "rootasm: exec: %s exited with status %d, cgroup id %llu, read %s\n", argv[optind],
+		fprintf(stderr, "rootasm: exec: %s exited with status %d, cgroup id %llu, read %s\n", what,
 			res.status, res.cgroupid,
 			res.from_pidfd_info ? "through PIDFD_INFO_EXIT after reaping" : "from waitid (no PIDFD_INFO_EXIT)");
 	}

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* rootasm import [--store DIR] [--fs erofs|squashfs] [--tls-verify=BOOL] [--quiet] oci:DIR[:TAG]|docker://REF */
+/* rootasm import [--store DIR] [--fs erofs|squashfs] [--tag NAME[:TAG]] [--tls-verify=BOOL] [--quiet] oci:DIR[:TAG]|docker-archive:FILE[:NAME]|docker://REF */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,7 +11,7 @@
 #include "cli.h"
 
 static const char help[] =
-	"Usage: rootasm import [OPTION...] oci:DIR[:TAG]\n"
+	"Usage: rootasm import [OPTION...] oci:DIR[:TAG] | docker-archive:FILE[:NAME]\n"
 	"       rootasm import [OPTION...] docker://REGISTRY/REPO[:TAG|@DIGEST]\n"
 	"Import an OCI image layout (skopeo copy ... oci:DIR, umoci, buildah push oci:;\n"
 	"Docker's schema 2 media types too), or an image from a registry, into a\n"
@@ -26,6 +26,8 @@ static const char help[] =
 	"Needs root (owners, device nodes, trusted.* xattrs).\n"
 	"\n"
 	"  --store DIR     the store (default: $ROOTASM_STORE, else /var/lib/rootasm/store)\n"
+	"  --tag NAME[:TAG]  name the image in the store (TAG: latest when none); `rootasm\n"
+	"                  images` lists it, `rootasm exec`/`bundle create` take the name\n"
 	"  --fs FS         erofs (default: uncompressed, 4 KiB chunks: sparse files stay\n"
 	"                  sparse) or squashfs (zstd)\n"
 	"  --tls-verify=BOOL  docker://: check the registry's TLS certificate (default\n"
@@ -38,6 +40,9 @@ static const char help[] =
 	"  --debug         trace what is read and converted\n"
 	"  -h, --help      this text\n"
 	"\n"
+	"docker-archive:FILE is what `docker save` and `podman save` write (a tar, plain,\n"
+	"gzip or zstd): NAME picks the image among its RepoTags (without it the archive\n"
+	"must hold one), which names the image in the store unless --tag does.\n"
 	"TAG selects the manifest by its org.opencontainers.image.ref.name annotation;\n"
 	"without it the index must list one manifest. A nested index is followed to the\n"
 	"manifest for linux and this machine's architecture.\n"
@@ -172,8 +177,9 @@ int cmd_import(int argc, char **argv)
 		CLI_COMMON_LONGOPTS,
 		{ "store", required_argument, NULL, 's' },
 		{ "fs", required_argument, NULL, 'f' },
-		{ "tls-verify", required_argument, NULL, 't' },
+		{ "tls-verify", required_argument, NULL, 'V' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "tag", required_argument, NULL, 't' },
 		{ 0 },
 	};
 	struct rootasm_import_opts o = { .size = sizeof(o), .progress = progress, .download = download };
@@ -195,7 +201,7 @@ int cmd_import(int argc, char **argv)
 			else
 				return cli_usage("--fs takes erofs or squashfs, not '%s'", optarg);
 			break;
-		case 't':
+		case 'V':
 			if (!strcmp(optarg, "false"))
 				o.flags |= ROOTASM_IMPORT_TLS_NO_VERIFY;
 			else if (!strcmp(optarg, "true"))
@@ -207,13 +213,16 @@ int cmd_import(int argc, char **argv)
 			o.progress = NULL;
 			o.download = NULL;
 			break;
+		case 't':
+			o.tag = optarg;
+			break;
 		default:
 			if ((r = cli_common(c, argc, argv, help)) != CLI_GO_ON)
 				return r;
 		}
 	}
 	if (optind >= argc)
-		return cli_usage("missing oci:DIR[:TAG] or docker://REGISTRY/REPO[:TAG|@DIGEST]");
+		return cli_usage("missing oci:DIR[:TAG], docker-archive:FILE[:NAME] or docker://REGISTRY/REPO[:TAG|@DIGEST]");
 	ref = argv[optind++];
 	if (optind < argc)
 		return cli_usage("more than one image ('%s')", argv[optind]);

@@ -28,6 +28,10 @@ static const char usage[] =
 	"  import oci:DIR[:TAG]   import an OCI image layout into the store, print its layout\n"
 	"  import docker://REGISTRY/REPO[:TAG|@DIGEST]\n"
 	"                         pull an image from a registry into the store, the same way\n"
+	"  images                 the images of the store: names, digests, layers, size, last use\n"
+	"  rmi NAME|DIGEST        remove an image's name, or the image, from the store\n"
+	"  store gc|verify        remove unused layer images; check what is stored\n"
+	"  bundle create IMAGE DIR  write an OCI runtime bundle from an image (or a layout)\n"
 	"  bundle prepare BUNDLE  assemble an OCI runtime bundle's rootfs at its root.path\n"
 	"  bundle cleanup BUNDLE  undo it: detach the tree, restore config.json\n"
 	"  version                the version and what was compiled in (also -v, -V, --version)\n"
@@ -244,6 +248,9 @@ int main(int argc, char **argv)
 		{ "watch", cmd_watch },
 		{ "import", cmd_import },
 		{ "bundle", cmd_bundle },
+		{ "images", cmd_images },
+		{ "rmi", cmd_rmi },
+		{ "store", cmd_store },
 		{ "version", cmd_version },
 	};
 	/* before the command: --help, --json, --debug (not --quiet: a command's own) and --version */

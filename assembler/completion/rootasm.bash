@@ -4,10 +4,11 @@
 # Commands, the options of each (tests/unit/completion.sh checks them against
 # `rootasm COMMAND --help`), layout files (*.yaml, *.yml, *.json) for LAYOUT,
 # directories for --attach and check --live, host|none for --network, commands
-# for exec's CMD, oci: and then a directory (or docker://) for import's image.
+# for exec's CMD, oci: and then a directory (or docker://) for import's image, gc|verify for
+# store, create|prepare|cleanup for bundle.
 # Needs nothing from the bash-completion package.
 
-_rootasm_commands="check assemble exec probe watch import bundle version help"
+_rootasm_commands="check assemble exec probe watch import images rmi store bundle version help"
 _rootasm_common="--help --json --json=pretty --quiet --debug"
 
 # The options of command $1.
@@ -19,8 +20,11 @@ _rootasm_options()
 	exec) echo "--network --preserve-fds --env --hostname --tty --privileged --report --via $_rootasm_common" ;;
 	probe) echo "--refresh $_rootasm_common" ;;
 	watch) echo "--mntns --count --timeout $_rootasm_common" ;;
-	import) echo "--store --fs --tls-verify= $_rootasm_common" ;;
-	bundle) echo "--layout --upper $_rootasm_common" ;;
+	import) echo "--store --fs --tag --tls-verify= $_rootasm_common" ;;
+	images) echo "--store $_rootasm_common" ;;
+	rmi) echo "--store $_rootasm_common" ;;
+	store) echo "--store --dry-run $_rootasm_common" ;;
+	bundle) echo "--layout --upper --store $_rootasm_common" ;;
 	version) echo "$_rootasm_common" ;;
 	'') echo "--version --help --json --json=pretty --debug" ;;
 	esac
@@ -106,7 +110,7 @@ _rootasm()
 		case $w in
 		--) ((dashdash)) || { dashdash=1; continue; } ;;
 		--attach | --send-fd | --send-fd-fd | --peer-uid | --timeout | --mntns | --count | --via | \
-			--network | --preserve-fds | --env | --hostname | --store | --fs | --layout | \
+			--network | --preserve-fds | --env | --hostname | --store | --fs | --layout | --tag | \
 			--upper | --tls-verify) ((dashdash)) || { skip=1; continue; } ;;
 		esac
 		if ((dashdash)) || [[ $w != -* && $w != = && ${COMP_WORDS[i - 1]} != = ]]; then
@@ -132,7 +136,7 @@ _rootasm()
 	--fs) COMPREPLY=($(compgen -W "erofs squashfs" -- "$cur")); return 0 ;;
 	--tls-verify) COMPREPLY=($(compgen -W "true false" -- "$cur")); return 0 ;;
 	--layout) _rootasm_layouts "$cur"; return 0 ;;
-	--send-fd-fd | --peer-uid | --timeout | --count | --preserve-fds | --env | --hostname) return 0 ;;
+	--send-fd-fd | --peer-uid | --timeout | --count | --preserve-fds | --env | --hostname | --tag) return 0 ;;
 	esac
 
 	if [[ $cur == -* ]] && ! ((dashdash)) && ! [[ $cmd == exec && $operands -ge 2 ]]; then
@@ -160,10 +164,15 @@ _rootasm()
 		;;
 	bundle)
 		if ((operands == 0)); then
-			COMPREPLY=($(compgen -W "prepare cleanup" -- "$cur"))
-		elif ((operands == 1)); then
-			_rootasm_dirs "$cur"
+			COMPREPLY=($(compgen -W "create prepare cleanup" -- "$cur"))
+		elif ((operands == 1)) && [[ ${COMP_WORDS[*]} == *" create "* ]]; then
+			_rootasm_layouts "$cur"
+		elif ((operands >= 1)); then
+			((operands <= 2)) && _rootasm_dirs "$cur"
 		fi
+		;;
+	store)
+		((operands == 0)) && COMPREPLY=($(compgen -W "gc verify" -- "$cur"))
 		;;
 	exec)
 		if ((operands == 0)); then

@@ -524,6 +524,12 @@ struct rootasm_exec_result {
  * sandbox is set up; the caller owns it. Signals sent to the init with
  * pidfd_send_signal() are passed on to the command (the CLI forwards its
  * own that way). A setup failure is reported here, with its step and errno.
+ *
+ * The command (since 0.4), as `podman run IMAGE [CMD]` makes it from an
+ * image's config: the layout's exec.entrypoint, then @argv when it has any
+ * (NULL or { NULL }: none), else the layout's exec.cmd; with none of them it
+ * is a usage error. The layout's exec.user is resolved in the tree's
+ * /etc/passwd and /etc/group, exec.workdir is the working directory.
  */
 int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, int tree_fd, char *const argv[],
 		       const struct rootasm_exec_opts *opts, struct rootasm_error *e);
@@ -706,7 +712,9 @@ struct rootasm_import_opts {
 	rootasm_import_progress_fn progress;
 	void *userdata;
 	unsigned int flags;		/* ROOTASM_IMPORT_* (others: EINVAL) */
+	/* since 0.4 */
 	rootasm_import_download_fn download;	/* may be NULL; gets userdata */
+	const char *tag;		/* NULL: none; else NAME[:TAG] names the image in the store (rootasm_store_lookup()) */
 };
 
 /* docker://: no TLS certificate check, and plain HTTP when the registry speaks no TLS (a local registry) */
@@ -731,6 +739,85 @@ struct rootasm_import_result {
 int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_import_opts *opts,
 		   struct rootasm_import_result *res, struct rootasm_error *e);
 void rootasm_import_result_free(struct rootasm_import_result *res);
+
+/* -------------------------------------------------------------- the store */
+
+/*
+ * The store an import writes, managed (since 0.4). @store is the store's
+ * directory; NULL: $ROOTASM_STORE, else /var/lib/rootasm/store. An image is
+ * named by NAME[:TAG] (the distribution spec's reference grammar: lowercase
+ * path components separated by '/', the first may be a HOST[:PORT]; TAG
+ * [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}, "latest" when none: never "..", an
+ * empty component, a leading '/' or a control character), by its manifest
+ * digest ("sha256:HEX") or by a unique prefix of 12 or more of its hex
+ * digits. Changes are serialised with flock() on STORE/lock (an import holds
+ * it shared); every file is replaced whole (temporary name, fsync, rename).
+ */
+
+/* NAME[:TAG] as the store keeps it (":latest" added) into @out; -EINVAL when it is not a name, -ENAMETOOLONG. */
+int rootasm_store_name_normalize(const char *ref, char *out, size_t size);
+
+/*
+ * The layout of the image @ref (its erofs layout, else its squashfs one):
+ * its absolute path in *ret_layout and its manifest digest in *ret_manifest
+ * (either may be NULL; the caller frees them). Takes no lock and writes
+ * nothing: for a runtime that looks images up by name. An unknown image is
+ * ROOTASM_ERROR_USAGE with ENOENT.
+ */
+int rootasm_store_lookup(const char *store, const char *ref, char **ret_layout, char **ret_manifest,
+			 struct rootasm_error *e);
+
+struct rootasm_store_image {
+	size_t size;			/* sizeof(struct rootasm_store_image), set by the library */
+	char manifest[80];		/* "sha256:..." */
+	char config[80];
+	char **names;			/* NAME:TAG, nnames of them */
+	size_t nnames;
+	size_t nlayers;
+	unsigned long long bytes;	/* the layer images its layouts name, in bytes */
+	long long last_used;		/* seconds since the epoch: the layout's last read (atime), else the import */
+	char *layout;			/* absolute path; NULL when it has none */
+	unsigned long long reserved[4];
+};
+
+/* Every image of the store (none when there is no store); free with rootasm_store_images_free(). */
+int rootasm_store_images(const char *store, struct rootasm_store_image **ret, size_t *ret_n, struct rootasm_error *e);
+void rootasm_store_images_free(struct rootasm_store_image *v, size_t n);
+
+/*
+ * rmi: by NAME[:TAG], that name (the image goes with its last name); by
+ * digest, every name of the image and the image. The image's record and
+ * layouts go; its layer images stay until rootasm_store_gc(). Returns 1 when
+ * the image was removed, 0 when only a name was.
+ */
+int rootasm_store_remove(const char *store, const char *ref, struct rootasm_error *e);
+
+#define ROOTASM_STORE_GC_DRY_RUN	0x1u	/* count, remove nothing */
+
+struct rootasm_store_gc_result {
+	size_t size;			/* sizeof(struct rootasm_store_gc_result): set it */
+	size_t removed;			/* layer images removed (or that would be) */
+	unsigned long long bytes;	/* their size */
+	size_t in_use;			/* unreferenced but on a loop device (a live tree, rootasmd's cache): kept */
+	unsigned long long reserved[4];
+};
+
+/*
+ * Remove the layer images no image's layout names (and their records),
+ * except those a loop device is backed by. @res may be NULL.
+ */
+int rootasm_store_gc(const char *store, unsigned int flags, struct rootasm_store_gc_result *res,
+		     struct rootasm_error *e);
+
+typedef void (*rootasm_store_verify_fn)(void *userdata, const char *path, const char *problem);
+
+/*
+ * Check what is stored: every layer image an image's layout names is there,
+ * and each layer image's sha256 is the one recorded when it was made. Each
+ * problem (and each layer image that cannot be checked) goes to @fn; returns
+ * the number of problems (0: all is well).
+ */
+int rootasm_store_verify(const char *store, rootasm_store_verify_fn fn, void *userdata, struct rootasm_error *e);
 
 /* ---------------------------------------------------------- OCI bundles */
 
@@ -765,6 +852,8 @@ struct rootasm_bundle_opts {
 	unsigned int flags;		/* none yet: 0 */
 	const char *layout;		/* prepare: the layout (relative: beneath the bundle); NULL: the annotation */
 	const char *upper;		/* prepare: absolute; writes go to UPPER/upper instead of the layout's upper */
+	/* since 0.4 */
+	const char *store;		/* create: the store the image is looked up in (NULL: as rootasm_store_lookup()) */
 };
 
 /* What was done; the library fills it (zeroed first, also on failure); free with rootasm_bundle_result_free(). */
@@ -787,6 +876,20 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 int rootasm_bundle_cleanup(struct rootasm_ctx *ctx, const char *bundle_dir, const struct rootasm_bundle_opts *opts,
 			   struct rootasm_bundle_result *res, struct rootasm_error *e);
 void rootasm_bundle_result_free(struct rootasm_bundle_result *res);
+
+/*
+ * Write a runtime bundle for @image (since 0.4): a layout file by that name,
+ * else an image of the store (rootasm_store_lookup()). BUNDLE_DIR (made 0700
+ * when missing; refused when it has a config.json) gets config.json as `crun
+ * spec` writes it, with the process from the layout's exec: section (an
+ * imported image's config: entrypoint + cmd as args, env, workdir as cwd, the
+ * user, by name resolved in the assembled tree), root.path "rootfs" (made),
+ * and the annotation "org.rootasm.layout" naming the layout: ready for
+ * rootasm_bundle_prepare(). res->layout: the layout, res->root: the rootfs.
+ */
+int rootasm_bundle_create(struct rootasm_ctx *ctx, const char *image, const char *bundle_dir,
+			  const struct rootasm_bundle_opts *opts, struct rootasm_bundle_result *res,
+			  struct rootasm_error *e);
 
 #if defined(__GNUC__) && __GNUC__ >= 4
 #pragma GCC visibility pop

@@ -2,7 +2,9 @@
 /* SHA-256 and OCI digest strings (digest.h). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -121,4 +123,41 @@ int ra_digest_parse(const char *s, char hex[RA_DIGEST_HEX + 1])
 	if (hex)
 		memcpy(hex, c, RA_DIGEST_HEX + 1);
 	return 0;
+}
+
+int ra_sha256_fd(int fd, char out[RA_DIGEST_MAX], uint64_t *ret_bytes)
+{
+	static const size_t chunk = 1 << 20;
+	struct ra_sha256 h;
+	uint64_t off = 0;
+	char *buf = malloc(chunk);
+	int r;
+
+	if (!buf)
+		return -ENOMEM;
+	r = ra_sha256_init(&h);
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	for (;;) {
+		ssize_t n = pread(fd, buf, chunk, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			ra_sha256_free(&h);
+			free(buf);
+			return r;
+		}
+		if (n == 0)
+			break;
+		ra_sha256_update(&h, buf, n);
+		off += n;
+	}
+	free(buf);
+	if (ret_bytes)
+		*ret_bytes = off;
+	return ra_sha256_final(&h, out);
 }

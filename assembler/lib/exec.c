@@ -56,6 +56,7 @@
 #include "context.h"
 #include "exec.h"
 #include "layout.h"
+#include "passwd.h"
 #include "util.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -77,13 +78,13 @@ static const char *const readonly_paths[] = { "/proc/bus", "/proc/fs", "/proc/ir
 static const char *const steps[] = {
 	"start a session", "make / private", "attach the tree over /", "pivot_root", "make the tree nodev",
 	"mount /proc", "mask /proc paths", "make /proc paths read-only", "mount /dev", "set the hostname",
-	"bring up loopback", "drop the bounding set", "set groups", "set gid", "set uid", "open /dev/ptmx",
+	"bring up loopback", "change to the working directory", "drop the bounding set", "set groups", "set gid", "set uid", "open /dev/ptmx",
 	"set capabilities", "set ambient capabilities", "set no_new_privs", "make the init not dumpable",
 	"load the seccomp profile", "close fds", "fork the command", NULL,
 };
 
 enum {
-	S_SESSION, S_PRIVATE, S_ATTACH, S_PIVOT, S_NODEV, S_PROC, S_MASK, S_RO, S_DEV, S_HOSTNAME, S_LO, S_BOUNDING,
+	S_SESSION, S_PRIVATE, S_ATTACH, S_PIVOT, S_NODEV, S_PROC, S_MASK, S_RO, S_DEV, S_HOSTNAME, S_LO, S_WORKDIR, S_BOUNDING,
 	S_GROUPS, S_GID, S_UID, S_TTY, S_CAPS, S_AMBIENT, S_NNP, S_DUMPABLE, S_SECCOMP, S_FDS, S_FORK,
 };
 
@@ -94,6 +95,7 @@ struct spec {
 	char **envp;
 	const char *path;		/* PATH for the search, from envp */
 	const char *hostname;
+	const char *workdir;		/* NULL: "/" */
 	bool privileged, netns, user_set, tty;
 	uid_t uid;
 	gid_t gid;
@@ -488,6 +490,10 @@ static int init_main(void *arg, int *step)
 		if (r < 0)
 			return r;
 	}
+	/* as root still: the image's WorkingDir, whoever may enter it (as runc, which tries before and after) */
+	*step = S_WORKDIR;
+	if (s->workdir && chdir(s->workdir) < 0)
+		return errno_r();
 	if (!s->privileged) {
 		*step = S_BOUNDING;
 		for (unsigned int c = 0; c < 64; c++)
@@ -598,11 +604,14 @@ static int recv_master(int sock)
 #define EOPT(o, field, def) \
 	((o) && (o)->size >= offsetof(struct rootasm_exec_opts, field) + sizeof((o)->field) ? (o)->field : (def))
 
-/* The environment: the layout's, the caller's extra entries, then PATH and TERM if not given. */
-static char **make_env(const struct ra_exec *x, const char *const *extra, const char **ret_path)
+/*
+ * The environment: the layout's, the caller's extra entries, then PATH, TERM
+ * and HOME (@home: the user's in the tree, else /root) if not given.
+ */
+char **ra_exec_env(const struct ra_exec *x, const char *const *extra, const char *home, const char **ret_path)
 {
-	static const char *const defaults[] = {
-		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm", "HOME=/root",
+	const char *const defaults[] = {
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm", home ? home : "HOME=/root",
 	};
 	size_t n = 0, cap = (x ? x->nenv : 0) + ARRAY_SIZE(defaults) + 1;
 	char **env;
@@ -642,6 +651,33 @@ static char **make_env(const struct ra_exec *x, const char *const *extra, const 
 	return env;
 }
 
+/*
+ * The command, as `podman run IMAGE [CMD]` makes it from the image's
+ * Entrypoint and Cmd: the entrypoint, then @argv if it has any, else the
+ * layout's cmd. An array of borrowed pointers (caller frees the array only);
+ * NULL when out of memory.
+ */
+char **ra_exec_command(const struct ra_exec *x, char *const argv[])
+{
+	bool own = argv && argv[0];
+	size_t n = x->nentrypoint, k = 0;
+	char **v;
+
+	if (own)
+		while (argv[k])
+			k++;
+	else
+		k = x->ncmd;
+	v = calloc(n + k + 1, sizeof(char *));
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		v[i] = x->entrypoint[i];
+	for (size_t i = 0; i < k; i++)
+		v[n + i] = own ? argv[i] : x->cmd[i];
+	return v;
+}
+
 int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, int tree_fd, char *const argv[],
 		       const struct rootasm_exec_opts *o, struct rootasm_error *e)
 {
@@ -652,7 +688,7 @@ int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 	int *tty_master = EOPT(o, tty_master, NULL);
 	struct spec s = {
 		.tree_fd = tree_fd,
-		.argv = argv,
+		.workdir = x->workdir,
 		.hostname = EOPT(o, hostname, NULL) ? EOPT(o, hostname, NULL) : x->hostname ? x->hostname : "rootasm",
 		.privileged = x->privileged || (flags & ROOTASM_EXEC_PRIVILEGED),
 		.netns = (x->network == RA_NET_NONE && !(flags & ROOTASM_EXEC_NETWORK_HOST)) ||
@@ -669,6 +705,9 @@ int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 		.tty_sock = -EBADF,
 	};
 	_cleanup_close_ int tty_sock = -EBADF;
+	struct ra_user user;
+	char home[sizeof(user.home) + 8] = "";
+	char **full;
 	struct ra_child ch;
 	struct ra_child_report rep;
 	int r, pidfd;
@@ -698,16 +737,39 @@ int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 	if ((flags & ROOTASM_EXEC_TTY) && !tty_master)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL,
 				   "ROOTASM_EXEC_TTY needs struct rootasm_exec_opts.tty_master");
-	if (!argv || !argv[0] || !argv[0][0])
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL, "no command");
+	if (argv && argv[0] && !argv[0][0])
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL, "an empty command");
 	if (s.preserve_fds > 65536)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL, "--preserve-fds %u: too many",
 				   s.preserve_fds);
 	for (size_t i = 0; i < NMASK; i++)
 		s.null_clones[i] = -EBADF;
-	s.envp = make_env(x, extra, &s.path);
-	if (!s.envp)
+	if (x->user) {
+		/* the image's user, by name or number, in the tree's own /etc/passwd and /etc/group */
+		r = ra_user_resolve(tree_fd, x->user, &user, e);
+		if (r < 0)
+			return r;
+		s.user_set = true;
+		s.uid = user.uid;
+		s.gid = user.gid;
+		s.groups = user.groups;
+		s.ngroups = user.ngroups;
+		if (user.home[0])
+			snprintf(home, sizeof(home), "HOME=%s", user.home);
+	}
+	s.argv = full = ra_exec_command(x, argv);
+	if (!full)
+		return ra_oom(e, "exec command");
+	if (!full[0] || !full[0][0]) {
+		free(full);
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL,
+				   "no command (and the layout's exec: section has no entrypoint or cmd)");
+	}
+	s.envp = ra_exec_env(x, extra, home[0] ? home : NULL, &s.path);
+	if (!s.envp) {
+		free(full);
 		return ra_oom(e, "exec environment");
+	}
 	r = 0;
 	if (s.tty) {
 		int sp[2];
@@ -744,6 +806,7 @@ int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 		close_fdp(&s.null_clones[i]);
 	close_fdp(&s.tty_sock);
 	free(s.envp);
+	free(full);
 	if (r < 0)
 		return r;
 	RA_TRACE(ra_ctx(ctx), "exec: init pid %d started (%s%s)", ch.pid, s.privileged ? "privileged" : "sandboxed",

@@ -23,6 +23,7 @@
 #include <yaml.h>
 
 #include "layout.h"
+#include "passwd.h"
 #include "util.h"
 
 /*
@@ -1095,7 +1096,7 @@ static int parse_mounts(struct pctx *p, struct ynode *seq, struct rootasm_layout
 }
 
 /* "KEY=VALUE": a name of letters, digits and '_', not starting with a digit. */
-static bool env_ok(const char *s)
+bool ra_env_ok(const char *s)
 {
 	const char *eq = strchr(s, '=');
 
@@ -1107,10 +1108,54 @@ static bool env_ok(const char *s)
 	return true;
 }
 
+/*
+ * exec.entrypoint, exec.cmd: a list of arguments. An argument of an image's
+ * command may be empty or hold newlines and tabs (a `sh -c` script): only NUL
+ * is refused (it would cut the argument short), and sizes are capped as the
+ * kernel caps them.
+ */
+static int parse_args(struct pctx *p, struct ynode *seq, const char *where, char ***ret, size_t *ret_n)
+{
+	char **v;
+	size_t n = 0;
+	int r = want(p, seq, where, YAML_SEQUENCE_NODE);
+
+	if (r < 0)
+		return r;
+	if (nitems(seq) > RA_MAX_ARGS)
+		return perr(p, seq, where, "%zu arguments; at most %d", nitems(seq), RA_MAX_ARGS);
+	v = calloc(nitems(seq) + 1, sizeof(char *));
+	if (!v)
+		return poom(p, "parse arguments");
+	*ret = v;
+	for_items(seq, it) {
+		struct ynode *a = node(p, *it);
+		char key[64];
+
+		snprintf(key, sizeof(key), "%s[%zu]", where, n);
+		r = want(p, a, key, YAML_SCALAR_NODE);
+		if (r < 0)
+			return r;
+		if (memchr(a->value, '\0', a->length))
+			return perr(p, a, key, "value contains a NUL character");
+		if (a->length >= RA_MAX_ARG)
+			return perr(p, a, key, "argument longer than %u bytes", RA_MAX_ARG - 1);
+		/* a plain empty scalar is YAML's null: an empty argument is written "" */
+		if (is_null(a))
+			return perr(p, a, key, "expected a string, got null (an empty argument is written \"\")");
+		v[n] = strdup(a->value);
+		if (!v[n])
+			return poom(p, "parse arguments");
+		*ret_n = ++n;
+	}
+	return 0;
+}
+
 static int parse_exec(struct pctx *p, struct ynode *m, struct rootasm_layout *l)
 {
 	static const char *const keys[] = { "deny_mount_api", "privileged", "uid", "gid", "groups", "capabilities",
-					    "env", "hostname", "network", NULL };
+					    "env", "hostname", "network", "entrypoint", "cmd", "workdir", "user",
+					    NULL };
 	struct ra_exec *x = &l->exec;
 	struct ynode *v, *u, *g;
 	const char *s;
@@ -1165,7 +1210,7 @@ static int parse_exec(struct pctx *p, struct ynode *m, struct rootasm_layout *l)
 				bad = r;
 				continue;
 			}
-			if (!env_ok(s)) {
+			if (!ra_env_ok(s)) {
 				bad = perr(p, node(p, *it), key, "expected KEY=VALUE (KEY: letters, digits, '_'), got '%s'", s);
 				continue;
 			}
@@ -1190,6 +1235,41 @@ static int parse_exec(struct pctx *p, struct ynode *m, struct rootasm_layout *l)
 			x->network = RA_NET_NONE;
 		else
 			bad = perr(p, v, "exec.network", "expected 'host' or 'none', got '%s'", s);
+	}
+	if ((v = lookup(p, m, "entrypoint")) && (r = parse_args(p, v, "exec.entrypoint", &x->entrypoint,
+								 &x->nentrypoint)) < 0) {
+		if (!go_on(r))
+			return r;
+		bad = r;
+	}
+	if ((v = lookup(p, m, "cmd")) && (r = parse_args(p, v, "exec.cmd", &x->cmd, &x->ncmd)) < 0) {
+		if (!go_on(r))
+			return r;
+		bad = r;
+	}
+	if ((v = lookup(p, m, "workdir"))) {
+		char buf[RA_PATH_MAX];
+
+		if ((r = get_string(p, v, "exec.workdir", &s)) < 0)
+			bad = r;
+		else if ((r = ra_normalize_target(s, buf, sizeof(buf))) == -EINVAL)
+			bad = perr(p, v, "exec.workdir", "expected an absolute path, got '%s'", s);
+		else if (r == -EXDEV)
+			bad = perr(p, v, "exec.workdir", "'%s' contains '..'", s);
+		else if (r < 0)
+			bad = perr(p, v, "exec.workdir", "'%s' is too long", s);
+		else if (!(x->workdir = strdup(buf)))
+			return poom(p, "parse workdir");
+	}
+	if ((v = lookup(p, m, "user"))) {
+		if (u)
+			bad = perr(p, v, "exec.user", "give 'user' or 'uid' and 'gid', not both");
+		else if ((r = get_string(p, v, "exec.user", &s)) < 0)
+			bad = r;
+		else if (!ra_user_spec_ok(s))
+			bad = perr(p, v, "exec.user", "expected USER[:GROUP] (names or numbers), got '%s'", s);
+		else if (!(x->user = strdup(s)))
+			return poom(p, "parse user");
 	}
 	return bad;
 }
@@ -1542,6 +1622,10 @@ void rootasm_layout_free(struct rootasm_layout *l)
 		free(l->exec.env[i]);
 	free(l->exec.env);
 	free(l->exec.hostname);
+	strv_free(l->exec.entrypoint);
+	strv_free(l->exec.cmd);
+	free(l->exec.workdir);
+	free(l->exec.user);
 	free(l->file);
 	free(l->dir);
 	rootasm_principal_free(l->principal);

@@ -162,12 +162,21 @@ struct ra_exec {
 	size_t nenv;
 	char *hostname;				/* NULL: "rootasm" */
 	int network;				/* RA_NET_HOST or RA_NET_NONE */
+	/* an image's command (its config's Entrypoint and Cmd), as `podman run IMAGE [CMD]` */
+	char **entrypoint;			/* NULL-terminated; NULL: none */
+	size_t nentrypoint;
+	char **cmd;				/* NULL-terminated; NULL: none (the caller's CMD is needed) */
+	size_t ncmd;
+	char *workdir;				/* absolute, normalized; NULL: "/" */
+	char *user;				/* "USER[:GROUP]" (names or ids) resolved in the tree; NULL: uid/gid */
 	struct ra_loc loc;
 };
 
 #define RA_NET_HOST	0
 #define RA_NET_NONE	1
 #define RA_MAX_ENV	1024
+#define RA_MAX_ARGS	4096		/* exec.entrypoint, exec.cmd: each */
+#define RA_MAX_ARG	(128u << 10)	/* bytes of one argument (the kernel's MAX_ARG_STRLEN) */
 
 struct rootasm_layout {
 	char *file;				/* the layout file as given, for messages */
@@ -202,6 +211,9 @@ struct ra_diag {
  */
 int ra_layout_parse(const char *buf, size_t len, const char *file, const char *dir, struct ra_diag *d,
 		    struct rootasm_layout **ret, struct rootasm_error *e);
+
+/* exec.env's rule for an entry: "KEY=VALUE", KEY of letters, digits and '_', not first a digit. */
+bool ra_env_ok(const char *s);
 
 /* Normalize an absolute in-rootfs target: collapse "//" and "/./"; reject "..". */
 int ra_normalize_target(const char *in, char *out, size_t size);

@@ -61,7 +61,8 @@ int ra_oci_parse_ref(const char *ref, char **dir, char **tag, struct rootasm_err
 	const char *d, *c;
 
 	if (!ref || strncmp(ref, "oci:", 4))
-		return bad(e, "import", ref, "not an OCI image reference: name it oci:DIR[:TAG]");
+		return bad(e, "import", ref, "not an image reference rootasm reads: name it oci:DIR[:TAG] or "
+			   "docker-archive:FILE[:NAME]");
 	d = ref + 4;
 	c = strchr(d, ':');
 	if (!*d || c == d)
@@ -404,6 +405,10 @@ static int read_config(struct ra_oci_image *img, json_t *cfg, const char *where,
 			return bad(e, "read image config", where, "diff_ids[%zu] is malformed", i);
 		snprintf(ly->diff_id, sizeof(ly->diff_id), "%s", json_string_value(id));
 	}
+	/* what a container of the image runs: kept for its layout's exec: section (store.c) */
+	img->run = json_incref(json_object_get(cfg, "config"));
+	if (img->run && !json_is_object(img->run) && !json_is_null(img->run))
+		return bad(e, "read image config", where, "config is not an object");
 	return 0;
 }
 
@@ -647,6 +652,7 @@ void ra_oci_free(struct ra_oci_image *img)
 	free(img->layers);
 	desc_free(&img->manifest);
 	desc_free(&img->config);
+	json_decref(img->run);
 	close_fdp(&img->dirfd);
 	close_fdp(&img->blobs);
 	ra_registry_free(img->remote);

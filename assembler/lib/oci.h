@@ -54,6 +54,7 @@ struct ra_oci_image {
 	struct ra_oci_layer *layers;		/* bottom first */
 	size_t nlayers;
 	struct ra_oci_remote *remote;		/* docker://: a registry's image (oci/registry.h); dir is its name */
+	struct json_t *run;			/* the config's "config" (Env, Cmd, ...); NULL when none */
 };
 
 /* Parse "oci:DIR[:TAG]" (DIR ends at the first ':' after "oci:"). Caller frees *dir and *tag. */
@@ -80,6 +81,26 @@ int ra_oci_open_remote(struct ra_oci_remote *rem, const char *name, const char *
  * after reading it); caller owns the fd.
  */
 int ra_oci_blob_open(const struct ra_oci_image *img, const struct ra_oci_desc *d, struct rootasm_error *e);
+
+/*
+ * The exec: section of the image's layout from its config's Env, Entrypoint,
+ * Cmd, WorkingDir and User (oci/config.c): *ret NULL when the config has none
+ * of them; *ret_dropped the Env entries exec.env cannot take (NULL: none).
+ * A config rootasm cannot take (a User it cannot express) is a usage error.
+ */
+int ra_oci_exec_section(const struct ra_oci_image *img, struct json_t **ret, struct json_t **ret_dropped,
+			struct rootasm_error *e);
+
+/*
+ * "docker-archive:FILE[:TAG]" (docker save, podman save) as an OCI image
+ * layout in a new directory PARENT/.archive-XXXXXX (oci/archive.c): its path
+ * in *ret_dir (caller frees; removes it with ra_docker_archive_remove(@parent_fd,
+ * its last component)), the image's name in the archive (TAG, else its first
+ * RepoTag) in *ret_name (NULL: none).
+ */
+int ra_docker_archive_unpack(const char *ref, int parent_fd, const char *parent, char **ret_dir, char **ret_name,
+			     struct rootasm_error *e);
+void ra_docker_archive_remove(int parent_fd, const char *name);
 
 /* The compression a layer media type names; -EOPNOTSUPP for one rootasm does not take. */
 int ra_oci_layer_comp(const char *media_type);

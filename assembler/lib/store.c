@@ -40,11 +40,10 @@
 #include "layout.h"
 #include "oci.h"
 #include "oci/registry.h"
+#include "store.h"
 #include "sysmnt.h"
 #include "unpack.h"
 #include "util.h"
-
-#define DEFAULT_STORE	"/var/lib/rootasm/store"
 
 /* A file this import linked into the store (see "Taking back" below). */
 struct pub {
@@ -439,7 +438,8 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct sto
 	struct ra_unpack_limits lim = { .max_bytes = RA_UNPACK_MAX_BYTES, .max_entries = RA_UNPACK_MAX_ENTRIES };
 	_cleanup_close_ int blob = -EBADF, stage = -EBADF, img_fd = -EBADF, log = -EBADF;
 	_cleanup_free_ char *what = NULL, *at = NULL;
-	char tool[64], src[PATH_MAX + 8], rec[RA_DIGEST_HEX + 64];
+	char tool[64], src[PATH_MAX + 8], rec[RA_DIGEST_HEX + 64], img_digest[RA_DIGEST_MAX];
+	uint64_t img_bytes = 0;
 	struct ra_unpack_stats st;
 	struct ra_jb jb = { 0 };
 	json_t *o;
@@ -508,6 +508,10 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct sto
 	}
 	close_fdp(&stage);
 	stage = -EBADF;
+	/* what `store verify` checks the layer image against */
+	r = ra_sha256_fd(img_fd, img_digest, &img_bytes);
+	if (r < 0)
+		return ra_err(e, -r, -EBADF, "sha256", name, "of the layer image");
 	r = publish_fd(s, img_fd, s->layers, name, -1, name, e);
 	if (r < 0)
 		return r;
@@ -527,6 +531,7 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct sto
 		ra_jset(&jb, o, "chain_id", ra_jstr(chain_id));
 	ra_jset(&jb, o, "from", json_pack("{s:s, s:s, s:I}", "digest", ly->d.digest, "mediaType", ly->d.media_type,
 					  "size", (json_int_t)ly->d.size));
+	ra_jset(&jb, o, "image", json_pack("{s:s, s:I}", "digest", img_digest, "size", (json_int_t)img_bytes));
 	snprintf(rec, sizeof(rec), "%s.json", name);
 	r = publish_json(s, o, jb.oom, s->layers, rec, with, rec, e);
 	return r < 0 ? r : 0;
@@ -560,8 +565,8 @@ static int opts_check(const struct rootasm_import_opts *o, const char *ref, stru
 	return 0;
 }
 
-static int write_image(struct ra_oci_image *img, struct store *s, enum rootasm_layer_fs fs,
-		       struct rootasm_import_result *res, struct rootasm_error *e)
+static int write_image(struct ra_oci_image *img, struct store *s, enum rootasm_layer_fs fs, json_t *exec,
+		       json_t *env_dropped, struct rootasm_import_result *res, struct rootasm_error *e)
 {
 	char name[RA_DIGEST_HEX + 32];
 	struct ra_jb jb = { 0 };
@@ -578,6 +583,8 @@ static int write_image(struct ra_oci_image *img, struct store *s, enum rootasm_l
 					  img->layers[i].diff_id, "mediaType", img->layers[i].d.media_type, "size",
 					  (json_int_t)img->layers[i].d.size));
 	ra_jset(&jb, o, "layers", a);
+	if (env_dropped)
+		ra_jset(&jb, o, "env_dropped", json_incref(env_dropped));
 	snprintf(name, sizeof(name), "%s.json", img->manifest.hex);
 	r = publish_json(s, o, jb.oom, s->images, name, -1, name, e);
 	if (r < 0)
@@ -591,6 +598,8 @@ static int write_image(struct ra_oci_image *img, struct store *s, enum rootasm_l
 		ra_japp(&jb, ll, json_pack("{s:s, s:s}", "image", res->layers[i].image, "type", fs_ext(fs)));
 	ra_jset(&jb, lo, "layers", ll);
 	ra_jset(&jb, lo, "upper", json_pack("{s:{}}", "tmpfs"));
+	if (exec)
+		ra_jset(&jb, lo, "exec", json_incref(exec));
 	snprintf(name, sizeof(name), "%s.%s.layout.json", img->manifest.hex, fs_ext(fs));
 	r = publish_json(s, lo, jb.oom, s->images, name, -1, name, e);
 	if (r < 0)
@@ -601,6 +610,17 @@ static int write_image(struct ra_oci_image *img, struct store *s, enum rootasm_l
 		return ra_oom(e, "import");
 	}
 	return wrote;
+}
+
+/* The store, and its lock held shared in *ret_lock: with other imports; rmi and gc wait for it (store.h). */
+static int store_open_shared(const char *path, struct store *s, int *ret_lock, struct rootasm_error *e)
+{
+	int r = store_open(path, s, e);
+
+	if (r < 0)
+		return r;
+	*ret_lock = ra_store_lock(s->fd, LOCK_SH, s->path, e);
+	return *ret_lock < 0 ? *ret_lock : 0;
 }
 
 /* Layer @name is in the store (another import's, claimed): 1; not there: 0. */
@@ -669,6 +689,12 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 	char chain[RA_DIGEST_MAX] = "";
 	_cleanup_free_ char *dir = NULL, *tag = NULL;
 	struct ra_oci_image *img = NULL;
+	json_t *exec = NULL, *env_dropped = NULL;
+	const char *name = OPT(o, tag, NULL);
+	char norm[512];
+	_cleanup_close_ int lock = -EBADF;
+	_cleanup_free_ char *aname = NULL;
+	bool archive;
 	struct store s = { .fd = -EBADF, .layers = -EBADF, .images = -EBADF };
 	enum rootasm_layer_fs fs = OPT(o, fs, ROOTASM_LAYER_EROFS);
 	const char *spath = OPT(o, store, NULL);
@@ -684,29 +710,51 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 	if (!res)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", ref, "no result struct");
 	memset(res, 0, sizeof(*res));
-	if (!spath)
-		spath = getenv("ROOTASM_STORE");
-	if (!spath || !*spath)
-		spath = DEFAULT_STORE;
-	r = ra_registry_is_ref(ref) ? 0 : ra_oci_parse_ref(ref, &dir, &tag, e);
-	if (r < 0)
-		return r;
+	spath = ra_store_path(spath);
+	if (name && rootasm_store_name_normalize(name, norm, sizeof(norm)) < 0)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", name,
+				   "--tag: expected NAME[:TAG] (lowercase path components, a TAG of letters, digits, "
+				   "'_', '.', '-')");
+	archive = ref && !strncmp(ref, "docker-archive:", strlen("docker-archive:"));
+	if (!archive && !ra_registry_is_ref(ref)) {
+		r = ra_oci_parse_ref(ref, &dir, &tag, e);
+		if (r < 0)
+			return r;
+	}
 	/* before anything is created: the staging tmpfs, owners, device nodes and trusted.* xattrs need it */
 	if (geteuid() != 0)
 		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "import", ref,
 				   "needs root (a private tmpfs, file owners, device nodes, trusted.* xattrs)");
+	if (archive) {
+		/* docker save's tar made an OCI layout in the store (oci/archive.c), then imported as one */
+		r = store_open_shared(spath, &s, &lock, e);
+		if (r < 0)
+			goto out;
+		r = ra_docker_archive_unpack(ref, s.fd, s.path, &dir, &aname, e);
+		if (r < 0)
+			goto out;
+		/* the archive's own name for the image, unless --tag gives one (or it is none rootasm takes) */
+		if (!name && aname && rootasm_store_name_normalize(aname, norm, sizeof(norm)) == 0)
+			name = aname;
+	}
 	if (ra_registry_is_ref(ref))
 		r = ra_registry_open(ref, !(OPT(o, flags, 0u) & ROOTASM_IMPORT_TLS_NO_VERIFY), &img, e);
 	else
 		r = ra_oci_open(dir, tag, &img, e);
 	if (r < 0)
-		return r;
+		goto out;
 	RA_TRACE(ctx, "import %s: manifest %s, %zu layers", ref, img->manifest.digest, img->nlayers);
 	if (img->remote)
 		ra_registry_progress(img->remote, OPT(o, download, NULL), ud);
-	r = store_open(spath, &s, e);
+	/* the image config used (its layout's exec:), or the image refused before any layer is read */
+	r = ra_oci_exec_section(img, &exec, &env_dropped, e);
 	if (r < 0)
 		goto out;
+	if (!archive) {
+		r = store_open_shared(spath, &s, &lock, e);
+		if (r < 0)
+			goto out;
+	}
 	res->layers = calloc(img->nlayers, sizeof(*res->layers));
 	if (!res->layers) {
 		r = ra_oom(e, "import");
@@ -769,13 +817,24 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 		if (progress)
 			progress(ud, i, img->nlayers, rl, true);
 	}
-	r = write_image(img, &s, fs, res, e);
+	r = write_image(img, &s, fs, exec, env_dropped, res, e);
 	if (r < 0)
 		goto out;
 	wrote = wrote || r > 0;
 	if (wrote && (fsync(s.layers) < 0 || fsync(s.images) < 0)) {
 		r = ra_err(e, errno, -EBADF, "fsync", s.path, NULL);
 		goto out;
+	}
+	if (name) {
+		/* the name, alone: no rmi or gc between (flock converts: others may go first, none is undone) */
+		while (flock(lock, LOCK_EX) < 0)
+			if (errno != EINTR) {
+				r = ra_err(e, errno, -EBADF, "flock", s.path, "its lock file");
+				goto out;
+			}
+		r = ra_store_name(s.fd, s.path, norm, img->manifest.digest, e);
+		if (r < 0)
+			goto out;
 	}
 	snprintf(res->manifest, sizeof(res->manifest), "%s", img->manifest.digest);
 	snprintf(res->config, sizeof(res->config), "%s", img->config.digest);
@@ -788,8 +847,12 @@ out:
 		take_back(&s);
 		rootasm_import_result_free(res);
 	}
-	store_close(&s);
 	ra_oci_free(img);
+	if (archive && dir)
+		ra_docker_archive_remove(s.fd, strrchr(dir, '/') + 1);
+	store_close(&s);
+	json_decref(exec);
+	json_decref(env_dropped);
 	return r;
 }
 

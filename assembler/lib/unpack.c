@@ -77,6 +77,7 @@
 	X(archive_read_new) \
 	X(archive_read_next_header) \
 	X(archive_read_open) \
+	X(archive_read_open_fd) \
 	X(archive_read_support_filter_gzip) \
 	X(archive_read_support_filter_zstd) \
 	X(archive_read_support_format_raw) \
@@ -162,6 +163,7 @@ int ra_archive_load(struct rootasm_error *e)
 #define archive_read_new ar.archive_read_new
 #define archive_read_next_header ar.archive_read_next_header
 #define archive_read_open ar.archive_read_open
+#define archive_read_open_fd ar.archive_read_open_fd
 #define archive_read_support_filter_gzip ar.archive_read_support_filter_gzip
 #define archive_read_support_filter_zstd ar.archive_read_support_filter_zstd
 #define archive_read_support_format_raw ar.archive_read_support_format_raw
@@ -1106,5 +1108,82 @@ int ra_unpack_layer(int blob_fd, enum ra_oci_comp comp, int root, const struct r
 	r = 0;
 out:
 	up_free(&u);
+	return r;
+}
+
+/* ------------------------------------------------------------- tar walking */
+
+struct ra_tar {
+	struct archive *a;
+};
+
+ssize_t ra_tar_read(struct ra_tar *t, void *buf, size_t n)
+{
+	la_ssize_t r = archive_read_data(t->a, buf, n);
+
+	return r < 0 ? -(archive_errno(t->a) > 0 ? archive_errno(t->a) : EIO) : r;
+}
+
+int ra_tar_walk(int fd, const char *what, size_t max_entries, ra_tar_entry_fn fn, void *ud, struct rootasm_error *e)
+{
+	struct ra_tar t = { 0 };
+	struct archive_entry *ent;
+	size_t n = 0;
+	int r;
+
+	r = ra_archive_load(e);
+	if (r < 0)
+		return r;
+	t.a = archive_read_new();
+	if (!t.a)
+		return ra_oom(e, "read archive");
+	archive_read_support_filter_gzip(t.a);
+	archive_read_support_filter_zstd(t.a);
+	archive_read_support_format_tar(t.a);
+	if (archive_read_open_fd(t.a, fd, BUFSZ) != ARCHIVE_OK) {
+		r = ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "read archive", what, "%s",
+				archive_error_string(t.a) ?: "not a tar archive");
+		goto out;
+	}
+	for (;;) {
+		const char *name;
+		char type;
+
+		r = archive_read_next_header(t.a, &ent);
+		if (r == ARCHIVE_EOF) {
+			r = 0;
+			break;
+		}
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
+			r = ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "read archive", what, "%s",
+					archive_error_string(t.a) ?: "a bad tar header");
+			break;
+		}
+		if (++n > max_entries) {
+			r = ra_err_kind(e, ROOTASM_ERROR_USAGE, E2BIG, "read archive", what, "more than %zu entries",
+					max_entries);
+			break;
+		}
+		name = archive_entry_pathname(ent);
+		switch (archive_entry_filetype(ent)) {
+		case AE_IFREG:
+			type = 'f';
+			break;
+		case AE_IFLNK:
+			type = 'l';
+			break;
+		case AE_IFDIR:
+			type = 'd';
+			break;
+		default:
+			type = '?';
+		}
+		r = fn(&t, name ? name : "", type, type == 'l' ? archive_entry_symlink(ent) : NULL,
+		       archive_entry_size(ent) > 0 ? (uint64_t)archive_entry_size(ent) : 0, ud);
+		if (r < 0)
+			break;
+	}
+out:
+	archive_read_free(t.a);
 	return r;
 }

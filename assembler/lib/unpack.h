@@ -11,6 +11,7 @@
 #define ROOTASM_UNPACK_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "oci.h"
 
@@ -59,5 +60,19 @@ struct ra_unpack_lower {
 int ra_unpack_layer(int blob_fd, enum ra_oci_comp comp, int root, const struct ra_unpack_limits *lim,
 		    const struct ra_unpack_lower *lower, struct ra_unpack_stats *st, const char *what,
 		    struct rootasm_error *e);
+
+/*
+ * Walk the tar archive @fd (plain, gzip or zstd): @fn gets each entry's name,
+ * type ('f' file, 'l' symlink with its @target, 'd' directory, '?' other) and
+ * size, and may read a file's data with ra_tar_read() (what it leaves unread
+ * is skipped). @what names the archive in errors. @fn returns < 0 to stop
+ * (its error already in @e). At most @max_entries entries.
+ */
+struct ra_tar;
+typedef int (*ra_tar_entry_fn)(struct ra_tar *t, const char *name, char type, const char *target, uint64_t size,
+			       void *ud);
+int ra_tar_walk(int fd, const char *what, size_t max_entries, ra_tar_entry_fn fn, void *ud, struct rootasm_error *e);
+/* Read up to @n bytes of the current entry's data: the count (0 at its end) or -errno. */
+ssize_t ra_tar_read(struct ra_tar *t, void *buf, size_t n);
 
 #endif

@@ -38,6 +38,14 @@ static inline void fclosep(FILE **f)
 		fclose(*f);
 }
 
+/* Free a NULL-terminated array of strings and the strings. */
+static inline void strv_free(char **v)
+{
+	for (char **i = v; i && *i; i++)
+		free(*i);
+	free(v);
+}
+
 #define _cleanup_close_ __attribute__((cleanup(close_fdp)))
 #define _cleanup_free_ __attribute__((cleanup(freep)))
 #define _cleanup_fclose_ __attribute__((cleanup(fclosep)))

@@ -2,13 +2,21 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Make small OCI image layouts for the host tests.
 
-  mkoci.py layout OUT [--tag T] [--nested] [--docker] [--layer-type N=MT] TAR[:none|:gzip|:zstd] ...
+  mkoci.py layout OUT [--tag T] [--nested] [--docker] [--layer-type N=MT] [--config JSON] TAR[:none|:gzip|:zstd] ...
       an image layout at OUT whose layers are the given uncompressed tar files
       (bottom first), compressed as asked; --nested puts the manifest behind a
       nested index (with a second, foreign-architecture manifest beside it);
       --docker writes Docker's schema 2 media types (manifest, manifest list,
       config, layers: what skopeo --format v2s2, crane and ctr export write);
-      --layer-type gives layer N (from 0) the media type MT.
+      --layer-type gives layer N (from 0) the media type MT; --config JSON is
+      the image config's "config" (Env, Entrypoint, Cmd, WorkingDir, User;
+      default {"Cmd": ["/bin/sh"]}).
+  mkoci.py docker-archive OUT.tar [--image TAGS CONFIG TAR,TAR...]... [--gzip] [--bad-diffid]
+      what `docker save` writes: for each image (TAGS: comma-separated
+      RepoTags, or "-" for none; CONFIG: its "config" as JSON; its layer tars),
+      ID/layer.tar per layer (a layer two images share is written once, the
+      second a symlink to the first, as Docker before 25 did), CONFIGHEX.json,
+      manifest.json and repositories; --gzip compresses the whole archive.
   mkoci.py hostile KIND OUT.tar
       a tar that a layer must not be: dotdot, absolute, symlink-then-file,
       hardlink-outside, huge-sparse, overlay-xattr, reserved-whiteout;
@@ -59,11 +67,14 @@ def compress(data, how, mt):
 
 
 def layout(args):
-    out, tag, nested, bad, tars, mt, types = args[0], None, False, False, [], OCI, {}
+    out, tag, nested, bad, tars, mt, types, run = args[0], None, False, False, [], OCI, {}, {"Cmd": ["/bin/sh"]}
     i = 1
     while i < len(args):
         if args[i] == "--tag":
             tag = args[i + 1]
+            i += 2
+        elif args[i] == "--config":
+            run = json.loads(args[i + 1])
             i += 2
         elif args[i] == "--docker":
             mt = DOCKER
@@ -91,7 +102,7 @@ def layout(args):
         layers.append(dict(mediaType=types.get(len(layers), lt), **blob(out, c)))
     if bad:
         diff_ids[0] = "sha256:" + "0" * 64
-    cfg = {"architecture": "amd64", "os": "linux", "config": {"Cmd": ["/bin/sh"]},
+    cfg = {"architecture": "amd64", "os": "linux", "config": run,
            "rootfs": {"type": "layers", "diff_ids": diff_ids}}
     cdesc = dict(mediaType=mt["config"], **blob(out, json.dumps(cfg).encode()))
     man = {"schemaVersion": 2, "mediaType": mt["manifest"], "config": cdesc, "layers": layers}
@@ -207,11 +218,80 @@ def hostile(kind, out):
     open(out, "wb").write(data)
 
 
+def docker_archive(args):
+    out, images, gz, bad, i = args[0], [], False, False, 1
+    while i < len(args):
+        if args[i] == "--image":
+            images.append((args[i + 1], json.loads(args[i + 2]), args[i + 3].split(",")))
+            i += 4
+        elif args[i] == "--gzip":
+            gz = True
+            i += 1
+        elif args[i] == "--bad-diffid":
+            bad = True
+            i += 1
+        else:
+            sys.exit("docker-archive: unknown argument " + args[i])
+    buf = io.BytesIO()
+    tf = tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT)
+
+    def add(name, data=None, link=None):
+        ti = tarfile.TarInfo(name)
+        ti.mtime = 0
+        if link is not None:
+            ti.type, ti.linkname = tarfile.SYMTYPE, link
+            tf.addfile(ti)
+        else:
+            ti.size = len(data)
+            tf.addfile(ti, io.BytesIO(data))
+
+    written, manifest, repos = {}, [], {}
+    for tags, run, tars in images:
+        diff_ids, names = [], []
+        for t in tars:
+            data = open(t, "rb").read()
+            h = hashlib.sha256(data).hexdigest()
+            diff_ids.append("sha256:" + h)
+            lid = hashlib.sha256((t + str(len(names))).encode() + str(len(manifest)).encode()).hexdigest()
+            if h in written:
+                tinfo = tarfile.TarInfo(lid)
+                tinfo.type = tarfile.DIRTYPE
+                tf.addfile(tinfo)
+                add(lid + "/layer.tar", link="../" + written[h] + "/layer.tar")
+            else:
+                tinfo = tarfile.TarInfo(lid)
+                tinfo.type = tarfile.DIRTYPE
+                tf.addfile(tinfo)
+                add(lid + "/VERSION", b"1.0")
+                add(lid + "/layer.tar", data)
+                written[h] = lid
+            names.append(lid + "/layer.tar")
+        if bad:
+            diff_ids[0] = "sha256:" + "0" * 64
+        cfg = json.dumps({"architecture": "amd64", "os": "linux", "config": run,
+                          "rootfs": {"type": "layers", "diff_ids": diff_ids}}).encode()
+        chex = hashlib.sha256(cfg).hexdigest()
+        add(chex + ".json", cfg)
+        rt = [] if tags == "-" else tags.split(",")
+        manifest.append({"Config": chex + ".json", "RepoTags": rt, "Layers": names})
+        for t in rt:
+            n, _, tag = t.rpartition(":")
+            repos.setdefault(n, {})[tag] = names[-1].split("/")[0]
+    add("manifest.json", json.dumps(manifest).encode())
+    add("repositories", json.dumps(repos).encode())
+    tf.close()
+    data = buf.getvalue()
+    with open(out, "wb") as f:
+        f.write(gzip.compress(data, mtime=0) if gz else data)
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     if sys.argv[1] == "layout":
         layout(sys.argv[2:])
+    elif sys.argv[1] == "docker-archive":
+        docker_archive(sys.argv[2:])
     elif sys.argv[1] == "hostile":
         hostile(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "case":

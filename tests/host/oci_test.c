@@ -304,7 +304,8 @@ static void expect_refused(const char *img, const char *want1, const char *want2
 	/* one line */
 	ASSERT_TRUE(strchr(out, '\n') == out + strlen(out) - 1);
 	/* nothing half-imported: no layer image, no record, no mount */
-	ASSERT_EQ(run_sh(&out, "find %s/st -type f 2>/dev/null | wc -l", fix), 0);
+	/* (the store's lock file is no part of an image) */
+	ASSERT_EQ(run_sh(&out, "find %s/st -type f ! -path '*/st/lock' 2>/dev/null | wc -l", fix), 0);
 	ASSERT_EQ(atoi(out), 0);
 	ASSERT_EQ(count_mounts_under(fix), 0);
 }
@@ -746,6 +747,111 @@ TEST(hostile_reserved_whiteout)
 
 /* ----------------------------------------------------------------- bundles */
 
+/* ------------------------------------------------------- the image config */
+
+/* An entrypoint that says where, with what and as whom it runs, then its arguments. */
+#define ENTRYPOINT "[\"/bin/sh\", \"-c\", \"echo \\\"$GREETING\\\" $(pwd) $(busybox id -u):$(busybox id -g) $(busybox id -G) $HOME: \\\"$@\\\"\", \"ep\"]"
+
+/*
+ * An image whose config's "config" is @config: layer 1 of img (busybox) and a
+ * layer with /etc/passwd, /etc/group and a working directory; imported into
+ * st, its layout returned.
+ */
+static const char *import_config(const char *name, const char *config)
+{
+	static char layout[4096];
+	char *out, args[8192];
+
+	sh("cd %s && rm -rf cu && mkdir -p cu/etc cu/srv/app cu/home/app && "
+	   "printf 'root:x:0:0:root:/root:/bin/sh\\napp:x:1234:2345:App:/home/app:/bin/sh\\n' > cu/etc/passwd && "
+	   "printf 'root:x:0:\\napp:x:2345:\\nextra:x:777:other,app\\nnot:x:778:other\\n' > cu/etc/group && "
+	   "tar -C cu --numeric-owner -cf cu.tar .", fix);
+	snprintf(args, sizeof(args), "--config '%s' l1.tar:gzip cu.tar", config);
+	mkimage(name, args);
+	if (import(name, "st", NULL, &out) != 0)
+		FAILF("import %s: %s", name, out);
+	snprintf(layout, sizeof(layout), "%s", first_line(out));
+	return layout;
+}
+
+TEST(image_config_becomes_the_layouts_exec_section)
+{
+	const char *layout;
+	char *out;
+
+	fresh();
+	layout = import_config("cfg", "{\"Env\": [\"PATH=/bin\", \"GREETING=hello world\", \"bad.name=x\"], "
+				      "\"Entrypoint\": " ENTRYPOINT ", \"Cmd\": [\"default\", \"args\"], "
+				      "\"WorkingDir\": \"srv//app/\", \"User\": \"app\", \"ExposedPorts\": {\"80/tcp\": {}}}");
+	ASSERT_EQ(run_sh(&out, "python3 -c \"import json; x=json.load(open('%s'))['exec']; "
+		      "print(x['env'], x['cmd'], x['workdir'], x['user'], x['entrypoint'][:2], sorted(x))\"", layout), 0);
+	ASSERT_CONTAINS(out, "['PATH=/bin', 'GREETING=hello world'] ['default', 'args'] /srv/app app ['/bin/sh', '-c'] "
+			     "['cmd', 'entrypoint', 'env', 'user', 'workdir']");
+	/* what exec.env cannot take is left out, and said in the image record */
+	ASSERT_EQ(run_sh(&out, "cat %s/st/images/sha256/*[0-9a-f].json | python3 -c \"import json, sys; "
+		      "print(json.load(sys.stdin)['env_dropped'])\"", fix), 0);
+	ASSERT_STR(out, "['bad.name=x']\n");
+	ASSERT_EQ(run_sh(&out, "%s check --offline %s", bin, layout), 0);
+}
+
+TEST(exec_without_a_command_runs_the_images_in_its_env_dir_and_user)
+{
+	const char *layout;
+	char *out;
+
+	fresh();
+	layout = import_config("cfg", "{\"Env\": [\"PATH=/bin\", \"GREETING=hello world\"], "
+				      "\"Entrypoint\": " ENTRYPOINT ", \"Cmd\": [\"default\", \"args\"], "
+				      "\"WorkingDir\": \"/srv/app\", \"User\": \"app\"}");
+	/* the user by name: its uid and gid, the groups that list it, its home */
+	ASSERT_EQ(run_sh(&out, "%s exec %s", bin, layout), 0);
+	ASSERT_STR(out, "hello world /srv/app 1234:2345 2345 777 /home/app: default args\n");
+	/* arguments replace Cmd and keep Entrypoint (podman run IMAGE CMD); --env still wins */
+	ASSERT_EQ(run_sh(&out, "%s exec --env GREETING=hi %s -- one 'two three'", bin, layout), 0);
+	ASSERT_STR(out, "hi /srv/app 1234:2345 2345 777 /home/app: one two three\n");
+}
+
+TEST(image_user_by_number_name_and_group)
+{
+	char *out;
+
+	fresh();
+	/* a uid in /etc/passwd takes its gid; one that is not gets 0 */
+	ASSERT_EQ(run_sh(&out, "%s exec %s", bin, import_config("u1", "{\"Entrypoint\": " ENTRYPOINT ", \"User\": \"1234\"}")), 0);
+	ASSERT_CONTAINS(out, " 1234:2345 2345 777 /home/app:\n");
+	ASSERT_EQ(run_sh(&out, "%s exec %s", bin, import_config("u2", "{\"Entrypoint\": " ENTRYPOINT ", \"User\": \"4321\"}")), 0);
+	ASSERT_CONTAINS(out, " 4321:0 0 /root:\n");
+	/* a group given: that group only */
+	ASSERT_EQ(run_sh(&out, "%s exec %s", bin, import_config("u3", "{\"Entrypoint\": " ENTRYPOINT ", \"User\": \"app:extra\"}")), 0);
+	ASSERT_CONTAINS(out, " 1234:777 777 /home/app:\n");
+	ASSERT_EQ(run_sh(&out, "%s exec %s", bin, import_config("u4", "{\"Entrypoint\": " ENTRYPOINT ", \"User\": \"0:42\"}")), 0);
+	ASSERT_CONTAINS(out, " 0:42 42 /root:\n");
+	/* a name the tree does not have: the command does not run (as root or otherwise) */
+	ASSERT_EQ(run_sh(&out, "%s exec %s", bin, import_config("u5", "{\"Entrypoint\": " ENTRYPOINT ", \"User\": \"nobody\"}")), 125);
+	ASSERT_CONTAINS(out, "no user 'nobody'");
+	ASSERT_EQ(run_sh(&out, "%s exec %s", bin, import_config("u6", "{\"Entrypoint\": " ENTRYPOINT ", \"User\": \"app:nogroup\"}")), 125);
+	ASSERT_CONTAINS(out, "no group 'nogroup'");
+}
+
+TEST(image_config_rootasm_cannot_take_is_refused_before_any_layer)
+{
+	char *out;
+
+	fresh();
+	mkimage("badu", "--config '{\"User\": \"../../x\"}' l1.tar:gzip");
+	ASSERT_EQ(import("badu", "st", NULL, &out), 2);
+	ASSERT_CONTAINS(out, "config.User");
+	ASSERT_EQ(run_sh(&out, "test -z \"$(ls -A %s/st/layers/sha256 2>/dev/null)\"", fix), 0);
+	mkimage("badc", "--config '{\"Cmd\": \"/bin/sh -c x\"}' l1.tar:gzip");
+	ASSERT_EQ(import("badc", "st", NULL, &out), 2);
+	ASSERT_CONTAINS(out, "config.Cmd is not an array");
+	/* no command anywhere: exec says so */
+	mkimage("nocmd", "--config '{}' l1.tar:gzip");
+	ASSERT_EQ(import("nocmd", "st", NULL, &out), 0);
+	ASSERT_EQ(run_sh(&out, "%s exec %s", bin, first_line(out)), 125);
+	ASSERT_CONTAINS(out, "no command");
+}
+
 /* A bundle B for the imported image: crun's default spec, @cmd, a bind volume and a tmpfs. */
 static void mkbundle(const char *layout, bool readonly, const char *extra_py, const char *cmd)
 {
@@ -950,6 +1056,296 @@ TEST(bundle_owned_by_a_user_gets_what_the_user_may_have)
 }
 
 /* Bundles belong to their users; rootasm runs as root. What a bundle's owner controls must not reach further. */
+
+TEST(bundle_create_from_an_image_runs_its_command_with_crun)
+{
+	const char *layout;
+	char *out;
+
+	fresh();
+	crun_env();
+	layout = import_config("cfg", "{\"Env\": [\"PATH=/bin\", \"GREETING=hello world\"], "
+				      "\"Entrypoint\": " ENTRYPOINT ", \"Cmd\": [\"default\", \"args\"], "
+				      "\"WorkingDir\": \"/srv/app\", \"User\": \"app\"}");
+	ASSERT_EQ(run_sh(&out, "%s bundle create --json %s %s/B", bin, layout, fix), 0);
+	ASSERT_CONTAINS(out, "\"root\":\"");
+	/* config.json: crun spec's, with the image's process (the user resolved in the tree) */
+	ASSERT_EQ(run_sh(&out, "python3 -c \"import json; c=json.load(open('%s/B/config.json')); p=c['process']; "
+		      "print(p['args'][3:], p['cwd'], p['user'], [e for e in p['env'] if e.startswith(('GREETING', 'HOME', 'PATH'))], "
+		      "c['root'], c['annotations']['org.rootasm.layout'] == '%s', [m['destination'] for m in c['mounts']][:3])\"",
+		      fix, layout), 0);
+	ASSERT_STR(out, "['ep', 'default', 'args'] /srv/app {'uid': 1234, 'gid': 2345, 'additionalGids': [777]} "
+			"['PATH=/bin', 'GREETING=hello world', 'HOME=/home/app'] {'path': 'rootfs', 'readonly': False} True "
+			"['/proc', '/dev', '/dev/pts']\n");
+	/* a second create into it is refused: config.json is there */
+	ASSERT_EQ(run_sh(&out, "%s bundle create %s %s/B", bin, layout, fix), 2);
+	ASSERT_CONTAINS(out, "is there already");
+	/* prepare + crun run: the image's command, in its directory, as its user */
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare --quiet %s/B", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "crun --cgroup-manager=disabled run -b %s/B oci-test-create", fix), 0);
+	ASSERT_STR(out, "hello world /srv/app 1234:2345 2345 777 /home/app: default args\n");
+	ASSERT_EQ(run_sh(&out, "%s bundle cleanup --quiet %s/B", bin, fix), 0);
+	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
+}
+
+TEST(bundle_create_takes_an_image_by_name_and_refuses_what_has_no_command)
+{
+	char *out;
+
+	fresh();
+	mkimage("nocmd", "--config '{}' l1.tar:gzip");
+	ASSERT_EQ(import("nocmd", "st", "--tag local/nocmd:1", &out), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle create --store %s/st local/nocmd:1 %s/B", bin, fix, fix), 2);
+	ASSERT_CONTAINS(out, "no entrypoint or cmd");
+	ASSERT_EQ(run_sh(&out, "test ! -e %s/B", fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle create --store %s/st local/nope %s/B", bin, fix, fix), 2);
+	ASSERT_CONTAINS(out, "no image of that name or digest");
+	ASSERT_EQ(import("img:v1", "st", "--tag img", &out), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle create --store %s/st img %s/B", bin, fix, fix), 0);
+	ASSERT_EQ(run_sh(&out, "python3 -c \"import json; c=json.load(open('%s/B/config.json')); "
+		      "print(c['process']['args'], c['process']['user'], c['annotations']['org.rootasm.layout'])\"", fix), 0);
+	ASSERT_CONTAINS(out, "['/bin/sh'] {'uid': 0, 'gid': 0} ");
+	ASSERT_CONTAINS(out, "/st/images/sha256/");
+}
+
+/* ------------------------------------------------------- docker-archive */
+
+TEST(docker_archive_is_imported_as_its_oci_image_and_named_by_its_repotag)
+{
+	char *out, layout[4096], *before;
+
+	fresh();
+	sh("cd %s && rm -f da.tar && %s docker-archive da.tar --image docker.io/library/da:1 "
+	   "'{\"Env\": [\"GREETING=from the archive\"], \"Cmd\": [\"/bin/sh\", \"-c\", \"echo $GREETING\"]}' "
+	   "l1.tar,l2.tar", fix, mkoci);
+	ASSERT_EQ(run_sh(&out, "cd %s && %s import --quiet --store st docker-archive:da.tar", fix, bin), 0);
+	snprintf(layout, sizeof(layout), "%s", first_line(out));
+	/* the tree is the image's (layer 2 replaced /etc/a), its config used */
+	ASSERT_EQ(run_sh(&out, "%s exec %s", bin, layout), 0);
+	ASSERT_STR(out, "from the archive\n");
+	ASSERT_EQ(run_sh(&out, "%s exec %s -- /bin/busybox cat /etc/a", bin, layout), 0);
+	ASSERT_CONTAINS(out, "two");
+	/* named as the archive names it; found by that name and by docker's short one */
+	ASSERT_EQ(run_sh(&out, "%s images --store %s/st", bin, fix), 0);
+	ASSERT_CONTAINS(out, "docker.io/library/da:1");
+	/*
+	 * nothing of the archive's unpacking stays; a second import writes
+	 * nothing but that (the store directory's times tell of it)
+	 */
+	ASSERT_EQ(run_sh(&out, "ls -A %s/st | grep -c archive", fix), 1);
+	before = store_state(P("st"));
+	*strchr(before, '\n') = '\0';
+	ASSERT_EQ(run_sh(&out, "cd %s && %s import --quiet --store st docker-archive:da.tar", fix, bin), 0);
+	ASSERT_STR(first_line(out), layout);
+	ASSERT_STR(strchr(store_state(P("st")), '\n') + 1, before + strlen(before) + 1);
+	free(before);
+}
+
+TEST(docker_archive_with_several_images_shared_layers_and_gzip)
+{
+	char *out;
+
+	fresh();
+	/* two images sharing layer 1 (a symlink to its first copy, as Docker before 25), gzip'd */
+	sh("cd %s && rm -f da2.tar && %s docker-archive da2.tar --image one:a,one:b '{\"Cmd\": [\"/bin/sh\"]}' l1.tar "
+	   "--image two:latest '{\"Cmd\": [\"/bin/sh\"]}' l1.tar,l2.tar --gzip", fix, mkoci);
+	ASSERT_EQ(run_sh(&out, "cd %s && %s import --quiet --store st docker-archive:da2.tar", fix, bin), 2);
+	ASSERT_CONTAINS(out, "holds 2 images: name one");
+	ASSERT_EQ(run_sh(&out, "cd %s && %s import --quiet --store st docker-archive:da2.tar:three", fix, bin), 2);
+	ASSERT_CONTAINS(out, "no image tagged 'three'");
+	ASSERT_EQ(run_sh(&out, "cd %s && %s import --quiet --store st docker-archive:da2.tar:docker.io/library/two", fix, bin), 0);
+	ASSERT_EQ(run_sh(&out, "%s exec %s -- /bin/busybox cat /etc/a", bin, first_line(out)), 0);
+	ASSERT_CONTAINS(out, "two");
+	ASSERT_EQ(run_sh(&out, "cd %s && %s import --quiet --store st --tag mine docker-archive:da2.tar:one:b", fix, bin), 0);
+	ASSERT_EQ(run_sh(&out, "%s exec %s -- /bin/busybox cat /etc/a", bin, first_line(out)), 0);
+	ASSERT_CONTAINS(out, "one");
+	ASSERT_EQ(run_sh(&out, "%s images --store %s/st --json | python3 -c \"import json, sys; "
+		      "print(sorted(n for i in json.load(sys.stdin) for n in i['names']))\"", bin, fix), 0);
+	ASSERT_STR(out, "['docker.io/library/two:latest', 'mine:latest']\n");
+}
+
+TEST(docker_archive_that_lies_is_refused_and_leaves_nothing)
+{
+	char *out;
+
+	fresh();
+	sh("cd %s && rm -f bad.tar && %s docker-archive bad.tar --image bad:1 '{}' l1.tar --bad-diffid", fix, mkoci);
+	ASSERT_EQ(run_sh(&out, "cd %s && %s import --quiet --store st docker-archive:bad.tar", fix, bin), 2);
+	ASSERT_CONTAINS(out, "diff_id");
+	ASSERT_EQ(run_sh(&out, "find %s/st -mindepth 1 ! -name lock ! -type d | wc -l; ls -A %s/st | grep -c archive", fix, fix), 1);
+	ASSERT_STR(out, "0\n0\n");
+	/* not a docker archive: a plain layer tar, a missing file */
+	ASSERT_EQ(run_sh(&out, "cd %s && %s import --quiet --store st docker-archive:l1.tar", fix, bin), 2);
+	ASSERT_CONTAINS(out, "no manifest.json");
+	ASSERT_EQ(run_sh(&out, "cd %s && %s import --quiet --store st docker-archive:nope.tar", fix, bin), 2);
+	ASSERT_EQ(run_sh(&out, "ls -A %s/st | grep -c archive", fix), 1);
+}
+
+TEST(docker_archive_skopeo_writes_is_imported)
+{
+	char *out;
+
+	fresh();
+	if (system("command -v skopeo >/dev/null") != 0)
+		SKIP("skopeo is not installed");
+	/* what podman save writes (the same library, containers/image) */
+	/* (Docker's formats have no zstd layer) */
+	mkimage("gzimg", "--tag v1 l1.tar:gzip l2.tar:gzip");
+	ASSERT_EQ(run_sh(&out, "cd %s && rm -f sk.tar && skopeo copy --quiet oci:gzimg:v1 docker-archive:sk.tar:skopeo/img:v1",
+		      fix), 0);
+	ASSERT_EQ(run_sh(&out, "cd %s && %s import --quiet --store st docker-archive:sk.tar", fix, bin), 0);
+	ASSERT_EQ(run_sh(&out, "%s exec %s -- /bin/busybox cat /etc/a /etc/keep", bin, first_line(out)), 0);
+	ASSERT_STR(out, "two\nkeep\n");
+	ASSERT_EQ(run_sh(&out, "%s images --store %s/st", bin, fix), 0);
+	ASSERT_CONTAINS(out, "skopeo/img:v1");
+}
+
+/* ------------------------------------------------------- the managed store */
+
+TEST(store_names_images_and_lookup)
+{
+	char *out, layout[4096];
+
+	fresh();
+	ASSERT_EQ(import("img:v1", "st", "--tag example.com:5000/team/img:v1", &out), 0);
+	snprintf(layout, sizeof(layout), "%s", first_line(out));
+	/* a second name for the same image; a name without a tag is :latest */
+	ASSERT_EQ(import("img:v1", "st", "--tag img", &out), 0);
+	ASSERT_STR(first_line(out), layout);
+	ASSERT_EQ(run_sh(&out, "%s images --store %s/st --json", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s images --store %s/st --json | python3 -c \"import json, sys; i=json.load(sys.stdin); "
+		      "print(len(i), sorted(i[0]['names']), i[0]['layers'], i[0]['bytes'] > 0, i[0]['last_used'] > 0, "
+		      "i[0]['layout'] == '%s')\"", bin, fix, layout), 0);
+	ASSERT_STR(out, "1 ['example.com:5000/team/img:v1', 'img:latest'] 2 True True True\n");
+	ASSERT_EQ(run_sh(&out, "%s images --store %s/st", bin, fix), 0);
+	ASSERT_CONTAINS(out, "NAME");
+	ASSERT_CONTAINS(out, "img:latest");
+	/* ROOTASM_STORE as --store; exec takes the name */
+	ASSERT_EQ(run_sh(&out, "ROOTASM_STORE=%s/st %s exec img:latest -- /bin/busybox cat /etc/a", fix, bin), 0);
+	ASSERT_STR(out, "two\n");
+	ASSERT_EQ(run_sh(&out, "ROOTASM_STORE=%s/st %s images -q", fix, bin), 0);
+	ASSERT_CONTAINS(out, "sha256:");
+}
+
+TEST(store_names_that_could_escape_are_refused)
+{
+	static const char *const bad[] = { "../x", "a/../b", "/abs", "a//b", "UPPER", "a:", "a:b:c",
+					   "a/b/", "x\\ty", ".hidden", "a..b", "a:-tag" };
+	char *out;
+
+	fresh();
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ASSERT_EQ(run_sh(&out, "%s import --quiet --store %s/st --tag '%s' oci:img:v1", bin, fix, bad[i]), 2);
+		ASSERT_CONTAINS(out, "--tag: expected NAME[:TAG]");
+	}
+	/* nothing was imported for any of them */
+	ASSERT_EQ(run_sh(&out, "test ! -e %s/st/images/sha256 || test -z \"$(ls -A %s/st/images/sha256)\"", fix, fix), 0);
+	ASSERT_EQ(run_sh(&out, "test ! -e %s/st/names.json", fix), 0);
+}
+
+TEST(rmi_removes_a_name_then_the_image_and_gc_its_layers)
+{
+	char *out, manifest[128];
+
+	fresh();
+	ASSERT_EQ(import("img:v1", "st", "--tag a --json", &out), 0);
+	ASSERT_EQ(run_sh(&out, "python3 -c \"import json,sys; print(json.load(open('%s/st/names.json'))['names']['a:latest'])\"",
+		      fix), 0);
+	snprintf(manifest, sizeof(manifest), "%s", first_line(out));
+	ASSERT_EQ(import("img:v1", "st", "--tag b", &out), 0);
+	/* gc with both names: nothing to remove */
+	ASSERT_EQ(run_sh(&out, "%s store gc --store %s/st", bin, fix), 0);
+	ASSERT_CONTAINS(out, "removed 0 layer images");
+	ASSERT_EQ(run_sh(&out, "%s rmi --store %s/st a", bin, fix), 0);
+	ASSERT_CONTAINS(out, "name removed");
+	ASSERT_EQ(run_sh(&out, "%s rmi --store %s/st a", bin, fix), 2);
+	ASSERT_EQ(run_sh(&out, "ls %s/st/images/sha256 | wc -l", fix), 0);
+	ASSERT_STR(out, "2\n");
+	ASSERT_EQ(run_sh(&out, "%s rmi --store %s/st --json b", bin, fix), 0);
+	ASSERT_CONTAINS(out, "\"image_removed\":true");
+	ASSERT_EQ(run_sh(&out, "ls %s/st/images/sha256 | wc -l", fix), 0);
+	ASSERT_STR(out, "0\n");
+	/* the layer images stay until gc; a dry run removes nothing */
+	ASSERT_EQ(run_sh(&out, "%s store gc --dry-run --store %s/st", bin, fix), 0);
+	ASSERT_CONTAINS(out, "would remove 2 layer images");
+	ASSERT_EQ(run_sh(&out, "ls %s/st/layers/sha256/*.erofs | wc -l", fix), 0);
+	ASSERT_STR(out, "2\n");
+	ASSERT_EQ(run_sh(&out, "%s store gc --json --store %s/st", bin, fix), 0);
+	ASSERT_CONTAINS(out, "\"removed\":2");
+	ASSERT_EQ(run_sh(&out, "ls %s/st/layers/sha256 | wc -l", fix), 0);
+	ASSERT_STR(out, "0\n");
+	/* by digest: every name and the image */
+	ASSERT_EQ(import("img:v1", "st", "--tag a", &out), 0);
+	ASSERT_EQ(import("img:v1", "st", "--tag b", &out), 0);
+	ASSERT_EQ(run_sh(&out, "%s rmi --store %s/st %s", bin, fix, manifest), 0);
+	ASSERT_CONTAINS(out, "removed");
+	ASSERT_EQ(run_sh(&out, "%s images --store %s/st -q", bin, fix), 0);
+	ASSERT_STR(out, "");
+	ASSERT_EQ(run_sh(&out, "python3 -c \"import json; print(json.load(open('%s/st/names.json'))['names'])\"", fix), 0);
+	ASSERT_STR(out, "{}\n");
+}
+
+TEST(gc_keeps_a_layer_image_a_live_tree_uses)
+{
+	char *out, layout[4096];
+
+	fresh();
+	ASSERT_EQ(import("img:v1", "st", "--tag a", &out), 0);
+	snprintf(layout, sizeof(layout), "%s", first_line(out));
+	/* a tree on the image's layers, then the image removed: its layers are unreferenced but in use */
+	sh("cp %s %s/kept.json", layout, fix);
+	assemble("kept.json", "m");
+	ASSERT_EQ(run_sh(&out, "%s rmi --store %s/st a", bin, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s store gc --json --store %s/st", bin, fix), 0);
+	ASSERT_CONTAINS(out, "\"removed\":0");
+	ASSERT_CONTAINS(out, "\"in_use\":2");
+	ASSERT_EQ(umount2(P("m"), MNT_DETACH), 0);
+	/* the loop devices go with the tree (autoclear), asynchronously */
+	for (int i = 0; i < 50; i++) {
+		ASSERT_EQ(run_sh(&out, "%s store gc --json --store %s/st", bin, fix), 0);
+		if (strstr(out, "\"in_use\":0"))
+			break;
+		usleep(100000);
+	}
+	ASSERT_CONTAINS(out, "\"in_use\":0");
+	ASSERT_EQ(run_sh(&out, "ls %s/st/layers/sha256 | wc -l", fix), 0);
+	ASSERT_STR(out, "0\n");
+}
+
+TEST(store_verify_finds_a_changed_or_missing_layer_image)
+{
+	char *out;
+
+	fresh();
+	ASSERT_EQ(import("img:v1", "st", "--tag a", &out), 0);
+	ASSERT_EQ(run_sh(&out, "%s store verify --store %s/st", bin, fix), 0);
+	ASSERT_CONTAINS(out, "0 problems");
+	/* a byte changed in a layer image: its sha256 is not the recorded one */
+	sh("f=$(ls %s/st/layers/sha256/*.erofs | head -1) && printf X | dd of=$f bs=1 seek=2000 conv=notrunc status=none", fix);
+	ASSERT_EQ(run_sh(&out, "%s store verify --store %s/st", bin, fix), 1);
+	ASSERT_CONTAINS(out, "its sha256 is sha256:");
+	ASSERT_CONTAINS(out, "1 problem\n");
+	sh("rm %s/st/layers/sha256/*.erofs", fix);
+	ASSERT_EQ(run_sh(&out, "%s store verify --json --store %s/st", bin, fix), 1);
+	ASSERT_CONTAINS(out, "\"problems\":2");
+	ASSERT_CONTAINS(out, "a layer image the image's layout names is missing");
+}
+
+TEST(store_commands_are_serialised_by_the_lock)
+{
+	char *out;
+
+	fresh();
+	ASSERT_EQ(import("img:v1", "st", "--tag a", &out), 0);
+	/* an import holding the lock shared (as while it runs): gc waits for it */
+	ASSERT_EQ(run_sh(&out, "cd %s && (flock -s st/lock sleep 1 &) && sleep 0.2 && s=$(date +%%s%%N) && "
+		      "%s store gc --quiet --store st && echo $(( ($(date +%%s%%N) - s) / 100000000 ))", fix, bin), 0);
+	ASSERT_TRUE(atoi(out) >= 6);
+	/* and rmi: an exclusive holder makes it wait */
+	ASSERT_EQ(run_sh(&out, "cd %s && (flock -x st/lock sleep 1 &) && sleep 0.2 && s=$(date +%%s%%N) && "
+		      "%s rmi --quiet --store st a && echo $(( ($(date +%%s%%N) - s) / 100000000 ))", fix, bin), 0);
+	ASSERT_TRUE(atoi(out) >= 6);
+}
 
 /* The one-line refusal of a bundle command naming @want, exit status 2; then @victim still has @mounts mounts. */
 static void expect_bundle_refused(const char *cmd, const char *want, const char *victim, int mounts)

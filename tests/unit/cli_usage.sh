@@ -31,7 +31,7 @@ t 2 "more than one LAYOUT" assemble a.yaml b.yaml --attach /x
 t 2 "--audit goes with --attach" assemble a.yaml --send-fd /s --audit
 t 2 "option '--attach' needs a value" assemble a.yaml --attach
 t 125 "exec: missing LAYOUT" exec
-t 125 "exec: missing CMD" exec l.yaml --report
+t 125 "open layout l.yaml: No such file or directory" exec l.yaml --report
 t 125 "unknown option '--bogus'" exec --bogus l.yaml -- /bin/true
 t 2 "open layout /nonexistent.yaml: No such file or directory" check /nonexistent.yaml
 t 2 "open layout /nonexistent.yaml: No such file or directory" assemble /nonexistent.yaml --via /nonexistent.sock --attach /x
@@ -42,10 +42,10 @@ t 2 "--json takes no value or 'pretty'" --json=yaml probe
 t 2 "--count takes a positive number" watch --count -3
 t 2 "--count takes a positive number" watch --count 1x
 t 2 "import: missing oci:DIR[:TAG]" import
-t 2 "not an OCI image reference" import /srv/image
+t 2 "not an image reference rootasm reads" import /srv/image
 t 2 "--fs takes erofs or squashfs" import --fs ext4 oci:x
 t 2 "more than one image" import oci:a oci:b
-t 2 "bundle: missing prepare or cleanup" bundle
+t 2 "bundle: missing create, prepare or cleanup" bundle
 t 2 "unknown bundle command 'run'" bundle run /b
 t 2 "bundle: missing BUNDLE" bundle prepare
 t 2 "--layout and --upper go with prepare" bundle cleanup --upper /u /b

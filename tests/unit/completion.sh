@@ -49,7 +49,7 @@ has() {
 	esac || { echo "FAIL: [$*] -> '$got', want $w"; fail=$((fail + 1)); }
 }
 
-t "assemble bundle check exec help import probe version watch" rootasm ""
+t "assemble bundle check exec help images import probe rmi store version watch" rootasm ""
 t "check" rootasm ch
 t "exec" rootasm --debug ex
 t "exec" rootasm --json = pretty ex
@@ -98,7 +98,8 @@ t "" rootasm import oci : rootfs ""
 # and with ':' not a word break: the whole word
 t "oci:rootfs/ oci:sub/" rootasm import oci:
 t "oci:sub/" rootasm import oci:s
-t "cleanup prepare" rootasm bundle ""
+t "cleanup create prepare" rootasm bundle ""
+t "gc verify" rootasm store ""
 t "rootfs sub" rootasm bundle prepare ""
 t "a.yaml" rootasm bundle prepare --layout a
 

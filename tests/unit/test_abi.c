@@ -111,6 +111,7 @@ static void test_struct_layout(void **state)
 	OFF(rootasm_import_opts, userdata, 32);
 	OFF(rootasm_import_opts, flags, 40);
 	OFF(rootasm_import_opts, download, 48);
+	OFF(rootasm_import_opts, tag, 56);
 	/* no size, no reserved: frozen as the first release has them */
 	assert_int_equal(sizeof(struct rootasm_import_layer), 328);
 	assert_int_equal(sizeof(struct rootasm_import_result), 200);

@@ -148,6 +148,14 @@ static const struct bad bad_cases[] = {
 	{ "bad attribute", HDR "attributes: [nosuid, readonly]\n", 4, "attributes[1]", "unknown option 'readonly'" },
 	{ "exec bad bool", HDR "exec:\n  deny_mount_api: maybe\n", 5, "exec.deny_mount_api", "expected true or false" },
 	{ "exec unknown key", HDR "exec:\n  seccomp: false\n", 5, "exec", "unknown key 'seccomp'" },
+	{ "exec cmd not a list", HDR "exec:\n  cmd: /bin/sh\n", 5, "exec.cmd", "expected a list" },
+	{ "exec entrypoint null arg", HDR "exec:\n  entrypoint: [sh, ~]\n", 5, "exec.entrypoint[1]", "got null" },
+	{ "exec cmd with NUL", "{\"version\": 1, \"layers\": [{\"dir\": \"l1\"}], \"exec\": {\"cmd\": [\"a\\u0000b\"]}}\n", 1, "exec.cmd[0]", "NUL" },
+	{ "exec relative workdir", HDR "exec:\n  workdir: srv\n", 5, "exec.workdir", "expected an absolute path" },
+	{ "exec workdir dotdot", HDR "exec:\n  workdir: /srv/../..\n", 5, "exec.workdir", "contains '..'" },
+	{ "exec user and uid", HDR "exec:\n  uid: 1\n  gid: 1\n  user: app\n", 7, "exec.user", "not both" },
+	{ "exec user with slash", HDR "exec:\n  user: ../app\n", 5, "exec.user", "expected USER[:GROUP]" },
+	{ "exec user empty group", HDR "exec:\n  user: 'app:'\n", 5, "exec.user", "expected USER[:GROUP]" },
 	{ "idmap bad range", "version: 1\nlayers:\n  - dir: l1\n    idmap: { uids: [\"0:100000\"], gids: [\"0:1:1\"] }\n", 4, "layers[0].idmap.uids[0]", "expected a range 'inside:outside:count'" },
 	{ "idmap zero count", "version: 1\nlayers:\n  - dir: l1\n    idmap: { uids: [\"0:1:1\"], gids: [\"0:1:0\"] }\n", 4, "layers[0].idmap.gids[0]", "range '0:1:0' is empty" },
 	{ "idmap range overflows", "version: 1\nlayers:\n  - dir: l1\n    idmap: { uids: [\"4294967000:0:1000\"], gids: [\"0:1:1\"] }\n", 4, "layers[0].idmap.uids[0]", "runs past 4294967294" },
@@ -270,6 +278,28 @@ static void test_good_full(void **state)
 	assert_int_equal(rootasm_layout_needs(NULL, l) & (1u << ROOTASM_FEAT_MOVE_DETACHED), 1u << ROOTASM_FEAT_MOVE_DETACHED);
 	/* creds keep CAP_SYS_ADMIN: the 6.17+ refusal does not apply */
 	assert_int_equal(rootasm_layout_needs(NULL, l) & (1u << ROOTASM_FEAT_OVL_CREDS_NOADMIN), 0);
+	rootasm_layout_free(l);
+}
+
+/* An image's command: empty arguments and newlines kept; workdir normalized. */
+static void test_exec_image_command(void **state)
+{
+	struct rootasm_layout *l = NULL;
+	struct rootasm_error e;
+	const char *j = "{\"version\": 1, \"layers\": [{\"dir\": \"l1\"}], \"exec\": {"
+			"\"entrypoint\": [\"/bin/sh\", \"-c\", \"echo a\\n\\techo b\", \"\"], \"cmd\": [\"x\"], "
+			"\"workdir\": \"//srv/./app/\", \"user\": \"app:1000\", \"env\": [\"A=1\"]}}\n";
+
+	(void)state;
+	assert_int_equal(parse(j, &l, &e), 0);
+	assert_int_equal(l->exec.nentrypoint, 4);
+	assert_string_equal(l->exec.entrypoint[2], "echo a\n\techo b");
+	assert_string_equal(l->exec.entrypoint[3], "");
+	assert_null(l->exec.entrypoint[4]);
+	assert_int_equal(l->exec.ncmd, 1);
+	assert_string_equal(l->exec.workdir, "/srv/app");
+	assert_string_equal(l->exec.user, "app:1000");
+	assert_false(l->exec.user_set);
 	rootasm_layout_free(l);
 }
 
@@ -398,6 +428,7 @@ int main(void)
 		cmocka_unit_test(test_open_cases),
 		cmocka_unit_test(test_good_full),
 		cmocka_unit_test(test_json_layout),
+		cmocka_unit_test(test_exec_image_command),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_normalize),
 		cmocka_unit_test(test_plan_json),

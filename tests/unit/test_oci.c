@@ -81,6 +81,36 @@ static void media_types(void **state)
 	assert_int_equal(ra_oci_layer_comp(NULL), -EOPNOTSUPP);
 }
 
+/* Store names: the reference grammar, ":latest" added, nothing that could escape the store. */
+static void store_names(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} good[] = {
+		{ "debian", "debian:latest" },
+		{ "debian:bookworm", "debian:bookworm" },
+		{ "library/debian:12.5-slim", "library/debian:12.5-slim" },
+		{ "localhost:5000/a/b__c/d-e.f:_t", "localhost:5000/a/b__c/d-e.f:_t" },
+		{ "registry.example.com/team/img", "registry.example.com/team/img:latest" },
+		{ "a--b", "a--b:latest" },
+	};
+	static const char *const bad[] = {
+		"", ":", "a:", "../a", "a/../b", "a/./b", "/a", "a/", "a//b", "A", "a..b", "a.", ".a", "-a", "a_",
+		"a___b", "a:b:c", "a:-x", "a:x/y", "a\tb", "a b", "host:port/x", "a/b:" , "x:" "0123456789012345678901234567890123456789"
+		"01234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890",
+	};
+	char out[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(rootasm_store_name_normalize(good[i].in, out, sizeof(out)), 0);
+		assert_string_equal(out, good[i].out);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (rootasm_store_name_normalize(bad[i], out, sizeof(out)) != -EINVAL)
+			fail_msg("'%s' was taken as a store name", bad[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -88,6 +118,7 @@ int main(void)
 		cmocka_unit_test(sha256_of_abc),
 		cmocka_unit_test(refs),
 		cmocka_unit_test(media_types),
+		cmocka_unit_test(store_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,950 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The managed store (rootasm.h, "The store"): names, the list of images,
+ * rmi, gc and verify, over what store.c's imports write:
+ *
+ *   STORE/names.json                 {"version": 1, "names": {"NAME:TAG": "sha256:MANIFEST", ...}}
+ *   STORE/lock                       flock: shared by imports, exclusive for a change (store.h)
+ *   STORE/images/sha256/HEX.json     an image's record; HEX.FS.layout.json its layouts
+ *   STORE/layers/sha256/NAME.FS      a layer image; NAME.FS.json its record (with the image's sha256)
+ *
+ * names.json is replaced whole (a temporary name, fsync, renameat, fsync of
+ * the directory): a reader without the lock sees the old or the new one.
+ * rmi renames names.json first, then unlinks the image's files: a crash in
+ * between leaves an image without a name, which rmi by digest removes.
+ *
+ * Names: NAME[:TAG] in the grammar of the distribution spec's references
+ * (docker/distribution reference.go): path components of lowercase letters
+ * and digits joined by one '.', one or two '_' or any number of '-',
+ * separated by '/', the first of them may be a host (letters, digits, '.',
+ * '-', a ':PORT'); a TAG of [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}, "latest" when
+ * none. Nothing else: no "..", no empty component, no leading '/', no
+ * control character, at most 255 bytes before the tag.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "digest.h"
+#include "oci.h"
+#include "open.h"
+#include "store.h"
+#include "util.h"
+
+#define NAMES_MAX	(16u << 20)
+#define RECORD_MAX	(4u << 20)
+
+static const struct open_how beneath_how = {
+	.flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC,
+	.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+};
+
+struct cat {
+	char path[PATH_MAX];		/* absolute */
+	int fd;				/* the store directory */
+	int images, layers;		/* images/sha256, layers/sha256 (-EBADF when missing) */
+	int lock;
+};
+
+static void cat_close(struct cat *c)
+{
+	close_fdp(&c->fd);
+	close_fdp(&c->images);
+	close_fdp(&c->layers);
+	close_fdp(&c->lock);	/* releases the flock */
+}
+
+const char *ra_store_path(const char *opt)
+{
+	const char *p = opt;
+
+	if (!p || !*p)
+		p = getenv("ROOTASM_STORE");
+	return p && *p ? p : RA_STORE_DEFAULT;
+}
+
+int ra_store_lock(int store_fd, int how, const char *store, struct rootasm_error *e)
+{
+	_cleanup_close_ int fd = openat(store_fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return ra_err(e, errno, -EBADF, "open", store, "its lock file");
+	while (flock(fd, how) < 0)
+		if (errno != EINTR)
+			return ra_err(e, errno, -EBADF, "flock", store, "its lock file");
+	return take_fd(fd);
+}
+
+/*
+ * Open an existing store (none: -ENOENT, @e untouched). Trusted as root
+ * trusts it: the store directory belongs to us or to root, and nobody else
+ * may write it (the layouts it gives name layer images to mount).
+ */
+static int cat_open(const char *opt, int lock, struct cat *c, struct rootasm_error *e)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
+	struct open_how sub = { .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	const char *path = ra_store_path(opt);
+	char p[64];
+	struct stat st;
+	ssize_t n;
+
+	*c = (struct cat){ .fd = -EBADF, .images = -EBADF, .layers = -EBADF, .lock = -EBADF };
+	c->fd = sys_openat2(AT_FDCWD, path, &how);
+	if (c->fd < 0 && errno == ENOENT)
+		return -ENOENT;
+	if (c->fd < 0)
+		return ra_err_kind(e, errno == ENOTDIR || errno == ELOOP ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME,
+				   errno, "open store", path, errno == ENOTDIR ?
+				   "is not a directory (or is a symbolic link: name its target)" : NULL);
+	if (fstat(c->fd, &st) < 0)
+		return ra_err(e, errno, -EBADF, "open store", path, NULL);
+	if ((st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & 022))
+		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "open store", path,
+				   "owned by uid %u with mode %04o: a store must belong to its user (or root) and be "
+				   "writable by nobody else", (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", c->fd);
+	n = readlink(p, c->path, sizeof(c->path) - 1);
+	if (n <= 0 || c->path[0] != '/')
+		return ra_err(e, n < 0 ? errno : EINVAL, -EBADF, "open store", path, "its absolute path");
+	c->path[n] = '\0';
+	c->images = sys_openat2(c->fd, "images/sha256", &sub);
+	if (c->images < 0 && errno != ENOENT)
+		return ra_err(e, errno, -EBADF, "open", c->path, "images/sha256");
+	c->layers = sys_openat2(c->fd, "layers/sha256", &sub);
+	if (c->layers < 0 && errno != ENOENT)
+		return ra_err(e, errno, -EBADF, "open", c->path, "layers/sha256");
+	if (lock) {
+		c->lock = ra_store_lock(c->fd, lock, c->path, e);
+		if (c->lock < 0)
+			return c->lock;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ names */
+
+/* One path component: [a-z0-9]+ joined by '.', '_', '__' or '-'+. */
+static bool component_ok(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		size_t run = 0;
+
+		while (i < n && (islower((unsigned char)s[i]) || isdigit((unsigned char)s[i])))
+			i++, run++;
+		if (!run)
+			return false;
+		if (i == n)
+			return true;
+		if (s[i] == '.' || (s[i] == '_' && (i + 1 >= n || s[i + 1] != '_')))
+			i++;
+		else if (s[i] == '_')
+			i += 2;
+		else if (s[i] == '-')
+			while (i < n && s[i] == '-')
+				i++;
+		else
+			return false;
+		if (i == n)
+			return false;	/* a separator last */
+	}
+	return false;
+}
+
+/* A host: [A-Za-z0-9] runs joined by '.' or '-', then an optional :PORT. */
+static bool host_ok(const char *s, size_t n)
+{
+	const char *colon = memchr(s, ':', n);
+	size_t h = colon ? (size_t)(colon - s) : n;
+
+	if (!h || !isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[h - 1]))
+		return false;
+	for (size_t i = 0; i < h; i++) {
+		if (isalnum((unsigned char)s[i]))
+			continue;
+		if ((s[i] != '.' && s[i] != '-') || (s[i] == '.' && s[i + 1] == '.'))
+			return false;
+	}
+	if (colon) {
+		if (colon + 1 == s + n || n - h - 1 > 5)
+			return false;
+		for (const char *p = colon + 1; p < s + n; p++)
+			if (!isdigit((unsigned char)*p))
+				return false;
+	}
+	return true;
+}
+
+static bool tag_ok(const char *t)
+{
+	size_t n = strlen(t);
+
+	if (!n || n > 128 || !(isalnum((unsigned char)t[0]) || t[0] == '_'))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)t[i]) && !strchr("_.-", t[i]))
+			return false;
+	return true;
+}
+
+int rootasm_store_name_normalize(const char *ref, char *out, size_t size)
+{
+	const char *slash, *colon, *s = ref;
+	size_t name_n;
+
+	if (!ref || !out)
+		return -EINVAL;
+	slash = strrchr(ref, '/');
+	colon = strrchr(slash ? slash : ref, ':');
+	name_n = colon ? (size_t)(colon - ref) : strlen(ref);
+	if (!name_n || name_n > 255 || (colon && !tag_ok(colon + 1)))
+		return -EINVAL;
+	/* components; the first may be a host when more follow */
+	for (bool first = true; s < ref + name_n; first = false) {
+		const char *end = memchr(s, '/', ref + name_n - s);
+		size_t n = (end ? end : ref + name_n) - s;
+
+		if (!(component_ok(s, n) || (first && end && host_ok(s, n))))
+			return -EINVAL;
+		s += n + (end ? 1 : 0);
+		if (end && s == ref + name_n)
+			return -EINVAL;	/* a '/' last */
+	}
+	if (snprintf(out, size, "%.*s:%s", (int)name_n, ref, colon ? colon + 1 : "latest") >= (int)size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* STORE/names.json's "names" object (empty when there is none); caller owns it. */
+static int names_load(struct cat *c, json_t **ret, struct rootasm_error *e)
+{
+	_cleanup_close_ int fd = -EBADF;
+	_cleanup_free_ char *buf = NULL;
+	json_t *doc, *names;
+	json_error_t je;
+	size_t len;
+	int r;
+
+	*ret = NULL;
+	fd = sys_openat2(c->fd, "names.json", (struct open_how *)&beneath_how);
+	if (fd < 0 && errno == ENOENT) {
+		*ret = json_object();
+		return *ret ? 0 : ra_oom(e, "store names");
+	}
+	if (fd < 0)
+		return ra_err(e, errno, -EBADF, "open", c->path, "names.json");
+	r = ra_read_all(fd, NAMES_MAX, NULL, NULL, &buf, &len);
+	if (r < 0)
+		return ra_err(e, -r, -EBADF, "read", c->path, "names.json");
+	doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+	names = doc ? json_object_get(doc, "names") : NULL;
+	if (!json_is_object(names)) {
+		json_decref(doc);
+		return ra_err_kind(e, ROOTASM_ERROR_RUNTIME, EINVAL, "read", c->path, "names.json: %s",
+				   doc ? "no \"names\" object" : je.text);
+	}
+	*ret = json_incref(names);
+	json_decref(doc);
+	return 0;
+}
+
+/* Replace STORE/names.json with @names, complete or not at all. Under the exclusive lock. */
+static int names_save(struct cat *c, json_t *names, struct rootasm_error *e)
+{
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_close_ int fd = -EBADF;
+	char tmp[64];
+	uint64_t rnd = 0;
+	json_t *doc;
+	size_t len;
+
+	doc = json_pack("{s:i, s:O}", "version", 1, "names", names);
+	buf = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+	json_decref(doc);
+	if (!buf)
+		return ra_oom(e, "store names");
+	len = strlen(buf);
+	(void)!getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK);
+	snprintf(tmp, sizeof(tmp), ".names.json.%016llx", (unsigned long long)rnd);
+	fd = openat(c->fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return ra_err(e, errno, -EBADF, "create", c->path, "%s", tmp);
+	if (write(fd, buf, len) != (ssize_t)len || write(fd, "\n", 1) != 1 || fsync(fd) < 0) {
+		int err = errno ? errno : EIO;
+
+		unlinkat(c->fd, tmp, 0);
+		return ra_err(e, err, -EBADF, "write", c->path, "%s", tmp);
+	}
+	if (renameat(c->fd, tmp, c->fd, "names.json") < 0) {
+		int err = errno;
+
+		unlinkat(c->fd, tmp, 0);
+		return ra_err(e, err, -EBADF, "rename", c->path, "%s to names.json", tmp);
+	}
+	/* the rename itself durable: fsync the directory (an O_PATH fd cannot be fsync'd) */
+	{
+		_cleanup_close_ int d = openat(c->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (d < 0 || fsync(d) < 0)
+			return ra_err(e, errno, -EBADF, "fsync", c->path, NULL);
+	}
+	return 0;
+}
+
+int ra_store_name(int store_fd, const char *store, const char *ref, const char *manifest, struct rootasm_error *e)
+{
+	struct cat c = { .fd = store_fd, .images = -EBADF, .layers = -EBADF, .lock = -EBADF };
+	char name[512];
+	json_t *names = NULL;
+	int r;
+
+	if (rootasm_store_name_normalize(ref, name, sizeof(name)) < 0)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "name", ref,
+				   "expected NAME[:TAG] (lowercase path components, a TAG of letters, digits, '_', '.', '-')");
+	snprintf(c.path, sizeof(c.path), "%s", store);
+	r = names_load(&c, &names, e);
+	if (r == 0) {
+		const char *was = json_string_value(json_object_get(names, name));
+
+		/* the same name for the same image again: nothing to write */
+		if (was && !strcmp(was, manifest))
+			r = 0;
+		else if (json_object_set_new(names, name, json_string(manifest)) < 0)
+			r = ra_oom(e, "store names");
+		else
+			r = names_save(&c, names, e);
+	}
+	json_decref(names);
+	return r;
+}
+
+/* ----------------------------------------------------------------- lookup */
+
+static bool hex_only(const char *s, size_t min)
+{
+	size_t n = strlen(s);
+
+	if (n < min || n > RA_DIGEST_HEX)
+		return false;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s) && !(*s >= 'a' && *s <= 'f'))
+			return false;
+	return true;
+}
+
+/* Whether images/sha256/@hex.json (a record of 64 hex digits) is there. */
+static bool have_image(struct cat *c, const char *hex)
+{
+	char n[RA_DIGEST_HEX + 8];
+	struct stat st;
+
+	snprintf(n, sizeof(n), "%s.json", hex);
+	return c->images >= 0 && fstatat(c->images, n, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
+/*
+ * @ref as the hex of a manifest digest in @hex: "sha256:HEX", a name of
+ * names.json, or a unique prefix of 12 or more hex digits. 0, or a usage error
+ * (no such image, ambiguous); with @names (borrowed) the names are those.
+ */
+static int resolve(struct cat *c, const char *ref, json_t *names, char hex[RA_DIGEST_HEX + 1], struct rootasm_error *e)
+{
+	char name[512];
+	const char *m;
+
+	if (!strncmp(ref, "sha256:", 7)) {
+		if (ra_digest_parse(ref, hex) < 0)
+			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "image", ref, "not a sha256 digest");
+		if (!have_image(c, hex))
+			return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref, "not in the store %s", c->path);
+		return 0;
+	}
+	if (rootasm_store_name_normalize(ref, name, sizeof(name)) == 0 &&
+	    (m = json_string_value(json_object_get(names, name)))) {
+		if (ra_digest_parse(m, hex) < 0 || !have_image(c, hex))
+			return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref,
+					   "names %s, which is not in the store %s", m, c->path);
+		return 0;
+	}
+	if (hex_only(ref, 12) && c->images >= 0) {
+		_cleanup_close_ int d = openat(c->images, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		DIR *dir = d >= 0 ? fdopendir(d) : NULL;
+		struct dirent *de;
+		int found = 0;
+
+		if (!dir)
+			return ra_err(e, errno, -EBADF, "read", c->path, "images/sha256");
+		d = -EBADF;	/* the DIR's now */
+		while ((de = readdir(dir))) {
+			size_t n = strlen(de->d_name);
+
+			if (n == RA_DIGEST_HEX + 5 && !strcmp(de->d_name + RA_DIGEST_HEX, ".json") &&
+			    !strncmp(de->d_name, ref, strlen(ref)) && found++ == 0)
+				snprintf(hex, RA_DIGEST_HEX + 1, "%.*s", RA_DIGEST_HEX, de->d_name);
+		}
+		closedir(dir);
+		if (found > 1)
+			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "image", ref,
+					   "is the beginning of %d images' digests: give more of it", found);
+		if (found)
+			return 0;
+	}
+	return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref, "no image of that name or digest in the store %s",
+			   c->path);
+}
+
+/* The layout of image @hex: erofs first, then squashfs; its name in @out. */
+static int layout_of(struct cat *c, const char *hex, char *out, size_t size)
+{
+	static const char *const fs[] = { "erofs", "squashfs" };
+	struct stat st;
+
+	for (size_t i = 0; i < ARRAY_SIZE(fs); i++) {
+		snprintf(out, size, "%s.%s.layout.json", hex, fs[i]);
+		if (fstatat(c->images, out, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+int rootasm_store_lookup(const char *store, const char *ref, char **ret_layout, char **ret_manifest,
+			 struct rootasm_error *e)
+{
+	struct cat c;
+	char hex[RA_DIGEST_HEX + 1], name[RA_DIGEST_HEX + 64];
+	json_t *names = NULL;
+	int r;
+
+	if (ret_layout)
+		*ret_layout = NULL;
+	if (ret_manifest)
+		*ret_manifest = NULL;
+	if (!ref || !*ref)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "image", "", "no image named");
+	r = cat_open(store, 0, &c, e);
+	if (r == -ENOENT)
+		r = ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref, "no store at %s", ra_store_path(store));
+	if (r == 0)
+		r = names_load(&c, &names, e);
+	if (r == 0)
+		r = resolve(&c, ref, names, hex, e);
+	if (r == 0 && layout_of(&c, hex, name, sizeof(name)) < 0)
+		r = ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref, "sha256:%s has no layout in %s", hex,
+				c.path);
+	if (r == 0 && ret_layout && asprintf(ret_layout, "%s/images/sha256/%s", c.path, name) < 0) {
+		*ret_layout = NULL;
+		r = ra_oom(e, "image");
+	}
+	if (r == 0 && ret_manifest && asprintf(ret_manifest, "sha256:%s", hex) < 0) {
+		*ret_manifest = NULL;
+		free(ret_layout ? *ret_layout : NULL);
+		if (ret_layout)
+			*ret_layout = NULL;
+		r = ra_oom(e, "image");
+	}
+	json_decref(names);
+	cat_close(&c);
+	return r;
+}
+
+/* ------------------------------------------------------------------- list */
+
+static int load_json_at(int dir, const char *name, size_t max, json_t **ret)
+{
+	_cleanup_close_ int fd = sys_openat2(dir, name, (struct open_how *)&beneath_how);
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	int r;
+
+	*ret = NULL;
+	if (fd < 0)
+		return -errno;
+	r = ra_read_all(fd, max, NULL, NULL, &buf, &len);
+	if (r < 0)
+		return r;
+	*ret = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
+	return *ret ? 0 : -EBADMSG;
+}
+
+/* Call @fn for each image record's hex, in directory order. */
+static int each_image(struct cat *c, int (*fn)(struct cat *c, const char *hex, void *ud), void *ud,
+		      struct rootasm_error *e)
+{
+	_cleanup_close_ int d = -EBADF;
+	struct dirent *de;
+	DIR *dir;
+	int r = 0;
+
+	if (c->images < 0)
+		return 0;
+	d = openat(c->images, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dir = d >= 0 ? fdopendir(d) : NULL;
+	if (!dir)
+		return ra_err(e, errno, -EBADF, "read", c->path, "images/sha256");
+	d = -EBADF;
+	while (r >= 0 && (de = readdir(dir))) {
+		char hex[RA_DIGEST_HEX + 1];
+
+		if (strlen(de->d_name) != RA_DIGEST_HEX + 5 || strcmp(de->d_name + RA_DIGEST_HEX, ".json"))
+			continue;
+		snprintf(hex, sizeof(hex), "%.*s", RA_DIGEST_HEX, de->d_name);
+		if (hex_only(hex, RA_DIGEST_HEX))
+			r = fn(c, hex, ud);
+	}
+	closedir(dir);
+	return r;
+}
+
+/* The layer images (absolute paths) image @hex's layouts name, appended to @paths (a JSON array). */
+static void layers_of(struct cat *c, const char *hex, json_t *paths)
+{
+	static const char *const fs[] = { "erofs", "squashfs" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(fs); i++) {
+		char name[RA_DIGEST_HEX + 64];
+		json_t *lay = NULL, *l;
+		size_t k;
+
+		snprintf(name, sizeof(name), "%s.%s.layout.json", hex, fs[i]);
+		if (load_json_at(c->images, name, RECORD_MAX, &lay) < 0)
+			continue;
+		json_array_foreach(json_object_get(lay, "layers"), k, l)
+			if (json_is_string(json_object_get(l, "image")))
+				json_array_append(paths, json_object_get(l, "image"));
+		json_decref(lay);
+	}
+}
+
+struct list {
+	json_t *names;
+	struct rootasm_store_image *v;
+	size_t n;
+	int err;
+};
+
+static int list_one(struct cat *c, const char *hex, void *ud)
+{
+	struct list *L = ud;
+	struct rootasm_store_image *grown, *im;
+	char name[RA_DIGEST_HEX + 64], digest[RA_DIGEST_MAX];
+	json_t *rec = NULL, *paths = json_array(), *p;
+	const char *k;
+	json_t *v;
+	struct stat st;
+	size_t i, nn = 0;
+
+	grown = realloc(L->v, (L->n + 1) * sizeof(*L->v));
+	if (!grown || !paths) {
+		json_decref(paths);
+		return L->err = -ENOMEM;
+	}
+	L->v = grown;
+	im = &L->v[L->n++];
+	memset(im, 0, sizeof(*im));
+	im->size = sizeof(*im);
+	snprintf(im->manifest, sizeof(im->manifest), "sha256:%s", hex);
+	snprintf(name, sizeof(name), "%s.json", hex);
+	if (load_json_at(c->images, name, RECORD_MAX, &rec) == 0) {
+		snprintf(im->config, sizeof(im->config), "%s",
+			 json_string_value(json_object_get(rec, "config")) ?: "");
+		im->nlayers = json_array_size(json_object_get(rec, "layers"));
+	}
+	if (fstatat(c->images, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		im->last_used = st.st_mtime;
+	json_decref(rec);
+	if (layout_of(c, hex, name, sizeof(name)) == 0) {
+		if (asprintf(&im->layout, "%s/images/sha256/%s", c->path, name) < 0) {
+			im->layout = NULL;
+			json_decref(paths);
+			return L->err = -ENOMEM;
+		}
+		/* last use: the layout's last read (atime: relatime's granularity) */
+		if (fstatat(c->images, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_atime > im->last_used)
+			im->last_used = st.st_atime;
+	}
+	layers_of(c, hex, paths);
+	json_array_foreach(paths, i, p)
+		if (stat(json_string_value(p), &st) == 0)
+			im->bytes += st.st_size;
+	json_decref(paths);
+	snprintf(digest, sizeof(digest), "sha256:%s", hex);
+	json_object_foreach(L->names, k, v)
+		nn += json_is_string(v) && !strcmp(json_string_value(v), digest);
+	im->names = calloc(nn + 1, sizeof(char *));
+	if (!im->names)
+		return L->err = -ENOMEM;
+	json_object_foreach(L->names, k, v) {
+		if (!json_is_string(v) || strcmp(json_string_value(v), digest))
+			continue;
+		if (!(im->names[im->nnames] = strdup(k)))
+			return L->err = -ENOMEM;
+		im->nnames++;
+	}
+	return 0;
+}
+
+void rootasm_store_images_free(struct rootasm_store_image *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++) {
+		for (size_t k = 0; k < v[i].nnames; k++)
+			free(v[i].names[k]);
+		free(v[i].names);
+		free(v[i].layout);
+	}
+	free(v);
+}
+
+int rootasm_store_images(const char *store, struct rootasm_store_image **ret, size_t *ret_n, struct rootasm_error *e)
+{
+	struct list L = { 0 };
+	struct cat c;
+	int r;
+
+	if (!ret || !ret_n)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "images", NULL, "no result pointers");
+	*ret = NULL;
+	*ret_n = 0;
+	r = cat_open(store, 0, &c, e);
+	if (r == -ENOENT)
+		return 0;	/* no store: no image */
+	if (r == 0)
+		r = names_load(&c, &L.names, e);
+	if (r == 0)
+		r = each_image(&c, list_one, &L, e);
+	if (r == -ENOMEM || L.err)
+		r = ra_oom(e, "images");
+	json_decref(L.names);
+	cat_close(&c);
+	if (r < 0) {
+		rootasm_store_images_free(L.v, L.n);
+		return r;
+	}
+	*ret = L.v;
+	*ret_n = L.n;
+	return 0;
+}
+
+/* -------------------------------------------------------------------- rmi */
+
+int rootasm_store_remove(const char *store, const char *ref, struct rootasm_error *e)
+{
+	char hex[RA_DIGEST_HEX + 1], name[512], digest[RA_DIGEST_MAX], f[RA_DIGEST_HEX + 64];
+	json_t *names = NULL, *v;
+	const char *k;
+	void *tmp;
+	bool by_name, others = false;
+	struct cat c;
+	int r;
+
+	if (!ref || !*ref)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "rmi", "", "no image named");
+	r = cat_open(store, LOCK_EX, &c, e);
+	if (r == -ENOENT)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "rmi", ref, "no store at %s", ra_store_path(store));
+	if (r == 0)
+		r = names_load(&c, &names, e);
+	if (r == 0)
+		r = resolve(&c, ref, names, hex, e);
+	if (r < 0)
+		goto out;
+	snprintf(digest, sizeof(digest), "sha256:%s", hex);
+	by_name = rootasm_store_name_normalize(ref, name, sizeof(name)) == 0 && json_object_get(names, name);
+	/* by name: that name; the image goes with its last name. By digest: every name and the image */
+	json_object_foreach_safe(names, tmp, k, v) {
+		if (!json_is_string(v) || strcmp(json_string_value(v), digest))
+			continue;
+		if (!by_name || !strcmp(k, name))
+			json_object_del(names, k);
+		else
+			others = true;
+	}
+	r = names_save(&c, names, e);
+	if (r < 0 || others)
+		goto out;
+	/* the layouts, then the record: a layout is never left without its record */
+	for (int i = 0; i < 2; i++) {
+		snprintf(f, sizeof(f), "%s.%s.layout.json", hex, i ? "squashfs" : "erofs");
+		if (unlinkat(c.images, f, 0) < 0 && errno != ENOENT) {
+			r = ra_err(e, errno, -EBADF, "rmi", c.path, "images/sha256/%s", f);
+			goto out;
+		}
+	}
+	snprintf(f, sizeof(f), "%s.json", hex);
+	if (unlinkat(c.images, f, 0) < 0 && errno != ENOENT) {
+		r = ra_err(e, errno, -EBADF, "rmi", c.path, "images/sha256/%s", f);
+		goto out;
+	}
+	r = 1;
+out:
+	json_decref(names);
+	cat_close(&c);
+	return r;
+}
+
+/* --------------------------------------------------------------------- gc */
+
+/* The backing files of every loop device (/sys/block/loopN/loop/backing_file), as a JSON array. */
+static json_t *loop_backing_files(void)
+{
+	json_t *a = json_array();
+	glob_t g;
+
+	if (!a || glob("/sys/block/loop*/loop/backing_file", GLOB_NOSORT, NULL, &g) != 0)
+		return a;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		char buf[PATH_MAX + 16] = "";
+		FILE *f = fopen(g.gl_pathv[i], "re");
+
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f)) {
+			buf[strcspn(buf, "\n")] = '\0';
+			json_array_append_new(a, json_string(buf));
+		}
+		fclose(f);
+	}
+	globfree(&g);
+	return a;
+}
+
+static bool in(json_t *a, const char *s)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(a, i, v)
+		if (json_is_string(v) && !strcmp(json_string_value(v), s))
+			return true;
+	return false;
+}
+
+/*
+ * What a killed command left in the store directory: a docker-archive
+ * import's directory (.archive-*), a names.json not yet renamed
+ * (.names.json.*). Under the exclusive lock: nothing is using them.
+ */
+static void remove_leftovers(struct cat *c, bool dry)
+{
+	_cleanup_close_ int d = openat(c->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = d >= 0 ? fdopendir(d) : NULL;
+	struct dirent *de;
+
+	if (!dir || dry) {
+		if (dir)
+			closedir(dir);
+		return;
+	}
+	d = -EBADF;	/* the DIR's */
+	while ((de = readdir(dir))) {
+		if (!strncmp(de->d_name, ".archive-", 9) && de->d_type == DT_DIR)
+			ra_docker_archive_remove(dirfd(dir), de->d_name);
+		else if (!strncmp(de->d_name, ".names.json.", 12) && de->d_type == DT_REG)
+			unlinkat(dirfd(dir), de->d_name, 0);
+	}
+	closedir(dir);
+}
+
+static int collect(struct cat *c, const char *hex, void *ud)
+{
+	layers_of(c, hex, ud);
+	return 0;
+}
+
+/* Call @fn for each layer image (NAME.erofs, NAME.squashfs) of layers/sha256 with its name and absolute path. */
+static int each_layer_image(struct cat *c, int (*fn)(struct cat *c, const char *name, const char *path, void *ud),
+			    void *ud, struct rootasm_error *e)
+{
+	_cleanup_close_ int d = -EBADF;
+	struct dirent *de;
+	DIR *dir;
+	int r = 0;
+
+	if (c->layers < 0)
+		return 0;
+	d = openat(c->layers, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dir = d >= 0 ? fdopendir(d) : NULL;
+	if (!dir)
+		return ra_err(e, errno, -EBADF, "read", c->path, "layers/sha256");
+	d = -EBADF;	/* the DIR's */
+	while (r >= 0 && (de = readdir(dir))) {
+		const char *dot = strrchr(de->d_name, '.');
+		char path[PATH_MAX];
+
+		if (de->d_name[0] == '.' || !dot || (strcmp(dot, ".erofs") && strcmp(dot, ".squashfs")))
+			continue;
+		snprintf(path, sizeof(path), "%s/layers/sha256/%s", c->path, de->d_name);
+		r = fn(c, de->d_name, path, ud);
+	}
+	closedir(dir);
+	return r;
+}
+
+struct gc {
+	json_t *used, *loops;
+	bool dry;
+	struct rootasm_store_gc_result *res;
+	struct rootasm_error *e;
+};
+
+static int gc_one(struct cat *c, const char *name, const char *path, void *ud)
+{
+	struct gc *g = ud;
+	char rec[NAME_MAX + 8];
+	struct stat st;
+
+	if (in(g->used, path))
+		return 0;
+	/* a tree or rootasmd's cache has it on a loop device: it stays until they let go */
+	if (in(g->loops, path)) {
+		if (g->res)
+			g->res->in_use++;
+		return 0;
+	}
+	if (fstatat(c->layers, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	if (!g->dry) {
+		if (unlinkat(c->layers, name, 0) < 0)
+			return ra_err(g->e, errno, -EBADF, "store gc", path, "unlink");
+		snprintf(rec, sizeof(rec), "%s.json", name);
+		(void)unlinkat(c->layers, rec, 0);
+	}
+	if (g->res) {
+		g->res->removed++;
+		g->res->bytes += st.st_size;
+	}
+	return 0;
+}
+
+int rootasm_store_gc(const char *store, unsigned int flags, struct rootasm_store_gc_result *res,
+		     struct rootasm_error *e)
+{
+	struct gc g = { .dry = flags & ROOTASM_STORE_GC_DRY_RUN, .res = res, .e = e };
+	struct cat c;
+	int r;
+
+	if (res) {
+		if (res->size < offsetof(struct rootasm_store_gc_result, reserved))
+			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "store gc", NULL,
+					   "struct rootasm_store_gc_result.size is %zu", res->size);
+		memset((char *)res + sizeof(res->size), 0, sizeof(*res) - sizeof(res->size));
+	}
+	if (flags & ~ROOTASM_STORE_GC_DRY_RUN)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "store gc", NULL, "unknown flags 0x%x", flags);
+	r = cat_open(store, LOCK_EX, &c, e);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		goto out;
+	remove_leftovers(&c, g.dry);
+	g.used = json_array();
+	g.loops = loop_backing_files();
+	if (!g.used || !g.loops) {
+		r = ra_oom(e, "store gc");
+		goto out;
+	}
+	/* referenced: named by an image's layout */
+	r = each_image(&c, collect, g.used, e);
+	if (r >= 0)
+		r = each_layer_image(&c, gc_one, &g, e);
+out:
+	json_decref(g.used);
+	json_decref(g.loops);
+	cat_close(&c);
+	return r < 0 ? r : 0;
+}
+
+/* ----------------------------------------------------------------- verify */
+
+struct verify {
+	rootasm_store_verify_fn fn;
+	void *ud;
+	int problems;
+};
+
+static void problem(struct verify *V, const char *path, const char *what)
+{
+	V->problems++;
+	if (V->fn)
+		V->fn(V->ud, path, what);
+}
+
+/* Every layer image an image's layout names is there. */
+static int verify_image(struct cat *c, const char *hex, void *ud)
+{
+	struct verify *V = ud;
+	json_t *paths = json_array(), *p;
+	char name[RA_DIGEST_HEX + 64], path[PATH_MAX];
+	struct stat st;
+	size_t i;
+
+	if (!paths)
+		return -ENOMEM;
+	if (layout_of(c, hex, name, sizeof(name)) < 0) {
+		snprintf(path, sizeof(path), "%s/images/sha256/%s.json", c->path, hex);
+		problem(V, path, "the image has no layout");
+	}
+	layers_of(c, hex, paths);
+	json_array_foreach(paths, i, p)
+		if (stat(json_string_value(p), &st) < 0 || !S_ISREG(st.st_mode))
+			problem(V, json_string_value(p), "a layer image the image's layout names is missing");
+	json_decref(paths);
+	return 0;
+}
+
+/* A layer image's sha256 against the one its record took when it was made. */
+static int verify_layer(struct cat *c, const char *name, const char *path, void *ud)
+{
+	struct verify *V = ud;
+	char rec[NAME_MAX + 8], digest[RA_DIGEST_MAX], why[256];
+	_cleanup_close_ int fd = -EBADF;
+	const char *want;
+	json_t *o = NULL;
+
+	snprintf(rec, sizeof(rec), "%s.json", name);
+	if (load_json_at(c->layers, rec, RECORD_MAX, &o) < 0) {
+		problem(V, path, "its record is missing or unreadable");
+		return 0;
+	}
+	want = json_string_value(json_object_get(json_object_get(o, "image"), "digest"));
+	if (!want) {
+		if (V->fn)
+			V->fn(V->ud, path, "not checked: its record has no digest (made by an older rootasm)");
+	} else if ((fd = sys_openat2(c->layers, name, (struct open_how *)&beneath_how)) < 0 ||
+		   ra_sha256_fd(fd, digest, NULL) < 0) {
+		problem(V, path, "cannot be read");
+	} else if (strcmp(digest, want)) {
+		snprintf(why, sizeof(why), "its sha256 is %s, its record says %s", digest, want);
+		problem(V, path, why);
+	}
+	json_decref(o);
+	return 0;
+}
+
+int rootasm_store_verify(const char *store, rootasm_store_verify_fn fn, void *userdata, struct rootasm_error *e)
+{
+	struct verify V = { .fn = fn, .ud = userdata };
+	struct cat c;
+	int r;
+
+	r = cat_open(store, LOCK_SH, &c, e);
+	if (r == -ENOENT)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "store verify", ra_store_path(store), "no store");
+	if (r == 0)
+		r = each_image(&c, verify_image, &V, e);
+	if (r >= 0)
+		r = each_layer_image(&c, verify_layer, &V, e);
+	cat_close(&c);
+	return r < 0 ? r : V.problems;
+}
