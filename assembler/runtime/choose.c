@@ -12,7 +12,8 @@
  *                             from the directory's fd, so neither ".." nor a
  *                             symlink leads out of it
  *   org.rootasm.image=REF     an image of the store (store=, $ROOTASM_STORE,
- *                             default /var/lib/rootasm/store): its manifest
+ *                             default /var/lib/rootasm/store): its name
+ *                             (NAME[:TAG], rootasm_store_lookup()), manifest
  *                             digest (sha256:HEX or HEX) or the layout path
  *                             `rootasm import` printed (STORE/images/sha256/
  *                             HEX.FS.layout.json), resolved the same way
@@ -156,8 +157,19 @@ static int image_layout(const struct rt_conf *c, const char *value, char **ret)
 	if (value[0] == '/' && base && is_hex64(base + 1, strcspn(base + 1, ".")) &&
 	    (!strcmp(base + 65, ".erofs.layout.json") || !strcmp(base + 65, ".squashfs.layout.json")))
 		return beneath_admin_dir(ANN_IMAGE, value, dir, "store's image directory", ret);
-	return rt_error("annotation " ANN_IMAGE " '%s': not an image of the store %s (give its manifest digest "
-			"sha256:HEX, or the layout path rootasm import printed)", value, c->store);
+	if (value[0] != '/') {
+		/* a name of the store's (NAME[:TAG], as `rootasm import --tag` or a docker-archive gave it) */
+		_cleanup_free_ char *layout = NULL;
+		struct rootasm_error e = { 0 };
+		char line[1024];
+
+		if (rootasm_store_lookup(c->store, value, &layout, NULL, &e) < 0)
+			return rt_error("annotation " ANN_IMAGE " '%s': %s", value,
+					rootasm_error_format(&e, line, sizeof(line)));
+		return beneath_admin_dir(ANN_IMAGE, layout, dir, "store's image directory", ret);
+	}
+	return rt_error("annotation " ANN_IMAGE " '%s': not an image of the store %s (give its name, its manifest "
+			"digest sha256:HEX, or the layout path rootasm import printed)", value, c->store);
 }
 
 int rt_choose(const struct rt_conf *c, const char *layout, const char *image, const char *via, uid_t owner,

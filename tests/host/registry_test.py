@@ -65,19 +65,28 @@ def free_port():
 
 
 def files(store):
+    """What the store holds, less its lock file (STORE/lock: no part of any image)."""
     out = []
     for root, _, names in os.walk(store):
         out += [os.path.relpath(os.path.join(root, n), store) for n in names]
-    return sorted(out)
+    return sorted(f for f in out if f != "lock")
 
 
 def records(store):
-    """The store's JSON files by name, the layouts with the store's path taken out."""
+    """The store's JSON files by name, the layouts with the store's path taken out; a layer
+    record's "image" digest is the sha256 of the layer image made (mkfs.erofs writes a new
+    UUID and times each time), so it is left out: the same input, not the same bytes."""
     out = {}
     for f in files(store):
         if f.endswith(".json"):
             with open(os.path.join(store, f)) as fh:
-                out[f] = fh.read().replace(store, "STORE")
+                text = fh.read().replace(store, "STORE")
+            if f.startswith("layers/"):
+                j = json.loads(text)
+                if isinstance(j.get("image"), dict):
+                    j["image"].pop("digest", None)
+                text = json.dumps(j, sort_keys=True)
+            out[f] = text
     return out
 
 

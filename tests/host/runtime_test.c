@@ -160,6 +160,10 @@ TEST(image_annotation_runs_an_image_of_the_store)
 	mkbundle("B", ann, "cat /etc/msg", false);
 	ASSERT_EQ(run_sh(&out, RT " run -b %s/B c-image", RTARGS, fix), 0);
 	ASSERT_STR(out, "hello-from-rootasm\n");
+	/* its name in the store (import --tag) */
+	mkbundle("B", "{'org.rootasm.image': 'rt-test/img:v1'}", "cat /etc/msg", false);
+	ASSERT_EQ(run_sh(&out, RT " run -b %s/B c-image", RTARGS, fix), 0);
+	ASSERT_STR(out, "hello-from-rootasm\n");
 	/* the layout path import printed */
 	snprintf(ann, sizeof(ann), "{'org.rootasm.image': '%s'}", layout);
 	mkbundle("B", ann, "cat /etc/msg", false);
@@ -507,7 +511,7 @@ int main(int argc, char **argv)
 	   "cp /bin/busybox tree/bin/ && for x in sh cat echo grep sleep; do ln -s busybox tree/bin/$x; done", fix);
 	sh("cd %s && echo hello-from-rootasm >tree/etc/msg && tar -C tree --numeric-owner -cf l.tar . && "
 	   "%s layout img l.tar:gzip >/dev/null", fix, mkoci);
-	if (run_sh(&out, "cd %s && %s import --json --store %s/st oci:img", fix, cli, fix) != 0)
+	if (run_sh(&out, "cd %s && %s import --json --tag rt-test/img:v1 --store %s/st oci:img", fix, cli, fix) != 0)
 		FAILF("import: %s", out);
 	if (sscanf(strstr(out, "\"layout\"") ? strstr(out, "\"layout\"") : "", "\"layout\": \"%4095[^\"]", layout) != 1 &&
 	    sscanf(strstr(out, "\"layout\"") ? strstr(out, "\"layout\"") : "", "\"layout\":\"%4095[^\"]", layout) != 1)
