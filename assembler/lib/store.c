@@ -737,6 +737,10 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 		if (!name && aname && rootasm_store_name_normalize(aname, norm, sizeof(norm)) == 0)
 			name = aname;
 	}
+	/* a pull by tag is named as podman names it, HOST/REPO:TAG (by digest: no name) */
+	if (!name && ra_registry_is_ref(ref) && !strchr(ref, '@') &&
+	    rootasm_store_name_normalize(ref + strlen("docker://"), norm, sizeof(norm)) == 0)
+		name = ref + strlen("docker://");
 	if (ra_registry_is_ref(ref))
 		r = ra_registry_open(ref, !(OPT(o, flags, 0u) & ROOTASM_IMPORT_TLS_NO_VERIFY), &img, e);
 	else

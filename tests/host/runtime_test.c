@@ -202,7 +202,8 @@ TEST(annotations_that_leave_the_administrators_directories_are_refused)
 	refused("{'org.rootasm.layout': '../outside.json'}", "outside the layout directory");
 	refused("{'org.rootasm.layout': 'link.json'}", "a symbolic link in the layout directory");
 	/* images: not a name of the store, a path out of it */
-	refused("{'org.rootasm.image': 'debian:12'}", "not an image of the store");
+	refused("{'org.rootasm.image': 'debian:12'}", "no image of that name or digest in the store");
+	refused("{'org.rootasm.image': '../../etc/x'}", "org.rootasm.image '../../etc/x'");
 	snprintf(ann, sizeof(ann), "{'org.rootasm.image': '%s/st/images/sha256/../../../outside.json'}", fix);
 	refused(ann, "not an image of the store");
 	/* rootasmd: only the configured socket */
