@@ -716,7 +716,9 @@ static int bundle_assemble(struct rootasm_ctx *ctx, struct bundle *b, const char
 	((o) && (o)->size >= offsetof(struct rootasm_bundle_opts, field) + sizeof((o)->field) ? (o)->field : (def))
 
 /* The size and flag rules of rootasm.h; 0 or a usage error in @e. */
-static int opts_check(const struct rootasm_bundle_opts *o, const char *op, const char *what, struct rootasm_error *e)
+/* The size and flag rules of rootasm.h; a layout and an upper are prepare's (@prepare). */
+static int opts_check(const struct rootasm_bundle_opts *o, const char *op, const char *what, bool prepare,
+		      struct rootasm_error *e)
 {
 	int r = o ? ra_opts_size(o, o->size, offsetof(struct rootasm_bundle_opts, flags) + sizeof(o->flags),
 				 sizeof(*o)) : 0;
@@ -731,6 +733,8 @@ static int opts_check(const struct rootasm_bundle_opts *o, const char *op, const
 				   o->size);
 	if (o && o->flags)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, what, "unknown flags 0x%x", o->flags);
+	if (!prepare && (OPT(o, layout, NULL) || OPT(o, upper, NULL)))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, what, "a layout and an upper go with prepare");
 	return 0;
 }
 
@@ -834,7 +838,7 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 	ctx = ra_ctx(ctx);
 	if (res)
 		memset(res, 0, sizeof(*res));
-	r = opts_check(opts, b.op, bundle_dir, e);
+	r = opts_check(opts, b.op, bundle_dir, true, e);
 	if (r < 0)
 		return r;
 	layout = OPT(opts, layout, NULL);
@@ -1141,11 +1145,9 @@ int rootasm_bundle_cleanup(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 	ctx = ra_ctx(ctx);
 	if (res)
 		memset(res, 0, sizeof(*res));
-	r = opts_check(opts, b.op, bundle_dir, e);
+	r = opts_check(opts, b.op, bundle_dir, false, e);
 	if (r < 0)
 		return r;
-	if (OPT(opts, layout, NULL) || OPT(opts, upper, NULL))
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, b.op, bundle_dir, "a layout and an upper go with prepare");
 	r = bundle_open(&b, bundle_dir, e);
 	if (r < 0)
 		goto out;
@@ -1341,11 +1343,9 @@ int rootasm_bundle_create(struct rootasm_ctx *ctx, const char *image, const char
 	ctx = ra_ctx(ctx);
 	if (res)
 		memset(res, 0, sizeof(*res));
-	r = opts_check(opts, b.op, bundle_dir, e);
+	r = opts_check(opts, b.op, bundle_dir, false, e);
 	if (r < 0)
 		return r;
-	if (OPT(opts, layout, NULL) || OPT(opts, upper, NULL))
-		return USAGE(e, &b, EINVAL, bundle_dir, "the layout and the upper are prepare's");
 	if (!image || !*image || !bundle_dir || !*bundle_dir)
 		return USAGE(e, &b, EINVAL, bundle_dir ? bundle_dir : "", "no image or no bundle directory");
 	/* a layout file by that name (not a directory), else an image of the store */
