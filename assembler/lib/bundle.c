@@ -96,6 +96,8 @@ struct bundle {
 	const char *op;			/* "bundle prepare", "bundle cleanup": for messages */
 	int fd;				/* O_PATH of the bundle directory */
 	struct stat st;			/* its identity and owner */
+	uid_t author;			/* who may have written config.json: its owner, or the bundle's */
+	uid_t read_uid;			/* the owner of what read_beneath() read last */
 	char *path;			/* its absolute path, for messages and results */
 	int records;			/* O_PATH of RUN_DIR/bundles, or -EBADF */
 	char *records_path;
@@ -268,6 +270,7 @@ static int read_beneath(struct bundle *b, int dirfd, const char *rel, const char
 		return ra_err(e, errno, -EBADF, b->op, in_bundle(b, shown), NULL);
 	if (!S_ISREG(st.st_mode) || (size_t)st.st_size > max)
 		return USAGE(e, b, EINVAL, in_bundle(b, shown), "not a regular file of at most %zu bytes", max);
+	b->read_uid = st.st_uid;
 	fd = ra_reopen(pfd, O_RDONLY);
 	if (fd < 0)
 		return ra_err(e, errno, -EBADF, b->op, in_bundle(b, shown), NULL);
@@ -677,26 +680,28 @@ static int bundle_assemble(struct rootasm_ctx *ctx, struct bundle *b, const char
 	int r;
 
 	/*
-	 * The principal: the bundle's owner, as fstat of the bundle's fd says.
-	 * root's bundle is an administrator's; anyone else's is that user's: the
-	 * layout's host objects are opened with its rights, it gets no more than
-	 * it could reach itself, and its tree is nosuid,nodev (authorize.c).
+	 * The principal: the bundle's owner, as fstat of the bundle's fd says
+	 * (or, in root's bundle, config.json's owner when that is not root: the
+	 * one who wrote what it asks for). root's bundle is an administrator's;
+	 * anyone else's is that user's: the layout's host objects are opened
+	 * with its rights, it gets no more than it could reach itself, and its
+	 * tree is nosuid,nodev (authorize.c).
 	 */
-	if (b->st.st_uid != 0) {
+	if (b->author != 0) {
 		struct passwd pw, *pwp = NULL;
 		char buf[4096];
 		gid_t groups[256];
 		int n = 256;
-		gid_t gid = b->st.st_gid;
+		gid_t gid = b->author == b->st.st_uid ? b->st.st_gid : b->author;
 
-		if (getpwuid_r(b->st.st_uid, &pw, buf, sizeof(buf), &pwp) == 0 && pwp) {
+		if (getpwuid_r(b->author, &pw, buf, sizeof(buf), &pwp) == 0 && pwp) {
 			gid = pw.pw_gid;
 			if (getgrouplist(pw.pw_name, gid, groups, &n) < 0)
 				n = 0;
 		} else {
 			n = 0;
 		}
-		r = rootasm_principal_user(b->st.st_uid, gid, groups, (size_t)n, -EBADF, &p, e);
+		r = rootasm_principal_user(b->author, gid, groups, (size_t)n, -EBADF, &p, e);
 		if (r < 0)
 			return r;
 		lo.principal = p;
@@ -848,11 +853,19 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 	r = bundle_open(&b, bundle_dir, e);
 	if (r < 0)
 		goto out;
+	/* a directory anyone may write (not sticky): anyone may have written its config.json */
+	if ((b.st.st_mode & 022) && !(b.st.st_mode & S_ISVTX)) {
+		r = USAGE(e, &b, EPERM, b.path, "the bundle directory is writable by others (mode %04o): anyone could "
+			  "have written its config.json", (unsigned)(b.st.st_mode & 07777));
+		goto out;
+	}
 	r = read_beneath(&b, b.fd, "config.json", "config.json", CONFIG_MAX, &orig, &origlen, e);
 	if (r >= 0)
 		r = parse_object(&b, orig, origlen, in_bundle(&b, "config.json"), &cfg, e);
 	if (r < 0)
 		goto out;
+	/* root's bundle with another user's config.json (a sticky directory): that user wrote what it asks */
+	b.author = b.st.st_uid != 0 ? b.st.st_uid : b.read_uid;
 	ann = json_object_get(cfg, "annotations");
 	if (json_is_object(ann) && json_object_get(ann, ANN_PREPARED)) {
 		r = USAGE(e, &b, EBUSY, in_bundle(&b, "config.json"), "already prepared by rootasm (annotation "

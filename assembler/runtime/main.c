@@ -538,7 +538,8 @@ static const char *state_root(const struct cmdline *cl, const struct rt_conf *c)
  * The engine's config.json (or --config), read beneath the bundle through no
  * symlink; *ret NULL when it cannot be read or parsed: the delegate says why.
  */
-static int read_config(const struct create_args *ca, int bfd, json_t **ret)
+/* config.json (or --config's file) as JSON in *ret (NULL: none), its owner in *ret_uid, *ret_gid. */
+static int read_config(const struct create_args *ca, int bfd, json_t **ret, uid_t *ret_uid, gid_t *ret_gid)
 {
 	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY,
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
@@ -554,6 +555,8 @@ static int read_config(const struct create_args *ca, int bfd, json_t **ret)
 		fd = sys_openat2(bfd, "config.json", &how);
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || ra_read_all(fd, CONFIG_MAX, NULL, NULL, &buf, &len) < 0)
 		return 0;
+	*ret_uid = st.st_uid;
+	*ret_gid = st.st_gid;
 	*ret = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
 	return 0;
 }
@@ -610,12 +613,14 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 	_cleanup_free_ char **argv = NULL;
 	json_t *cfg = NULL;
 	struct stat st;
+	uid_t author = 0;
+	gid_t author_gid = 0;
 	int r, status;
 
 	if (parse_create(cl, &ca) < 0)
 		return 1;
 	bfd = open(ca.bundle ? ca.bundle : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (bfd < 0 || read_config(&ca, bfd, &cfg) < 0 || !cfg || is_sandbox(cfg) ||
+	if (bfd < 0 || read_config(&ca, bfd, &cfg, &author, &author_gid) < 0 || !cfg || is_sandbox(cfg) ||
 	    (!annotation(cfg, ANN_LAYOUT) && !annotation(cfg, ANN_IMAGE) && !annotation(cfg, ANN_VIA))) {
 		json_decref(cfg);
 		return exec_delegate(cl) < 0 ? 1 : 0;	/* no change: the bundle as it came */
@@ -626,7 +631,23 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		rt_error("container id '%s': not of [A-Za-z0-9_+-.], or '" RT_STATE_SUBDIR "'", ca.id ? ca.id : "");
 		return 1;
 	}
-	if (fstat(bfd, &st) < 0 || conf_fill(c) < 0 ||
+	if (fstat(bfd, &st) < 0) {
+		json_decref(cfg);
+		rt_error("the bundle directory: %s", strerror(errno));
+		return 1;
+	}
+	/* who wrote what the annotations ask: the bundle's owner, or in root's bundle config.json's owner */
+	if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)) {
+		json_decref(cfg);
+		rt_error("the bundle directory is writable by others (mode %04o): anyone could have written its "
+			 "config.json", (unsigned)(st.st_mode & 07777));
+		return 1;
+	}
+	if (st.st_uid == 0 && author != 0) {
+		st.st_uid = author;
+		st.st_gid = author_gid;
+	}
+	if (conf_fill(c) < 0 ||
 	    rt_choose(c, annotation(cfg, ANN_LAYOUT), annotation(cfg, ANN_IMAGE), annotation(cfg, ANN_VIA),
 		      st.st_uid, &ch) < 0) {
 		json_decref(cfg);

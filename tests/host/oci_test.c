@@ -1055,6 +1055,29 @@ TEST(bundle_owned_by_a_user_gets_what_the_user_may_have)
 	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
 }
 
+/* root's sticky bundle directory with a user's config.json: that user asked, that user gets */
+TEST(bundle_config_written_by_a_user_in_roots_directory_is_that_users)
+{
+	char *out;
+
+	fresh();
+	sh("chmod 0755 %s && mkdir -p %s/secret && echo root > %s/secret/f && chmod 0700 %s/secret", fix, fix, fix, fix);
+	mkbundle(import_small(), false,
+		 "c['mounts'].append({'destination': '/secret', 'type': 'bind', 'source': '" "' + __import__('os').path.abspath('../secret') + '" "', 'options': ['rbind', 'ro']})\n",
+		 "true");
+	/* the directory stays root's, sticky and world-writable (as /tmp); config.json is uid 1771's */
+	sh("chmod 1777 %s/B && chown 1771:1771 %s/B/config.json", fix, fix);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 1);
+	ASSERT_CONTAINS(out, "uid 1771");
+	ASSERT_CONTAINS(out, "cannot read it");
+	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
+	/* without the sticky bit anyone could have written config.json: refused */
+	sh("chmod 0777 %s/B && chown 0:0 %s/B/config.json", fix, fix);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 2);
+	ASSERT_CONTAINS(out, "writable by others");
+	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
+}
+
 /* Bundles belong to their users; rootasm runs as root. What a bundle's owner controls must not reach further. */
 
 TEST(bundle_create_from_an_image_runs_its_command_with_crun)
@@ -1178,6 +1201,15 @@ TEST(docker_archive_that_lies_is_refused_and_leaves_nothing)
 	ASSERT_EQ(run_sh(&out, "cd %s && %s import --quiet --store st docker-archive:l1.tar", fix, bin), 2);
 	ASSERT_CONTAINS(out, "no manifest.json");
 	ASSERT_EQ(run_sh(&out, "cd %s && %s import --quiet --store st docker-archive:nope.tar", fix, bin), 2);
+	ASSERT_EQ(run_sh(&out, "ls -A %s/st | grep -c archive", fix), 1);
+	/* manifest.json again and again (each kept in memory once read): refused at the second */
+	sh("cd %s && python3 -c \"import tarfile, io\n"
+	   "t = tarfile.open('twice.tar', 'w')\n"
+	   "for i in range(3):\n"
+	   "    ti = tarfile.TarInfo('manifest.json'); ti.size = 2; t.addfile(ti, io.BytesIO(b'[]'))\n"
+	   "t.close()\"", fix);
+	ASSERT_EQ(run_sh(&out, "cd %s && %s import --quiet --store st docker-archive:twice.tar", fix, bin), 2);
+	ASSERT_CONTAINS(out, "manifest.json twice");
 	ASSERT_EQ(run_sh(&out, "ls -A %s/st | grep -c archive", fix), 1);
 }
 

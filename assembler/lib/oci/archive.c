@@ -91,6 +91,9 @@ static int entry(struct ra_tar *t, const char *name, char type, const char *targ
 	if (keep && size > ARCHIVE_MANIFEST_MAX)
 		return ra_err_kind(w->e, ROOTASM_ERROR_USAGE, EFBIG, "read archive", w->what,
 				   "manifest.json is larger than %u bytes", ARCHIVE_MANIFEST_MAX);
+	if (keep && w->manifest)
+		return ra_err_kind(w->e, ROOTASM_ERROR_USAGE, EINVAL, "read archive", w->what,
+				   "manifest.json twice: not what docker save or podman save write");
 	if (keep) {
 		w->manifest = malloc(size + 1);
 		if (!w->manifest)
