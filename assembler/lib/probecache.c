@@ -51,6 +51,15 @@ static const char *pc_path(void)
 	return p[0] == '/' ? p : NULL;
 }
 
+/* The directory of the cache file @path (absolute) into @dir; returns its last '/'. */
+static const char *pc_dir(const char *path, char *dir, size_t size)
+{
+	const char *base = strrchr(path, '/');
+
+	snprintf(dir, size, "%.*s", base == path ? 1 : (int)(base - path), path);
+	return base;
+}
+
 /* Up to @size - 1 bytes of a small file, without the trailing newline; "-" when it is not there. */
 static void small(const char *path, char *buf, size_t size)
 {
@@ -155,8 +164,7 @@ void ra_probe_cache_load(struct rootasm_ctx *c)
 	c->pcache = RA_PCACHE_MISS;
 	if (!path || (klen = pc_key(key, sizeof(key), NULL)) < 0)
 		return;
-	base = strrchr(path, '/');
-	snprintf(dir, sizeof(dir), "%.*s", base == path ? 1 : (int)(base - path), path);
+	base = pc_dir(path, dir, sizeof(dir));
 	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0 || fstat(dfd, &st) < 0 || !trusted(&st))
 		return;
@@ -213,8 +221,7 @@ void ra_probe_cache_save(struct rootasm_ctx *c)
 				      c->detail[f]);
 	if (n >= PC_MAX)
 		return;
-	base = strrchr(path, '/');
-	snprintf(dir, sizeof(dir), "%.*s", base == path ? 1 : (int)(base - path), path);
+	base = pc_dir(path, dir, sizeof(dir));
 	if (!strcmp(path, PC_DEFAULT))
 		(void)mkdir(dir, 0755);
 	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
