@@ -383,8 +383,8 @@ static int overlay_mount(struct xstate *x, const struct ra_op *op, int lower, bo
 		 * be set up: they mount read-only and say so only in the kernel
 		 * log. A writable layout must not silently become read-only.
 		 */
-		if (fstatfs(mfd, &sf) < 0 || (sf.f_flags & ST_RDONLY)) {
-			r = errno;
+		r = fstatfs(mfd, &sf) < 0 ? errno : 0;
+		if (r || (sf.f_flags & ST_RDONLY)) {
 			close(mfd);
 			if (r)
 				return ra_err(e, r, -EBADF, "statfs", "overlay", NULL);
