@@ -250,8 +250,9 @@ int cmd_import(int argc, char **argv)
 				ls = NULL;
 			}
 		}
-		out = ls ? json_pack("{s:s, s:s, s:s, s:s, s:o, s:b}", "layout", res.layout, "store", res.store, "manifest",
-				     res.manifest, "config", res.config, "layers", ls, "wrote", res.wrote) : NULL;
+		out = ls ? json_pack("{s:s, s:s, s:s, s:s, s:o, s:b, s:s?}", "layout", res.layout, "store", res.store,
+				     "manifest", res.manifest, "config", res.config, "layers", ls, "wrote", res.wrote,
+				     "name", res.name) : NULL;
 		rootasm_import_result_free(&res);
 		return cli_json_out(out) < 0 ? EXIT_RUNTIME : 0;
 	}

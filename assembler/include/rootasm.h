@@ -44,12 +44,14 @@
  *  - rootasm_cache_stats, which the library fills, begins with "size" too:
  *    the library writes only the first @size bytes of it.
  *  - Structs the library fills (rootasm_error, rootasm_exec_result,
- *    rootasm_mount_event, rootasm_bundle_result) end in reserved space that the library zeroes:
+ *    rootasm_mount_event, rootasm_bundle_result, rootasm_import_result,
+ *    rootasm_import_layer) end in reserved space that the library zeroes:
  *    new fields take it over, so their size stays the same within a soname.
- *    rootasm_import_result and rootasm_import_layer (of the first release)
- *    have neither, and are frozen as they are. rootasm_cache_entry_info is
- *    the library's, lent to a callback: it only grows at its end. Opaque
- *    objects (rootasm_err, rootasm_layout_builder, ...) have no size to keep.
+ *    rootasm_import_result and rootasm_import_layer got theirs in 0.4: the
+ *    two functions that take them have a new symbol version (LIBROOTASM_0.4),
+ *    and their LIBROOTASM_0.2 versions keep serving programs built before.
+ *    rootasm_cache_entry_info is the library's, lent to a callback: it only
+ *    grows at its end. Opaque objects (rootasm_err, rootasm_layout_builder, ...) have no size to keep.
  *  - Enums only grow at the end. A caller treats an unknown error kind as
  *    ROOTASM_ERROR_RUNTIME; no public array is sized by an enum (ask
  *    rootasm_feature_count()); rootasm_layout_needs() is a 64-bit mask, so
@@ -691,6 +693,8 @@ struct rootasm_import_layer {
 	char *image;			/* absolute path of the layer image in the store */
 	bool cached;			/* already in the store: not read at all */
 	double seconds;			/* time to convert it */
+	/* since 0.4 (rootasm_import@LIBROOTASM_0.4): zeroed, new fields take it over */
+	unsigned long long reserved[8];
 };
 
 /* Called before (done false) and after (done true) each layer. */
@@ -722,10 +726,12 @@ struct rootasm_import_opts {
 #define ROOTASM_IMPORT_FLAGS		ROOTASM_IMPORT_TLS_NO_VERIFY
 
 /*
- * rootasm_import_layer and rootasm_import_result, of the first release, have
- * neither size nor reserved space, and cannot get them within this soname (a
- * caller's struct, an array the caller indexes): they never change; what an
- * import reports later comes through a new function and new structs.
+ * rootasm_import_layer and rootasm_import_result end in reserved space since
+ * 0.4, the size they keep from then on. rootasm_import() and
+ * rootasm_import_result_free() of 0.4 (symbol version LIBROOTASM_0.4) take
+ * them; a program built against an older header calls the versions of
+ * LIBROOTASM_0.2, which fill and free the structs as that header declared
+ * them (a progress callback's layer only grew at its end: it reads the same).
  */
 struct rootasm_import_result {
 	char *store;			/* absolute path of the store */
@@ -734,6 +740,9 @@ struct rootasm_import_result {
 	struct rootasm_import_layer *layers;	/* bottom first */
 	size_t nlayers;
 	bool wrote;			/* anything was written to the store */
+	/* since 0.4 */
+	char *name;			/* the name the store gives it (NAME:TAG, normalized); NULL: none */
+	unsigned long long reserved[8];	/* zeroed, new fields take it over */
 };
 
 int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_import_opts *opts,

@@ -683,8 +683,19 @@ static int chain_next(char chain[RA_DIGEST_MAX], const char *diff_id, size_t i)
 	return ra_sha256_final(&h, chain);
 }
 
-int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_import_opts *o,
-		   struct rootasm_import_result *res, struct rootasm_error *e)
+/*
+ * rootasm_import() and rootasm_import_result_free() of LIBROOTASM_0.4 (the
+ * import structs with reserved space), bound by .symver: compat.c has
+ * their LIBROOTASM_0.2 versions, and a name cannot be defined twice.
+ */
+RA_SYMVER("rootasm_import@@LIBROOTASM_0.4")
+int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_import_opts *o,
+	      struct rootasm_import_result *res, struct rootasm_error *e);
+RA_SYMVER("rootasm_import_result_free@@LIBROOTASM_0.4")
+void ra_import_result_free(struct rootasm_import_result *res);
+
+int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_import_opts *o,
+	      struct rootasm_import_result *res, struct rootasm_error *e)
 {
 	char chain[RA_DIGEST_MAX] = "";
 	_cleanup_free_ char *dir = NULL, *tag = NULL;
@@ -839,6 +850,11 @@ int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootas
 		r = ra_store_name(s.fd, s.path, norm, img->manifest.digest, e);
 		if (r < 0)
 			goto out;
+		res->name = strdup(norm);
+		if (!res->name) {
+			r = ra_oom(e, "import");
+			goto out;
+		}
 	}
 	snprintf(res->manifest, sizeof(res->manifest), "%s", img->manifest.digest);
 	snprintf(res->config, sizeof(res->config), "%s", img->config.digest);
@@ -860,7 +876,7 @@ out:
 	return r;
 }
 
-void rootasm_import_result_free(struct rootasm_import_result *res)
+void ra_import_result_free(struct rootasm_import_result *res)
 {
 	if (!res)
 		return;
@@ -869,5 +885,6 @@ void rootasm_import_result_free(struct rootasm_import_result *res)
 	free(res->layers);
 	free(res->layout);
 	free(res->store);
+	free(res->name);
 	memset(res, 0, sizeof(*res));
 }

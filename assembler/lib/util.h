@@ -51,6 +51,8 @@ static inline void strv_free(char **v)
 #define _cleanup_fclose_ __attribute__((cleanup(fclosep)))
 
 /* Hand ownership of a pointer on: returns it and leaves NULL behind. */
+/* a function exported under the symbol version @sym ("NAME@@VERSION" the default, "NAME@VERSION" an old one) */
+#define RA_SYMVER(sym) __attribute__((visibility("default"), used, symver(sym)))
 #define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
 
 /* Hand ownership of an fd on: returns it and leaves -EBADF behind. */

@@ -112,9 +112,16 @@ static void test_struct_layout(void **state)
 	OFF(rootasm_import_opts, flags, 40);
 	OFF(rootasm_import_opts, download, 48);
 	OFF(rootasm_import_opts, tag, 56);
-	/* no size, no reserved: frozen as the first release has them */
-	assert_int_equal(sizeof(struct rootasm_import_layer), 328);
-	assert_int_equal(sizeof(struct rootasm_import_result), 200);
+	/* 0.2's fields where they were (rootasm_import@LIBROOTASM_0.2 fills those), reserved space since 0.4 */
+	OFF(rootasm_import_layer, image, 304);
+	OFF(rootasm_import_layer, seconds, 320);
+	OFF(rootasm_import_layer, reserved, 328);
+	assert_int_equal(sizeof(struct rootasm_import_layer), 392);
+	OFF(rootasm_import_result, layers, 176);
+	OFF(rootasm_import_result, wrote, 192);
+	OFF(rootasm_import_result, name, 200);
+	OFF(rootasm_import_result, reserved, 208);
+	assert_int_equal(sizeof(struct rootasm_import_result), 272);
 }
 
 static int load_mem(const void *opts, struct rootasm_error *e)
