@@ -1211,6 +1211,19 @@ TEST(docker_archive_that_lies_is_refused_and_leaves_nothing)
 	ASSERT_EQ(run_sh(&out, "cd %s && %s import --quiet --store st docker-archive:twice.tar", fix, bin), 2);
 	ASSERT_CONTAINS(out, "manifest.json twice");
 	ASSERT_EQ(run_sh(&out, "ls -A %s/st | grep -c archive", fix), 1);
+	/* a gzip bomb: 512 MiB of zeros in a ~0.5 MiB archive; refused at 64 MiB, before the store's file system fills */
+	sh("cd %s && python3 -c \"import tarfile, gzip\n"
+	   "class Z:\n"
+	   "    left = 1 << 29\n"
+	   "    def read(self, n):\n"
+	   "        n = min(n, self.left); self.left -= n; return bytes(n)\n"
+	   "t = tarfile.open(fileobj=gzip.open('bomb.tar.gz', 'wb', 9), mode='w|')\n"
+	   "ti = tarfile.TarInfo('zeros/layer.tar'); ti.size = 1 << 29; t.addfile(ti, Z())\n"
+	   "t.close()\"", fix);
+	ASSERT_EQ(run_sh(&out, "cd %s && %s import --quiet --store st docker-archive:bomb.tar.gz", fix, bin), 2);
+	ASSERT_CONTAINS(out, "unpacks to more than 67108864 bytes (64 times its size, at least 64 MiB)");
+	sh("rm -f %s/bomb.tar.gz", fix);
+	ASSERT_EQ(run_sh(&out, "ls -A %s/st | grep -c archive", fix), 1);
 }
 
 TEST(docker_archive_skopeo_writes_is_imported)

@@ -37,6 +37,15 @@
 #define ARCHIVE_MANIFEST_MAX	(4u << 20)
 #define ARCHIVE_MAX_ENTRIES	16384
 #define CHUNK			(1u << 20)
+/*
+ * What an archive may write into the store: 64 times its own size, at least
+ * 64 MiB. A compressed archive of zeros (a few hundred KiB for GiBs) must not
+ * fill the store's file system before anything is checked; docker save's
+ * layers are tars, which no real archive compresses 64 times (an archive
+ * small enough for tar padding to dominate gets the floor).
+ */
+#define ARCHIVE_EXPANSION	64
+#define ARCHIVE_WRITE_FLOOR	(64ull << 20)
 
 struct walk {
 	int blobs;			/* blobs/sha256 */
@@ -46,6 +55,7 @@ struct walk {
 	char *manifest;			/* manifest.json */
 	size_t manifest_len;
 	char *buf;
+	uint64_t written, cap;		/* bytes written into blobs/, and the most it may */
 	struct rootasm_error *e;
 };
 
@@ -115,6 +125,14 @@ static int entry(struct ra_tar *t, const char *name, char type, const char *targ
 		}
 		if (n == 0)
 			break;
+		w->written += n;
+		if (w->written > w->cap) {
+			ra_sha256_free(&h);
+			return ra_err_kind(w->e, ROOTASM_ERROR_USAGE, EFBIG, "read archive", w->what,
+					   "%s: the archive unpacks to more than %llu bytes (%d times its size, at least "
+					   "%llu MiB): not what docker save or podman save write",
+					   name, (unsigned long long)w->cap, ARCHIVE_EXPANSION, ARCHIVE_WRITE_FLOOR >> 20);
+		}
 		ra_sha256_update(&h, w->buf, n);
 		if (keep && done + n <= size)
 			memcpy(w->manifest + done, w->buf, n);
@@ -260,6 +278,7 @@ int ra_docker_archive_unpack(const char *ref, int parent_fd, const char *parent,
 	_cleanup_free_ char *file = NULL, *tag = NULL, *dir = NULL;
 	_cleanup_close_ int fd = -EBADF, dfd = -EBADF;
 	struct walk w = { .blobs = -EBADF, .e = e };
+	struct stat st;
 	json_t *doc = NULL, *pick = NULL, *v, *layers = NULL, *man = NULL, *mdesc = NULL, *idx = NULL, *cfg;
 	const char *p = ref + strlen("docker-archive:"), *c = strchr(p, ':'), *cname;
 	json_error_t je;
@@ -280,6 +299,13 @@ int ra_docker_archive_unpack(const char *ref, int parent_fd, const char *parent,
 	if (fd < 0)
 		return ra_err_kind(e, errno == ENOENT || errno == EISDIR ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME,
 				   errno, "import", file, "%s", strerror(errno));
+	if (fstat(fd, &st) < 0)
+		return ra_err(e, errno, -EBADF, "stat", file, NULL);
+	/* a pipe's size is unknown: docker save | rootasm import docker-archive:/dev/stdin is not capped */
+	w.cap = !S_ISREG(st.st_mode) || (uint64_t)st.st_size > UINT64_MAX / ARCHIVE_EXPANSION ? UINT64_MAX :
+		(uint64_t)st.st_size * ARCHIVE_EXPANSION;
+	if (w.cap < ARCHIVE_WRITE_FLOOR)
+		w.cap = ARCHIVE_WRITE_FLOOR;
 	if (asprintf(&dir, "%s/.archive-XXXXXX", parent) < 0 || !mkdtemp(dir)) {
 		r = dir ? ra_err(e, errno, -EBADF, "mkdtemp", dir, NULL) : ra_oom(e, "import");
 		free(TAKE_PTR(dir));
