@@ -93,10 +93,12 @@ static void store_names(void **state)
 		{ "localhost:5000/a/b__c/d-e.f:_t", "localhost:5000/a/b__c/d-e.f:_t" },
 		{ "registry.example.com/team/img", "registry.example.com/team/img:latest" },
 		{ "a--b", "a--b:latest" },
+		{ "localhost:65535/a", "localhost:65535/a:latest" },
+		{ "h:1/a:b", "h:1/a:b" },
 	};
 	static const char *const bad[] = {
 		"", ":", "a:", "../a", "a/../b", "a/./b", "/a", "a/", "a//b", "A", "a..b", "a.", ".a", "-a", "a_",
-		"a___b", "a:b:c", "a:-x", "a:x/y", "a\tb", "a b", "host:port/x", "a/b:" , "x:" "0123456789012345678901234567890123456789"
+		"a___b", "a:b:c", "a:-x", "a:x/y", "a\tb", "a b", "host:port/x", "a/b:" , "localhost:99999/a", "localhost:65536/a", "localhost:0/a", "localhost:00000/a", "x:" "0123456789012345678901234567890123456789"
 		"01234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890",
 	};
 	char out[512];

@@ -163,7 +163,7 @@ static bool component_ok(const char *s, size_t n)
 	return false;
 }
 
-/* A host: [A-Za-z0-9] runs joined by '.' or '-', then an optional :PORT. */
+/* A host: [A-Za-z0-9] runs joined by '.' or '-', then an optional :PORT (1-65535). */
 static bool host_ok(const char *s, size_t n)
 {
 	const char *colon = memchr(s, ':', n);
@@ -178,11 +178,17 @@ static bool host_ok(const char *s, size_t n)
 			return false;
 	}
 	if (colon) {
+		unsigned long port = 0;
+
 		if (colon + 1 == s + n || n - h - 1 > 5)
 			return false;
-		for (const char *p = colon + 1; p < s + n; p++)
+		for (const char *p = colon + 1; p < s + n; p++) {
 			if (!isdigit((unsigned char)*p))
 				return false;
+			port = port * 10 + (unsigned long)(*p - '0');
+		}
+		if (port < 1 || port > 65535)	/* a TCP port: localhost:99999 names no registry */
+			return false;
 	}
 	return true;
 }
