@@ -822,7 +822,8 @@ typedef void (*rootasm_store_verify_fn)(void *userdata, const char *path, const 
 
 /*
  * Check what is stored: every layer image an image's layout names is there,
- * and each layer image's sha256 is the one recorded when it was made. Each
+ * each layer image's sha256 is the one recorded when it was made, and the
+ * store's directories and layer images are root's, writable by nobody else. Each
  * problem (and each layer image that cannot be checked) goes to @fn; returns
  * the number of problems (0: all is well).
  */

@@ -1374,6 +1374,17 @@ TEST(store_verify_finds_a_changed_or_missing_layer_image)
 	ASSERT_EQ(run_sh(&out, "%s store verify --json --store %s/st", bin, fix), 1);
 	ASSERT_CONTAINS(out, "\"problems\":2");
 	ASSERT_CONTAINS(out, "a layer image the image's layout names is missing");
+	/* what assembly would refuse to mount for root: a layers directory or a layer image others may write */
+	fresh();
+	ASSERT_EQ(import("img:v1", "st", "--tag a", &out), 0);
+	sh("chmod 0777 %s/st/layers/sha256 && chmod 0666 $(ls %s/st/layers/sha256/*.erofs | head -1)", fix, fix);
+	ASSERT_EQ(run_sh(&out, "%s store verify --store %s/st", bin, fix), 1);
+	ASSERT_CONTAINS(out, "layers/sha256: writable by group or others (mode 0777, owner uid 0)");
+	ASSERT_CONTAINS(out, ".erofs: writable by group or others (mode 0666, owner uid 0)");
+	ASSERT_CONTAINS(out, "2 problems");
+	sh("chmod 0755 %s/st/layers/sha256 && chmod 0644 %s/st/layers/sha256/*.erofs && chown 1771 %s/st/images", fix, fix, fix);
+	ASSERT_EQ(run_sh(&out, "%s store verify --store %s/st", bin, fix), 1);
+	ASSERT_CONTAINS(out, "/st/images: not owned by root");
 }
 
 TEST(store_commands_are_serialised_by_the_lock)

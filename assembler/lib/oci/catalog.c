@@ -886,6 +886,37 @@ static void problem(struct verify *V, const char *path, const char *what)
 		V->fn(V->ud, path, what);
 }
 
+/*
+ * What root mounts must be root's alone (assembly refuses an administrator's
+ * image that is not): the store's directories and each layer image owned by
+ * root, writable by nobody else.
+ */
+static void check_owner(struct verify *V, const struct stat *st, const char *path)
+{
+	char why[160];
+
+	if (st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH)))
+		return;
+	snprintf(why, sizeof(why), "%s (mode %04o, owner uid %u): another user could change what root mounts",
+		 st->st_uid != 0 ? "not owned by root" : "writable by group or others",
+		 (unsigned int)(st->st_mode & 07777), (unsigned int)st->st_uid);
+	problem(V, path, why);
+}
+
+static void check_dirs(struct cat *c, struct verify *V)
+{
+	static const char *const dirs[] = { ".", "layers", "layers/sha256", "images", "images/sha256" };
+	char path[PATH_MAX + 32];
+	struct stat st;
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		if (fstatat(c->fd, dirs[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;	/* not made yet (an empty store) */
+		snprintf(path, sizeof(path), "%s%s%s", c->path, i ? "/" : "", i ? dirs[i] : "");
+		check_owner(V, &st, path);
+	}
+}
+
 /* Every layer image an image's layout names is there. */
 static int verify_image(struct cat *c, const char *hex, void *ud)
 {
@@ -909,15 +940,22 @@ static int verify_image(struct cat *c, const char *hex, void *ud)
 	return 0;
 }
 
-/* A layer image's sha256 against the one its record took when it was made. */
+/* A layer image: root's alone, and its sha256 the one its record took when it was made. */
 static int verify_layer(struct cat *c, const char *name, const char *path, void *ud)
 {
 	struct verify *V = ud;
 	char rec[NAME_MAX + 8], digest[RA_DIGEST_MAX], why[256];
 	_cleanup_close_ int fd = -EBADF;
 	const char *want;
+	struct stat st;
 	json_t *o = NULL;
 
+	fd = sys_openat2(c->layers, name, (struct open_how *)&beneath_how);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		problem(V, path, "cannot be read");
+		return 0;
+	}
+	check_owner(V, &st, path);
 	snprintf(rec, sizeof(rec), "%s.json", name);
 	if (load_json_at(c->layers, rec, RECORD_MAX, &o) < 0) {
 		problem(V, path, "its record is missing or unreadable");
@@ -927,8 +965,7 @@ static int verify_layer(struct cat *c, const char *name, const char *path, void 
 	if (!want) {
 		if (V->fn)
 			V->fn(V->ud, path, "not checked: its record has no digest (made by an older rootasm)");
-	} else if ((fd = sys_openat2(c->layers, name, (struct open_how *)&beneath_how)) < 0 ||
-		   ra_sha256_fd(fd, digest, NULL) < 0) {
+	} else if (ra_sha256_fd(fd, digest, NULL) < 0) {
 		problem(V, path, "cannot be read");
 	} else if (strcmp(digest, want)) {
 		snprintf(why, sizeof(why), "its sha256 is %s, its record says %s", digest, want);
@@ -947,8 +984,10 @@ int rootasm_store_verify(const char *store, rootasm_store_verify_fn fn, void *us
 	r = cat_open(store, LOCK_SH, &c, e);
 	if (r == -ENOENT)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "store verify", ra_store_path(store), "no store");
-	if (r == 0)
+	if (r == 0) {
+		check_dirs(&c, &V);
 		r = each_image(&c, verify_image, &V, e);
+	}
 	if (r >= 0)
 		r = each_layer_image(&c, verify_layer, &V, e);
 	cat_close(&c);
