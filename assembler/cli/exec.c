@@ -249,6 +249,7 @@ int cmd_exec(int argc, char **argv)
 	struct rootasm_error e = { 0 };
 	struct rootasm_exec_result res = { 0 };
 	struct rootasm_exec_opts o = { .size = sizeof(o) };
+	struct rootasm_exec_pending *pending = NULL;
 	struct rootasm_layout *l;
 	const char *path = NULL, **env = NULL, *via = NULL, *what;
 	char *image = NULL;
@@ -354,9 +355,18 @@ int cmd_exec(int argc, char **argv)
 	r = cli_load(path, via ? ROOTASM_LOAD_OFFLINE : 0, &l);
 	if (r)
 		return failed(r);
-	fd = via ? cli_via_assemble(via, path, &e) : rootasm_assemble(cli_context(), l, &e);
-	if (fd < 0) {
+	/* the sandbox is set up (its init started in its namespaces) while the tree is assembled */
+	r = rootasm_exec_prepare(cli_context(), l, argv + optind, &o, &pending, &e);
+	if (r < 0) {
 		rootasm_layout_free(l);
+		free(env);
+		return failed(cli_fail(&e));
+	}
+	fd = via ? cli_via_assemble(via, path, &e) : rootasm_assemble(cli_context(), l, &e);
+	rootasm_layout_free(l);
+	free(env);
+	if (fd < 0) {
+		rootasm_exec_pending_free(pending);
 		return failed(cli_fail(&e));
 	}
 	/* from here on the signals sent to us go to the container */
@@ -365,10 +375,8 @@ int cmd_exec(int argc, char **argv)
 		sigaddset(&fwd, fwd_signals[i]);
 	sigprocmask(SIG_BLOCK, &fwd, NULL);
 	sfd = signalfd(-1, &fwd, SFD_CLOEXEC | SFD_NONBLOCK);
-	pidfd = rootasm_exec_start(cli_context(), l, fd, argv + optind, &o, &e);
+	pidfd = rootasm_exec_join(pending, fd, &e);
 	close(fd);
-	rootasm_layout_free(l);
-	free(env);
 	if (pidfd < 0)
 		return failed(cli_fail(&e));
 	if (master >= 0)

@@ -536,6 +536,27 @@ struct rootasm_exec_result {
 int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, int tree_fd, char *const argv[],
 		       const struct rootasm_exec_opts *opts, struct rootasm_error *e);
 
+/*
+ * rootasm_exec_start() in two steps (since 0.4), so that the sandbox is set
+ * up while the tree is assembled (or fetched from rootasmd):
+ * rootasm_exec_prepare() checks @opts and @argv as rootasm_exec_start() does
+ * and starts the container's init in its new namespaces, where it sets up
+ * what needs no tree (its session, mount propagation, hostname, loopback)
+ * and waits; *@ret is the pending container. rootasm_exec_join() gives it
+ * the tree (exec.user is resolved in it then) and returns what
+ * rootasm_exec_start() returns, the init's pidfd once the sandbox is up, or
+ * the setup's error; it frees @p in every case. @l and @argv are not kept:
+ * the init has what it needs once prepare returns. rootasm_exec_pending_free()
+ * gives up on a container that never got its tree: its init is killed and
+ * reaped. The init dies with the thread that prepared it.
+ */
+struct rootasm_exec_pending;
+int rootasm_exec_prepare(struct rootasm_ctx *ctx, const struct rootasm_layout *l, char *const argv[],
+			 const struct rootasm_exec_opts *opts, struct rootasm_exec_pending **ret,
+			 struct rootasm_error *e);
+int rootasm_exec_join(struct rootasm_exec_pending *p, int tree_fd, struct rootasm_error *e);
+void rootasm_exec_pending_free(struct rootasm_exec_pending *p);
+
 /* Wait for the container started with rootasm_exec_start() and fill @res; closes nothing. */
 int rootasm_exec_wait(int pidfd, struct rootasm_exec_result *res, struct rootasm_error *e);
 

@@ -76,21 +76,23 @@ static const char *const readonly_paths[] = { "/proc/bus", "/proc/fs", "/proc/ir
 #define NMASK (sizeof(masked_files) / sizeof(masked_files[0]))
 
 static const char *const steps[] = {
-	"start a session", "make / private", "attach the tree over /", "pivot_root", "make the tree nodev",
+	"create its namespaces", "start a session", "make / private", "attach the tree over /", "pivot_root", "make the tree nodev",
 	"mount /proc", "mask /proc paths", "make /proc paths read-only", "mount /dev", "set the hostname",
-	"bring up loopback", "change to the working directory", "drop the bounding set", "set groups", "set gid", "set uid", "open /dev/ptmx",
+	"bring up loopback", "receive the tree", "change to the working directory", "drop the bounding set", "set groups", "set gid", "set uid", "open /dev/ptmx",
 	"set capabilities", "set ambient capabilities", "set no_new_privs", "make the init not dumpable",
 	"load the seccomp profile", "close fds", "fork the command", NULL,
 };
 
 enum {
-	S_SESSION, S_PRIVATE, S_ATTACH, S_PIVOT, S_NODEV, S_PROC, S_MASK, S_RO, S_DEV, S_HOSTNAME, S_LO, S_WORKDIR, S_BOUNDING,
+	S_UNSHARE, S_SESSION, S_PRIVATE, S_ATTACH, S_PIVOT, S_NODEV, S_PROC, S_MASK, S_RO, S_DEV, S_HOSTNAME, S_LO, S_TREE, S_WORKDIR, S_BOUNDING,
 	S_GROUPS, S_GID, S_UID, S_TTY, S_CAPS, S_AMBIENT, S_NNP, S_DUMPABLE, S_SECCOMP, S_FDS, S_FORK,
 };
 
 /* What the init needs, made by the parent: the init reads it from its copy of our memory. */
 struct spec {
-	int tree_fd;
+	int tree_fd;			/* received on tree_sock */
+	int tree_sock;			/* the init's end: the tree and the user come on it */
+	int home_slot;			/* envp's HOME from the tree's /etc/passwd, or -1 */
 	char *const *argv;
 	char **envp;
 	const char *path;		/* PATH for the search, from envp */
@@ -109,7 +111,22 @@ struct spec {
 	sigset_t fwd;			/* the signals the init passes on, and SIGCHLD */
 };
 
+/*
+ * What the parent sends the init with the tree (SCM_RIGHTS): the layout's
+ * exec.user as the tree's /etc/passwd and /etc/group resolve it, which only
+ * the tree can say.
+ */
+struct tree_msg {
+	bool resolved;
+	uid_t uid;
+	gid_t gid;
+	uint32_t ngroups;
+	gid_t groups[RA_USER_MAX_GROUPS];
+	char home[sizeof(((struct ra_user *)0)->home) + 8];	/* "HOME=...", "" when passwd has none */
+};
+
 /* ------------------------------------------------------------------- init */
+
 
 static int errno_r(void)
 {
@@ -173,18 +190,99 @@ static int fresh(const char *fs, const char *const *opts, unsigned int attrs)
 	return mfd;
 }
 
-static int mount_fresh(const char *fs, const char *const *opts, unsigned int attrs, const char *where)
-{
-	int mfd = fresh(fs, opts, attrs), r;
+/*
+ * The mounts the sandbox adds to the tree, made before the tree arrives
+ * (detached; -errno when one could not be made, reported where it is used):
+ * /proc, the /proc mask directories, and a minimal /dev as crun's default
+ * config has it (its tmpfs already filled), with its pts, shm and mqueue.
+ */
+struct premade {
+	int proc;
+	int masked_dirs[3];
+	int dev, pts, shm, mqueue;
+};
 
-	if (mfd < 0)
-		return mfd;
-	r = mount_at(mfd, where);
-	close(mfd);
+static void premade_init(struct premade *m)
+{
+	m->proc = m->dev = m->pts = m->shm = m->mqueue = -EBADF;
+	for (size_t i = 0; i < ARRAY_SIZE(m->masked_dirs); i++)
+		m->masked_dirs[i] = -EBADF;
+}
+
+static void premade_close(struct premade *m)
+{
+	close_fdp(&m->proc);
+	for (size_t i = 0; i < ARRAY_SIZE(m->masked_dirs); i++)
+		close_fdp(&m->masked_dirs[i]);
+	close_fdp(&m->dev);
+	close_fdp(&m->pts);
+	close_fdp(&m->shm);
+	close_fdp(&m->mqueue);
+	premade_init(m);
+}
+
+/* The tmpfs of /dev, filled: its nodes, links and mount points. */
+static int fresh_dev(void)
+{
+	static const struct {
+		const char *name;
+		unsigned int maj, min;
+	} nodes[] = {
+		{ "null", 1, 3 }, { "zero", 1, 5 }, { "full", 1, 7 }, { "random", 1, 8 }, { "urandom", 1, 9 },
+		{ "tty", 5, 0 },
+	};
+	static const char *const links[][2] = {
+		{ "/proc/self/fd", "fd" }, { "/proc/self/fd/0", "stdin" }, { "/proc/self/fd/1", "stdout" },
+		{ "/proc/self/fd/2", "stderr" }, { "pts/ptmx", "ptmx" },
+	};
+	int dfd = fresh("tmpfs", (const char *const[]){ "mode=755", "size=65536k", NULL },
+			MOUNT_ATTR_NOSUID | MOUNT_ATTR_STRICTATIME), r = 0;
+
+	if (dfd < 0)
+		return dfd;
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]) && r == 0; i++)
+		if (mknodat(dfd, nodes[i].name, S_IFCHR | 0666, makedev(nodes[i].maj, nodes[i].min)) < 0 ||
+		    fchmodat(dfd, nodes[i].name, 0666, 0) < 0)
+			r = -errno;
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]) && r == 0; i++)
+		if (symlinkat(links[i][0], dfd, links[i][1]) < 0)
+			r = -errno;
+	if (r == 0 && (mkdirat(dfd, "pts", 0755) < 0 || mkdirat(dfd, "shm", 01777) < 0 ||
+		       mkdirat(dfd, "mqueue", 0755) < 0))
+		r = -errno;
+	if (r < 0) {
+		close(dfd);
+		return r;
+	}
+	return dfd;
+}
+
+static void premake(struct premade *m, bool privileged)
+{
+	m->proc = fresh("proc", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	for (size_t i = 0; !privileged && i < ARRAY_SIZE(m->masked_dirs); i++)
+		m->masked_dirs[i] = fresh("tmpfs", (const char *const[]){ "size=0", "mode=555", NULL },
+					  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	m->dev = fresh_dev();
+	m->pts = fresh("devpts", (const char *const[]){ "newinstance", "ptmxmode=0666", "mode=0620", NULL },
+		       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+	m->shm = fresh("tmpfs", (const char *const[]){ "mode=1777", "size=65536k", NULL },
+		       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	/* POSIX message queues: where the kernel has them (CONFIG_POSIX_MQUEUE) */
+	m->mqueue = fresh("mqueue", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+}
+
+/* A premade mount moved to @where (an error it had is returned now). */
+static int mount_premade(int *mfd, const char *where)
+{
+	int r = *mfd < 0 ? *mfd : mount_at(*mfd, where);
+
+	close_fdp(mfd);
+	*mfd = -EBADF;
 	return r;
 }
 
-static int mask_proc(struct spec *s)
+static int mask_proc(struct spec *s, struct premade *m)
 {
 	struct stat st;
 	int r;
@@ -199,9 +297,7 @@ static int mask_proc(struct spec *s)
 	for (size_t i = 0; i < sizeof(masked_dirs) / sizeof(masked_dirs[0]); i++) {
 		if (stat(masked_dirs[i], &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;
-		r = mount_fresh("tmpfs", (const char *const[]){ "size=0", "mode=555", NULL },
-				MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-				masked_dirs[i]);
+		r = mount_premade(&m->masked_dirs[i], masked_dirs[i]);
 		if (r < 0)
 			return r;
 	}
@@ -246,52 +342,21 @@ static bool dev_usable(void)
 	return true;
 }
 
-/* A minimal /dev, as crun's default config has it. */
-static int make_dev(void)
+/* The minimal /dev, attached. */
+static int make_dev(struct premade *m)
 {
-	static const struct {
-		const char *name;
-		unsigned int maj, min;
-	} nodes[] = {
-		{ "null", 1, 3 }, { "zero", 1, 5 }, { "full", 1, 7 }, { "random", 1, 8 }, { "urandom", 1, 9 },
-		{ "tty", 5, 0 },
-	};
-	static const char *const links[][2] = {
-		{ "/proc/self/fd", "fd" }, { "/proc/self/fd/0", "stdin" }, { "/proc/self/fd/1", "stdout" },
-		{ "/proc/self/fd/2", "stderr" }, { "pts/ptmx", "ptmx" },
-	};
-	int dfd, r;
+	int r;
 
 	if (mkdir("/dev", 0755) < 0 && errno != EEXIST)
 		return -errno;
-	r = mount_fresh("tmpfs", (const char *const[]){ "mode=755", "size=65536k", NULL },
-			MOUNT_ATTR_NOSUID | MOUNT_ATTR_STRICTATIME, "/dev");
-	if (r < 0)
-		return r;
-	dfd = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]) && r == 0; i++)
-		if (mknodat(dfd, nodes[i].name, S_IFCHR | 0666, makedev(nodes[i].maj, nodes[i].min)) < 0 ||
-		    fchmodat(dfd, nodes[i].name, 0666, 0) < 0)
-			r = -errno;
-	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]) && r == 0; i++)
-		if (symlinkat(links[i][0], dfd, links[i][1]) < 0)
-			r = -errno;
-	if (r == 0 && (mkdirat(dfd, "pts", 0755) < 0 || mkdirat(dfd, "shm", 01777) < 0 ||
-		       mkdirat(dfd, "mqueue", 0755) < 0))
-		r = -errno;
-	close(dfd);
+	r = mount_premade(&m->dev, "/dev");
 	if (r == 0)
-		r = mount_fresh("devpts", (const char *const[]){ "newinstance", "ptmxmode=0666", "mode=0620", NULL },
-				MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, "/dev/pts");
+		r = mount_premade(&m->pts, "/dev/pts");
 	if (r == 0)
-		r = mount_fresh("tmpfs", (const char *const[]){ "mode=1777", "size=65536k", NULL },
-				MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/dev/shm");
-	/* POSIX message queues: where the kernel has them (CONFIG_POSIX_MQUEUE) */
+		r = mount_premade(&m->shm, "/dev/shm");
 	if (r == 0)
-		r = mount_fresh("mqueue", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/dev/mqueue");
-	return r == -ENODEV ? 0 : r;
+		r = m->mqueue == -ENODEV ? 0 : mount_premade(&m->mqueue, "/dev/mqueue");
+	return r;
 }
 
 /*
@@ -422,18 +487,79 @@ static void __attribute__((noreturn)) init_loop(struct spec *s, pid_t cmd)
 	}
 }
 
+/* Wait for the tree: the fd and what it says of the user; 0 when the parent gave up (closed its end). */
+static int recv_tree(struct spec *s, struct tree_msg *m)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	do
+		n = recvmsg(s->tree_sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno_r();
+	if (n == 0)
+		return -ECANCELED;
+	cm = CMSG_FIRSTHDR(&mh);
+	if ((size_t)n != sizeof(*m) || !cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
+	    cm->cmsg_len != CMSG_LEN(sizeof(int)) || (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) ||
+	    m->ngroups > RA_USER_MAX_GROUPS)
+		return -EBADMSG;
+	memcpy(&s->tree_fd, CMSG_DATA(cm), sizeof(int));
+	close(s->tree_sock);
+	if (m->resolved) {
+		s->user_set = true;
+		s->uid = m->uid;
+		s->gid = m->gid;
+		s->groups = m->groups;
+		s->ngroups = m->ngroups;
+		m->home[sizeof(m->home) - 1] = '\0';
+		if (s->home_slot >= 0 && m->home[0])
+			s->envp[s->home_slot] = m->home;
+	}
+	return 0;
+}
+
 static int init_main(void *arg, int *step)
 {
 	struct spec *s = arg;
+	struct tree_msg m;	/* lives as long as the init: s->groups and envp may point into it */
+	struct premade pm;
 	struct stat st;
 	pid_t cmd;
+	int r;
 
+	/*
+	 * Its namespaces but the pid and mount ones (made by clone3, so that it
+	 * is pid 1 and its mount table is ours from before the assembly), made
+	 * here while the parent assembles: a network namespace costs ~0.5 ms.
+	 * mqueue and /proc below are the new ones'.
+	 */
+	*step = S_UNSHARE;
+	if (unshare(CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | (s->netns ? CLONE_NEWNET : 0)) < 0)
+		return errno_r();
 	*step = S_SESSION;
 	if (setsid() < 0)
 		return errno_r();
 	*step = S_PRIVATE;
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return errno_r();
+	/* what needs no tree, while the parent assembles it */
+	*step = S_HOSTNAME;
+	if (sethostname(s->hostname, strlen(s->hostname)) < 0)
+		return errno_r();
+	*step = S_LO;
+	if (s->netns && (r = loopback_up()) < 0)
+		return r;
+	/* /proc and /dev, detached; a failure is reported at the step that attaches it */
+	premade_init(&pm);
+	premake(&pm, s->privileged);
+	*step = S_TREE;
+	if ((r = recv_tree(s, &m)) < 0)
+		return r;
 	*step = S_ATTACH;
 	if (move_mount(s->tree_fd, "", AT_FDCWD, "/", MOVE_MOUNT_F_EMPTY_PATH) < 0 || fchdir(s->tree_fd) < 0)
 		return errno_r();
@@ -458,13 +584,12 @@ static int init_main(void *arg, int *step)
 	}
 	*step = S_PROC;
 	if (stat("/proc", &st) == 0 && S_ISDIR(st.st_mode)) {
-		int r = mount_fresh("proc", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/proc");
-
+		r = mount_premade(&pm.proc, "/proc");
 		if (r < 0)
 			return r;
 		if (!s->privileged) {
 			*step = S_MASK;
-			if ((r = mask_proc(s)) < 0)
+			if ((r = mask_proc(s, &pm)) < 0)
 				return r;
 			*step = S_RO;
 			if ((r = readonly_proc()) < 0)
@@ -475,21 +600,11 @@ static int init_main(void *arg, int *step)
 		close(s->null_clones[i]);
 	*step = S_DEV;
 	if (!dev_usable()) {
-		int r = make_dev();
-
+		r = make_dev(&pm);
 		if (r < 0)
 			return r;
 	}
-	*step = S_HOSTNAME;
-	if (sethostname(s->hostname, strlen(s->hostname)) < 0)
-		return errno_r();
-	*step = S_LO;
-	if (s->netns) {
-		int r = loopback_up();
-
-		if (r < 0)
-			return r;
-	}
+	premade_close(&pm);	/* what the tree did not need */
 	/* as root still: the image's WorkingDir, whoever may enter it (as runc, which tries before and after) */
 	*step = S_WORKDIR;
 	if (s->workdir && chdir(s->workdir) < 0)
@@ -515,8 +630,6 @@ static int init_main(void *arg, int *step)
 	}
 	if (s->tty) {
 		/* as the command's uid: the pty is its own */
-		int r;
-
 		*step = S_TTY;
 		if ((r = open_tty(s->tty_sock)) < 0)
 			return r;
@@ -678,8 +791,31 @@ char **ra_exec_command(const struct ra_exec *x, char *const argv[])
 	return v;
 }
 
-int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, int tree_fd, char *const argv[],
-		       const struct rootasm_exec_opts *o, struct rootasm_error *e)
+struct rootasm_exec_pending {
+	struct rootasm_ctx *ctx;
+	struct ra_child ch;
+	int tree_sock;			/* our end: the tree goes to the init on it */
+	int tty_sock;			/* tty: our end, the pty's master comes back on it */
+	int *tty_master;
+	char *user;			/* the layout's exec.user, resolved in the tree at the join */
+};
+
+/* the HOME a user's /etc/passwd entry replaces in the init (ra_exec_env's default, by address) */
+static const char home_pending[] = "HOME=/root";
+
+void rootasm_exec_pending_free(struct rootasm_exec_pending *p)
+{
+	if (!p)
+		return;
+	close_fdp(&p->tree_sock);	/* an init still waiting for its tree gives up... */
+	ra_child_kill(&p->ch);		/* ...and is killed and reaped in any case */
+	close_fdp(&p->tty_sock);
+	free(p->user);
+	free(p);
+}
+
+int rootasm_exec_prepare(struct rootasm_ctx *ctx, const struct rootasm_layout *l, char *const argv[],
+			 const struct rootasm_exec_opts *o, struct rootasm_exec_pending **ret, struct rootasm_error *e)
 {
 	static const struct ra_exec defaults = { .deny_mount_api = true };
 	const struct ra_exec *x = l ? &l->exec : &defaults;
@@ -687,7 +823,9 @@ int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 	const char *const *extra = EOPT(o, env, NULL);
 	int *tty_master = EOPT(o, tty_master, NULL);
 	struct spec s = {
-		.tree_fd = tree_fd,
+		.tree_fd = -EBADF,
+		.tree_sock = -EBADF,
+		.home_slot = -1,
 		.workdir = x->workdir,
 		.hostname = EOPT(o, hostname, NULL) ? EOPT(o, hostname, NULL) : x->hostname ? x->hostname : "rootasm",
 		.privileged = x->privileged || (flags & ROOTASM_EXEC_PRIVILEGED),
@@ -704,14 +842,13 @@ int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 		.tty = flags & ROOTASM_EXEC_TTY,
 		.tty_sock = -EBADF,
 	};
-	_cleanup_close_ int tty_sock = -EBADF;
-	struct ra_user user;
-	char home[sizeof(user.home) + 8] = "";
+	struct rootasm_exec_pending *p;
 	char **full;
-	struct ra_child ch;
-	struct ra_child_report rep;
-	int r, pidfd;
+	int r, sp[2];
 
+	if (!ret)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL, "no place for the pending container");
+	*ret = NULL;
 	/* the size and flag rules of rootasm.h */
 	r = o ? ra_opts_size(o, o->size, offsetof(struct rootasm_exec_opts, flags) + sizeof(o->flags), sizeof(*o)) : 0;
 	if (r == -E2BIG)
@@ -742,46 +879,54 @@ int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 	if (s.preserve_fds > 65536)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL, "--preserve-fds %u: too many",
 				   s.preserve_fds);
+	p = calloc(1, sizeof(*p));
+	if (!p || (x->user && !(p->user = strdup(x->user)))) {
+		free(p);
+		return ra_oom(e, "exec");
+	}
+	p->ctx = ctx;
+	p->ch = (struct ra_child){ .pidfd = -EBADF, .report = -EBADF, .hold = -EBADF, .child_ends = { -EBADF, -EBADF } };
+	p->tree_sock = p->tty_sock = -EBADF;
+	p->tty_master = tty_master;
 	for (size_t i = 0; i < NMASK; i++)
 		s.null_clones[i] = -EBADF;
-	if (x->user) {
-		/* the image's user, by name or number, in the tree's own /etc/passwd and /etc/group */
-		r = ra_user_resolve(tree_fd, x->user, &user, e);
-		if (r < 0)
-			return r;
-		s.user_set = true;
-		s.uid = user.uid;
-		s.gid = user.gid;
-		s.groups = user.groups;
-		s.ngroups = user.ngroups;
-		if (user.home[0])
-			snprintf(home, sizeof(home), "HOME=%s", user.home);
-	}
 	s.argv = full = ra_exec_command(x, argv);
-	if (!full)
+	if (!full) {
+		rootasm_exec_pending_free(p);
 		return ra_oom(e, "exec command");
+	}
 	if (!full[0] || !full[0][0]) {
 		free(full);
+		rootasm_exec_pending_free(p);
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL,
 				   "no command (and the layout's exec: section has no entrypoint or cmd)");
 	}
-	s.envp = ra_exec_env(x, extra, home[0] ? home : NULL, &s.path);
+	/* the image's user, by name or number, is looked up in the tree at the join: its HOME then */
+	s.envp = ra_exec_env(x, extra, x->user ? home_pending : NULL, &s.path);
 	if (!s.envp) {
 		free(full);
+		rootasm_exec_pending_free(p);
 		return ra_oom(e, "exec environment");
 	}
+	for (size_t i = 0; x->user && s.envp[i]; i++)
+		if (s.envp[i] == home_pending)
+			s.home_slot = (int)i;
 	r = 0;
-	if (s.tty) {
-		int sp[2];
-
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+		r = ra_err(e, errno, -EBADF, "socketpair", NULL, "for the tree");
+	} else {
+		p->tree_sock = sp[0];
+		s.tree_sock = sp[1];
+	}
+	if (r == 0 && s.tty) {
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
 			r = ra_err(e, errno, -EBADF, "socketpair", NULL, "for the pty");
 		} else {
-			tty_sock = sp[0];
+			p->tty_sock = sp[0];
 			s.tty_sock = sp[1];
 		}
 	}
-	if (!s.privileged) {
+	if (r == 0 && !s.privileged) {
 		/* the masks: detached clones of our /dev/null, moved onto /proc files in the container */
 		for (size_t i = 0; r == 0 && i < NMASK; i++) {
 			s.null_clones[i] = open_tree(AT_FDCWD, "/dev/null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
@@ -798,37 +943,98 @@ int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 
 		/* the init starts with these blocked (it waits for them); our own mask is restored at once */
 		pthread_sigmask(SIG_BLOCK, &s.fwd, &old);
-		r = ra_child_start(&ch, CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
-					(s.netns ? CLONE_NEWNET : 0), 0, init_main, &s, "exec", e);
+		/* the other namespaces the init makes itself (S_UNSHARE), while we assemble */
+		r = ra_child_start(&p->ch, CLONE_NEWNS | CLONE_NEWPID, 0, init_main, &s, "exec", e);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
 	for (size_t i = 0; i < NMASK; i++)
 		close_fdp(&s.null_clones[i]);
 	close_fdp(&s.tty_sock);
+	close_fdp(&s.tree_sock);
 	free(s.envp);
 	free(full);
-	if (r < 0)
+	if (r < 0) {
+		rootasm_exec_pending_free(p);
 		return r;
-	RA_TRACE(ra_ctx(ctx), "exec: init pid %d started (%s%s)", ch.pid, s.privileged ? "privileged" : "sandboxed",
-		 s.netns ? ", network none" : "");
+	}
+	RA_TRACE(ra_ctx(ctx), "exec: init pid %d started (%s%s), waiting for the tree", p->ch.pid,
+		 s.privileged ? "privileged" : "sandboxed", s.netns ? ", network none" : "");
+	*ret = p;
+	return 0;
+}
+
+int rootasm_exec_join(struct rootasm_exec_pending *p, int tree_fd, struct rootasm_error *e)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct tree_msg m = { 0 };
+	struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	struct ra_child_report rep;
+	struct ra_user user;
+	int r, pidfd;
+
+	if (!p)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL, "no pending container");
+	if (tree_fd < 0) {
+		rootasm_exec_pending_free(p);
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EBADF, "exec", NULL, "no tree");
+	}
+	if (p->user) {
+		/* the image's user, by name or number, in the tree's own /etc/passwd and /etc/group */
+		r = ra_user_resolve(tree_fd, p->user, &user, e);
+		if (r < 0) {
+			rootasm_exec_pending_free(p);
+			return r;
+		}
+		m.resolved = true;
+		m.uid = user.uid;
+		m.gid = user.gid;
+		m.ngroups = (uint32_t)user.ngroups;
+		memcpy(m.groups, user.groups, user.ngroups * sizeof(gid_t));
+		if (user.home[0])
+			snprintf(m.home, sizeof(m.home), "HOME=%s", user.home);
+	}
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &tree_fd, sizeof(int));
+	while (sendmsg(p->tree_sock, &mh, MSG_NOSIGNAL) < 0)
+		if (errno != EINTR)
+			break;	/* the init is gone: its report says why */
+	close_fdp(&p->tree_sock);
+	p->tree_sock = -EBADF;
+	RA_TRACE(ra_ctx(p->ctx), "exec: the tree went to the init");
 	/* the init reports "ready" once the sandbox is up, or why it is not */
-	r = ra_child_read_report(&ch, &rep);
-	if (r > 0 && rep.err == 0 && s.tty) {
-		int master = recv_master(tty_sock);
+	r = ra_child_read_report(&p->ch, &rep);
+	if (r > 0 && rep.err == 0 && p->tty_master) {
+		int master = p->tty_sock >= 0 ? recv_master(p->tty_sock) : -EBADF;
 
 		if (master < 0) {
-			ra_child_kill(&ch);
+			rootasm_exec_pending_free(p);
 			return ra_err(e, master, -EBADF, "exec", NULL, "the pty's master did not come back from the init");
 		}
-		*tty_master = master;
+		*p->tty_master = master;
 	}
 	if (r > 0 && rep.err == 0) {
-		pidfd = take_fd(ch.pidfd);
-		ra_child_kill(&ch);	/* closes the pipes only: the pidfd is taken */
+		RA_TRACE(ra_ctx(p->ctx), "exec: the sandbox is up (init pid %d)", p->ch.pid);
+		pidfd = take_fd(p->ch.pidfd);
+		rootasm_exec_pending_free(p);	/* closes the pipes only: the pidfd is taken */
 		return pidfd;
 	}
-	r = ra_child_finish(&ch, "exec", steps, e);
+	r = ra_child_finish(&p->ch, "exec", steps, e);
+	rootasm_exec_pending_free(p);
 	return r < 0 ? r : ra_err(e, EIO, -EBADF, "exec", NULL, "the container's init ended before it was set up");
+}
+
+int rootasm_exec_start(struct rootasm_ctx *ctx, const struct rootasm_layout *l, int tree_fd, char *const argv[],
+		       const struct rootasm_exec_opts *o, struct rootasm_error *e)
+{
+	struct rootasm_exec_pending *p;
+	int r;
+
+	r = rootasm_exec_prepare(ctx, l, argv, o, &p, e);
+	return r < 0 ? r : rootasm_exec_join(p, tree_fd, e);
 }
 
 int rootasm_exec_wait(int pidfd, struct rootasm_exec_result *res, struct rootasm_error *e)

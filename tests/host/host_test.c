@@ -1194,6 +1194,97 @@ TEST(exec_reports_status_from_pidfd_info)
 	ASSERT_CONTAINS(err, "exited with status 3");
 }
 
+/* Our children, from /proc/PID/stat (a kernel without CONFIG_PROC_CHILDREN has no .../children). */
+static int children_of_this_thread(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	ASSERT_TRUE(d != NULL);
+	while ((de = readdir(d))) {
+		char f[300], buf[512], *rp;
+		int fd, ppid;
+		ssize_t k;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(f, sizeof(f), "/proc/%s/stat", de->d_name);
+		fd = open(f, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		k = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (k <= 0)
+			continue;
+		buf[k] = '\0';
+		rp = strrchr(buf, ')');	/* "PID (COMM) S PPID ..." */
+		if (rp && sscanf(rp + 2, "%*c %d", &ppid) == 1 && ppid == getpid())
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+TEST(exec_sandbox_is_set_up_while_the_tree_is_assembled)
+{
+	struct rootasm_exec_result res;
+	struct rootasm_exec_pending *p = NULL;
+	struct rootasm_layout *l;
+	struct rootasm_error e = { 0 };
+	char *const argv[] = { "/bin/sh", "-c", "[ \"$(cat /proc/sys/kernel/hostname)\" = early ] && [ \"$HOME\" = /home/u ] && "
+				     "grep -q '^Uid:.4242' /proc/self/status && exit 7", NULL };
+	struct rootasm_exec_opts o = { .size = sizeof(o), .hostname = "early" };
+	siginfo_t si = { 0 };
+	char *err, *t;
+	int fd, pidfd;
+
+	sh("mkdir -p %s/ovu/etc && echo 'u:x:4242:4242::/home/u:/bin/sh' > %s/ovu/etc/passwd && "
+	   "echo 'u:x:4242:' > %s/ovu/etc/group", fix, fix, fix);
+	layoutf("ov.yaml", "version: 1\nlayers:\n  - dir: l1\n  - dir: ovu\nupper: { tmpfs: {} }\nexec:\n  user: u\n");
+	l = load("ov.yaml");
+	/* the init is started, in its namespaces, before there is a tree; it waits for one */
+	ASSERT_EQ(rootasm_exec_prepare(NULL, l, argv, &o, &p, &e), 0);
+	ASSERT_TRUE(p != NULL);
+	ASSERT_EQ(children_of_this_thread(), 1);
+	fd = rootasm_assemble(NULL, l, &e);
+	rootasm_layout_free(l);	/* the pending container keeps nothing of it */
+	ASSERT_TRUE(fd >= 0);
+	/* exec.user is resolved in the tree at the join: uid, HOME from its /etc/passwd */
+	pidfd = rootasm_exec_join(p, fd, &e);
+	close(fd);
+	ASSERT_TRUE(pidfd >= 0);
+	ASSERT_EQ(rootasm_exec_wait(pidfd, &res, &e), 0);
+	close(pidfd);
+	ASSERT_EQ(res.status, 7);
+	ASSERT_EQ(children_of_this_thread(), 0);
+
+	/* given up before its tree: the init is killed and reaped, nothing is left */
+	l = load("ov.yaml");
+	ASSERT_EQ(rootasm_exec_prepare(NULL, l, argv, &o, &p, &e), 0);
+	rootasm_layout_free(l);
+	ASSERT_EQ(children_of_this_thread(), 1);
+	rootasm_exec_pending_free(p);
+	ASSERT_EQ(children_of_this_thread(), 0);
+	ASSERT_ERRNO(waitid(P_ALL, 0, &si, WEXITED | WNOHANG | __WALL), ECHILD);
+
+	/* a tree that is not a detached mount: the init says so at its step, and is reaped */
+	l = load("ov.yaml");
+	ASSERT_EQ(rootasm_exec_prepare(NULL, l, argv, &o, &p, &e), 0);
+	rootasm_layout_free(l);
+	fd = open(path("ovu"), O_PATH | O_DIRECTORY | O_CLOEXEC);	/* (its /etc/passwd names u) */
+	ASSERT_TRUE(rootasm_exec_join(p, fd, &e) < 0);
+	close(fd);
+	ASSERT_CONTAINS(e.op, "attach the tree over /");
+	ASSERT_EQ(children_of_this_thread(), 0);
+
+	/* the CLI overlaps them: the init is started before the first layer is mounted */
+	ASSERT_EQ(RUN(&err, "--debug", "exec", path("ov.yaml"), "--", "/bin/sh", "-c", "exit 0"), 0);
+	t = strstr(err, "exec: init pid");
+	ASSERT_TRUE(t != NULL);
+	ASSERT_TRUE(strstr(err, "overlay: 2 layers") > t);
+}
+
 /* ---------------------------------------------------------------- the exec sandbox */
 
 #define RUN_OUT(out, err, keep, ...) run_full(out, err, keep, 0, (const char *const[]){ bin, __VA_ARGS__, NULL })
