@@ -223,6 +223,8 @@ static void __attribute__((noreturn)) spawn_child(const struct ra_spawn *x, pid_
 		r.step = EXEC_ATTACH;
 		if (move_mount(x->attach_fd, "", AT_FDCWD, x->attach_at, MOVE_MOUNT_F_EMPTY_PATH) < 0)
 			goto fail;
+		if (x->tmp_fd >= 0 && move_mount(x->tmp_fd, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			goto fail;
 	}
 	/* hi[] are copies above every target: dup2 cannot clobber a source */
 	r.step = EXEC_DUP;

@@ -92,7 +92,8 @@ int ra_child_read_report(struct ra_child *c, struct ra_child_report *r);
  * and a fixed environment (PATH=/usr/sbin:/usr/bin:/sbin:/bin, LC_ALL=C).
  * With @attach_fd >= 0 it runs in a mount namespace of its own (private
  * propagation) where the detached mount @attach_fd is attached at
- * @attach_at first: for tools that resolve their paths by name.
+ * @attach_at first: for tools that resolve their paths by name; then
+ * @tmp_fd (-1: none), a detached mount, is attached at /tmp.
  * Returns 0 when it exited 0; otherwise fills @e (exec failure, status or signal).
  */
 struct ra_spawn {
@@ -101,6 +102,7 @@ struct ra_spawn {
 	int fds[4];
 	int attach_fd;
 	const char *attach_at;
+	int tmp_fd;			/* a mount moved onto /tmp (programs that use tmpfile()); -1: none */
 };
 
 int ra_child_spawn(const struct ra_spawn *x, const char *what, struct rootasm_error *e);

@@ -601,7 +601,7 @@ static bool ended_in_padding(struct up *u, uint64_t got, int64_t size)
 /* The data of a regular file, holes kept: pwrite at each block's offset, then the full size. */
 static int write_data(struct up *u, const char *name, int fd, int64_t size)
 {
-	uint64_t got = 0;
+	uint64_t got = 0, data = 0;
 
 	for (;;) {
 		const void *buf;
@@ -629,9 +629,12 @@ static int write_data(struct up *u, const char *name, int fd, int64_t size)
 			done += n;
 		}
 		got = (uint64_t)off + len > got ? (uint64_t)off + len : got;
+		data += len;
 	}
 	if (ftruncate(fd, size) < 0)
 		return ent_err(u, errno, name, "set size: %m");
+	if (data < (uint64_t)size)
+		u->st->sparse_files++;
 	return 0;
 }
 
@@ -640,7 +643,7 @@ static int copy_data(struct up *u, const char *name, int lfd, int fd, off_t size
 {
 	_cleanup_close_ int in = ra_reopen(lfd, O_RDONLY);
 	_cleanup_free_ char *buf = malloc(BUFSZ);
-	off_t off = 0;
+	off_t off = 0, data_bytes = 0;
 
 	if (in < 0)
 		return ent_err(u, errno, name, "open the file below: %m");
@@ -672,10 +675,13 @@ static int copy_data(struct up *u, const char *name, int lfd, int fd, off_t size
 					return ent_err(u, errno, name, "write: %m");
 			}
 			off += n;
+			data_bytes += n;
 		}
 	}
 	if (ftruncate(fd, size) < 0)
 		return ent_err(u, errno, name, "set size: %m");
+	if (data_bytes < size)
+		u->st->sparse_files++;
 	return 0;
 }
 

@@ -31,6 +31,7 @@ struct ra_unpack_stats {
 	uint64_t entries, whiteouts, opaques, file_bytes;
 	uint64_t implied;		/* directories (the root too) made for a path, without an entry of their own */
 	uint64_t lower_links;		/* hard links to a lower layer's file: that file copied up */
+	uint64_t sparse_files;		/* regular files with holes (their data is less than their size) */
 };
 
 /*

@@ -157,6 +157,32 @@ TEST(import_assembles_the_image_with_every_kind_of_entry)
 	ASSERT_EQ(umount2(P("m"), MNT_DETACH), 0);
 }
 
+/*
+ * mkfs.erofs copies the data of a chunked image (sparse files: holes kept)
+ * through a tmpfile() in /tmp, and copy_file_range() fails across file
+ * systems: a tmpfs /tmp (Debian 13's default) made every import fail. Only a
+ * layer with sparse files is chunked, and its mkfs gets the store's layers
+ * directory as /tmp.
+ */
+TEST(import_with_tmp_on_another_file_system_chunks_only_sparse_layers)
+{
+	char *out;
+
+	fresh();
+	sh("rm -rf /var/tmp/rootasm-oci-tmpfs && mkdir -p /var/tmp/rootasm-oci-tmpfs && cp -a %s/img /var/tmp/rootasm-oci-tmpfs/", fix);
+	ASSERT_EQ(run_sh(&out, "unshare -m --propagation private sh -c 'mount -t tmpfs tmp /tmp && cd /var/tmp/rootasm-oci-tmpfs && "
+			 "%s import --quiet --store st oci:img:v1 && findmnt -n -o FSTYPE /tmp && ls -A /tmp | wc -l'", bin), 0);
+	ASSERT_CONTAINS(out, "tmpfs\n0\n");	/* (its /tmp was the tmpfs, and nothing was left in it) */
+	/* layer 1 has the sparse file: chunked; layer 2 has none: not */
+	ASSERT_EQ(run_sh(&out, "cd /var/tmp/rootasm-oci-tmpfs/st/layers/sha256 && for f in $(ls -tr *.erofs); do "
+			 "dump.erofs -s $f | grep -c chunked_file; done"), 1);
+	ASSERT_STR(out, "1\n0\n");
+	/* nothing of mkfs's temporary file stayed in the layers directory */
+	ASSERT_EQ(run_sh(&out, "ls /var/tmp/rootasm-oci-tmpfs/st/layers/sha256 | grep -vc '\\.erofs\\(\\.json\\)\\?$'"), 1);
+	ASSERT_STR(out, "0\n");
+	sh("rm -rf /var/tmp/rootasm-oci-tmpfs");
+}
+
 TEST(import_takes_gzip_zstd_plain_layers_and_a_nested_index)
 {
 	fresh();
