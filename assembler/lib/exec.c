@@ -796,7 +796,7 @@ struct rootasm_exec_pending {
 	struct ra_child ch;
 	int tree_sock;			/* our end: the tree goes to the init on it */
 	int tty_sock;			/* tty: our end, the pty's master comes back on it */
-	int *tty_master;
+	int *tty_master;		/* ROOTASM_EXEC_TTY: where the master goes; else NULL */
 	char *user;			/* the layout's exec.user, resolved in the tree at the join */
 };
 
@@ -887,7 +887,7 @@ int rootasm_exec_prepare(struct rootasm_ctx *ctx, const struct rootasm_layout *l
 	p->ctx = ctx;
 	p->ch = (struct ra_child){ .pidfd = -EBADF, .report = -EBADF, .hold = -EBADF, .child_ends = { -EBADF, -EBADF } };
 	p->tree_sock = p->tty_sock = -EBADF;
-	p->tty_master = tty_master;
+	p->tty_master = s.tty ? tty_master : NULL;	/* (a caller may set it without the flag) */
 	for (size_t i = 0; i < NMASK; i++)
 		s.null_clones[i] = -EBADF;
 	s.argv = full = ra_exec_command(x, argv);

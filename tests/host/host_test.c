@@ -1234,7 +1234,9 @@ TEST(exec_sandbox_is_set_up_while_the_tree_is_assembled)
 	struct rootasm_error e = { 0 };
 	char *const argv[] = { "/bin/sh", "-c", "[ \"$(cat /proc/sys/kernel/hostname)\" = early ] && [ \"$HOME\" = /home/u ] && "
 				     "grep -q '^Uid:.4242' /proc/self/status && exit 7", NULL };
-	struct rootasm_exec_opts o = { .size = sizeof(o), .hostname = "early" };
+	int unused_master = -1;
+	/* tty_master set without ROOTASM_EXEC_TTY: ignored, as rootasm_exec_start() always did */
+	struct rootasm_exec_opts o = { .size = sizeof(o), .hostname = "early", .tty_master = &unused_master };
 	siginfo_t si = { 0 };
 	char *err, *t;
 	int fd, pidfd;
@@ -1257,6 +1259,7 @@ TEST(exec_sandbox_is_set_up_while_the_tree_is_assembled)
 	ASSERT_EQ(rootasm_exec_wait(pidfd, &res, &e), 0);
 	close(pidfd);
 	ASSERT_EQ(res.status, 7);
+	ASSERT_EQ(unused_master, -1);
 	ASSERT_EQ(children_of_this_thread(), 0);
 
 	/* given up before its tree: the init is killed and reaped, nothing is left */
