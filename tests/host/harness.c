@@ -34,7 +34,7 @@ void harness_register(const char *name, void (*fn)(void))
  * Our children, found by their ppid in /proc/PID/stat (the guest kernel has no
  * CONFIG_PROC_CHILDREN); up to @max of them.
  */
-static int children(pid_t *out, int max)
+int harness_children(pid_t *out, int max)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
@@ -84,7 +84,7 @@ static int reap_strays(void)
 	int n = 0, nk;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while ((nk = children(kids, 256)) > 0) {
+	while ((nk = harness_children(kids, 256)) > 0) {
 		for (int i = 0; i < nk; i++) {
 			pid_t c = kids[i];
 			char cp[64], cmd[256] = "";

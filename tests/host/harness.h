@@ -30,6 +30,8 @@ int harness_main(int argc, char **argv);
 int harness_scale(int n, int light);
 /* Run a fixture shell command; exits 2 (the fixture, not the test, is broken) when it fails. */
 void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Our children (by their ppid in /proc/PID/stat: no CONFIG_PROC_CHILDREN needed), up to @max. */
+int harness_children(pid_t *out, int max);
 /* The test binary's fixture directory ($TMPDIR/rootasm-...-XXXXXX), set by its main(). */
 extern char fix[4096];
 /* @rel under fix, in one of 8 rotating static buffers. */

@@ -1194,36 +1194,11 @@ TEST(exec_reports_status_from_pidfd_info)
 	ASSERT_CONTAINS(err, "exited with status 3");
 }
 
-/* Our children, from /proc/PID/stat (a kernel without CONFIG_PROC_CHILDREN has no .../children). */
-static int children_of_this_thread(void)
+static int our_children(void)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-	int n = 0;
+	pid_t pids[16];
 
-	ASSERT_TRUE(d != NULL);
-	while ((de = readdir(d))) {
-		char f[300], buf[512], *rp;
-		int fd, ppid;
-		ssize_t k;
-
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		snprintf(f, sizeof(f), "/proc/%s/stat", de->d_name);
-		fd = open(f, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		k = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (k <= 0)
-			continue;
-		buf[k] = '\0';
-		rp = strrchr(buf, ')');	/* "PID (COMM) S PPID ..." */
-		if (rp && sscanf(rp + 2, "%*c %d", &ppid) == 1 && ppid == getpid())
-			n++;
-	}
-	closedir(d);
-	return n;
+	return harness_children(pids, 16);
 }
 
 TEST(exec_sandbox_is_set_up_while_the_tree_is_assembled)
@@ -1248,7 +1223,7 @@ TEST(exec_sandbox_is_set_up_while_the_tree_is_assembled)
 	/* the init is started, in its namespaces, before there is a tree; it waits for one */
 	ASSERT_EQ(rootasm_exec_prepare(NULL, l, argv, &o, &p, &e), 0);
 	ASSERT_TRUE(p != NULL);
-	ASSERT_EQ(children_of_this_thread(), 1);
+	ASSERT_EQ(our_children(), 1);
 	fd = rootasm_assemble(NULL, l, &e);
 	rootasm_layout_free(l);	/* the pending container keeps nothing of it */
 	ASSERT_TRUE(fd >= 0);
@@ -1260,15 +1235,15 @@ TEST(exec_sandbox_is_set_up_while_the_tree_is_assembled)
 	close(pidfd);
 	ASSERT_EQ(res.status, 7);
 	ASSERT_EQ(unused_master, -1);
-	ASSERT_EQ(children_of_this_thread(), 0);
+	ASSERT_EQ(our_children(), 0);
 
 	/* given up before its tree: the init is killed and reaped, nothing is left */
 	l = load("ov.yaml");
 	ASSERT_EQ(rootasm_exec_prepare(NULL, l, argv, &o, &p, &e), 0);
 	rootasm_layout_free(l);
-	ASSERT_EQ(children_of_this_thread(), 1);
+	ASSERT_EQ(our_children(), 1);
 	rootasm_exec_pending_free(p);
-	ASSERT_EQ(children_of_this_thread(), 0);
+	ASSERT_EQ(our_children(), 0);
 	ASSERT_ERRNO(waitid(P_ALL, 0, &si, WEXITED | WNOHANG | __WALL), ECHILD);
 
 	/* a tree that is not a detached mount: the init says so at its step, and is reaped */
@@ -1279,7 +1254,7 @@ TEST(exec_sandbox_is_set_up_while_the_tree_is_assembled)
 	ASSERT_TRUE(rootasm_exec_join(p, fd, &e) < 0);
 	close(fd);
 	ASSERT_CONTAINS(e.op, "attach the tree over /");
-	ASSERT_EQ(children_of_this_thread(), 0);
+	ASSERT_EQ(our_children(), 0);
 
 	/* the CLI overlaps them: the init is started before the first layer is mounted */
 	ASSERT_EQ(RUN(&err, "--debug", "exec", path("ov.yaml"), "--", "/bin/sh", "-c", "exit 0"), 0);
