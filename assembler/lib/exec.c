@@ -57,6 +57,7 @@
 #include "exec.h"
 #include "layout.h"
 #include "passwd.h"
+#include "proto.h"
 #include "util.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -126,7 +127,6 @@ struct tree_msg {
 };
 
 /* ------------------------------------------------------------------- init */
-
 
 static int errno_r(void)
 {
@@ -198,22 +198,22 @@ static int fresh(const char *fs, const char *const *opts, unsigned int attrs)
  */
 struct premade {
 	int proc;
-	int masked_dirs[3];
+	int dir_masks[ARRAY_SIZE(masked_dirs)];	/* a tmpfs over each of masked_dirs[] */
 	int dev, pts, shm, mqueue;
 };
 
 static void premade_init(struct premade *m)
 {
 	m->proc = m->dev = m->pts = m->shm = m->mqueue = -EBADF;
-	for (size_t i = 0; i < ARRAY_SIZE(m->masked_dirs); i++)
-		m->masked_dirs[i] = -EBADF;
+	for (size_t i = 0; i < ARRAY_SIZE(m->dir_masks); i++)
+		m->dir_masks[i] = -EBADF;
 }
 
 static void premade_close(struct premade *m)
 {
 	close_fdp(&m->proc);
-	for (size_t i = 0; i < ARRAY_SIZE(m->masked_dirs); i++)
-		close_fdp(&m->masked_dirs[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(m->dir_masks); i++)
+		close_fdp(&m->dir_masks[i]);
 	close_fdp(&m->dev);
 	close_fdp(&m->pts);
 	close_fdp(&m->shm);
@@ -260,8 +260,8 @@ static int fresh_dev(void)
 static void premake(struct premade *m, bool privileged)
 {
 	m->proc = fresh("proc", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-	for (size_t i = 0; !privileged && i < ARRAY_SIZE(m->masked_dirs); i++)
-		m->masked_dirs[i] = fresh("tmpfs", (const char *const[]){ "size=0", "mode=555", NULL },
+	for (size_t i = 0; !privileged && i < ARRAY_SIZE(m->dir_masks); i++)
+		m->dir_masks[i] = fresh("tmpfs", (const char *const[]){ "size=0", "mode=555", NULL },
 					  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
 	m->dev = fresh_dev();
 	m->pts = fresh("devpts", (const char *const[]){ "newinstance", "ptmxmode=0666", "mode=0620", NULL },
@@ -297,7 +297,7 @@ static int mask_proc(struct spec *s, struct premade *m)
 	for (size_t i = 0; i < sizeof(masked_dirs) / sizeof(masked_dirs[0]); i++) {
 		if (stat(masked_dirs[i], &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;
-		r = mount_premade(&m->masked_dirs[i], masked_dirs[i]);
+		r = mount_premade(&m->dir_masks[i], masked_dirs[i]);
 		if (r < 0)
 			return r;
 	}
@@ -366,10 +366,6 @@ static int make_dev(struct premade *m)
  */
 static int open_tty(int sock)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { .iov_base = "t", .iov_len = 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 	struct winsize ws;
 	int master, slave, unlock = 0, r = 0;
 
@@ -384,12 +380,7 @@ static int open_tty(int sock)
 	}
 	if (ioctl(0, TIOCGWINSZ, &ws) == 0)
 		ioctl(master, TIOCSWINSZ, &ws);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &master, sizeof(int));
-	if (sendmsg(sock, &mh, MSG_NOSIGNAL) < 0)
-		r = -errno;
+	r = ra_send_with_fd(sock, "t", 1, master, 0);
 	close(master);
 	for (int fd = 0; r == 0 && fd < 3; fd++)
 		if (dup2(slave, fd) < 0)
@@ -487,28 +478,15 @@ static void __attribute__((noreturn)) init_loop(struct spec *s, pid_t cmd)
 	}
 }
 
-/* Wait for the tree: the fd and what it says of the user; 0 when the parent gave up (closed its end). */
+/* Wait for the tree: the fd and what it says of the user; -ECANCELED when the parent gave up (closed its end). */
 static int recv_tree(struct spec *s, struct tree_msg *m)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *cm;
-	ssize_t n;
+	int r = ra_recv_with_fd(s->tree_sock, m, sizeof(*m), &s->tree_fd, 0);
 
-	do
-		n = recvmsg(s->tree_sock, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return errno_r();
-	if (n == 0)
-		return -ECANCELED;
-	cm = CMSG_FIRSTHDR(&mh);
-	if ((size_t)n != sizeof(*m) || !cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
-	    cm->cmsg_len != CMSG_LEN(sizeof(int)) || (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) ||
-	    m->ngroups > RA_USER_MAX_GROUPS)
+	if (r < 0)
+		return r;
+	if (m->ngroups > RA_USER_MAX_GROUPS)
 		return -EBADMSG;
-	memcpy(&s->tree_fd, CMSG_DATA(cm), sizeof(int));
 	close(s->tree_sock);
 	if (m->resolved) {
 		s->user_set = true;
@@ -698,20 +676,10 @@ static int init_main(void *arg, int *step)
 /* The pty master the init sent on @sock (it did before it reported "ready"); caller owns it. */
 static int recv_master(int sock)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 }, b;
-	struct iovec iov = { .iov_base = &b, .iov_len = 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *cm;
-	int fd;
+	char b;
+	int fd, r = ra_recv_with_fd(sock, &b, 1, &fd, MSG_DONTWAIT);
 
-	if (recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) < 0)
-		return -errno;
-	cm = CMSG_FIRSTHDR(&mh);
-	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int)) ||
-	    (mh.msg_flags & MSG_CTRUNC))
-		return -EBADMSG;
-	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	return fd;
+	return r < 0 ? r : fd;
 }
 
 #define EOPT(o, field, def) \
@@ -965,11 +933,7 @@ int rootasm_exec_prepare(struct rootasm_ctx *ctx, const struct rootasm_layout *l
 
 int rootasm_exec_join(struct rootasm_exec_pending *p, int tree_fd, struct rootasm_error *e)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
 	struct tree_msg m = { 0 };
-	struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 	struct ra_child_report rep;
 	struct ra_user user;
 	int r, pidfd;
@@ -995,20 +959,15 @@ int rootasm_exec_join(struct rootasm_exec_pending *p, int tree_fd, struct rootas
 		if (user.home[0])
 			snprintf(m.home, sizeof(m.home), "HOME=%s", user.home);
 	}
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &tree_fd, sizeof(int));
-	while (sendmsg(p->tree_sock, &mh, MSG_NOSIGNAL) < 0)
-		if (errno != EINTR)
-			break;	/* the init is gone: its report says why */
+	/* a failure means the init is gone: its report says why */
+	(void)ra_send_with_fd(p->tree_sock, &m, sizeof(m), tree_fd, 0);
 	close_fdp(&p->tree_sock);
 	p->tree_sock = -EBADF;
 	RA_TRACE(ra_ctx(p->ctx), "exec: the tree went to the init");
 	/* the init reports "ready" once the sandbox is up, or why it is not */
 	r = ra_child_read_report(&p->ch, &rep);
 	if (r > 0 && rep.err == 0 && p->tty_master) {
-		int master = p->tty_sock >= 0 ? recv_master(p->tty_sock) : -EBADF;
+		int master = recv_master(p->tty_sock);
 
 		if (master < 0) {
 			rootasm_exec_pending_free(p);

@@ -143,12 +143,6 @@ static int pc_key(char *buf, size_t size, bool *ret_writer)
 	return n > 0 && (size_t)n < size ? n : -ENAMETOOLONG;
 }
 
-/* Root's file in root's directory, nobody else may write either. */
-static bool trusted(const struct stat *st)
-{
-	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
-}
-
 void ra_probe_cache_load(struct rootasm_ctx *c)
 {
 	_cleanup_close_ int dfd = -EBADF, fd = -EBADF;
@@ -166,10 +160,10 @@ void ra_probe_cache_load(struct rootasm_ctx *c)
 		return;
 	base = pc_dir(path, dir, sizeof(dir));
 	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || fstat(dfd, &st) < 0 || !trusted(&st))
+	if (dfd < 0 || fstat(dfd, &st) < 0 || !ra_roots_alone(&st))
 		return;
 	fd = openat(dfd, base + 1, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !trusted(&st) || st.st_size > PC_MAX)
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !ra_roots_alone(&st) || st.st_size > PC_MAX)
 		return;
 	buf = malloc(PC_MAX + 1);
 	if (!buf)
@@ -225,7 +219,7 @@ void ra_probe_cache_save(struct rootasm_ctx *c)
 	if (!strcmp(path, PC_DEFAULT))
 		(void)mkdir(dir, 0755);
 	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || fstat(dfd, &st) < 0 || !trusted(&st))
+	if (dfd < 0 || fstat(dfd, &st) < 0 || !ra_roots_alone(&st))
 		return;
 	/* complete or not at all: an unnamed file, filled, then linked under a temporary name and renamed */
 	fd = openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);

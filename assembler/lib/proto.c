@@ -40,6 +40,37 @@ int ra_send_with_fd(int sock, const void *data, size_t len, int fd, int flags)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
+int ra_recv_with_fd(int sock, void *data, size_t len, int *ret_fd, int flags)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { data, len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *c;
+	ssize_t n;
+
+	*ret_fd = -EBADF;
+	memset(&u, 0, sizeof(u));
+	while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | flags)) < 0 && errno == EINTR)
+		;
+	if (n < 0)
+		return -errno;
+	c = CMSG_FIRSTHDR(&msg);
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(ret_fd, CMSG_DATA(c), sizeof(int));
+	if (n == 0 && *ret_fd < 0)
+		return -ECANCELED;
+	if ((size_t)n != len || *ret_fd < 0 || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+		if (*ret_fd >= 0)
+			close(*ret_fd);
+		*ret_fd = -EBADF;
+		return -EBADMSG;
+	}
+	return 0;
+}
+
 int ra_msg_send(int sock, json_t *o, int fd, int flags)
 {
 	char *text;

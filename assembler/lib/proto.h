@@ -27,6 +27,14 @@
 int ra_send_with_fd(int sock, const void *data, size_t len, int fd, int flags);
 
 /*
+ * Its reverse, for a fixed-size record: one recvmsg() of exactly @len bytes
+ * into @data with exactly one fd (close-on-exec) into *ret_fd. 0; -ECANCELED
+ * when the peer closed; -EBADMSG for anything else (another size, no fd,
+ * more than one: what came is closed); or -errno.
+ */
+int ra_recv_with_fd(int sock, void *data, size_t len, int *ret_fd, int flags);
+
+/*
  * Send @o (taken: always dropped) as one message, with @fd (SCM_RIGHTS) when
  * >= 0. @flags: MSG_DONTWAIT for a peer that must not block us. 0 or -errno.
  */

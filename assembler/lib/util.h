@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/openat2.h>
 
@@ -51,6 +52,12 @@ static inline void strv_free(char **v)
 #define _cleanup_fclose_ __attribute__((cleanup(fclosep)))
 
 /* Hand ownership of a pointer on: returns it and leaves NULL behind. */
+/* Root's, and writable by nobody else: what root may trust (a probe cache, a store's layer image). */
+static inline bool ra_roots_alone(const struct stat *st)
+{
+	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
 /* a function exported under the symbol version @sym ("NAME@@VERSION" the default, "NAME@VERSION" an old one) */
 #define RA_SYMVER(sym) __attribute__((visibility("default"), used, symver(sym)))
 #define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })

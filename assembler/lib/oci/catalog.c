@@ -895,7 +895,7 @@ static void check_owner(struct verify *V, const struct stat *st, const char *pat
 {
 	char why[160];
 
-	if (st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH)))
+	if (ra_roots_alone(st))
 		return;
 	snprintf(why, sizeof(why), "%s (mode %04o, owner uid %u): another user could change what root mounts",
 		 st->st_uid != 0 ? "not owned by root" : "writable by group or others",
