@@ -225,6 +225,18 @@ const char *ra_cap_name(unsigned int cap, char *buf, size_t size);
 int ra_layout_err(struct ra_diag *d, struct rootasm_error *e, const char *file, struct ra_loc loc,
 		  const char *key, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
+/*
+ * The one walk over the host objects a layout names (model.c), in layout
+ * order: each layer's source and its idmap's user namespace, the upper
+ * directory, each mount's source and its idmap's user namespace (@m: that
+ * mount), and with RA_WALK_NESTED a mount's nested layout right after it.
+ * Objects with no path (a tmpfs, ranges, a tmpfs upper) are visited too.
+ * A nonzero return from @fn ends the walk with it.
+ */
+typedef int (*ra_walk_fn)(struct rootasm_layout *l, struct ra_src *s, struct ra_mount *m, void *userdata);
+#define RA_WALK_NESTED	1u
+int ra_layout_walk(struct rootasm_layout *l, unsigned int flags, ra_walk_fn fn, void *userdata);
+
 /* Whether the layout makes an overlay (more than one layer, or an upper). */
 static inline bool ra_is_overlay(const struct rootasm_layout *l)
 {

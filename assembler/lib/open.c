@@ -298,29 +298,44 @@ static int open_nested(struct ostate *st, struct rootasm_layout *l, int dirfd, s
 	return r;
 }
 
+struct open_walk {
+	struct ostate *st;
+	int dirfd;
+	int bad;
+};
+
+/* One host object of the walk; a nested layout once its mount's objects are open. */
+static int open_one(struct rootasm_layout *l, struct ra_src *s, struct ra_mount *m, void *userdata)
+{
+	struct open_walk *w = userdata;
+	int r;
+
+	if (s->path) {
+		r = open_src(w->st, l, w->dirfd, s);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			w->bad = r;
+		/* a user namespace file: open, then not the one we run in */
+		else if (s->kind == RA_SRC_USERNS && (r = userns_not_ours(w->st, l, s)) < 0)
+			w->bad = r;
+	}
+	if (m && s == &m->idmap.userns && m->kind == RA_MOUNT_LAYOUT && m->src.fd >= 0) {
+		r = open_nested(w->st, l, w->dirfd, m);
+		if (r == -ENOMEM || r == -E2BIG)
+			return r;
+		/* a nested layout that failed to open is no help to a later one */
+		if (r < 0)
+			w->bad = r;
+	}
+	return 0;
+}
+
 /* Every ra_src of @l, from @dirfd; errors about what a path names do not stop the others. */
 static int open_layout(struct ostate *st, struct rootasm_layout *l, int dirfd)
 {
-	int r, bad = 0;
-
-#define OPEN(s) do {							\
-		if ((s)->path) {					\
-			r = open_src(st, l, dirfd, (s));		\
-			if (r == -ENOMEM)				\
-				return r;				\
-			if (r < 0)					\
-				bad = r;				\
-		}							\
-	} while (0)
-	/* a user namespace file: open, then not the one we run in */
-#define OPEN_USERNS(s) do {						\
-		OPEN(s);						\
-		if ((s)->path && (s)->fd >= 0) {			\
-			r = userns_not_ours(st, l, (s));		\
-			if (r < 0)					\
-				bad = r;				\
-		}							\
-	} while (0)
+	struct open_walk w = { .st = st, .dirfd = dirfd };
+	int r;
 
 	st->mounts += l->nmounts;
 	if (st->mounts > RA_MAX_TOTAL_MOUNTS) {
@@ -330,30 +345,11 @@ static int open_layout(struct ostate *st, struct rootasm_layout *l, int dirfd)
 			      RA_MAX_TOTAL_MOUNTS);
 		return -E2BIG;
 	}
-	for (size_t i = 0; i < l->nlayers; i++) {
-		OPEN(&l->layers[i].src);
-		OPEN_USERNS(&l->layers[i].idmap.userns);
-	}
-	if (l->upper.kind == RA_UPPER_DIR)
-		OPEN(&l->upper.src);
-	for (size_t i = 0; i < l->nmounts; i++) {
-		struct ra_mount *m = &l->mounts[i];
-
-		OPEN(&m->src);
-		OPEN_USERNS(&m->idmap.userns);
-		if (m->kind == RA_MOUNT_LAYOUT && m->src.fd >= 0) {
-			r = open_nested(st, l, dirfd, m);
-			if (r == -ENOMEM || r == -E2BIG)
-				return r;
-			/* a nested layout that failed to open is no help to a later one */
-			if (r < 0)
-				bad = r;
-		}
-	}
-#undef OPEN_USERNS
-#undef OPEN
-	if (bad)
-		return bad;
+	r = ra_layout_walk(l, 0, open_one, &w);
+	if (r < 0)
+		return r;
+	if (w.bad)
+		return w.bad;
 	l->opened = true;
 	return 0;
 }
@@ -599,27 +595,23 @@ int rootasm_layout_load_mem(struct rootasm_ctx *ctx, const void *buf, size_t len
 	return load_as(&a);
 }
 
+struct sources_walk {
+	int (*fn)(const char *key, const char *display, int fd, void *userdata);
+	void *userdata;
+};
+
+static int source_one(struct rootasm_layout *l, struct ra_src *s, struct ra_mount *m, void *userdata)
+{
+	struct sources_walk *w = userdata;
+
+	return s->path && s->fd >= 0 ? w->fn(s->key, s->display, s->fd, w->userdata) : 0;
+}
+
 int rootasm_layout_sources(const struct rootasm_layout *l,
 			   int (*fn)(const char *key, const char *display, int fd, void *userdata), void *userdata)
 {
-	int r = 0;
+	struct sources_walk w = { fn, userdata };
 
-#define SRC(s) do {							\
-		if ((s)->path && (s)->fd >= 0 && (r = fn((s)->key, (s)->display, (s)->fd, userdata)))	\
-			return r;					\
-	} while (0)
-	for (size_t i = 0; i < l->nlayers; i++) {
-		SRC(&l->layers[i].src);
-		SRC(&l->layers[i].idmap.userns);
-	}
-	if (l->upper.kind == RA_UPPER_DIR)
-		SRC(&l->upper.src);
-	for (size_t i = 0; i < l->nmounts; i++) {
-		SRC(&l->mounts[i].src);
-		SRC(&l->mounts[i].idmap.userns);
-		if (l->mounts[i].nested && (r = rootasm_layout_sources(l->mounts[i].nested, fn, userdata)))
-			return r;
-	}
-#undef SRC
-	return 0;
+	/* the walk takes no liberty with the model: it only reads */
+	return ra_layout_walk((struct rootasm_layout *)l, RA_WALK_NESTED, source_one, &w);
 }
