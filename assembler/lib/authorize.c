@@ -41,6 +41,7 @@
 #include "mntinfo.h"
 #include "principal.h"
 #include "util.h"
+#include "volume.h"
 
 #ifndef AT_EACCESS
 #define AT_EACCESS 0x200
@@ -178,13 +179,17 @@ static int walk(struct astate *a, struct rootasm_layout *l)
 		     "administrators (overlayfs copies files up there with the assembler's rights); use a tmpfs upper");
 	for (size_t i = 0; i < l->nmounts; i++) {
 		struct ra_mount *m = &l->mounts[i];
+		const struct ra_volume_kind *k = ra_volume_kind(m);
 
-		if (m->kind == RA_MOUNT_IMAGE && admin)
+		if (k->image && admin)
 			trust_image(a, l, &m->src);
+		if (!admin && k->auth == RA_VAUTH_ADMIN)
+			deny(a, l, NULL, m->loc, m->src.key, "'%s' mounts are for administrators (the tree is for %s)",
+			     k->name, who);
 		if (!admin && m->idmap.set)
 			deny(a, l, NULL, m->loc, m->src.key, "an idmap of the layout's own is for administrators "
 			     "(the tree is for %s)", who);
-		if (!admin && m->kind == RA_MOUNT_BIND && m->src.fd >= 0) {
+		if (!admin && k->auth == RA_VAUTH_BIND && m->src.fd >= 0) {
 			bool dir = S_ISDIR(m->src.mode), sock = S_ISSOCK(m->src.mode);
 
 			/* what it would need to use it on the host: read (and search) it; connect to a socket */

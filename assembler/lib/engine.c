@@ -56,6 +56,7 @@
 #include "sysmnt.h"
 #include "uapi.h"
 #include "util.h"
+#include "volume.h"
 
 /* The entries the engine created, in order (resolve_target()); for all of one assembly. */
 struct ra_made {
@@ -216,7 +217,7 @@ static int userns_apply(struct xstate *x, int fd, bool recursive, const char *wh
 }
 
 /* A clone of the cached detached mount @cfd (open_tree of a detached mount, Linux 6.15); caller owns it. */
-static int clone_cached(int cfd, const char *what, struct rootasm_error *e)
+int ra_x_clone_cached(int cfd, const char *what, struct rootasm_error *e)
 {
 	int fd = open_tree(cfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
 
@@ -251,7 +252,7 @@ static int x_layer(struct xstate *x, const struct ra_op *op, struct rootasm_erro
 			RA_TRACE(x->ctx, "%s: cached-mount %s -> fd %d (lent)", op->key, ly->src.display, cfd);
 			return 0;
 		}
-		fd = clone_cached(cfd, ly->src.display, e);
+		fd = ra_x_clone_cached(cfd, ly->src.display, e);
 		if (fd < 0)
 			return fd;
 		break;
@@ -309,7 +310,7 @@ static int x_upper(struct xstate *x, const struct ra_op *op, struct rootasm_erro
 	return 0;
 }
 
-static int set_fd(int fsfd, const char *key, int fd, const char *what, struct rootasm_error *e)
+int ra_x_set_fd(int fsfd, const char *key, int fd, const char *what, struct rootasm_error *e)
 {
 	char op[64];
 
@@ -335,21 +336,21 @@ static int overlay_mount(struct xstate *x, const struct ra_op *op, int lower, bo
 	if (fsfd < 0)
 		return ra_err(e, errno, -EBADF, "fsopen", "overlay", NULL);
 	if (lower >= 0) {
-		r = set_fd(fsfd, "lowerdir+", lower, "the layers as the principal sees them", e);
+		r = ra_x_set_fd(fsfd, "lowerdir+", lower, "the layers as the principal sees them", e);
 		if (r < 0)
 			return r;
 	}
 	for (size_t i = 0; lower < 0 && i < x->p->nslots; i++) {
-		r = set_fd(fsfd, "lowerdir+", x->slots[i], l->layers[l->nlayers - 1 - i].src.display, e);
+		r = ra_x_set_fd(fsfd, "lowerdir+", x->slots[i], l->layers[l->nlayers - 1 - i].src.display, e);
 		if (r < 0)
 			return r;
 	}
 	if (upper) {
 		const char *what = l->upper.kind == RA_UPPER_DIR ? l->upper.src.display : "tmpfs upper";
 
-		r = set_fd(fsfd, "upperdir", x->ufd, what, e);
+		r = ra_x_set_fd(fsfd, "upperdir", x->ufd, what, e);
 		if (r == 0)
-			r = set_fd(fsfd, "workdir", x->wfd, what, e);
+			r = ra_x_set_fd(fsfd, "workdir", x->wfd, what, e);
 		if (r < 0)
 			return r;
 	}
@@ -585,7 +586,17 @@ static int resolve_target(int root, const struct stat *rst, const char *target, 
 }
 
 /* The layout's attributes of a volume, with what the authorize stage forces (plan: attr_force). */
-static struct ra_attrs op_attrs(const struct ra_op *op)
+static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, const struct ra_xopts *xo,
+		   struct rootasm_error *e);
+
+/* --- the services of the volume kinds (volume.h) */
+
+struct rootasm_ctx *ra_x_ctx(struct xstate *x)
+{
+	return x->ctx;
+}
+
+struct ra_attrs ra_x_attrs(const struct ra_op *op)
 {
 	struct ra_attrs a = op->mount->attrs;
 
@@ -594,112 +605,22 @@ static struct ra_attrs op_attrs(const struct ra_op *op)
 	return a;
 }
 
-/* A bind volume's clone (of the source fd) with its idmap and attributes set; caller owns the fd. */
-static int clone_bind(const struct ra_op *op, struct rootasm_error *e)
+int ra_x_finish(struct xstate *x, const struct ra_op *op, int fd, const struct ra_attrs *a, bool recursive,
+		const char *what, struct rootasm_error *e)
 {
-	const struct ra_mount *m = op->mount;
-	const struct ra_attrs at = op_attrs(op);
-	unsigned int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
-			     (m->attrs.recursive ? AT_RECURSIVE : 0);
-	int fd, r;
+	int r = op->to_userns ? userns_apply(x, fd, recursive, what, e) :
+				ra_idmap_apply(fd, &op->mount->idmap, recursive, what, e);
 
-	if (op->route == RA_ROUTE_BIND_ATTR) {
-		/*
-		 * One call clones, sets the attributes and the idmapping; unlike
-		 * mount_setattr() it may also change the mapping of a source that
-		 * is idmapped already (Linux 6.15).
-		 */
-		_cleanup_close_ int ns = ra_userns_open(&m->idmap, e);
-		struct mount_attr a = {
-			.attr_set = at.set | MOUNT_ATTR_IDMAP,
-			.attr_clr = at.clr,
-			.propagation = at.propagation,
-		};
-
-		if (ns < 0)
-			return ns;
-		a.userns_fd = ns;
-		fd = syscall(__NR_open_tree_attr, m->src.fd, "", flags, &a, sizeof(a));
-		return fd < 0 ? ra_err(e, errno, -EBADF, "open_tree_attr", m->src.display, NULL) : fd;
-	}
-	fd = open_tree(m->src.fd, "", flags);
-	if (fd < 0)
-		return ra_err(e, errno, -EBADF, "open_tree", m->src.display, NULL);
-	r = ra_idmap_apply(fd, &m->idmap, m->attrs.recursive, m->src.display, e);
 	if (r == 0)
-		r = setattr(fd, &at, m->attrs.recursive, m->src.display, e);
-	if (r < 0) {
+		r = setattr(fd, a, recursive, what, e);
+	if (r < 0)
 		close(fd);
-		return r;
-	}
-	return fd;
+	return r;
 }
 
-static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, const struct ra_xopts *xo,
-		   struct rootasm_error *e);
-
-/* A volume as a detached mount; caller owns the fd. */
-static int open_volume(struct xstate *x, const struct ra_op *op, bool *ret_dir, struct rootasm_error *e)
+int ra_x_nested(struct xstate *x, const struct ra_op *op, struct rootasm_error *e)
 {
-	const struct ra_mount *m = op->mount;
-	struct ra_attrs prop = { .propagation = m->attrs.propagation };
-	int fd, r;
-
-	*ret_dir = true;
-	switch (op->route) {
-	case RA_ROUTE_CACHED: {
-		struct ra_cache_entry *ent = NULL;
-		int cfd = ra_cache_get(x->ctx->images, m->src.fd, m->src.display, NULL, m->fstype, &ent, e);
-
-		if (cfd < 0)
-			return cfd;
-		if (ent) {
-			fd = clone_cached(cfd, m->src.display, e);
-			ra_cache_put(x->ctx->images, ent);
-			if (fd < 0)
-				return fd;
-		} else {
-			fd = cfd;	/* a bypass: a fresh mount of our own */
-		}
-		/* the clone has the cache's flags (read-only); the volume's own come now, and stay read-only */
-		prop = m->attrs;
-		prop.clr &= ~(uint64_t)MOUNT_ATTR_RDONLY;
-		goto idmap;
-	}
-	case RA_ROUTE_TMPFS:
-	case RA_ROUTE_IMAGE:
-		/* fsmount() took the attribute flags; idmap and propagation come after */
-		if (op->route == RA_ROUTE_TMPFS)
-			fd = ra_tmpfs_mount(&m->tmpfs, m->attrs.set, e);
-		else
-			fd = ra_image_mount(m->src.fd, m->src.display, m->fstype, m->attrs.set, e);
-		if (fd < 0)
-			return fd;
-idmap:
-		r = op->to_userns ? userns_apply(x, fd, false, m->target, e) :
-				    ra_idmap_apply(fd, &m->idmap, false, m->target, e);
-		if (r == 0)
-			r = setattr(fd, &prop, false, m->target, e);
-		if (r < 0) {
-			close(fd);
-			return r;
-		}
-		return fd;
-	case RA_ROUTE_NESTED:
-		return execute(x->ctx, op->sub, x->xo, e);
-	default:
-		/* the source's type was seen by the open stage, on this very fd */
-		*ret_dir = S_ISDIR(m->src.mode);
-		fd = clone_bind(op, e);
-		if (fd >= 0 && op->to_userns) {
-			r = userns_apply(x, fd, m->attrs.recursive, m->src.display, e);
-			if (r < 0) {
-				close(fd);
-				return r;
-			}
-		}
-		return fd;
-	}
+	return execute(x->ctx, op->sub, x->xo, e);
 }
 
 static int x_volume(struct xstate *x, const struct ra_op *op, struct rootasm_error *e)
@@ -708,7 +629,7 @@ static int x_volume(struct xstate *x, const struct ra_op *op, struct rootasm_err
 	_cleanup_close_ int vfd = -EBADF, tfd = -EBADF;
 	bool dir;
 
-	vfd = open_volume(x, op, &dir, e);
+	vfd = ra_volume_kind(m)->mount(x, op, &dir, e);
 	if (vfd < 0)
 		return vfd;
 	/* the root's identity, once: a target must not resolve to it */

@@ -29,6 +29,7 @@
 
 #include "layout-parse.h"
 #include "util.h"
+#include "volume.h"
 
 int ra_layout_err(struct ra_diag *d, struct rootasm_error *e, const char *file, struct ra_loc loc,
 		  const char *key, const char *fmt, ...)
@@ -201,47 +202,61 @@ static int parse_overlay(struct pctx *p, struct ynode *m, struct rootasm_layout 
 	return bad;
 }
 
+/* A mount entry's optional key @name, when there: one its kind takes (@vkey), read by @get. */
+#define OPTIONAL_KEY(name, vkey, get) do {						\
+		if ((v = ly_lookup(p, m, name))) {						\
+			snprintf(key, sizeof(key), "%s.%s", where, name);			\
+			if (!(k->keys & (vkey)))						\
+				return perr(p, v, key, "'%s' applies to %s only", name,		\
+					    ra_volume_kinds_with(vkey, kinds, sizeof(kinds)));	\
+			if ((r = (get)) < 0)							\
+				return r;							\
+		}										\
+	} while (0)
+
+/* A mount entry: exactly one kind's key (volume.h), then the keys that kind takes. */
 static int parse_mount(struct pctx *p, struct ynode *m, size_t i, struct ra_mount *mt)
 {
-	static const char *const keys[] = { "bind", "tmpfs", "image", "layout", "target", "options", "type",
-					    "idmap", "trusted", NULL };
-	static const char *const kinds[] = { "bind", "tmpfs", "image", "layout" };
-	static const enum ra_src_kind src_kinds[] = { RA_SRC_BIND, 0, RA_SRC_IMAGE, RA_SRC_LAYOUT };
+	static const char *const common_keys[] = { "target", "options", "type", "idmap", "trusted" };
+	const char *keys[RA_MOUNT__COUNT + ARRAY_SIZE(common_keys) + 1];
+	const struct ra_volume_kind *k = NULL;
 	struct ynode *kind_node = NULL, *v;
-	char key[96], where[64];
-	unsigned int allow = OPT_ATTRS;
+	char key[96], where[64], kinds[128];
+	unsigned int allow;
 	int nkinds = 0, r;
 
 	snprintf(where, sizeof(where), "mounts[%zu]", i);
 	mt->src.fd = -EBADF;
 	mt->idmap.userns.fd = -EBADF;
+	for (size_t n = 0; n < RA_MOUNT__COUNT; n++)
+		keys[n] = ra_volume_kinds[n]->name;
+	for (size_t n = 0; n <= ARRAY_SIZE(common_keys); n++)
+		keys[RA_MOUNT__COUNT + n] = n < ARRAY_SIZE(common_keys) ? common_keys[n] : NULL;
 	r = ly_want(p, m, where, YAML_MAPPING_NODE);
 	if (r == 0)
 		r = ly_check_keys(p, m, where, keys);
 	if (r < 0)
 		return r;
 	mt->loc = ly_loc_of(m);
-	for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
-		if ((v = ly_lookup(p, m, kinds[k]))) {
+	for (size_t n = 0; n < RA_MOUNT__COUNT; n++) {
+		if ((v = ly_lookup(p, m, ra_volume_kinds[n]->name))) {
 			kind_node = v;
-			mt->kind = (enum ra_mount_kind)k;
+			mt->kind = (enum ra_mount_kind)n;
 			nkinds++;
 		}
 	}
 	if (nkinds != 1)
-		return perr(p, m, where, "a mount needs exactly one of 'bind', 'tmpfs', 'image' or 'layout'");
-	snprintf(key, sizeof(key), "%s.%s", where, kinds[mt->kind]);
+		return perr(p, m, where, "a mount needs exactly one of %s", ra_volume_kind_names(kinds, sizeof(kinds)));
+	k = ra_volume_kind(mt);
+	snprintf(key, sizeof(key), "%s.%s", where, k->name);
 	v = ly_lookup(p, m, "target");
-	if (mt->kind == RA_MOUNT_TMPFS) {
+	if (!(k->keys & RA_VKEY_TARGET)) {
 		/* "tmpfs: /tmp" names the target itself */
 		if (v)
-			return perr(p, v, where, "a tmpfs mount names its target in 'tmpfs'; drop 'target'");
+			return perr(p, v, where, "a %s mount names its target in '%s'; drop 'target'", k->name, k->name);
 		r = ly_get_target(p, kind_node, key, &mt->target);
-		allow |= OPT_TMPFS;
 	} else {
-		if (mt->kind == RA_MOUNT_BIND)
-			allow |= OPT_RECURSIVE;
-		r = ly_get_source(p, kind_node, key, src_kinds[mt->kind], &mt->src);
+		r = ly_get_source(p, kind_node, key, k->src, &mt->src);
 		if (r == 0 && !v)
 			return perr(p, m, where, "missing key 'target'");
 		if (r == 0) {
@@ -251,40 +266,18 @@ static int parse_mount(struct pctx *p, struct ynode *m, size_t i, struct ra_moun
 	}
 	if (r < 0)
 		return r;
-	if ((v = ly_lookup(p, m, "type"))) {
-		snprintf(key, sizeof(key), "%s.type", where);
-		if (mt->kind != RA_MOUNT_IMAGE)
-			return perr(p, v, key, "'type' applies to image mounts only");
-		r = ly_get_fstype(p, v, key, &mt->fstype);
-		if (r < 0)
-			return r;
-	}
-	if ((v = ly_lookup(p, m, "trusted"))) {
-		snprintf(key, sizeof(key), "%s.trusted", where);
-		if (mt->kind != RA_MOUNT_IMAGE)
-			return perr(p, v, key, "'trusted' applies to image mounts only");
-		r = ly_get_bool(p, v, key, &mt->src.trusted);
-		if (r < 0)
-			return r;
-	}
-	if ((v = ly_lookup(p, m, "options"))) {
+	OPTIONAL_KEY("type", RA_VKEY_TYPE, ly_get_fstype(p, v, key, &mt->fstype));
+	OPTIONAL_KEY("trusted", RA_VKEY_TRUSTED, ly_get_bool(p, v, key, &mt->src.trusted));
+	if ((v = ly_lookup(p, m, "options")) && !(k->keys & RA_VKEY_OPTIONS)) {
 		snprintf(key, sizeof(key), "%s.options", where);
-		if (mt->kind == RA_MOUNT_LAYOUT)
-			return perr(p, v, key, "a nested layout sets its own 'attributes'; 'options' does not apply");
-		r = ly_parse_options(p, v, key, allow, &mt->attrs, &mt->tmpfs);
-		if (r < 0)
-			return r;
+		return perr(p, v, key, "%s", k->no_options);
 	}
-	if ((v = ly_lookup(p, m, "idmap"))) {
-		snprintf(key, sizeof(key), "%s.idmap", where);
-		if (mt->kind != RA_MOUNT_BIND && mt->kind != RA_MOUNT_IMAGE)
-			return perr(p, v, key, "'idmap' applies to bind and image mounts only");
-		r = ly_parse_idmap(p, v, key, &mt->idmap);
-		if (r < 0)
-			return r;
-	}
+	allow = OPT_ATTRS | (k->keys & RA_VKEY_TMPFS ? OPT_TMPFS : 0) | (k->keys & RA_VKEY_RECURSIVE ? OPT_RECURSIVE : 0);
+	OPTIONAL_KEY("options", RA_VKEY_OPTIONS, ly_parse_options(p, v, key, allow, &mt->attrs, &mt->tmpfs));
+	OPTIONAL_KEY("idmap", RA_VKEY_IDMAP, ly_parse_idmap(p, v, key, &mt->idmap));
 	return 0;
 }
+#undef OPTIONAL_KEY
 
 static int parse_mounts(struct pctx *p, struct ynode *seq, struct rootasm_layout *l)
 {

@@ -133,6 +133,7 @@ enum ra_mount_kind {
 	RA_MOUNT_TMPFS,
 	RA_MOUNT_IMAGE,
 	RA_MOUNT_LAYOUT,
+	RA_MOUNT__COUNT,			/* each kind is described once: volume.h */
 };
 
 struct ra_mount {

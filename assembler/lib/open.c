@@ -320,7 +320,7 @@ static int open_one(struct rootasm_layout *l, struct ra_src *s, struct ra_mount 
 		else if (s->kind == RA_SRC_USERNS && (r = userns_not_ours(w->st, l, s)) < 0)
 			w->bad = r;
 	}
-	if (m && s == &m->idmap.userns && m->kind == RA_MOUNT_LAYOUT && m->src.fd >= 0) {
+	if (m && s == &m->idmap.userns && m->src.kind == RA_SRC_LAYOUT && m->src.fd >= 0) {
 		r = open_nested(w->st, l, w->dirfd, m);
 		if (r == -ENOMEM || r == -E2BIG)
 			return r;

@@ -23,6 +23,7 @@
 #include "principal.h"
 #include "probe.h"
 #include "util.h"
+#include "volume.h"
 
 #define F(x) (1ULL << ROOTASM_FEAT_##x)
 
@@ -94,8 +95,10 @@ uint64_t ra_plan_consults(const struct rootasm_layout *l, unsigned int flags)
 	if ((flags & RA_PLAN_USERNS) && ra_is_overlay(l) && !l->creds.set)
 		m |= F(OVL_CREDS_NOADMIN);
 	for (size_t i = 0; i < l->nmounts; i++) {
-		if (l->mounts[i].kind == RA_MOUNT_BIND && l->mounts[i].idmap.set)
-			m |= F(OPEN_TREE_ATTR);
+		const struct ra_volume_kind *k = ra_volume_kind(&l->mounts[i]);
+
+		if (k->consults)
+			m |= k->consults(&l->mounts[i]);
 		if (l->mounts[i].nested)
 			m |= ra_plan_consults(l->mounts[i].nested, flags);
 	}
@@ -213,27 +216,7 @@ int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int fl
 		struct ra_op *op;
 		bool to_userns = false;
 
-		switch (m->kind) {
-		case RA_MOUNT_BIND:
-			/* one call clones, sets attributes and the idmap (and may replace an idmap) */
-			route = m->idmap.set && !userns && (have & F(OPEN_TREE_ATTR)) ? RA_ROUTE_BIND_ATTR :
-										      RA_ROUTE_BIND_CLONE;
-			if (route == RA_ROUTE_BIND_ATTR)
-				needs |= F(OPEN_TREE_ATTR);
-			break;
-		case RA_MOUNT_TMPFS:
-			route = RA_ROUTE_TMPFS;
-			to_userns = userns;
-			break;
-		case RA_MOUNT_IMAGE:
-			route = flags & RA_PLAN_CACHE ? RA_ROUTE_CACHED : RA_ROUTE_IMAGE;
-			needs |= F(LOOP_CONFIGURE) | (route == RA_ROUTE_CACHED ? F(OPEN_TREE_DETACHED) : 0);
-			to_userns = userns;
-			break;
-		default:
-			route = RA_ROUTE_NESTED;
-			break;
-		}
+		route = ra_volume_kind(m)->route(m, have, flags, &needs, &to_userns);
 		op = add(p, RA_OP_VOLUME, route, m->loc, needs, "mounts", (long)i);
 		op->mount = m;
 		op->to_userns = to_userns;
@@ -269,7 +252,6 @@ int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int fl
 /* ------------------------------------------------------------------ printing */
 
 static const char *const fstype_name[] = { "auto", "squashfs", "erofs" };
-static const char *const mount_kind[] = { "bind", "tmpfs", "image", "layout" };
 
 static const struct {
 	uint64_t bit;
@@ -463,15 +445,15 @@ static void text_plan(FILE *f, const struct ra_plan *p, int indent)
 		case RA_OP_VOLUME: {
 			const struct ra_mount *m = op->mount;
 
-			fprintf(f, "%s %s", op->key, mount_kind[m->kind]);
+			fprintf(f, "%s %s", op->key, ra_volume_kind(m)->name);
 			if (m->src.path)
 				text_esc(f, " ", m->src.display);
 			text_esc(f, " -> ", m->target);
 			fputs(" options=", f);
 			text_attrs(f, &m->attrs);
-			if (m->kind == RA_MOUNT_TMPFS)
+			if (ra_volume_kind(m)->keys & RA_VKEY_TMPFS)
 				text_tmpfs(f, &m->tmpfs);
-			if (m->kind == RA_MOUNT_IMAGE)
+			if (ra_volume_kind(m)->keys & RA_VKEY_TYPE)
 				fprintf(f, " type=%s", fstype_name[m->fstype]);
 			text_idmap(f, &m->idmap);
 			break;
@@ -510,7 +492,7 @@ static void text_plan(FILE *f, const struct ra_plan *p, int indent)
 		fputc('\n', f);
 		if (op->sub)
 			text_plan(f, op->sub, indent + 4);
-		else if (op->kind == RA_OP_VOLUME && op->mount->kind == RA_MOUNT_LAYOUT)
+		else if (op->kind == RA_OP_VOLUME && ra_volume_kind(op->mount)->src == RA_SRC_LAYOUT)
 			fprintf(f, "%*s    (nested layout not loaded: offline)\n", indent, "");
 	}
 	if (indent == 0)
@@ -644,20 +626,21 @@ static json_t *jplan(struct ra_jb *b, const struct ra_plan *p)
 			break;
 		case RA_OP_VOLUME: {
 			const struct ra_mount *m = op->mount;
+			const struct ra_volume_kind *k = ra_volume_kind(m);
 
-			jset(b, j, "kind", ra_jstr(mount_kind[m->kind]));
+			jset(b, j, "kind", ra_jstr(k->name));
 			jset(b, j, "source", m->src.path ? ra_jstr(m->src.display) : json_null());
 			jset(b, j, "target", ra_jstr(m->target));
 			jset(b, j, "options", jattrs(b, &m->attrs));
-			if (m->kind == RA_MOUNT_TMPFS)
+			if (k->keys & RA_VKEY_TMPFS)
 				jset(b, j, "tmpfs", jtmpfs(b, &m->tmpfs));
-			if (m->kind == RA_MOUNT_IMAGE)
+			if (k->keys & RA_VKEY_TYPE)
 				jset(b, j, "type", ra_jstr(fstype_name[m->fstype]));
-			if (m->kind == RA_MOUNT_BIND || m->kind == RA_MOUNT_IMAGE)
+			if (k->keys & RA_VKEY_IDMAP)
 				jset(b, j, "idmap", jidmap(b, &m->idmap));
 			if (op->sub)
 				jset(b, j, "nested", jplan(b, op->sub));
-			else if (m->kind == RA_MOUNT_LAYOUT)
+			else if (k->src == RA_SRC_LAYOUT)
 				jset(b, j, "nested", json_null());
 			break;
 		}
