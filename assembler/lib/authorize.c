@@ -98,7 +98,7 @@ static bool others_write(mode_t m)
 static void trust_image(struct astate *a, const struct rootasm_layout *l, const struct ra_src *s)
 {
 	/* in a user namespace that hides host owners the kernel mounts no image for us anyway */
-	if (s->trusted || s->fd < 0 || !a->host_ids)
+	if (s->trusted || s->fd < 0 || !a->host_ids || !S_ISREG(s->mode))	/* an image is a file */
 		return;
 	if (s->uid != 0 || others_write(s->mode))
 		deny(a, l, s, s->loc, s->key, "the image file is %s%s (mode %04o, owner uid %u): another user could "

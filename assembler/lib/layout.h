@@ -39,6 +39,7 @@ enum ra_src_kind {
 	RA_SRC_BIND,				/* anything but a symlink (bind source) */
 	RA_SRC_USERNS,				/* a user namespace (nsfs) */
 	RA_SRC_LAYOUT,				/* a regular file, read (nested layout) */
+	RA_SRC_LOWER,				/* a directory, or a regular file read (an image): an overlay's lower */
 };
 
 /* A host object the layout names: parsed as a path, opened once as an fd. */
@@ -133,6 +134,7 @@ enum ra_mount_kind {
 	RA_MOUNT_TMPFS,
 	RA_MOUNT_IMAGE,
 	RA_MOUNT_LAYOUT,
+	RA_MOUNT_OVERLAY,
 	RA_MOUNT__COUNT,			/* each kind is described once: volume.h */
 };
 

@@ -104,6 +104,7 @@ static const char *const kind_want[] = {
 	[RA_SRC_BIND] = "a file, directory or other object",
 	[RA_SRC_USERNS] = "a user namespace file (/proc/PID/ns/user)",
 	[RA_SRC_LAYOUT] = "a regular file (a layout)",
+	[RA_SRC_LOWER] = "a directory or a regular file (an image)",
 };
 
 /* Open @s from @dirfd by the policy above; on success s->fd holds the object. */
@@ -156,6 +157,9 @@ static int open_src(struct ostate *st, const struct rootasm_layout *l, int dirfd
 	case RA_SRC_BIND:
 		ok = !S_ISLNK(sb.st_mode);
 		break;
+	case RA_SRC_LOWER:
+		ok = S_ISDIR(sb.st_mode) || S_ISREG(sb.st_mode);
+		break;
 	case RA_SRC_USERNS: {
 		struct statfs sf;
 
@@ -176,7 +180,8 @@ static int open_src(struct ostate *st, const struct rootasm_layout *l, int dirfd
 	if (!ok)
 		return src_err(st, l, s, s->kind == RA_SRC_DIR ? ENOTDIR : EINVAL, "is %s, expected %s",
 			       ra_type_name(sb.st_mode), kind_want[s->kind]);
-	if (s->kind == RA_SRC_IMAGE || s->kind == RA_SRC_LAYOUT || s->kind == RA_SRC_USERNS) {
+	if (s->kind == RA_SRC_IMAGE || s->kind == RA_SRC_LAYOUT || s->kind == RA_SRC_USERNS ||
+	    (s->kind == RA_SRC_LOWER && S_ISREG(sb.st_mode))) {
 		/* a regular file or an nsfs inode: re-opening it for reading cannot block */
 		int rfd = ra_reopen(fd, O_RDONLY);
 

@@ -12,6 +12,7 @@ const struct ra_volume_kind *const ra_volume_kinds[RA_MOUNT__COUNT] = {
 	[RA_MOUNT_TMPFS] = &ra_volume_tmpfs,
 	[RA_MOUNT_IMAGE] = &ra_volume_image,
 	[RA_MOUNT_LAYOUT] = &ra_volume_layout,
+	[RA_MOUNT_OVERLAY] = &ra_volume_overlay,
 };
 
 /* "a", "a and b", "a, b and c" of the kinds @pick says yes to, each name followed by @suffix. */

@@ -219,6 +219,7 @@ static int run(char **err, const char *const *argv)
 }
 
 #define RUN(err, ...) run(err, (const char *const[]){ bin, __VA_ARGS__, NULL })
+#define RUN_STDOUT(out, ...) run_full(out, NULL, -1, 0, (const char *const[]){ bin, __VA_ARGS__, NULL })
 
 static struct rootasm_layout *load(const char *rel)
 {
@@ -509,6 +510,51 @@ TEST(volumes_bind_tmpfs_image_nested)
 	ASSERT_TRUE(has_opt(mount_at(path("m7/srv/data2")), "noexec"));
 }
 
+TEST(volumes_overlay_of_a_dir_and_an_image)
+{
+	struct stat st;
+	char *err = NULL, *out = NULL;
+	const char *m;
+
+	/* the source's root has its own owner and mode; the volume's root shows them */
+	sh("mkdir -p %s/ovsrc && echo src > %s/ovsrc/file && chown 1771:1772 %s/ovsrc && chmod 0750 %s/ovsrc && "
+	   "mkfifo %s/ovfifo", fix, fix, fix, fix, fix);
+	layoutf("ov.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\nmounts:\n"
+		"  - { overlay: ovsrc, target: /srv/ov, options: [nosuid, size=1M] }\n"
+		"  - { overlay: vol.sqfs, target: /opt/ov }\n");
+	ASSERT_EQ(RUN_STDOUT(&out, "check", path("ov.yaml")), 0);
+	ASSERT_CONTAINS(out, "mounts[0] overlay ");
+	ASSERT_CONTAINS(out, "-> /srv/ov options=nosuid size=1M type=auto [fsconfig-set-fd+fsmount]");
+	m = assemble_at("ov.yaml", "mov");
+	ASSERT_EQ(mounts_under(m), 3);
+	ASSERT_CONTAINS(mount_at(path("mov/srv/ov")), " - overlay ");
+	ASSERT_TRUE(has_opt(mount_at(path("mov/srv/ov")), "nosuid"));
+	ASSERT_TRUE(stat(path("mov/srv/ov"), &st) == 0 && st.st_uid == 1771 && st.st_gid == 1772 &&
+		    (st.st_mode & 07777) == 0750);
+	/* writes land in the volume's own tmpfs: the source and the image are never written */
+	ASSERT_STR(slurp(path("mov/srv/ov/file")), "src\n");
+	sh("echo more >> %s && echo new > %s && echo w >> %s", path("mov/srv/ov/file"), path("mov/srv/ov/new"),
+	   path("mov/opt/ov/volfile"));
+	ASSERT_STR(slurp(path("mov/srv/ov/file")), "src\nmore\n");
+	ASSERT_STR(slurp(path("ovsrc/file")), "src\n");
+	ASSERT_ERRNO(stat(path("ovsrc/new"), &st), ENOENT);
+	ASSERT_STR(slurp(path("mov/opt/ov/volfile")), "vol\nw\n");
+	/* size= is the upper's */
+	ASSERT_TRUE(system("dd if=/dev/zero of=mov/srv/ov/big bs=1M count=4 2>/dev/null") != 0);
+	/* what it is not: a FIFO source, an idmap, and a tree that is not an administrator's */
+	layoutf("ov2.yaml", "version: 1\nlayers:\n  - dir: l1\nmounts:\n  - { overlay: ovfifo, target: /x }\n");
+	ASSERT_EQ(RUN(&err, "check", path("ov2.yaml")), 2);
+	ASSERT_CONTAINS(err, "mounts[0].overlay");
+	ASSERT_CONTAINS(err, "expected a directory or a regular file (an image)");
+	layoutf("ov3.yaml", "version: 1\nlayers:\n  - dir: l1\nmounts:\n"
+		"  - { overlay: ovsrc, target: /x, idmap: { uids: [\"0:1771:1\"], gids: [\"0:1771:1\"] } }\n");
+	ASSERT_EQ(RUN(&err, "check", path("ov3.yaml")), 2);
+	ASSERT_CONTAINS(err, "'idmap' applies to bind and image mounts only");
+	sh("chmod 0755 %s", fix);
+	ASSERT_EQ(RUN(&err, "check", "--as", "1771", path("ov.yaml")), 1);
+	ASSERT_CONTAINS(err, "'overlay' mounts are for administrators (the tree is for uid 1771");
+}
+
 TEST(symlinks_cannot_redirect_targets_out_of_the_rootfs)
 {
 	struct stat st;
@@ -652,8 +698,6 @@ TEST(principal_admin_images_must_be_roots)
 		FAILF("%s", err);
 	ASSERT_STR(slurp(path("mpi/etc/motd")), "l2\n");
 }
-
-#define RUN_STDOUT(out, ...) run_full(out, NULL, -1, 0, (const char *const[]){ bin, __VA_ARGS__, NULL })
 
 TEST(principal_check_as_shows_what_a_user_gets)
 {
