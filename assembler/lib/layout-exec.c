@@ -69,126 +69,194 @@ static int parse_args(struct pctx *p, struct ynode *seq, const char *where, char
 	return 0;
 }
 
-int ly_parse_exec(struct pctx *p, struct ynode *m, struct rootasm_layout *l)
+/*
+ * The exec section's keys, each read by one function; an error in one does
+ * not hide those in the next (-EINVAL), anything else ends the parse.
+ */
+static int x_bool(struct pctx *p, struct ynode *v, const char *key, bool *ret)
 {
-	static const char *const keys[] = { "deny_mount_api", "privileged", "uid", "gid", "groups", "capabilities",
-					    "env", "hostname", "network", "entrypoint", "cmd", "workdir", "user",
-					    NULL };
-	struct ra_exec *x = &l->exec;
-	struct ynode *v, *u, *g;
+	return ly_get_bool(p, v, key, ret);
+}
+
+static int x_deny_mount_api(struct pctx *p, struct ynode *v, struct ynode *m, struct ra_exec *x)
+{
+	return x_bool(p, v, "exec.deny_mount_api", &x->deny_mount_api);
+}
+
+static int x_privileged(struct pctx *p, struct ynode *v, struct ynode *m, struct ra_exec *x)
+{
+	return x_bool(p, v, "exec.privileged", &x->privileged);
+}
+
+/* uid and gid: both or neither */
+static int x_uid(struct pctx *p, struct ynode *v, struct ynode *m, struct ra_exec *x)
+{
+	struct ynode *g = ly_lookup(p, m, "gid");
+	int r, bad = 0;
+
+	if (!g)
+		return perr(p, m, "exec", "give both 'uid' and 'gid', or neither");
+	x->user_set = true;
+	if ((r = ly_get_id(p, v, "exec.uid", &x->uid)) < 0)
+		bad = r;
+	if ((r = ly_get_id(p, g, "exec.gid", &x->gid)) < 0)
+		bad = r;
+	return bad;
+}
+
+static int x_gid(struct pctx *p, struct ynode *v, struct ynode *m, struct ra_exec *x)
+{
+	return ly_lookup(p, m, "uid") ? 0 : perr(p, m, "exec", "give both 'uid' and 'gid', or neither");
+}
+
+static int x_groups(struct pctx *p, struct ynode *v, struct ynode *m, struct ra_exec *x)
+{
+	return ly_parse_groups(p, v, "exec.groups", &x->groups, &x->ngroups);
+}
+
+static int x_caps(struct pctx *p, struct ynode *v, struct ynode *m, struct ra_exec *x)
+{
+	x->caps_set = true;
+	return ly_parse_caps(p, v, "exec.capabilities", &x->caps);
+}
+
+static int x_env(struct pctx *p, struct ynode *v, struct ynode *m, struct ra_exec *x)
+{
+	size_t i = 0;
 	const char *s;
-	int r = ly_want(p, m, "exec", YAML_MAPPING_NODE), bad = 0;
+	int r = ly_want(p, v, "exec.env", YAML_SEQUENCE_NODE), bad = 0;
 
-	if (r == 0)
-		r = ly_check_keys(p, m, "exec", keys);
+	/* not a list, or too long: nothing of it is worth reading on */
 	if (r < 0)
-		return r;
-	x->loc = ly_loc_of(m);
-	if ((v = ly_lookup(p, m, "deny_mount_api")) && (r = ly_get_bool(p, v, "exec.deny_mount_api", &x->deny_mount_api)) < 0)
-		bad = r;
-	if ((v = ly_lookup(p, m, "privileged")) && (r = ly_get_bool(p, v, "exec.privileged", &x->privileged)) < 0)
-		bad = r;
-	u = ly_lookup(p, m, "uid");
-	g = ly_lookup(p, m, "gid");
-	if (!!u != !!g) {
-		bad = perr(p, m, "exec", "give both 'uid' and 'gid', or neither");
-	} else if (u) {
-		x->user_set = true;
-		if ((r = ly_get_id(p, u, "exec.uid", &x->uid)) < 0)
-			bad = r;
-		if ((r = ly_get_id(p, g, "exec.gid", &x->gid)) < 0)
-			bad = r;
+		return -ENOTRECOVERABLE;
+	if (ly_nitems(v) > RA_MAX_ENV) {
+		perr(p, v, "exec.env", "%zu variables; at most %d", ly_nitems(v), RA_MAX_ENV);
+		return -ENOTRECOVERABLE;
 	}
-	if ((v = ly_lookup(p, m, "groups")) && (r = ly_parse_groups(p, v, "exec.groups", &x->groups, &x->ngroups)) < 0) {
-		if (!ly_go_on(r))
-			return r;
-		bad = r;
-	}
-	if ((v = ly_lookup(p, m, "capabilities"))) {
-		x->caps_set = true;
-		if ((r = ly_parse_caps(p, v, "exec.capabilities", &x->caps)) < 0)
-			bad = r;
-	}
-	if ((v = ly_lookup(p, m, "env"))) {
-		size_t i = 0;
+	x->env = calloc(ly_nitems(v) + 1, sizeof(char *));
+	if (!x->env)
+		return ly_poom(p, "parse env");
+	for_items(v, it) {
+		char key[64];
 
-		r = ly_want(p, v, "exec.env", YAML_SEQUENCE_NODE);
-		if (r < 0)
-			return r;
-		if (ly_nitems(v) > RA_MAX_ENV)
-			return perr(p, v, "exec.env", "%zu variables; at most %d", ly_nitems(v), RA_MAX_ENV);
-		x->env = calloc(ly_nitems(v) + 1, sizeof(char *));
-		if (!x->env)
-			return ly_poom(p, "parse env");
-		for_items(v, it) {
-			char key[64];
-
-			snprintf(key, sizeof(key), "exec.env[%zu]", i++);
-			if ((r = ly_get_string(p, ly_node(p, *it), key, &s)) < 0) {
-				bad = r;
-				continue;
-			}
-			if (!ra_env_ok(s)) {
-				bad = perr(p, ly_node(p, *it), key, "expected KEY=VALUE (KEY: letters, digits, '_'), got '%s'", s);
-				continue;
-			}
-			if (!(x->env[x->nenv++] = strdup(s)))
-				return ly_poom(p, "parse env");
+		snprintf(key, sizeof(key), "exec.env[%zu]", i++);
+		if ((r = ly_get_string(p, ly_node(p, *it), key, &s)) < 0) {
+			bad = r;
+			continue;
 		}
-	}
-	if ((v = ly_lookup(p, m, "hostname"))) {
-		if ((r = ly_get_string(p, v, "exec.hostname", &s)) < 0)
-			bad = r;
-		else if (!rootasm_hostname_ok(s))
-			bad = perr(p, v, "exec.hostname", "expected a hostname (1-64 of letters, digits, '.', '-'), got '%s'", s);
-		else if (!(x->hostname = strdup(s)))
-			return ly_poom(p, "parse hostname");
-	}
-	if ((v = ly_lookup(p, m, "network"))) {
-		if ((r = ly_get_string(p, v, "exec.network", &s)) < 0)
-			bad = r;
-		else if (!strcmp(s, "host"))
-			x->network = RA_NET_HOST;
-		else if (!strcmp(s, "none"))
-			x->network = RA_NET_NONE;
-		else
-			bad = perr(p, v, "exec.network", "expected 'host' or 'none', got '%s'", s);
-	}
-	if ((v = ly_lookup(p, m, "entrypoint")) && (r = parse_args(p, v, "exec.entrypoint", &x->entrypoint,
-								 &x->nentrypoint)) < 0) {
-		if (!ly_go_on(r))
-			return r;
-		bad = r;
-	}
-	if ((v = ly_lookup(p, m, "cmd")) && (r = parse_args(p, v, "exec.cmd", &x->cmd, &x->ncmd)) < 0) {
-		if (!ly_go_on(r))
-			return r;
-		bad = r;
-	}
-	if ((v = ly_lookup(p, m, "workdir"))) {
-		char buf[RA_PATH_MAX];
-
-		if ((r = ly_get_string(p, v, "exec.workdir", &s)) < 0)
-			bad = r;
-		else if ((r = ra_normalize_target(s, buf, sizeof(buf))) == -EINVAL)
-			bad = perr(p, v, "exec.workdir", "expected an absolute path, got '%s'", s);
-		else if (r == -EXDEV)
-			bad = perr(p, v, "exec.workdir", "'%s' contains '..'", s);
-		else if (r < 0)
-			bad = perr(p, v, "exec.workdir", "'%s' is too long", s);
-		else if (!(x->workdir = strdup(buf)))
-			return ly_poom(p, "parse workdir");
-	}
-	if ((v = ly_lookup(p, m, "user"))) {
-		if (u)
-			bad = perr(p, v, "exec.user", "give 'user' or 'uid' and 'gid', not both");
-		else if ((r = ly_get_string(p, v, "exec.user", &s)) < 0)
-			bad = r;
-		else if (!ra_user_spec_ok(s))
-			bad = perr(p, v, "exec.user", "expected USER[:GROUP] (names or numbers), got '%s'", s);
-		else if (!(x->user = strdup(s)))
-			return ly_poom(p, "parse user");
+		if (!ra_env_ok(s)) {
+			bad = perr(p, ly_node(p, *it), key, "expected KEY=VALUE (KEY: letters, digits, '_'), got '%s'", s);
+			continue;
+		}
+		if (!(x->env[x->nenv++] = strdup(s)))
+			return ly_poom(p, "parse env");
 	}
 	return bad;
 }
 
+static int x_hostname(struct pctx *p, struct ynode *v, struct ynode *m, struct ra_exec *x)
+{
+	const char *s;
+	int r = ly_get_string(p, v, "exec.hostname", &s);
+
+	if (r < 0)
+		return r;
+	if (!rootasm_hostname_ok(s))
+		return perr(p, v, "exec.hostname", "expected a hostname (1-64 of letters, digits, '.', '-'), got '%s'", s);
+	return (x->hostname = strdup(s)) ? 0 : ly_poom(p, "parse hostname");
+}
+
+static int x_network(struct pctx *p, struct ynode *v, struct ynode *m, struct ra_exec *x)
+{
+	const char *s;
+	int r = ly_get_string(p, v, "exec.network", &s);
+
+	if (r < 0)
+		return r;
+	if (!strcmp(s, "host"))
+		x->network = RA_NET_HOST;
+	else if (!strcmp(s, "none"))
+		x->network = RA_NET_NONE;
+	else
+		return perr(p, v, "exec.network", "expected 'host' or 'none', got '%s'", s);
+	return 0;
+}
+
+static int x_entrypoint(struct pctx *p, struct ynode *v, struct ynode *m, struct ra_exec *x)
+{
+	return parse_args(p, v, "exec.entrypoint", &x->entrypoint, &x->nentrypoint);
+}
+
+static int x_cmd(struct pctx *p, struct ynode *v, struct ynode *m, struct ra_exec *x)
+{
+	return parse_args(p, v, "exec.cmd", &x->cmd, &x->ncmd);
+}
+
+static int x_workdir(struct pctx *p, struct ynode *v, struct ynode *m, struct ra_exec *x)
+{
+	char buf[RA_PATH_MAX];
+	const char *s;
+	int r = ly_get_string(p, v, "exec.workdir", &s);
+
+	if (r < 0)
+		return r;
+	r = ra_normalize_target(s, buf, sizeof(buf));
+	if (r == -EINVAL)
+		return perr(p, v, "exec.workdir", "expected an absolute path, got '%s'", s);
+	if (r == -EXDEV)
+		return perr(p, v, "exec.workdir", "'%s' contains '..'", s);
+	if (r < 0)
+		return perr(p, v, "exec.workdir", "'%s' is too long", s);
+	return (x->workdir = strdup(buf)) ? 0 : ly_poom(p, "parse workdir");
+}
+
+static int x_user(struct pctx *p, struct ynode *v, struct ynode *m, struct ra_exec *x)
+{
+	const char *s;
+	int r;
+
+	if (ly_lookup(p, m, "uid"))
+		return perr(p, v, "exec.user", "give 'user' or 'uid' and 'gid', not both");
+	if ((r = ly_get_string(p, v, "exec.user", &s)) < 0)
+		return r;
+	if (!ra_user_spec_ok(s))
+		return perr(p, v, "exec.user", "expected USER[:GROUP] (names or numbers), got '%s'", s);
+	return (x->user = strdup(s)) ? 0 : ly_poom(p, "parse user");
+}
+
+static const struct {
+	const char *key;
+	int (*parse)(struct pctx *p, struct ynode *v, struct ynode *m, struct ra_exec *x);
+} exec_keys[] = {
+	{ "deny_mount_api", x_deny_mount_api }, { "privileged", x_privileged }, { "uid", x_uid }, { "gid", x_gid },
+	{ "groups", x_groups }, { "capabilities", x_caps }, { "env", x_env }, { "hostname", x_hostname },
+	{ "network", x_network }, { "entrypoint", x_entrypoint }, { "cmd", x_cmd }, { "workdir", x_workdir },
+	{ "user", x_user },
+};
+
+int ly_parse_exec(struct pctx *p, struct ynode *m, struct rootasm_layout *l)
+{
+	const char *keys[ARRAY_SIZE(exec_keys) + 1];
+	int r, bad = 0;
+
+	for (size_t i = 0; i <= ARRAY_SIZE(exec_keys); i++)
+		keys[i] = i < ARRAY_SIZE(exec_keys) ? exec_keys[i].key : NULL;
+	r = ly_map(p, m, "exec", keys);
+	if (r < 0)
+		return r;
+	l->exec.loc = ly_loc_of(m);
+	for (size_t i = 0; i < ARRAY_SIZE(exec_keys); i++) {
+		struct ynode *v = ly_lookup(p, m, exec_keys[i].key);
+
+		if (!v)
+			continue;
+		r = exec_keys[i].parse(p, v, m, &l->exec);
+		if (r == -ENOTRECOVERABLE)
+			return -EINVAL;
+		if (r < 0 && !ly_go_on(r))
+			return r;
+		if (r < 0)
+			bad = r;
+	}
+	return bad;
+}

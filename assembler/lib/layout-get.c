@@ -253,6 +253,14 @@ int ly_check_keys(struct pctx *p, struct ynode *map, const char *where,
 	return 0;
 }
 
+/* @n is a mapping whose keys are among @allowed, each once. */
+int ly_map(struct pctx *p, struct ynode *n, const char *where, const char *const *allowed)
+{
+	int r = ly_want(p, n, where, YAML_MAPPING_NODE);
+
+	return r < 0 ? r : ly_check_keys(p, n, where, allowed);
+}
+
 struct ynode *ly_lookup(struct pctx *p, struct ynode *map, const char *key)
 {
 	for_pairs(map, a) {
@@ -521,9 +529,7 @@ int ly_parse_tmpfs_map(struct pctx *p, struct ynode *map, const char *where, str
 
 	if (ly_is_null(map))
 		return 0;
-	r = ly_want(p, map, where, YAML_MAPPING_NODE);
-	if (r == 0)
-		r = ly_check_keys(p, map, where, keys);
+	r = ly_map(p, map, where, keys);
 	if (r < 0)
 		return r;
 	for (const char *const *k = keys; *k; k++) {
@@ -657,10 +663,8 @@ int ly_parse_idmap(struct pctx *p, struct ynode *m, const char *where, struct ra
 	static const char *const keys[] = { "userns", "uids", "gids", NULL };
 	struct ynode *ns, *u, *g;
 	char key[96];
-	int r = ly_want(p, m, where, YAML_MAPPING_NODE);
+	int r = ly_map(p, m, where, keys);
 
-	if (r == 0)
-		r = ly_check_keys(p, m, where, keys);
 	if (r < 0)
 		return r;
 	ns = ly_lookup(p, m, "userns");

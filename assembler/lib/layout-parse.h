@@ -93,6 +93,7 @@ size_t ly_nitems(const struct ynode *seq);
 struct ynode *ly_node(struct pctx *p, int id);
 int ly_check_keys(struct pctx *p, struct ynode *map, const char *where,
 		      const char *const *allowed);
+int ly_map(struct pctx *p, struct ynode *n, const char *where, const char *const *allowed);
 struct ynode *ly_lookup(struct pctx *p, struct ynode *map, const char *key);
 int ly_get_target(struct pctx *p, const struct ynode *n, const char *key, char **ret);
 int ly_get_source(struct pctx *p, const struct ynode *n, const char *key, enum ra_src_kind kind,

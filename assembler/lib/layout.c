@@ -67,9 +67,7 @@ static int parse_layer(struct pctx *p, struct ynode *m, size_t i, struct ra_laye
 	snprintf(key, sizeof(key), "layers[%zu]", i);
 	ly->src.fd = -EBADF;
 	ly->idmap.userns.fd = -EBADF;
-	r = ly_want(p, m, key, YAML_MAPPING_NODE);
-	if (r == 0)
-		r = ly_check_keys(p, m, key, keys);
+	r = ly_map(p, m, key, keys);
 	if (r < 0)
 		return r;
 	img = ly_lookup(p, m, "image");
@@ -139,10 +137,8 @@ static int parse_upper(struct pctx *p, struct ynode *m, struct rootasm_layout *l
 {
 	static const char *const keys[] = { "tmpfs", "dir", NULL };
 	struct ynode *t, *d;
-	int r = ly_want(p, m, "upper", YAML_MAPPING_NODE);
+	int r = ly_map(p, m, "upper", keys);
 
-	if (r == 0)
-		r = ly_check_keys(p, m, "upper", keys);
 	if (r < 0)
 		return r;
 	t = ly_lookup(p, m, "tmpfs");
@@ -164,18 +160,14 @@ static int parse_overlay(struct pctx *p, struct ynode *m, struct rootasm_layout 
 	static const char *const ckeys[] = { "uid", "gid", "groups", "capabilities", NULL };
 	struct ra_creds *c = &l->creds;
 	struct ynode *oc, *v;
-	int r = ly_want(p, m, "overlay", YAML_MAPPING_NODE), bad = 0;
+	int r = ly_map(p, m, "overlay", keys), bad = 0;
 
-	if (r == 0)
-		r = ly_check_keys(p, m, "overlay", keys);
 	if (r < 0)
 		return r;
 	oc = ly_lookup(p, m, "override_creds");
 	if (!oc)
 		return 0;
-	r = ly_want(p, oc, "overlay.override_creds", YAML_MAPPING_NODE);
-	if (r == 0)
-		r = ly_check_keys(p, oc, "overlay.override_creds", ckeys);
+	r = ly_map(p, oc, "overlay.override_creds", ckeys);
 	if (r < 0)
 		return r;
 	c->set = true;
@@ -232,9 +224,7 @@ static int parse_mount(struct pctx *p, struct ynode *m, size_t i, struct ra_moun
 		keys[n] = ra_volume_kinds[n]->name;
 	for (size_t n = 0; n <= ARRAY_SIZE(common_keys); n++)
 		keys[RA_MOUNT__COUNT + n] = n < ARRAY_SIZE(common_keys) ? common_keys[n] : NULL;
-	r = ly_want(p, m, where, YAML_MAPPING_NODE);
-	if (r == 0)
-		r = ly_check_keys(p, m, where, keys);
+	r = ly_map(p, m, where, keys);
 	if (r < 0)
 		return r;
 	mt->loc = ly_loc_of(m);
@@ -313,9 +303,7 @@ static int parse_root(struct pctx *p, struct ynode *root, struct rootasm_layout 
 
 	if (!root)
 		return perr(p, NULL, "", "empty layout");
-	r = ly_want(p, root, "(top level)", YAML_MAPPING_NODE);
-	if (r == 0)
-		r = ly_check_keys(p, root, "(top level)", keys);
+	r = ly_map(p, root, "(top level)", keys);
 	if (r < 0)
 		return r;
 	if (!(v = ly_lookup(p, root, "version")))

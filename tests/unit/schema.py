@@ -274,7 +274,10 @@ for _, node in object_schemas(SCHEMA, "#"):
 # (the parse stage: layout.c, layout-get.c, layout-exec.c and the volume kinds' files)
 src = "".join(open(f).read() for f in sorted(glob.glob(os.path.join(SRC, "assembler/lib/layout*.c")) +
                                              glob.glob(os.path.join(SRC, "assembler/lib/volume*.c"))))
-tables = re.findall(r"static const char \*const c?keys\[\] = \{(.*?)\};", src, re.S)
+tables = re.findall(r"static const char \*const (?:c|common_)?keys\[\] = \{(.*?)\};", src, re.S)
+# the exec section's keys are a table of key and parser; each volume kind's key is its .name
+tables += re.findall(r"\} exec_keys\[\] = \{(.*?)\};", src, re.S)
+tables += re.findall(r'\.name = ("[^"]+"),', src)
 check(len(tables) >= 8, "found %d keys[] tables in the parser" % len(tables))
 for t in tables:
     for k in re.findall(r'"([^"]+)"', t):
