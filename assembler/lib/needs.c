@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * What a plan is built with, asked here of the context and the kernel (the
- * plan stage, plan.c, asks nothing: it is given these answers), and the
- * entry points that build a context's plan of a layout: its features, its
- * print.
+ * The answers a plan is built with, asked here of the context and the kernel
+ * (plan.c asks nothing), and the entry points that build a context's plan.
  */
 #include "context.h"
 #include "plan.h"

@@ -39,8 +39,7 @@ struct lvl {
 
 struct pr {
 	bool json;
-	bool oom;
-	json_t *root;
+	struct ra_jb b;		/* JSON: whether an allocation failed */
 	FILE *f;
 	struct lvl lv[3 * RA_MAX_DEPTH + 8];	/* a plan, its ops, an op, its nested plan, ... an idmap, its uids */
 	size_t depth;
@@ -60,25 +59,20 @@ static FILE *tx(struct pr *pr)
 	return pr->f;
 }
 
-/*
- * JSON: @v as member @k (NULL: not in the JSON) of the current object, or an
- * item of the current array. Takes @v; whether it went in.
- */
+/* JSON: @v (taken) as member @k (NULL: none) of the current object, or an item of the current array: whether it went in */
 static bool jadd(struct pr *pr, const char *k, json_t *v)
 {
 	struct lvl *c = TOP(pr);
-	struct ra_jb b = { false };
 
 	if (!c->j || !(c->list || k)) {
 		json_decref(v);
 		return false;
 	}
 	if (c->list)
-		ra_japp(&b, c->j, v);
+		ra_japp(&pr->b, c->j, v);
 	else
-		ra_jset(&b, c->j, k, v);
-	pr->oom |= b.oom;
-	return !b.oom;
+		ra_jset(&pr->b, c->j, k, v);
+	return !pr->b.oom;
 }
 
 /* JSON: @k is the string @s (NULL: null); text: @t, @s escaped for its "%s" (@s NULL: nothing) */
@@ -137,10 +131,7 @@ static void __attribute__((format(printf, 2, 3))) txt(struct pr *pr, const char 
 }
 
 /* the current line's fields from here on are in @part of its text */
-static void at(struct pr *pr, int part)
-{
-	TOP(pr)->at = part;
-}
+#define at(pr, part) (TOP(pr)->at = (part))
 
 /* A container: member @k (or an item), its text @t (NULL: nothing of it shows), a list's separator and empty text. */
 static void open_(struct pr *pr, const char *k, const char *t, bool list, const char *sep, const char *none, bool line)
@@ -163,8 +154,7 @@ static void open_(struct pr *pr, const char *k, const char *t, bool list, const 
 		if (text)
 			fputs(t, f);
 	} else if (pr->json) {
-		pr->root = j = json_object();
-		pr->oom |= !j;
+		j = json_object();	/* the document (ra_jdump() says ENOMEM without it) */
 	}
 	pr->lv[pr->depth++] = (struct lvl){ .j = j, .text = text, .list = list, .sep = sep, .none = none,
 					    .line = line, .pass = -1 };
@@ -225,15 +215,13 @@ static const struct {
 	{ MOUNT_ATTR_STRICTATIME, "strictatime" },
 };
 
-static const char *prop_name(uint64_t p)
-{
-	return p == MS_PRIVATE ? "private" : p == MS_SHARED ? "shared" : p == MS_SLAVE ? "slave" :
-	       p == MS_UNBINDABLE ? "unbindable" : NULL;
-}
-
 /* The attributes as option names: what is set, "rw" for a cleared read-only, the propagation. */
 static void attrs(struct pr *pr, const char *k, const char *t, const struct ra_attrs *a)
 {
+	uint64_t p = a->propagation;
+	const char *prop = p == MS_PRIVATE ? "private" : p == MS_SHARED ? "shared" : p == MS_SLAVE ? "slave" :
+			   p == MS_UNBINDABLE ? "unbindable" : NULL;
+
 	list(pr, k, t, ",", "-");
 	for (size_t i = 0; i < ARRAY_SIZE(attr_names); i++)
 		if (a->set & attr_names[i].bit)
@@ -242,8 +230,8 @@ static void attrs(struct pr *pr, const char *k, const char *t, const struct ra_a
 		put(pr, NULL, "%s", "rw");
 	if ((a->clr & MOUNT_ATTR__ATIME) && !(a->set & MOUNT_ATTR__ATIME))
 		put(pr, NULL, "%s", "relatime");
-	if (prop_name(a->propagation))
-		put(pr, NULL, "%s", prop_name(a->propagation));
+	if (prop)
+		put(pr, NULL, "%s", prop);
 	if (a->recursive)
 		put(pr, NULL, "%s", "recursive");
 	end(pr);
@@ -451,11 +439,9 @@ static void op_fields(struct pr *pr, const struct ra_plan *p, const struct ra_op
 	flag(pr, "creds_in_userns", op->creds_in_userns,
 	     l->creds.set ? " (a credential in the user namespace)" :
 			    " override_creds=the user namespace's root, every capability there");
-	flag(pr, "user_view", op->user_view,
-	     l->upper.kind == RA_UPPER_NONE ?
-		     " override_creds=the principal's uid, gid and groups, CAP_SYS_ADMIN only" :
-		     " override_creds=the principal's uid, gid and groups, CAP_SYS_ADMIN only"
-		     " (a read-only overlay of the layers, under one with the upper)");
+	flag(pr, "user_view", op->user_view, " override_creds=the principal's uid, gid and groups, CAP_SYS_ADMIN only");
+	if (op->user_view && l->upper.kind != RA_UPPER_NONE)
+		txt(pr, " (a read-only overlay of the layers, under one with the upper)");
 	features(pr, op->needs);
 }
 
@@ -485,13 +471,9 @@ static void describe_plan(struct pr *pr, const struct ra_plan *p, int indent)
 int ra_plan_print(const struct ra_plan *p, FILE *out, unsigned int flags)
 {
 	struct pr pr = { .json = flags & ROOTASM_PLAN_JSON, .f = out };
-	struct ra_jb b;
 
 	obj(&pr, NULL, "");
 	describe_plan(&pr, p, 0);
 	end(&pr);
-	if (!pr.json)
-		return 0;
-	b.oom = pr.oom;
-	return ra_jdump(&b, pr.root, out, flags & ROOTASM_PLAN_PRETTY);
+	return pr.json ? ra_jdump(&pr.b, pr.lv[0].j, out, flags & ROOTASM_PLAN_PRETTY) : 0;
 }
