@@ -108,10 +108,13 @@ const char *ra_route_name(enum ra_route r);
 /* @p as `rootasm check` prints it: text, or JSON with ROOTASM_PLAN_JSON (| ROOTASM_PLAN_PRETTY). plan-print.c */
 int ra_plan_print(const struct ra_plan *p, FILE *out, unsigned int flags);
 
-/* The answers a plan is built with, from the context and the kernel (needs.c, not the plan stage): */
-/* the plan flags for @l's principal (and an explicit user namespace, for rootasm_assemble_with()); */
+/*
+ * The answers a plan is built with, asked of the context and the kernel in
+ * needs.c (the plan stage asks nothing): the plan flags for @l's principal
+ * (and an explicit user namespace, for rootasm_assemble_with()); the mask of
+ * the features ra_plan_consults(@l, @flags) names that the kernel has.
+ */
 unsigned int ra_plan_flags(struct rootasm_ctx *ctx, const struct rootasm_layout *l, bool userns);
-/* what ra_plan_consults(@l, @flags) names, probed: the mask of those present. */
 uint64_t ra_plan_have(struct rootasm_ctx *ctx, const struct rootasm_layout *l, unsigned int flags);
 
 #endif
