@@ -9,6 +9,7 @@
 #define ROOTASM_PLAN_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "layout.h"
@@ -100,12 +101,20 @@ uint64_t ra_plan_consults(const struct rootasm_layout *l, unsigned int flags);
  */
 int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int flags, struct ra_plan **ret,
 		  struct rootasm_error *e);
-/* The plan flags for @l's principal (and an explicit user namespace, for rootasm_assemble_with()). */
-unsigned int ra_plan_flags(struct rootasm_ctx *ctx, const struct rootasm_layout *l, bool userns);
-/* Probe what ra_plan_consults(@l, @flags) names and return the mask of those present. */
-uint64_t ra_plan_have(struct rootasm_ctx *ctx, const struct rootasm_layout *l, unsigned int flags);
 void ra_plan_free(struct ra_plan *p);
 
 const char *ra_route_name(enum ra_route r);
+
+/* @p as `rootasm check` prints it: text, or JSON with ROOTASM_PLAN_JSON (| ROOTASM_PLAN_PRETTY). plan-print.c */
+int ra_plan_print(const struct ra_plan *p, FILE *out, unsigned int flags);
+
+/*
+ * The answers a plan is built with, asked of the context and the kernel in
+ * needs.c (the plan stage asks nothing): the plan flags for @l's principal
+ * (and an explicit user namespace, for rootasm_assemble_with()); the mask of
+ * the features ra_plan_consults(@l, @flags) names that the kernel has.
+ */
+unsigned int ra_plan_flags(struct rootasm_ctx *ctx, const struct rootasm_layout *l, bool userns);
+uint64_t ra_plan_have(struct rootasm_ctx *ctx, const struct rootasm_layout *l, unsigned int flags);
 
 #endif
