@@ -613,9 +613,11 @@ int ra_x_finish(struct xstate *x, const struct ra_op *op, int fd, const struct r
 
 	if (r == 0)
 		r = setattr(fd, a, recursive, what, e);
-	if (r < 0)
+	if (r < 0) {
 		close(fd);
-	return r;
+		return r;
+	}
+	return fd;
 }
 
 int ra_x_nested(struct xstate *x, const struct ra_op *op, struct rootasm_error *e)

@@ -57,9 +57,10 @@ int ra_layout_err(struct ra_diag *d, struct rootasm_error *e, const char *file, 
 	return -EINVAL;
 }
 
-static int parse_layer(struct pctx *p, struct ynode *m, size_t i, struct ra_layer *ly)
+static int parse_layer(struct pctx *p, struct ynode *m, size_t i, void *elem)
 {
 	static const char *const keys[] = { "image", "dir", "type", "idmap", "trusted", NULL };
+	struct ra_layer *ly = elem;
 	struct ynode *img, *dir, *ty, *idm, *tr;
 	char key[64];
 	int r;
@@ -106,24 +107,33 @@ static int parse_layer(struct pctx *p, struct ynode *m, size_t i, struct ra_laye
 	return ly_get_source(p, dir, key, RA_SRC_DIR, &ly->src);
 }
 
-static int parse_layers(struct pctx *p, struct ynode *seq, struct rootasm_layout *l)
+/*
+ * A section that is a list (layers, mounts): at least @min and at most @max
+ * items (@max_by names who sets the limit), an array of them, each read by
+ * @fn into its element; an item's error (-EINVAL) does not stop the next.
+ * *@n counts the items begun, so that the free sees them.
+ */
+static int parse_list(struct pctx *p, struct ynode *seq, const char *key, size_t min, size_t max, const char *max_by,
+		      void **arr, size_t size, size_t *n, int (*fn)(struct pctx *, struct ynode *, size_t, void *))
 {
-	size_t n, i = 0;
-	int r = ly_want(p, seq, "layers", YAML_SEQUENCE_NODE), bad = 0;
+	size_t items, i = 0;
+	char what[32];
+	int r = ly_want(p, seq, key, YAML_SEQUENCE_NODE), bad = 0;
 
 	if (r < 0)
 		return r;
-	n = ly_nitems(seq);
-	if (n == 0)
-		return perr(p, seq, "layers", "at least one layer is needed");
-	if (n > RA_MAX_LAYERS)
-		return perr(p, seq, "layers", "%zu layers; overlayfs takes at most %d", n, RA_MAX_LAYERS);
-	l->layers = calloc(n, sizeof(*l->layers));
-	if (!l->layers)
-		return ly_poom(p, "parse layers");
+	items = ly_nitems(seq);
+	if (items < min)
+		return perr(p, seq, key, "at least one layer is needed");
+	if (items > max)
+		return perr(p, seq, key, "%zu %s; %sat most %zu", items, key, max_by, max);
+	*arr = calloc(items ? items : 1, size);
+	snprintf(what, sizeof(what), "parse %s", key);
+	if (!*arr)
+		return ly_poom(p, what);
 	for_items(seq, it) {
-		l->nlayers = i + 1;
-		r = parse_layer(p, ly_node(p, *it), i, &l->layers[i]);
+		*n = i + 1;
+		r = fn(p, ly_node(p, *it), i, (char *)*arr + i * size);
 		i++;
 		if (ly_go_on(r))
 			bad = r;
@@ -131,6 +141,12 @@ static int parse_layers(struct pctx *p, struct ynode *seq, struct rootasm_layout
 			return r;
 	}
 	return bad;
+}
+
+static int parse_layers(struct pctx *p, struct ynode *seq, struct rootasm_layout *l)
+{
+	return parse_list(p, seq, "layers", 1, RA_MAX_LAYERS, "overlayfs takes ", (void **)&l->layers, sizeof(*l->layers),
+			  &l->nlayers, parse_layer);
 }
 
 static int parse_upper(struct pctx *p, struct ynode *m, struct rootasm_layout *l)
@@ -207,8 +223,9 @@ static int parse_overlay(struct pctx *p, struct ynode *m, struct rootasm_layout 
 	} while (0)
 
 /* A mount entry: exactly one kind's key (volume.h), then the keys that kind takes. */
-static int parse_mount(struct pctx *p, struct ynode *m, size_t i, struct ra_mount *mt)
+static int parse_mount(struct pctx *p, struct ynode *m, size_t i, void *elem)
 {
+	struct ra_mount *mt = elem;
 	static const char *const common_keys[] = { "target", "options", "type", "idmap", "trusted" };
 	const char *keys[RA_MOUNT__COUNT + ARRAY_SIZE(common_keys) + 1];
 	const struct ra_volume_kind *k = NULL;
@@ -271,27 +288,8 @@ static int parse_mount(struct pctx *p, struct ynode *m, size_t i, struct ra_moun
 
 static int parse_mounts(struct pctx *p, struct ynode *seq, struct rootasm_layout *l)
 {
-	size_t n, i = 0;
-	int r = ly_want(p, seq, "mounts", YAML_SEQUENCE_NODE), bad = 0;
-
-	if (r < 0)
-		return r;
-	n = ly_nitems(seq);
-	if (n > RA_MAX_MOUNTS)
-		return perr(p, seq, "mounts", "%zu mounts; at most %d", n, RA_MAX_MOUNTS);
-	l->mounts = calloc(n ? n : 1, sizeof(*l->mounts));
-	if (!l->mounts)
-		return ly_poom(p, "parse mounts");
-	for_items(seq, it) {
-		l->nmounts = i + 1;
-		r = parse_mount(p, ly_node(p, *it), i, &l->mounts[i]);
-		i++;
-		if (ly_go_on(r))
-			bad = r;
-		else if (r < 0)
-			return r;
-	}
-	return bad;
+	return parse_list(p, seq, "mounts", 0, RA_MAX_MOUNTS, "", (void **)&l->mounts, sizeof(*l->mounts),
+			  &l->nmounts, parse_mount);
 }
 
 static int parse_root(struct pctx *p, struct ynode *root, struct rootasm_layout *l)

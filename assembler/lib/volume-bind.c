@@ -37,7 +37,7 @@ static int clone_bind(struct xstate *x, const struct ra_op *op, struct rootasm_e
 	const struct ra_attrs at = ra_x_attrs(op);
 	unsigned int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
 			     (m->attrs.recursive ? AT_RECURSIVE : 0);
-	int fd, r;
+	int fd;
 
 	if (op->route == RA_ROUTE_BIND_ATTR) {
 		/*
@@ -61,8 +61,7 @@ static int clone_bind(struct xstate *x, const struct ra_op *op, struct rootasm_e
 	fd = open_tree(m->src.fd, "", flags);
 	if (fd < 0)
 		return ra_err(e, errno, -EBADF, "open_tree", m->src.display, NULL);
-	r = ra_x_finish(x, op, fd, &at, m->attrs.recursive, m->src.display, e);
-	return r < 0 ? r : fd;
+	return ra_x_finish(x, op, fd, &at, m->attrs.recursive, m->src.display, e);
 }
 
 static int bind_mount(struct xstate *x, const struct ra_op *op, bool *dir, struct rootasm_error *e)

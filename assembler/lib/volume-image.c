@@ -25,7 +25,7 @@ static int image_volume(struct xstate *x, const struct ra_op *op, bool *dir, str
 {
 	const struct ra_mount *m = op->mount;
 	struct ra_attrs prop = { .propagation = m->attrs.propagation };
-	int fd, r;
+	int fd;
 
 	*dir = true;
 	if (op->route == RA_ROUTE_CACHED) {
@@ -51,8 +51,7 @@ static int image_volume(struct xstate *x, const struct ra_op *op, bool *dir, str
 		if (fd < 0)
 			return fd;
 	}
-	r = ra_x_finish(x, op, fd, &prop, false, m->target, e);
-	return r < 0 ? r : fd;
+	return ra_x_finish(x, op, fd, &prop, false, m->target, e);
 }
 
 const struct ra_volume_kind ra_volume_image = {

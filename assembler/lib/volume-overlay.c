@@ -95,8 +95,7 @@ static int overlay_volume(struct xstate *x, const struct ra_op *op, bool *dir, s
 		return ra_err(e, r, -EBADF, "create overlay", m->target,
 			      r == EROFS ? "overlayfs could not set up its work directory and mounted read-only" : NULL);
 	}
-	r = ra_x_finish(x, op, fd, &a, false, m->target, e);
-	return r < 0 ? r : fd;
+	return ra_x_finish(x, op, fd, &a, false, m->target, e);
 }
 
 const struct ra_volume_kind ra_volume_overlay = {

@@ -17,13 +17,12 @@ static int tmpfs_volume(struct xstate *x, const struct ra_op *op, bool *dir, str
 	const struct ra_mount *m = op->mount;
 	struct ra_attrs prop = { .propagation = m->attrs.propagation };
 	/* fsmount() takes the attribute flags; idmap and propagation come after */
-	int fd = ra_tmpfs_mount(&m->tmpfs, m->attrs.set, e), r;
+	int fd = ra_tmpfs_mount(&m->tmpfs, m->attrs.set, e);
 
 	*dir = true;
 	if (fd < 0)
 		return fd;
-	r = ra_x_finish(x, op, fd, &prop, false, m->target, e);
-	return r < 0 ? r : fd;
+	return ra_x_finish(x, op, fd, &prop, false, m->target, e);
 }
 
 const struct ra_volume_kind ra_volume_tmpfs = {

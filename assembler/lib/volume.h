@@ -77,7 +77,7 @@ const char *ra_volume_kind_names(char *buf, size_t size);
 struct rootasm_ctx *ra_x_ctx(struct xstate *x);
 /* The volume's attributes with what the authorize stage forces. */
 struct ra_attrs ra_x_attrs(const struct ra_op *op);
-/* Idmap @fd (the layout's idmap, or the caller's user namespace) and set @a; closes @fd on failure. */
+/* Idmap @fd (the layout's idmap, or the caller's user namespace) and set @a: @fd, or -errno (@fd closed). */
 int ra_x_finish(struct xstate *x, const struct ra_op *op, int fd, const struct ra_attrs *a, bool recursive,
 		const char *what, struct rootasm_error *e);
 /* The nested layout's plan executed into a tree. */
