@@ -48,9 +48,4 @@ int ra_msg_send(int sock, json_t *o, int fd, int flags);
  */
 int ra_msg_recv(int sock, json_t **ret, int *ret_fd);
 
-/* @e as the object rootasm_error_print_json() writes under "error" (NULL when out of memory). */
-json_t *ra_error_json(const struct rootasm_error *e);
-/* The reverse, for a reply's "error": fills @e (message is recomputed from the fields). */
-void ra_error_from_json(json_t *j, struct rootasm_error *e);
-
 #endif
