@@ -24,7 +24,7 @@
  *             container's devpts), its size the caller's, its master sent back, its
  *             slave the init's fds 0-2; capabilities (and ambient ones),
  *             no_new_privs, not dumpable, the seccomp program (made at build time by
- *             seccomp.c): for the init too
+ *             tools/seccomp-gen.c): for the init too
  *             the report "ready"; every fd >= 3 closed but the preserved ones;
  *             fork CMD; pass signals on; reap; exit with CMD's status
  *   CMD     signals unblocked, the preserved fds inherited; with a tty: setsid and

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* exec.c and seccomp.c: the sandbox of `rootasm exec`. */
+/* exec.c and tools/seccomp-gen.c: the sandbox of `rootasm exec`. */
 #ifndef ROOTASM_EXEC_H
 #define ROOTASM_EXEC_H
 
@@ -8,7 +8,7 @@
 
 #include "rootasm.h"
 
-/* The profile, made at build time by seccomp.c (rootasm-seccomp-gen): with and without the mount API rules. */
+/* The profile, made at build time by tools/seccomp-gen.c (rootasm-seccomp-gen): with and without the mount API rules. */
 extern const struct sock_filter ra_profile_deny_mount[];
 extern const unsigned short ra_profile_deny_mount_len;
 extern const struct sock_filter ra_profile_allow_mount[];
