@@ -568,6 +568,5 @@ void *rd_serve(void *arg)
 		if (r < 0)
 			break;
 	}
-	rd_client_done(c);
 	return NULL;
 }
