@@ -452,11 +452,10 @@ int rootasm_layout_builder_finish(struct rootasm_layout_builder *b, struct roota
 		return ra_oom(e, "rootasm_layout_builder_finish");
 	if (opts) {
 		/* the size rule of rootasm.h, then the caller's fields over the defaults */
-		r = ra_opts_size(opts, opts->size, offsetof(struct rootasm_load_opts, diag), sizeof(o));
+		r = RA_OPTS_CHECK(opts, struct rootasm_load_opts, offsetof(struct rootasm_load_opts, diag),
+				  "rootasm_layout_builder_finish", NULL, e);
 		if (r < 0)
-			return ra_err_kind(e, ROOTASM_ERROR_USAGE, -r, "rootasm_layout_builder_finish", NULL,
-					   "struct rootasm_load_opts.size is %zu: set it to sizeof(struct rootasm_load_opts)",
-					   opts->size);
+			return r;
 		memcpy(&o, opts, opts->size < sizeof(o) ? opts->size : sizeof(o));
 		o.size = sizeof(o);
 	}

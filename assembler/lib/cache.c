@@ -58,8 +58,7 @@ struct ra_cache {
 	uint64_t hits, misses, evictions, stale, bypass;
 };
 
-#define OPT(o, field, def) \
-	((o) && (o)->size >= offsetof(struct rootasm_cache_opts, field) + sizeof((o)->field) ? (o)->field : (def))
+#define OPT(o, field, def)	RA_OPT(o, struct rootasm_cache_opts, field, def)
 
 int ra_cache_new(const struct rootasm_cache_opts *o, struct ra_cache **ret)
 {

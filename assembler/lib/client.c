@@ -116,8 +116,7 @@ static int call(struct rootasm_client *c, json_t *req, int send_fd, json_t **ret
 	return 0;
 }
 
-#define OPT(o, field, def) \
-	((o) && (o)->size >= offsetof(struct rootasm_client_assemble_opts, field) + sizeof((o)->field) ? (o)->field : (def))
+#define OPT(o, field, def)	RA_OPT(o, struct rootasm_client_assemble_opts, field, def)
 
 int rootasm_client_assemble(struct rootasm_client *c, const struct rootasm_client_assemble_opts *o,
 			    struct rootasm_error *e)
@@ -131,7 +130,7 @@ int rootasm_client_assemble(struct rootasm_client *c, const struct rootasm_clien
 
 	if (!c || !o)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble via rootasmd", layout, "invalid arguments");
-	r = ra_opts_size(o, o->size, offsetof(struct rootasm_client_assemble_opts, flags) + sizeof(o->flags), sizeof(*o));
+	r = ra_opts_size(o, o->size, RA_OPT_END(struct rootasm_client_assemble_opts, flags), sizeof(*o));
 	if (r == -E2BIG)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, E2BIG, "assemble via rootasmd", layout,
 				   "struct rootasm_client_assemble_opts of %zu bytes sets fields this library (%s) does not know",

@@ -140,7 +140,7 @@ int rootasm_ctx_set_cache(struct rootasm_ctx *ctx, const struct rootasm_cache_op
 	r = o ? ra_opts_size(o, o->size, offsetof(struct rootasm_cache_opts, max_entries), sizeof(*o)) : 0;
 	if (r < 0)
 		return r;
-	if (o && o->size >= offsetof(struct rootasm_cache_opts, flags) + sizeof(o->flags) && o->flags)
+	if (RA_OPT(o, struct rootasm_cache_opts, flags, 0u))
 		return -EINVAL;
 	r = ra_cache_new(o, &c);
 	if (r < 0)

@@ -810,8 +810,7 @@ static int no_own_idmaps(const struct rootasm_layout *l, struct rootasm_error *e
 	return 0;
 }
 
-#define ASSEMBLE_OPT(o, field, def) \
-	((o) && (o)->size >= offsetof(struct rootasm_assemble_opts, field) + sizeof((o)->field) ? (o)->field : (def))
+#define ASSEMBLE_OPT(o, field, def)	RA_OPT(o, struct rootasm_assemble_opts, field, def)
 
 int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *l,
 			  const struct rootasm_assemble_opts *o, struct rootasm_error *e)
@@ -823,19 +822,14 @@ int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *
 	struct ra_plan *p = NULL;
 	int r;
 
-	r = o ? ra_opts_size(o, o->size, offsetof(struct rootasm_assemble_opts, flags) + sizeof(o->flags), sizeof(*o)) : 0;
-	if (r == -E2BIG)
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, E2BIG, "assemble", NULL,
-				   "struct rootasm_assemble_opts of %zu bytes sets fields this library (%s) does not know",
-				   o->size, ROOTASM_VERSION_STRING);
+	r = RA_OPTS_CHECK(o, struct rootasm_assemble_opts, RA_OPT_END(struct rootasm_assemble_opts, flags), "assemble",
+			  NULL, e);
 	if (r < 0)
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble", NULL,
-				   "struct rootasm_assemble_opts.size is %zu: set it to sizeof(struct rootasm_assemble_opts)",
-				   o->size);
+		return r;
 	if (flags & ~ROOTASM_ASSEMBLE_USERNS)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble", NULL, "unknown flags 0x%x",
 				   flags & ~ROOTASM_ASSEMBLE_USERNS);
-	if ((flags & ROOTASM_ASSEMBLE_USERNS) && o->size < offsetof(struct rootasm_assemble_opts, userns_fd) + sizeof(int))
+	if ((flags & ROOTASM_ASSEMBLE_USERNS) && o->size < RA_OPT_END(struct rootasm_assemble_opts, userns_fd))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble", NULL,
 				   "ROOTASM_ASSEMBLE_USERNS needs rootasm_assemble_opts.userns_fd");
 	if (!l->opened)

@@ -127,6 +127,21 @@ int ra_oom(struct rootasm_error *e, const char *op)
 	return ra_err(e, ENOMEM, -EBADF, op, NULL, "out of memory");
 }
 
+int ra_opts_check(const void *o, size_t size, size_t min, size_t known, const char *name, const char *op,
+		  const char *what, struct rootasm_error *e)
+{
+	int r = o ? ra_opts_size(o, size, min, known) : 0;
+
+	if (r == -E2BIG)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, E2BIG, op, what,
+				   "struct %s of %zu bytes sets fields this library (%s) does not know", name, size,
+				   ROOTASM_VERSION_STRING);
+	if (r < 0)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, what,
+				   "struct %s.size is %zu: set it to sizeof(struct %s)", name, size, name);
+	return 0;
+}
+
 const char *rootasm_error_format(const struct rootasm_error *e, char *buf, size_t size)
 {
 	/* every field, whole, and the words between them: then escaped into @buf */

@@ -54,8 +54,6 @@
 #include "sandbox.h"
 #include "util.h"
 
-static const int fwd_signals[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT };
-
 /* ----------------------------------------------------------------- parent */
 
 /* The pty master the init sent on @sock (it did before it reported "ready"); caller owns it. */
@@ -67,8 +65,7 @@ static int recv_master(int sock)
 	return r < 0 ? r : fd;
 }
 
-#define EOPT(o, field, def) \
-	((o) && (o)->size >= offsetof(struct rootasm_exec_opts, field) + sizeof((o)->field) ? (o)->field : (def))
+#define EOPT(o, field, def)	RA_OPT(o, struct rootasm_exec_opts, field, def)
 
 /*
  * The environment: the layout's, the caller's extra entries, then PATH, TERM
@@ -144,6 +141,23 @@ char **ra_exec_command(const struct ra_exec *x, char *const argv[])
 	return v;
 }
 
+const char *ra_caps_text(uint64_t caps, const char *sep, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	if (size)
+		buf[0] = '\0';
+	RA_CAP_FOREACH(v, caps) {
+		char name[64];
+		int w = snprintf(buf + n, size - n, "%s%s", n ? sep : "", ra_cap_name(v, name, sizeof(name)));
+
+		if (w < 0 || (size_t)w >= size - n)
+			break;
+		n += w;
+	}
+	return buf;
+}
+
 struct rootasm_exec_pending {
 	struct rootasm_ctx *ctx;
 	struct ra_child ch;
@@ -203,15 +217,9 @@ int rootasm_exec_prepare(struct rootasm_ctx *ctx, const struct rootasm_layout *l
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL, "no place for the pending container");
 	*ret = NULL;
 	/* the size and flag rules of rootasm.h */
-	r = o ? ra_opts_size(o, o->size, offsetof(struct rootasm_exec_opts, flags) + sizeof(o->flags), sizeof(*o)) : 0;
-	if (r == -E2BIG)
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, E2BIG, "exec", NULL,
-				   "struct rootasm_exec_opts of %zu bytes sets fields this library (%s) does not know",
-				   o->size, ROOTASM_VERSION_STRING);
+	r = RA_OPTS_CHECK(o, struct rootasm_exec_opts, RA_OPT_END(struct rootasm_exec_opts, flags), "exec", NULL, e);
 	if (r < 0)
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL,
-				   "struct rootasm_exec_opts.size is %zu: set it to sizeof(struct rootasm_exec_opts)",
-				   o->size);
+		return r;
 	if (flags & ~(ROOTASM_EXEC_PRIVILEGED | ROOTASM_EXEC_NETWORK_NONE | ROOTASM_EXEC_NETWORK_HOST | ROOTASM_EXEC_TTY))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "exec", NULL, "unknown flags 0x%x",
 				   flags & ~(ROOTASM_EXEC_PRIVILEGED | ROOTASM_EXEC_NETWORK_NONE | ROOTASM_EXEC_NETWORK_HOST |
@@ -287,9 +295,7 @@ int rootasm_exec_prepare(struct rootasm_ctx *ctx, const struct rootasm_layout *l
 				r = ra_err(e, errno, -EBADF, "open_tree", "/dev/null", "for the /proc masks");
 		}
 	}
-	sigemptyset(&s.fwd);
-	for (size_t i = 0; i < ARRAY_SIZE(fwd_signals); i++)
-		sigaddset(&s.fwd, fwd_signals[i]);
+	ra_exec_fwd_sigset(&s.fwd);
 	sigaddset(&s.fwd, SIGCHLD);
 	if (r == 0) {
 		sigset_t old;
