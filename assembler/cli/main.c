@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "util.h"
 
 struct cli_opts cli;
 static struct rootasm_ctx *ctx;
@@ -115,6 +116,52 @@ int cli_common(int c, int argc, char **argv, const char *help)
 	}
 }
 
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *opts, const char *help, int *status)
+{
+	for (;;) {
+		int c = getopt_long(argc, argv, shortopts ? shortopts : CLI_COMMON_SHORTOPTS, opts, NULL);
+
+		if (c < 0)
+			return CLI_OPTS_END;
+		/* the common options (and getopt's '?' and ':'); 'q' is import's own too: the same option */
+		if (c != 'h' && c != 0x100 && c != 0x101 && c != 'q' && c != '?' && c != ':')
+			return c;
+		*status = cli_common(c, argc, argv, help);
+		if (*status != CLI_GO_ON)
+			return CLI_OPTS_EXIT;
+		if (c == 'q')
+			return c;
+	}
+}
+
+int cli_last_operand(int argc, char **argv, const char *what, const char *missing, const char **ret)
+{
+	if (optind >= argc)
+		return cli_usage("missing %s", missing ? missing : what);
+	*ret = argv[optind++];
+	if (optind < argc)
+		return cli_usage("more than one %s ('%s')", what, argv[optind]);
+	return CLI_GO_ON;
+}
+
+int cli_no_operand(int argc, char **argv)
+{
+	return optind < argc ? cli_usage("unexpected argument '%s'", argv[optind]) : CLI_GO_ON;
+}
+
+int cli_number(const char *s, unsigned long long min, unsigned long long max, unsigned long long *ret)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end || errno || v < min || v > max)
+		return -1;
+	*ret = v;
+	return 0;
+}
+
 int cli_json_out(json_t *o)
 {
 	int r;
@@ -155,21 +202,14 @@ int cli_load(const char *path, unsigned int flags, struct rootasm_layout **ret)
 
 	if (!strcmp(path, "-")) {
 		/* standard input, capped like a file: relative paths are relative to the working directory */
-		size_t cap = (1u << 20) + 1, len = 0;
-		char *buf = malloc(cap);
-		ssize_t n;
+		char *buf;
+		size_t len;
 
-		if (!buf)
+		r = ra_read_upto(0, CLI_STDIN_MAX, &buf, &len);
+		if (r == -ENOMEM)
 			return cli_errno(ENOMEM, "read layout from standard input");
-		while (len < cap && (n = read(0, buf + len, cap - len)) != 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0) {
-				free(buf);
-				return cli_usage("read layout from standard input: %s", strerror(errno));
-			}
-			len += n;
-		}
+		if (r < 0)
+			return cli_usage("read layout from standard input: %s", strerror(-r));
 		o.name = "<stdin>";
 		r = rootasm_layout_load_mem(cli_context(), buf, len, &o, ret, &e);
 		free(buf);
@@ -227,12 +267,12 @@ int cmd_version(int argc, char **argv)
 	static const struct option opts[] = { CLI_COMMON_LONGOPTS, { 0 } };
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) >= 0)
-		if ((r = cli_common(c, argc, argv, version_help)) != CLI_GO_ON)
-			return r;
-	if (optind < argc)
-		return cli_usage("unexpected argument '%s'", argv[optind]);
-	return version();
+	while ((c = cli_getopt(argc, argv, NULL, opts, version_help, &r)) >= 0)
+		;
+	if (c == CLI_OPTS_EXIT)
+		return r;
+	r = cli_no_operand(argc, argv);
+	return r != CLI_GO_ON ? r : version();
 }
 
 int main(int argc, char **argv)
