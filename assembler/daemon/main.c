@@ -427,16 +427,11 @@ static void stop(void)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "policy", required_argument, NULL, 'p' },
-		{ "max-clients", required_argument, NULL, 'm' },
-		{ "idle-timeout", required_argument, NULL, 'i' },
-		{ "cache-entries", required_argument, NULL, 'E' },
-		{ "cache-bytes", required_argument, NULL, 'B' },
-		{ "debug", no_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ 0 },
+		{ "socket", required_argument, NULL, 's' },		{ "policy", required_argument, NULL, 'p' },
+		{ "max-clients", required_argument, NULL, 'm' },	{ "idle-timeout", required_argument, NULL, 'i' },
+		{ "cache-entries", required_argument, NULL, 'E' },	{ "cache-bytes", required_argument, NULL, 'B' },
+		{ "debug", no_argument, NULL, 'd' },			{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },			{ 0 },
 	};
 	struct rootasm_cache_opts co = { .size = sizeof(co) };
 	const char *sock_path = DEFAULT_SOCKET, *policy = NULL;

@@ -39,6 +39,7 @@
 #include <sys/syscall.h>
 
 #include "json.h"
+#include "layout.h"
 #include "open.h"
 #include "proto.h"
 #include "rootasmd.h"
@@ -165,7 +166,7 @@ static int read_as_peer(void *ud)
 	if (fd < 0)
 		return ra_err_kind(&q->e, errno == EACCES ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME, errno,
 				   "open layout", pr->path, NULL);
-	r = ra_read_all(fd, 1u << 20, NULL, NULL, &pr->buf, &pr->len);
+	r = ra_read_all(fd, RA_LAYOUT_MAX_BYTES, NULL, NULL, &pr->buf, &pr->len);
 	if (r < 0)
 		return ra_err_kind(&q->e, r == -EFBIG ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME, -r, "read layout",
 				   pr->path, NULL);
