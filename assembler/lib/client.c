@@ -33,19 +33,16 @@ struct rootasm_client {
 
 int rootasm_client_connect(const char *path, struct rootasm_client **ret, struct rootasm_error *e)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa;
 	struct timeval tv = { .tv_sec = 300 };	/* an assembly of thousands of mounts takes seconds, not minutes */
 	_cleanup_close_ int sock = -EBADF;
 	struct rootasm_client *c;
 
 	if (!path || !*path || !ret)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "connect", path, "invalid arguments");
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENAMETOOLONG, "connect", path, NULL);
-	strcpy(sa.sun_path, path);
-	sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	sock = ra_unix_socket(path, SOCK_SEQPACKET, &sa, e);
 	if (sock < 0)
-		return ra_err(e, errno, -EBADF, "socket", path, NULL);
+		return sock;
 	if (connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return ra_err(e, errno, -EBADF, "connect", path, errno == EPROTOTYPE ?
 			      "not a SOCK_SEQPACKET socket: is this rootasmd's?" : NULL);

@@ -159,18 +159,15 @@ int rootasm_send_fd(int tree_fd, const char *socket_path, const struct rootasm_s
 		    struct rootasm_error *e)
 {
 	_cleanup_close_ int sock = -EBADF;
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa;
 	int ms = SOPT(o, timeout_ms, 0) > 0 ? SOPT(o, timeout_ms, 0) : SEND_DEFAULT_TIMEOUT_MS, r;
 
 	r = opts_check(o, socket_path, e);
 	if (r < 0)
 		return r;
-	if (strlen(socket_path) >= sizeof(sa.sun_path))
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENAMETOOLONG, "connect", socket_path, NULL);
-	strcpy(sa.sun_path, socket_path);
-	sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	sock = ra_unix_socket(socket_path, SOCK_STREAM, &sa, e);
 	if (sock < 0)
-		return ra_err(e, errno, -EBADF, "socket", socket_path, NULL);
+		return sock;
 	/* AF_UNIX connect() waits for room in a full backlog only this long */
 	r = set_timeout(sock, ms, socket_path, e);
 	if (r < 0)

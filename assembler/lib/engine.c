@@ -728,6 +728,13 @@ static int x_volume(struct xstate *x, const struct ra_op *op, struct rootasm_err
 static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, const struct ra_xopts *xo,
 		   struct rootasm_error *e)
 {
+	/* the operations that are one function each; the others below */
+	static int (*const x_ops[])(struct xstate *, const struct ra_op *, struct rootasm_error *) = {
+		[RA_OP_LAYER] = x_layer,
+		[RA_OP_UPPER] = x_upper,
+		[RA_OP_OVERLAY] = x_overlay,
+		[RA_OP_ROOT_LAYER] = x_root_layer,
+	};
 	struct xstate x = { .ctx = ctx, .p = p, .xo = xo, .ubase = -EBADF, .ufd = -EBADF, .wfd = -EBADF, .root = -EBADF };
 	size_t mark = xo->made->n;	/* what this plan (a nested one too) makes on the way to targets */
 	int r = 0;
@@ -745,17 +752,9 @@ static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, const struc
 		const struct ra_op *op = &p->ops[i];
 
 		switch (op->kind) {
-		case RA_OP_LAYER:
-			r = x_layer(&x, op, e);
-			break;
-		case RA_OP_UPPER:
-			r = x_upper(&x, op, e);
-			break;
-		case RA_OP_OVERLAY:
-			r = x_overlay(&x, op, e);
-			break;
-		case RA_OP_ROOT_LAYER:
-			r = x_root_layer(&x, op, e);
+		default:
+			if ((size_t)op->kind < ARRAY_SIZE(x_ops) && x_ops[op->kind])
+				r = x_ops[op->kind](&x, op, e);
 			break;
 		case RA_OP_VOLUME:
 			/* the layers were cloned at CMD_CREATE: their fds can go before the volumes */

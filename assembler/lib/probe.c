@@ -134,14 +134,24 @@ static int absent(int r)
 	return r == -EPERM || r == -EACCES ? -EOPNOTSUPP : r;
 }
 
-static int p_mount_api(struct rootasm_ctx *c, char *d)
+/* A clone of the scratch mount (open_tree() of a detached mount) in *ret (-1 and errno when it failed): 0, or the scratch's failure. */
+static int scratch_clone(struct rootasm_ctx *c, char *d, int *ret)
 {
-	_cleanup_close_ int cfd = -EBADF;
 	int mfd = scratch(c, d);
 
 	if (mfd < 0)
 		return mfd;
-	cfd = open_tree(mfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	*ret = open_tree(mfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	return 0;
+}
+
+static int p_mount_api(struct rootasm_ctx *c, char *d)
+{
+	_cleanup_close_ int cfd = -EBADF;
+	int r = scratch_clone(c, d, &cfd);
+
+	if (r < 0)
+		return r;
 	/* EINVAL here only means "detached source": open_tree itself exists */
 	if (cfd < 0 && errno == ENOSYS)
 		return DETAIL(d, "open_tree: %s", strerror(errno)), -errno;
@@ -236,11 +246,10 @@ static int p_opath(struct rootasm_ctx *c, char *d)
 static int p_open_tree_detached(struct rootasm_ctx *c, char *d)
 {
 	_cleanup_close_ int cfd = -EBADF;
-	int mfd = scratch(c, d);
+	int r = scratch_clone(c, d, &cfd);
 
-	if (mfd < 0)
-		return mfd;
-	cfd = open_tree(mfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (r < 0)
+		return r;
 	if (cfd < 0)
 		return DETAIL(d, "open_tree(detached): %s", strerror(errno)), absent(-errno);
 	return 0;

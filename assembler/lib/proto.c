@@ -3,11 +3,26 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "json.h"
 #include "proto.h"
 #include "util.h"
+
+int ra_unix_socket(const char *path, int type, struct sockaddr_un *sa, struct rootasm_error *e)
+{
+	int sock;
+
+	if (strlen(path) >= sizeof(sa->sun_path))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENAMETOOLONG, "connect", path, NULL);
+	*sa = (struct sockaddr_un){ .sun_family = AF_UNIX };
+	strcpy(sa->sun_path, path);
+	sock = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+	if (sock < 0)
+		return ra_err(e, errno, -EBADF, "socket", path, NULL);
+	return sock;
+}
 
 int ra_send_with_fd(int sock, const void *data, size_t len, int fd, int flags)
 {

@@ -23,6 +23,15 @@
 #define RA_PROTO_VERSION	1
 #define RA_MSG_MAX		(64u * 1024)	/* one message, either way */
 
+/*
+ * A socket of @type (close-on-exec) to connect to the AF_UNIX path @path,
+ * whose address it fills in @sa: the fd, or -errno with @e filled (a path
+ * too long for sun_path: a usage error of "connect"). Shared by the client
+ * calls (client.c) and rootasm_send_fd() (deliver.c).
+ */
+struct sockaddr_un;
+int ra_unix_socket(const char *path, int type, struct sockaddr_un *sa, struct rootasm_error *e);
+
 /* One sendmsg() of @data with @fd (SCM_RIGHTS; none when < 0): 0, or -errno (-EIO: a short send). */
 int ra_send_with_fd(int sock, const void *data, size_t len, int fd, int flags);
 
