@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The rootasm command line: one file per subcommand, each parsing its
- * options with getopt_long() (options in any order before the operands end;
- * "--" ends them), each with --help. Options every subcommand takes:
+ * The rootasm command line: one file per subcommand (main.c dispatches, the
+ * helpers below are common.c's), each parsing its options with
+ * getopt_long() (options in any order before the operands end; "--" ends
+ * them), each with --help. Options every subcommand takes:
  * --help, --json[=pretty] (results and errors as JSON), -q/--quiet (no
  * progress, notices or reports: errors, the JSON asked for and the result a
  * script reads only), --debug (trace every operation). Exit statuses: 0, 1 (runtime failure), 2 (bad usage or bad
