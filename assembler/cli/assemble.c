@@ -10,10 +10,7 @@
 #include <jansson.h>
 
 #include "cli.h"
-
-#ifndef STATX_MNT_ID_UNIQUE
-#define STATX_MNT_ID_UNIQUE 0x00004000U	/* Linux 6.8 */
-#endif
+#include "util.h"
 
 static const char help[] =
 	"Usage: rootasm assemble [OPTION...] LAYOUT --attach DIR\n"
@@ -43,17 +40,6 @@ static const char help[] =
 	"\n"
 	"LAYOUT '-' is read from standard input. Exit status: 0, 1 failure, 2 bad usage or layout.\n";
 
-/* The unique mount id of the tree's root mount, @fd (it keeps it when attached), or 0. */
-static unsigned long long tree_mount_id(int fd)
-{
-	struct statx sx;
-
-	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID_UNIQUE, &sx) < 0 ||
-	    !(sx.stx_mask & STATX_MNT_ID_UNIQUE))
-		return 0;
-	return sx.stx_mnt_id;
-}
-
 /* Count what fanotify saw: every event, or mounts attached (not moves). */
 static int count_events(int wfd, int wait_ms, bool attach_only)
 {
@@ -71,20 +57,14 @@ static int count_events(int wfd, int wait_ms, bool attach_only)
 int cmd_assemble(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		CLI_COMMON_LONGOPTS,
-		{ "attach", required_argument, NULL, 'a' },
-		{ "send-fd", required_argument, NULL, 's' },
-		{ "audit", no_argument, NULL, 'A' },
-		{ "send-fd-fd", required_argument, NULL, 'F' },
-		{ "peer-uid", required_argument, NULL, 'u' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "via", required_argument, NULL, 'v' },
-		{ 0 },
+		CLI_COMMON_LONGOPTS, CLI_ARG("attach", 'a'), CLI_ARG("send-fd", 's'), CLI_FLAG("audit", 'A'),
+		CLI_ARG("send-fd-fd", 'F'), CLI_ARG("peer-uid", 'u'), CLI_ARG("timeout", 't'),
+		CLI_ARG("via", 'v'), { 0 },
 	};
 	struct rootasm_send_opts so = { .size = sizeof(so) };
 	uid_t peers[64];
 	long sockfd = -1;
-	char *end;
+	unsigned long long v;
 	struct rootasm_error e = { 0 };
 	struct rootasm_layout *l = NULL;
 	const char *path, *attach = NULL, *sock = NULL, *via = NULL;
@@ -92,7 +72,7 @@ int cmd_assemble(int argc, char **argv)
 	unsigned long long mnt_id;
 	int c, fd, r, wfd = -1, during = 0, at = 0, tree = 0;
 
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) >= 0) {
+	while ((c = cli_getopt(argc, argv, NULL, opts, help, &r)) >= 0) {
 		switch (c) {
 		case 'a':
 			attach = optarg;
@@ -104,43 +84,32 @@ int cmd_assemble(int argc, char **argv)
 			audit = true;
 			break;
 		case 'F':
-			errno = 0;
-			sockfd = strtol(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || errno || sockfd < 0 || sockfd > 65535)
+			if (cli_number(optarg, 0, 65535, &v) < 0)
 				return cli_usage("--send-fd-fd takes an fd number, not '%s'", optarg);
+			sockfd = (long)v;
 			break;
-		case 'u': {
-			unsigned long v;
-
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || errno || v > 4294967294UL)
+		case 'u':
+			if (cli_number(optarg, 0, 4294967294UL, &v) < 0)
 				return cli_usage("--peer-uid takes a uid, not '%s'", optarg);
 			if (so.n_peer_uids == sizeof(peers) / sizeof(peers[0]))
 				return cli_usage("at most %zu --peer-uid", sizeof(peers) / sizeof(peers[0]));
 			peers[so.n_peer_uids++] = v;
 			so.peer_uids = peers;
 			break;
-		}
 		case 't':
-			errno = 0;
-			so.timeout_ms = strtol(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || *end || errno || so.timeout_ms <= 0 || so.timeout_ms > 3600000)
+			if (cli_number(optarg, 1, 3600000, &v) < 0)
 				return cli_usage("--timeout takes milliseconds (1-3600000), not '%s'", optarg);
+			so.timeout_ms = (int)v;
 			break;
 		case 'v':
 			via = optarg;
 			break;
-		default:
-			if ((r = cli_common(c, argc, argv, help)) != CLI_GO_ON)
-				return r;
 		}
 	}
-	if (optind >= argc)
-		return cli_usage("missing LAYOUT");
-	path = argv[optind++];
-	if (optind < argc)
-		return cli_usage("more than one LAYOUT ('%s')", argv[optind]);
+	if (c == CLI_OPTS_EXIT)
+		return r;
+	if ((r = cli_last_operand(argc, argv, "LAYOUT", NULL, &path)) != CLI_GO_ON)
+		return r;
 	if (!!attach + !!sock + (sockfd >= 0) != 1)
 		return cli_usage("give exactly one of --attach DIR, --send-fd SOCKET or --send-fd-fd N");
 	if (sockfd >= 0 && fcntl(sockfd, F_GETFD) < 0)
@@ -173,7 +142,7 @@ int cmd_assemble(int argc, char **argv)
 	}
 	if (audit)
 		during = count_events(wfd, 0, false);
-	mnt_id = tree_mount_id(fd);
+	mnt_id = ra_fd_mount_id(fd, NULL);	/* the tree's root mount: it keeps its id when attached */
 	if (attach)
 		r = rootasm_attach(fd, attach, &e);
 	so.layout = path;

@@ -135,17 +135,14 @@ static int cleanup(const char *bundle)
 int cmd_bundle(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		CLI_COMMON_LONGOPTS,
-		{ "layout", required_argument, NULL, 'l' },
-		{ "upper", required_argument, NULL, 'u' },
-		{ "store", required_argument, NULL, 's' },
+		CLI_COMMON_LONGOPTS, CLI_ARG("layout", 'l'), CLI_ARG("upper", 'u'), CLI_ARG("store", 's'),
 		{ 0 },
 	};
 	const char *layout = NULL, *upper = NULL, *store = NULL, *sub, *bundle, *image = NULL;
 	char up[PATH_MAX];
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) >= 0) {
+	while ((c = cli_getopt(argc, argv, NULL, opts, help, &r)) >= 0) {
 		switch (c) {
 		case 'l':
 			layout = optarg;
@@ -158,11 +155,10 @@ int cmd_bundle(int argc, char **argv)
 				return cli_usage("--store needs a directory");
 			store = optarg;
 			break;
-		default:
-			if ((r = cli_common(c, argc, argv, help)) != CLI_GO_ON)
-				return r;
 		}
 	}
+	if (c == CLI_OPTS_EXIT)
+		return r;
 	if (optind >= argc)
 		return cli_usage("missing create, prepare or cleanup");
 	sub = argv[optind++];
@@ -173,11 +169,8 @@ int cmd_bundle(int argc, char **argv)
 			return cli_usage("missing IMAGE or LAYOUT");
 		image = argv[optind++];
 	}
-	if (optind >= argc)
-		return cli_usage("missing BUNDLE");
-	bundle = argv[optind++];
-	if (optind < argc)
-		return cli_usage("more than one BUNDLE ('%s')", argv[optind]);
+	if ((r = cli_last_operand(argc, argv, "BUNDLE", NULL, &bundle)) != CLI_GO_ON)
+		return r;
 	if (strcmp(sub, "prepare") && (layout || upper))
 		return cli_usage("--layout and --upper go with prepare");
 	if (strcmp(sub, "create") && store)

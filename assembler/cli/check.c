@@ -80,11 +80,7 @@ static int principal_of(const char *arg, struct rootasm_principal **ret)
 int cmd_check(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		CLI_COMMON_LONGOPTS,
-		{ "offline", no_argument, NULL, 'o' },
-		{ "live", no_argument, NULL, 'l' },
-		{ "as", required_argument, NULL, 'a' },
-		{ 0 },
+		CLI_COMMON_LONGOPTS, CLI_FLAG("offline", 'o'), CLI_FLAG("live", 'l'), CLI_ARG("as", 'a'), { 0 },
 	};
 	struct rootasm_principal *p = NULL;
 	const char *as = NULL;
@@ -94,21 +90,18 @@ int cmd_check(int argc, char **argv)
 	int c, r;
 
 	/* options and the operand in any order (getopt permutes them) */
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) >= 0) {
+	while ((c = cli_getopt(argc, argv, NULL, opts, help, &r)) >= 0) {
 		if (c == 'o')
 			offline = true;
 		else if (c == 'l')
 			live = true;
 		else if (c == 'a')
 			as = optarg;
-		else if ((r = cli_common(c, argc, argv, help)) != CLI_GO_ON)
-			return r;
 	}
-	if (optind >= argc)
-		return cli_usage(live ? "missing DIR" : "missing LAYOUT");
-	path = argv[optind++];
-	if (optind < argc)
-		return cli_usage("more than one %s ('%s')", live ? "DIR" : "LAYOUT", argv[optind]);
+	if (c == CLI_OPTS_EXIT)
+		return r;
+	if ((r = cli_last_operand(argc, argv, live ? "DIR" : "LAYOUT", NULL, &path)) != CLI_GO_ON)
+		return r;
 	if (live && offline)
 		return cli_usage("--live and --offline do not go together");
 	if (live) {

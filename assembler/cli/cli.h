@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The rootasm command line: one file per subcommand, each parsing its
- * options with getopt_long() (options in any order before the operands end;
- * "--" ends them), each with --help. Options every subcommand takes:
+ * The rootasm command line: one file per subcommand (main.c dispatches, the
+ * helpers below are common.c's), each parsing its options with
+ * getopt_long() (options in any order before the operands end; "--" ends
+ * them), each with --help. Options every subcommand takes:
  * --help, --json[=pretty] (results and errors as JSON), -q/--quiet (no
  * progress, notices or reports: errors, the JSON asked for and the result a
  * script reads only), --debug (trace every operation). Exit statuses: 0, 1 (runtime failure), 2 (bad usage or bad
@@ -14,6 +15,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 
+#include "layout.h"
 #include "rootasm.h"
 
 #define EXIT_RUNTIME		1
@@ -39,6 +41,9 @@ extern struct cli_opts cli;
 	{ "quiet", no_argument, NULL, 'q' }, \
 	{ "debug", no_argument, NULL, 0x101 }
 #define CLI_COMMON_SHORTOPTS	":hq"
+/* A subcommand's own long option @name, short @c: with a value, or without */
+#define CLI_ARG(name, c)	{ name, required_argument, NULL, c }
+#define CLI_FLAG(name, c)	{ name, no_argument, NULL, c }
 
 #define CLI_GO_ON	(-1000)
 
@@ -47,6 +52,35 @@ extern struct cli_opts cli;
  * parsing goes on, or the exit status to return now (--help: 0).
  */
 int cli_common(int c, int argc, char **argv, const char *help);
+
+/*
+ * The options of a subcommand, one by one: getopt_long() over @opts (with
+ * CLI_COMMON_LONGOPTS) and @shortopts (NULL: CLI_COMMON_SHORTOPTS), the
+ * common ones handled by cli_common(). Returns the next option of the
+ * subcommand's own; CLI_OPTS_END after the last; or CLI_OPTS_EXIT when the
+ * subcommand is to return *status now (--help: 0, a usage error: 2):
+ *
+ *	while ((c = cli_getopt(argc, argv, NULL, opts, help, &r)) >= 0)
+ *		...
+ *	if (c == CLI_OPTS_EXIT)
+ *		return r;
+ */
+#define CLI_OPTS_END	(-1)
+#define CLI_OPTS_EXIT	(-2)
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *opts, const char *help, int *status);
+
+/*
+ * The operand at optind, the last one: *ret and CLI_GO_ON; or the exit
+ * status of the usage error "missing @missing" (NULL: @what) or "more than
+ * one @what ('...')".
+ */
+int cli_last_operand(int argc, char **argv, const char *what, const char *missing, const char **ret);
+
+/* No operand left (optind): CLI_GO_ON, or the exit status of "unexpected argument '...'". */
+int cli_no_operand(int argc, char **argv);
+
+/* @s, decimal digits only, as a number of [@min, @max] in *ret: 0, or -1. */
+int cli_number(const char *s, unsigned long long min, unsigned long long max, unsigned long long *ret);
 
 int cmd_check(int argc, char **argv);
 int cmd_assemble(int argc, char **argv);
@@ -73,6 +107,9 @@ int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print @o (taken) on stdout as --json asked (compact or pretty); -1 on failure. */
 struct json_t;
 int cli_json_out(struct json_t *o);
+
+/* A layout read from standard input: at most this much (one byte beyond the library's cap, which it refuses) */
+#define CLI_STDIN_MAX		(RA_LAYOUT_MAX_BYTES + 1)
 
 #define CLI_LOAD_ALL_ERRORS	0x100u	/* report every problem (check), not only the first */
 

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "exec.h"
 
 static const char help[] =
 	"Usage: rootasm exec [OPTION...] LAYOUT [OPTION...] [--] [CMD [ARG...]]\n"
@@ -60,8 +61,6 @@ static const char help[] =
 	"Exit status: CMD's (128+N when it dies of signal N); 125 when rootasm itself\n"
 	"fails (bad usage, bad layout, assembly, setup); 126 when CMD cannot be run,\n"
 	"127 when it is not found.\n";
-
-static const int fwd_signals[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT };
 
 /* rootasm's own failure, whatever kind: 125 */
 static int failed(int status)
@@ -235,16 +234,9 @@ static void run_tty(int master, int pidfd, int sfd)
 int cmd_exec(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		CLI_COMMON_LONGOPTS,
-		{ "report", no_argument, NULL, 'r' },
-		{ "privileged", no_argument, NULL, 'P' },
-		{ "network", required_argument, NULL, 'n' },
-		{ "preserve-fds", required_argument, NULL, 'f' },
-		{ "env", required_argument, NULL, 'e' },
-		{ "hostname", required_argument, NULL, 'H' },
-		{ "tty", no_argument, NULL, 't' },
-		{ "via", required_argument, NULL, 'v' },
-		{ 0 },
+		CLI_COMMON_LONGOPTS, CLI_FLAG("report", 'r'), CLI_FLAG("privileged", 'P'),
+		CLI_ARG("network", 'n'), CLI_ARG("preserve-fds", 'f'), CLI_ARG("env", 'e'),
+		CLI_ARG("hostname", 'H'), CLI_FLAG("tty", 't'), CLI_ARG("via", 'v'), { 0 },
 	};
 	struct rootasm_error e = { 0 };
 	struct rootasm_exec_result res = { 0 };
@@ -258,7 +250,7 @@ int cmd_exec(int argc, char **argv)
 	bool report = false;
 	sigset_t fwd;
 	int c, fd, r, pidfd, sfd, master = -EBADF;
-	char *end;
+	unsigned long long v;
 
 	/*
 	 * A closed stdin, stdout or stderr becomes /dev/null: otherwise an fd of
@@ -271,7 +263,7 @@ int cmd_exec(int argc, char **argv)
 		close(fd);
 	/* options, LAYOUT, options, then CMD: getopt stops at each operand ("+") */
 	for (int pass = 0; pass < 2; pass++) {
-		while ((c = getopt_long(argc, argv, "+" CLI_COMMON_SHORTOPTS, opts, NULL)) >= 0) {
+		while ((c = cli_getopt(argc, argv, "+" CLI_COMMON_SHORTOPTS, opts, help, &r)) >= 0) {
 			switch (c) {
 			case 'r':
 				report = true;
@@ -289,10 +281,9 @@ int cmd_exec(int argc, char **argv)
 					return failed(cli_usage("--network takes host or none, not '%s'", optarg));
 				break;
 			case 'f':
-				errno = 0;
-				o.preserve_fds = strtoul(optarg, &end, 10);
-				if (*optarg < '0' || *optarg > '9' || *end || errno || o.preserve_fds > 65536)
+				if (cli_number(optarg, 0, 65536, &v) < 0)
 					return failed(cli_usage("--preserve-fds takes a number of fds, not '%s'", optarg));
+				o.preserve_fds = (unsigned int)v;
 				/* they must be open now: otherwise rootasm's own fds could take those numbers */
 				for (unsigned int i = 3; i < 3 + o.preserve_fds; i++)
 					if (fcntl(i, F_GETFD) < 0)
@@ -325,11 +316,10 @@ int cmd_exec(int argc, char **argv)
 			case 'v':
 				via = optarg;
 				break;
-			default:
-				if ((r = cli_common(c, argc, argv, help)) != CLI_GO_ON)
-					return failed(r);
 			}
 		}
+		if (c == CLI_OPTS_EXIT)
+			return failed(r);
 		if (pass == 0) {
 			if (optind >= argc)
 				return failed(cli_usage("missing LAYOUT"));
@@ -370,9 +360,7 @@ int cmd_exec(int argc, char **argv)
 		return failed(cli_fail(&e));
 	}
 	/* from here on the signals sent to us go to the container */
-	sigemptyset(&fwd);
-	for (size_t i = 0; i < sizeof(fwd_signals) / sizeof(fwd_signals[0]); i++)
-		sigaddset(&fwd, fwd_signals[i]);
+	ra_exec_fwd_sigset(&fwd);
 	sigprocmask(SIG_BLOCK, &fwd, NULL);
 	sfd = signalfd(-1, &fwd, SFD_CLOEXEC | SFD_NONBLOCK);
 	pidfd = rootasm_exec_join(pending, fd, &e);

@@ -174,13 +174,8 @@ static void progress(void *userdata, unsigned int i, unsigned int n, const struc
 int cmd_import(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		CLI_COMMON_LONGOPTS,
-		{ "store", required_argument, NULL, 's' },
-		{ "fs", required_argument, NULL, 'f' },
-		{ "tls-verify", required_argument, NULL, 'V' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "tag", required_argument, NULL, 't' },
-		{ 0 },
+		CLI_COMMON_LONGOPTS, CLI_ARG("store", 's'), CLI_ARG("fs", 'f'), CLI_ARG("tls-verify", 'V'),
+		CLI_FLAG("quiet", 'q'), CLI_ARG("tag", 't'), { 0 },
 	};
 	struct rootasm_import_opts o = { .size = sizeof(o), .progress = progress, .download = download };
 	struct rootasm_import_result res;
@@ -188,7 +183,7 @@ int cmd_import(int argc, char **argv)
 	const char *ref;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, ":hq", opts, NULL)) >= 0) {
+	while ((c = cli_getopt(argc, argv, ":hq", opts, help, &r)) >= 0) {
 		switch (c) {
 		case 's':
 			o.store = optarg;
@@ -216,16 +211,14 @@ int cmd_import(int argc, char **argv)
 		case 't':
 			o.tag = optarg;
 			break;
-		default:
-			if ((r = cli_common(c, argc, argv, help)) != CLI_GO_ON)
-				return r;
 		}
 	}
-	if (optind >= argc)
-		return cli_usage("missing oci:DIR[:TAG], docker-archive:FILE[:NAME] or docker://REGISTRY/REPO[:TAG|@DIGEST]");
-	ref = argv[optind++];
-	if (optind < argc)
-		return cli_usage("more than one image ('%s')", argv[optind]);
+	if (c == CLI_OPTS_EXIT)
+		return r;
+	r = cli_last_operand(argc, argv, "image",
+			     "oci:DIR[:TAG], docker-archive:FILE[:NAME] or docker://REGISTRY/REPO[:TAG|@DIGEST]", &ref);
+	if (r != CLI_GO_ON)
+		return r;
 	if (o.store && !*o.store)
 		return cli_usage("--store needs a directory");
 	bar.tty = isatty(STDERR_FILENO) && !cli.json;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* rootasm: the command line front end; one file per subcommand. */
+/*
+ * rootasm: the command line front end. main() dispatches to the subcommands,
+ * one file each; what they share is common.c.
+ */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +13,6 @@
 #include <jansson.h>
 
 #include "cli.h"
-
-struct cli_opts cli;
-static struct rootasm_ctx *ctx;
 
 static const char usage[] =
 	"Usage: rootasm [--debug] [--json[=pretty]] COMMAND [OPTION...] ...\n"
@@ -46,144 +45,6 @@ static const char usage[] =
 	"exec: the command's status (128+N when it dies of signal N), 125 when\n"
 	"rootasm itself fails, 126/127 when the command cannot be run or found.\n"
 	"See rootasm(1) and rootasm.layout(5).\n";
-
-struct rootasm_ctx *cli_context(void)
-{
-	if (!ctx && rootasm_ctx_new(cli.debug ? ROOTASM_CTX_DEBUG : 0, &ctx) < 0)
-		exit(cli_errno(ENOMEM, "make the library context"));
-	return ctx;
-}
-
-int cli_fail(const struct rootasm_error *e)
-{
-	char buf[8192];
-
-	/* JSON needs memory; when there is none, the error still gets its line */
-	if (!cli.json || rootasm_error_print_json(e, stderr, cli.pretty) < 0)
-		fprintf(stderr, "rootasm: %s\n", rootasm_error_format(e, buf, sizeof(buf)));
-	return rootasm_error_is_usage(e) ? EXIT_USAGE : EXIT_RUNTIME;
-}
-
-int cli_errno(int err, const char *op)
-{
-	struct rootasm_error e = { .err = err, .kind = ROOTASM_ERROR_RUNTIME };
-
-	snprintf(e.op, sizeof(e.op), "%s", op);
-	if (err == ENOMEM)
-		snprintf(e.msg, sizeof(e.msg), "out of memory");
-	return cli_fail(&e);
-}
-
-int cli_usage(const char *fmt, ...)
-{
-	struct rootasm_error e = { .err = EINVAL, .kind = ROOTASM_ERROR_USAGE };
-	char msg[sizeof(e.msg)];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	snprintf(e.op, sizeof(e.op), "%s%s", cli.cmd ? cli.cmd : "usage", cli.cmd ? "" : "");
-	snprintf(e.msg, sizeof(e.msg), "%s (see rootasm %s%s--help)", msg, cli.cmd ? cli.cmd : "", cli.cmd ? " " : "");
-	cli_fail(&e);
-	return EXIT_USAGE;
-}
-
-int cli_common(int c, int argc, char **argv, const char *help)
-{
-	switch (c) {
-	case 'h':
-		fputs(help, stdout);
-		return 0;
-	case 0x100:
-		cli.json = true;
-		if (optarg && !strcmp(optarg, "pretty"))
-			cli.pretty = true;
-		else if (optarg)
-			return cli_usage("--json takes no value or 'pretty', not '%s'", optarg);
-		return CLI_GO_ON;
-	case 0x101:
-		cli.debug = true;
-		return CLI_GO_ON;
-	case 'q':
-		cli.quiet = true;
-		return CLI_GO_ON;
-	case ':':
-		return cli_usage("option '%s' needs a value", argv[optind - 1]);
-	default:
-		return cli_usage("unknown option '%s'", argv[optind - 1]);
-	}
-}
-
-int cli_json_out(json_t *o)
-{
-	int r;
-
-	if (!o) {
-		cli_errno(ENOMEM, "print the result");
-		return -1;
-	}
-	/* as the library's (ra_jdump): non-ASCII as \uXXXX, so no C1 or bidi character reaches a terminal */
-	errno = 0;
-	r = json_dumpf(o, stdout, (cli.pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
-	json_decref(o);
-	if (r < 0 || putchar('\n') == EOF) {
-		cli_errno(errno == ENOMEM ? ENOMEM : errno ? errno : EIO, "print the result");
-		return -1;
-	}
-	return 0;
-}
-
-static void diag_print(const struct rootasm_error *e, void *userdata)
-{
-	(*(unsigned int *)userdata)++;
-	cli_fail(e);
-}
-
-int cli_load(const char *path, unsigned int flags, struct rootasm_layout **ret)
-{
-	struct rootasm_error e = { 0 };
-	unsigned int printed = 0;
-	struct rootasm_load_opts o = {
-		.size = sizeof(o),
-		.flags = flags & ~CLI_LOAD_ALL_ERRORS,
-		.diag = flags & CLI_LOAD_ALL_ERRORS ? diag_print : NULL,
-		.userdata = &printed,
-		.principal = cli.principal,
-	};
-	int r;
-
-	if (!strcmp(path, "-")) {
-		/* standard input, capped like a file: relative paths are relative to the working directory */
-		size_t cap = (1u << 20) + 1, len = 0;
-		char *buf = malloc(cap);
-		ssize_t n;
-
-		if (!buf)
-			return cli_errno(ENOMEM, "read layout from standard input");
-		while (len < cap && (n = read(0, buf + len, cap - len)) != 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0) {
-				free(buf);
-				return cli_usage("read layout from standard input: %s", strerror(errno));
-			}
-			len += n;
-		}
-		o.name = "<stdin>";
-		r = rootasm_layout_load_mem(cli_context(), buf, len, &o, ret, &e);
-		free(buf);
-	} else {
-		r = rootasm_layout_load(cli_context(), path, &o, ret, &e);
-	}
-	if (r < 0) {
-		/* with all errors on, each problem has been printed already */
-		if (!printed)
-			return cli_fail(&e);
-		return rootasm_error_is_usage(&e) ? EXIT_USAGE : EXIT_RUNTIME;
-	}
-	return 0;
-}
 
 /* A layout holds one fd per host object: take what the hard limit allows. */
 static void raise_nofile(void)
@@ -227,12 +88,12 @@ int cmd_version(int argc, char **argv)
 	static const struct option opts[] = { CLI_COMMON_LONGOPTS, { 0 } };
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) >= 0)
-		if ((r = cli_common(c, argc, argv, version_help)) != CLI_GO_ON)
-			return r;
-	if (optind < argc)
-		return cli_usage("unexpected argument '%s'", argv[optind]);
-	return version();
+	while ((c = cli_getopt(argc, argv, NULL, opts, version_help, &r)) >= 0)
+		;
+	if (c == CLI_OPTS_EXIT)
+		return r;
+	r = cli_no_operand(argc, argv);
+	return r != CLI_GO_ON ? r : version();
 }
 
 int main(int argc, char **argv)

@@ -31,16 +31,12 @@ int cmd_probe(int argc, char **argv)
 	json_t *arr = NULL;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) >= 0) {
-		if (c == 'R') {
-			refresh = true;
-			continue;
-		}
-		if ((r = cli_common(c, argc, argv, help)) != CLI_GO_ON)
-			return r;
-	}
-	if (optind < argc)
-		return cli_usage("unexpected argument '%s'", argv[optind]);
+	while ((c = cli_getopt(argc, argv, NULL, opts, help, &r)) >= 0)
+		refresh |= c == 'R';
+	if (c == CLI_OPTS_EXIT)
+		return r;
+	if ((r = cli_no_operand(argc, argv)) != CLI_GO_ON)
+		return r;
 	if (refresh)
 		rootasm_probe_refresh(cli_context());
 	if (cli.json && !(arr = json_array()))

@@ -65,14 +65,11 @@ static const char store_help[] =
 static int parse(int argc, char **argv, const char *help, const char **store, bool *dry_run)
 {
 	static const struct option opts[] = {
-		CLI_COMMON_LONGOPTS,
-		{ "store", required_argument, NULL, 's' },
-		{ "dry-run", no_argument, NULL, 'n' },
-		{ 0 },
+		CLI_COMMON_LONGOPTS, CLI_ARG("store", 's'), CLI_FLAG("dry-run", 'n'), { 0 },
 	};
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) >= 0) {
+	while ((c = cli_getopt(argc, argv, NULL, opts, help, &r)) >= 0) {
 		switch (c) {
 		case 's':
 			if (!*optarg)
@@ -84,12 +81,9 @@ static int parse(int argc, char **argv, const char *help, const char **store, bo
 				return cli_usage("unknown option '--dry-run'");
 			*dry_run = true;
 			break;
-		default:
-			if ((r = cli_common(c, argc, argv, help)) != CLI_GO_ON)
-				return r;
 		}
 	}
-	return CLI_GO_ON;
+	return c == CLI_OPTS_EXIT ? r : CLI_GO_ON;
 }
 
 static void when(long long t, char *buf, size_t size)

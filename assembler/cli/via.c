@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "util.h"
 
 int cli_via_assemble(const char *sock, const char *path, struct rootasm_error *e)
 {
@@ -18,20 +19,15 @@ int cli_via_assemble(const char *sock, const char *path, struct rootasm_error *e
 
 	if (!strcmp(path, "-")) {
 		/* inline: the daemon reads no file of ours; host paths in it must be absolute */
-		size_t cap = (1u << 20) + 1, len = 0;
-		ssize_t n;
+		size_t len = 0;
 
-		text = malloc(cap + 1);
+		r = ra_read_upto(0, CLI_STDIN_MAX, &text, &len);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			text = strdup("");	/* a read error: what came (nothing), as the daemon then says */
 		if (!text)
 			return -ENOMEM;
-		while (len < cap && (n = read(0, text + len, cap - len)) != 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0)
-				break;
-			len += n;
-		}
-		text[len] = '\0';
 		o.layout_text = text;
 		o.layout_len = len;
 		o.name = "<stdin>";

@@ -32,35 +32,21 @@ static const char help[] =
 	"  --debug           trace what the library does\n"
 	"  -h, --help        this text\n";
 
-/* A positive number for @opt, or -1. */
-static long positive(const char *opt, const char *s)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-
-	if (*s < '0' || *s > '9' || *end || v <= 0 || v > 1000000000L)
-		return -1;
-	(void)opt;
-	return v;
-}
-
 int cmd_watch(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		CLI_COMMON_LONGOPTS,
-		{ "mntns", required_argument, NULL, 'm' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "timeout", required_argument, NULL, 't' },
+		CLI_COMMON_LONGOPTS, CLI_ARG("mntns", 'm'), CLI_ARG("count", 'c'), CLI_ARG("timeout", 't'),
 		{ 0 },
 	};
 	struct rootasm_error e = { 0 };
 	const char *ns = "/proc/self/ns/mnt";
 	char nsbuf[64], line[8192];
 	long count = -1, timeout = -1, seen = 0;
+	unsigned long long v;
 	struct timespec t0, now;
 	int nsfd, fd, c, r;
 
-	while ((c = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, opts, NULL)) >= 0) {
+	while ((c = cli_getopt(argc, argv, NULL, opts, help, &r)) >= 0) {
 		switch (c) {
 		case 'm':
 			ns = optarg;
@@ -70,20 +56,21 @@ int cmd_watch(int argc, char **argv)
 			}
 			break;
 		case 'c':
-			if ((count = positive("--count", optarg)) < 0)
+			if (cli_number(optarg, 1, 1000000000, &v) < 0)
 				return cli_usage("--count takes a positive number, not '%s'", optarg);
+			count = (long)v;
 			break;
 		case 't':
-			if ((timeout = positive("--timeout", optarg)) < 0)
+			if (cli_number(optarg, 1, 1000000000, &v) < 0)
 				return cli_usage("--timeout takes a positive number of seconds, not '%s'", optarg);
+			timeout = (long)v;
 			break;
-		default:
-			if ((r = cli_common(c, argc, argv, help)) != CLI_GO_ON)
-				return r;
 		}
 	}
-	if (optind < argc)
-		return cli_usage("unexpected argument '%s'", argv[optind]);
+	if (c == CLI_OPTS_EXIT)
+		return r;
+	if ((r = cli_no_operand(argc, argv)) != CLI_GO_ON)
+		return r;
 	nsfd = open(ns, O_RDONLY | O_CLOEXEC);
 	if (nsfd < 0) {
 		e = (struct rootasm_error){ .err = errno, .kind = ROOTASM_ERROR_USAGE };

@@ -40,12 +40,16 @@ _rootasm_layouts()
 	compopt -o filenames 2>/dev/null
 }
 
-_rootasm_dirs()
+# Add the paths that start with $2 of compgen's kind $1: -d directories, -f files.
+_rootasm_paths()
 {
 	local IFS=$'\n'
-	COMPREPLY+=($(compgen -d -- "$1"))
+	COMPREPLY+=($(compgen "$1" -- "$2"))
 	compopt -o filenames 2>/dev/null
 }
+
+_rootasm_dirs() { _rootasm_paths -d "$1"; }
+_rootasm_files() { _rootasm_paths -f "$1"; }
 
 # import's oci:DIR: "oci:" (or "docker://", a registry's image), then the directories. Bash splits the word at ':'
 # (COMP_WORDBREAKS) and replaces only what follows it: oci : DIR is completed
@@ -66,13 +70,6 @@ _rootasm_oci()
 		COMPREPLY=($(compgen -W $'oci:\ndocker://' -- "$cur"))
 		compopt -o nospace 2>/dev/null
 	fi
-}
-
-_rootasm_files()
-{
-	local IFS=$'\n'
-	COMPREPLY+=($(compgen -f -- "$1"))
-	compopt -o filenames 2>/dev/null
 }
 
 _rootasm()

@@ -217,7 +217,8 @@ static unsigned long long monotonic_usec(void)
 	return (unsigned long long)t.tv_sec * 1000000 + t.tv_nsec / 1000;
 }
 
-void rd_client_done(struct rd_client *c)
+/* The connection is over: out of the list, closed, freed. */
+static void client_done(struct rd_client *c)
 {
 	pthread_mutex_lock(&D.lock);
 	for (struct rd_client **p = &D.clients; *p; p = &(*p)->next) {
@@ -395,8 +396,10 @@ static void *acceptor(void *arg)
 			spawn_locked();
 		pthread_mutex_unlock(&D.lock);
 		c = new_client(s);
-		if (c)
+		if (c) {
 			rd_serve(c);
+			client_done(c);
+		}
 		pthread_mutex_lock(&D.lock);
 		if (idle >= SPARE)
 			break;
@@ -424,16 +427,11 @@ static void stop(void)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "policy", required_argument, NULL, 'p' },
-		{ "max-clients", required_argument, NULL, 'm' },
-		{ "idle-timeout", required_argument, NULL, 'i' },
-		{ "cache-entries", required_argument, NULL, 'E' },
-		{ "cache-bytes", required_argument, NULL, 'B' },
-		{ "debug", no_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ 0 },
+		{ "socket", required_argument, NULL, 's' },		{ "policy", required_argument, NULL, 'p' },
+		{ "max-clients", required_argument, NULL, 'm' },	{ "idle-timeout", required_argument, NULL, 'i' },
+		{ "cache-entries", required_argument, NULL, 'E' },	{ "cache-bytes", required_argument, NULL, 'B' },
+		{ "debug", no_argument, NULL, 'd' },			{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },			{ 0 },
 	};
 	struct rootasm_cache_opts co = { .size = sizeof(co) };
 	const char *sock_path = DEFAULT_SOCKET, *policy = NULL;

@@ -97,10 +97,8 @@ struct rd_client {
 	bool admin;				/* judged at connect (rootasm_principal_of_pidfd()) */
 };
 
-/* Serve one connection in the calling thread (takes @c, ends with rd_client_done()). */
+/* Serve one connection in the calling thread, until it ends (the caller then closes and frees @c). */
 void *rd_serve(void *c);
-/* The connection is over: out of the list, closed, freed (main.c). */
-void rd_client_done(struct rd_client *c);
 /* {"rootasm": 1, "error": {...}} for @e (NULL when out of memory). */
 struct json_t;
 struct json_t *rd_error_reply(const struct rootasm_error *e);

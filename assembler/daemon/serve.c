@@ -39,6 +39,7 @@
 #include <sys/syscall.h>
 
 #include "json.h"
+#include "layout.h"
 #include "open.h"
 #include "proto.h"
 #include "rootasmd.h"
@@ -165,7 +166,7 @@ static int read_as_peer(void *ud)
 	if (fd < 0)
 		return ra_err_kind(&q->e, errno == EACCES ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME, errno,
 				   "open layout", pr->path, NULL);
-	r = ra_read_all(fd, 1u << 20, NULL, NULL, &pr->buf, &pr->len);
+	r = ra_read_all(fd, RA_LAYOUT_MAX_BYTES, NULL, NULL, &pr->buf, &pr->len);
 	if (r < 0)
 		return ra_err_kind(&q->e, r == -EFBIG ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME, -r, "read layout",
 				   pr->path, NULL);
@@ -211,14 +212,11 @@ struct src_check {
 static int check_source(const char *key, const char *display, int fd, void *ud)
 {
 	struct req *q = ((struct src_check *)ud)->q;
-	char p[64], target[4096];
-	ssize_t n;
+	char target[4096];
+	ssize_t n = ra_fd_path(fd, target, sizeof(target));
 
-	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-	n = readlink(p, target, sizeof(target) - 1);
 	if (n < 0)
-		return ra_err(&q->e, errno, -EBADF, "readlink", display, NULL);
-	target[n] = '\0';
+		return ra_err(&q->e, -n, -EBADF, "readlink", display, NULL);
 	for (size_t i = 0; target[0] == '/' && i < q->rule->nsources; i++)
 		if (rd_path_below(target, q->rule->sources[i]))
 			return 0;
@@ -254,7 +252,6 @@ static int load_inline(struct req *q, const char *text, size_t len, const char *
 /* The peer's user namespace fd: nsfs (checked before any ioctl), a user namespace, owned by the peer. */
 static int check_userns(struct req *q)
 {
-	struct statfs sf;
 	uid_t owner;
 
 	if (!is_root(q) && !q->rule->userns)
@@ -262,7 +259,7 @@ static int check_userns(struct req *q)
 			    (unsigned int)q->c->uid);
 	if (q->fd < 0)
 		return bad(q, EINVAL, "\"userns\": true needs the user namespace's fd with the request");
-	if (fstatfs(q->fd, &sf) < 0 || sf.f_type != NSFS_MAGIC || ioctl(q->fd, NS_GET_NSTYPE) != CLONE_NEWUSER)
+	if (!ra_is_userns(q->fd))
 		return bad(q, EINVAL, "the fd sent is not a user namespace");
 	if (ioctl(q->fd, NS_GET_OWNER_UID, &owner) < 0)
 		return ra_err(&q->e, errno, -EBADF, "NS_GET_OWNER_UID", NULL, NULL);
@@ -568,6 +565,5 @@ void *rd_serve(void *arg)
 		if (r < 0)
 			break;
 	}
-	rd_client_done(c);
 	return NULL;
 }

@@ -112,6 +112,15 @@ static void sb_quote(struct sb *b, const char *s)
 	sb_add(b, "\"", 1);
 }
 
+/* @key (the text before the value, "- {image: ") and @value quoted; nothing when @value is NULL. */
+static void sb_field(struct sb *b, const char *key, const char *value)
+{
+	if (!value)
+		return;
+	sb_add(b, key, strlen(key));
+	sb_quote(b, value);
+}
+
 static int ents_add(struct rootasm_layout_builder *bl, struct ents *es, struct sb *b, const char *call)
 {
 	if (b->oom || !b->s)
@@ -145,6 +154,22 @@ static int ent_set(struct rootasm_layout_builder *bl, struct ent *en, struct sb 
 	return 0;
 }
 
+/*
+ * One line of the layout, @head, then each of @key1/@value1 and @key2/@value2
+ * given (sb_field()), then @tail: added to the list @es or set as @en, by @call.
+ */
+static int put(struct rootasm_layout_builder *b, struct ents *es, struct ent *en, const char *head, const char *key1,
+	       const char *value1, const char *key2, const char *value2, const char *tail, const char *call)
+{
+	struct sb s = { 0 };
+
+	sb_add(&s, head, strlen(head));
+	sb_field(&s, key1, value1);
+	sb_field(&s, key2, value2);
+	sb_add(&s, tail, strlen(tail));
+	return es ? ents_add(b, es, &s, call) : ent_set(b, en, &s, call);
+}
+
 static void ents_free(struct ents *es)
 {
 	for (size_t i = 0; i < es->n; i++)
@@ -175,57 +200,32 @@ void rootasm_layout_builder_free(struct rootasm_layout_builder *b)
 
 int rootasm_layout_builder_add_image_layer(struct rootasm_layout_builder *b, const char *path, const char *fstype)
 {
-	struct sb s = { 0 };
-
 	if (!b || !path)
 		return -EINVAL;
-	sb_add(&s, "- {image: ", 10);
-	sb_quote(&s, path);
-	if (fstype) {
-		sb_add(&s, ", type: ", 8);
-		sb_quote(&s, fstype);
-	}
-	sb_add(&s, "}", 1);
-	return ents_add(b, &b->layers, &s, "rootasm_layout_builder_add_image_layer");
+	return put(b, &b->layers, NULL, "", "- {image: ", path, ", type: ", fstype, "}",
+		   "rootasm_layout_builder_add_image_layer");
 }
 
 int rootasm_layout_builder_add_dir_layer(struct rootasm_layout_builder *b, const char *path)
 {
-	struct sb s = { 0 };
-
 	if (!b || !path)
 		return -EINVAL;
-	sb_add(&s, "- {dir: ", 8);
-	sb_quote(&s, path);
-	sb_add(&s, "}", 1);
-	return ents_add(b, &b->layers, &s, "rootasm_layout_builder_add_dir_layer");
+	return put(b, &b->layers, NULL, "", "- {dir: ", path, NULL, NULL, "}", "rootasm_layout_builder_add_dir_layer");
 }
 
 int rootasm_layout_builder_set_upper_tmpfs(struct rootasm_layout_builder *b, const char *size)
 {
-	struct sb s = { 0 };
-
 	if (!b)
 		return -EINVAL;
-	sb_add(&s, "upper: {tmpfs: {", 16);
-	if (size) {
-		sb_add(&s, "size: ", 6);
-		sb_quote(&s, size);
-	}
-	sb_add(&s, "}}", 2);
-	return ent_set(b, &b->upper, &s, "rootasm_layout_builder_set_upper_tmpfs");
+	return put(b, NULL, &b->upper, "upper: {tmpfs: {", "size: ", size, NULL, NULL, "}}",
+		   "rootasm_layout_builder_set_upper_tmpfs");
 }
 
 int rootasm_layout_builder_set_upper_dir(struct rootasm_layout_builder *b, const char *path)
 {
-	struct sb s = { 0 };
-
 	if (!b || !path)
 		return -EINVAL;
-	sb_add(&s, "upper: {dir: ", 13);
-	sb_quote(&s, path);
-	sb_add(&s, "}", 1);
-	return ent_set(b, &b->upper, &s, "rootasm_layout_builder_set_upper_dir");
+	return put(b, NULL, &b->upper, "", "upper: {dir: ", path, NULL, NULL, "}", "rootasm_layout_builder_set_upper_dir");
 }
 
 #define BUILDER_ATTRS (ROOTASM_BUILDER_RO | ROOTASM_BUILDER_NOSUID | ROOTASM_BUILDER_NODEV | ROOTASM_BUILDER_NOEXEC)
@@ -233,10 +233,7 @@ int rootasm_layout_builder_set_upper_dir(struct rootasm_layout_builder *b, const
 /* ", options: [...]" for @flags (known to be valid), nothing when none. */
 static void sb_options(struct sb *s, unsigned int flags, const char *extra1, const char *extra2)
 {
-	static const struct {
-		unsigned int flag;
-		const char *name;
-	} names[] = {
+	static const struct { unsigned int flag; const char *name; } names[] = {
 		{ ROOTASM_BUILDER_RO, "ro" }, { ROOTASM_BUILDER_NOSUID, "nosuid" },
 		{ ROOTASM_BUILDER_NODEV, "nodev" }, { ROOTASM_BUILDER_NOEXEC, "noexec" },
 		{ ROOTASM_BUILDER_RECURSIVE, "recursive" },
@@ -267,10 +264,8 @@ int rootasm_layout_builder_add_bind(struct rootasm_layout_builder *b, const char
 
 	if (!b || !source || !target || (flags & ~(BUILDER_ATTRS | ROOTASM_BUILDER_RECURSIVE)))
 		return -EINVAL;
-	sb_add(&s, "- {bind: ", 9);
-	sb_quote(&s, source);
-	sb_add(&s, ", target: ", 10);
-	sb_quote(&s, target);
+	sb_field(&s, "- {bind: ", source);
+	sb_field(&s, ", target: ", target);
 	sb_options(&s, flags, NULL, NULL);
 	sb_add(&s, "}", 1);
 	return ents_add(b, &b->mounts, &s, "rootasm_layout_builder_add_bind");
@@ -290,8 +285,7 @@ int rootasm_layout_builder_add_tmpfs(struct rootasm_layout_builder *b, const cha
 		return -ENOMEM;
 	}
 	snprintf(m, sizeof(m), "mode=%o", mode);
-	sb_add(&s, "- {tmpfs: ", 10);
-	sb_quote(&s, target);
+	sb_field(&s, "- {tmpfs: ", target);
 	sb_options(&s, flags, sz ? sz : mode ? m : NULL, sz && mode ? m : NULL);
 	sb_add(&s, "}", 1);
 	return ents_add(b, &b->mounts, &s, "rootasm_layout_builder_add_tmpfs");
@@ -304,14 +298,9 @@ int rootasm_layout_builder_add_image_volume(struct rootasm_layout_builder *b, co
 
 	if (!b || !path || !target || (flags & ~BUILDER_ATTRS))
 		return -EINVAL;
-	sb_add(&s, "- {image: ", 10);
-	sb_quote(&s, path);
-	sb_add(&s, ", target: ", 10);
-	sb_quote(&s, target);
-	if (fstype) {
-		sb_add(&s, ", type: ", 8);
-		sb_quote(&s, fstype);
-	}
+	sb_field(&s, "- {image: ", path);
+	sb_field(&s, ", target: ", target);
+	sb_field(&s, ", type: ", fstype);
 	sb_options(&s, flags, NULL, NULL);
 	sb_add(&s, "}", 1);
 	return ents_add(b, &b->mounts, &s, "rootasm_layout_builder_add_image_volume");
@@ -337,24 +326,17 @@ int rootasm_layout_builder_set_override_creds(struct rootasm_layout_builder *b, 
 
 int rootasm_layout_builder_set_exec_hostname(struct rootasm_layout_builder *b, const char *hostname)
 {
-	struct sb s = { 0 };
-
 	if (!b || !hostname)
 		return -EINVAL;
-	sb_add(&s, "  hostname: ", 12);
-	sb_quote(&s, hostname);
-	return ent_set(b, &b->hostname, &s, "rootasm_layout_builder_set_exec_hostname");
+	return put(b, NULL, &b->hostname, "", "  hostname: ", hostname, NULL, NULL, "",
+		   "rootasm_layout_builder_set_exec_hostname");
 }
 
 int rootasm_layout_builder_add_exec_env(struct rootasm_layout_builder *b, const char *assignment)
 {
-	struct sb s = { 0 };
-
 	if (!b || !assignment)
 		return -EINVAL;
-	sb_add(&s, "  - ", 4);
-	sb_quote(&s, assignment);
-	return ents_add(b, &b->env, &s, "rootasm_layout_builder_add_exec_env");
+	return put(b, &b->env, NULL, "", "  - ", assignment, NULL, NULL, "", "rootasm_layout_builder_add_exec_env");
 }
 
 /* The text, and which call wrote each line (calls[0] is line 1). */
@@ -452,11 +434,10 @@ int rootasm_layout_builder_finish(struct rootasm_layout_builder *b, struct roota
 		return ra_oom(e, "rootasm_layout_builder_finish");
 	if (opts) {
 		/* the size rule of rootasm.h, then the caller's fields over the defaults */
-		r = ra_opts_size(opts, opts->size, offsetof(struct rootasm_load_opts, diag), sizeof(o));
+		r = RA_OPTS_CHECK(opts, struct rootasm_load_opts, offsetof(struct rootasm_load_opts, diag),
+				  "rootasm_layout_builder_finish", NULL, e);
 		if (r < 0)
-			return ra_err_kind(e, ROOTASM_ERROR_USAGE, -r, "rootasm_layout_builder_finish", NULL,
-					   "struct rootasm_load_opts.size is %zu: set it to sizeof(struct rootasm_load_opts)",
-					   opts->size);
+			return r;
 		memcpy(&o, opts, opts->size < sizeof(o) ? opts->size : sizeof(o));
 		o.size = sizeof(o);
 	}

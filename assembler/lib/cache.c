@@ -26,7 +26,6 @@
 #include <sys/sysmacros.h>
 
 #include "cache.h"
-#include "context.h"
 #include "sysmnt.h"
 #include "uapi.h"
 #include "util.h"
@@ -59,8 +58,7 @@ struct ra_cache {
 	uint64_t hits, misses, evictions, stale, bypass;
 };
 
-#define OPT(o, field, def) \
-	((o) && (o)->size >= offsetof(struct rootasm_cache_opts, field) + sizeof((o)->field) ? (o)->field : (def))
+#define OPT(o, field, def)	RA_OPT(o, struct rootasm_cache_opts, field, def)
 
 int ra_cache_new(const struct rootasm_cache_opts *o, struct ra_cache **ret)
 {
@@ -281,37 +279,10 @@ void ra_cache_put(struct ra_cache *c, struct ra_cache_entry *ent)
 		entry_close(ent);
 }
 
-/* ------------------------------------------------------------------ public */
+/* ---------------------------------------- the public calls' halves (context.c) */
 
-int rootasm_ctx_set_cache(struct rootasm_ctx *ctx, const struct rootasm_cache_opts *o)
+int ra_cache_stats(struct ra_cache *c, struct rootasm_cache_stats *st)
 {
-	struct rootasm_ctx *x = ra_ctx(ctx);
-	struct ra_cache *c;
-	int r;
-
-	/* the size rules of rootasm.h: known fields up to the caller's size, nothing set beyond ours */
-	r = o ? ra_opts_size(o, o->size, offsetof(struct rootasm_cache_opts, max_entries), sizeof(*o)) : 0;
-	if (r < 0)
-		return r;
-	if (o && o->size >= offsetof(struct rootasm_cache_opts, flags) + sizeof(o->flags) && o->flags)
-		return -EINVAL;
-	r = ra_cache_new(o, &c);
-	if (r < 0)
-		return r;
-	pthread_mutex_lock(&x->lock);
-	if (x->images) {
-		pthread_mutex_unlock(&x->lock);
-		ra_cache_free(c);
-		return -EBUSY;
-	}
-	x->images = c;
-	pthread_mutex_unlock(&x->lock);
-	return 0;
-}
-
-int rootasm_cache_stats(struct rootasm_ctx *ctx, struct rootasm_cache_stats *st)
-{
-	struct ra_cache *c = ra_ctx(ctx)->images;
 	size_t size;
 
 	if (!st || st->size < offsetof(struct rootasm_cache_stats, entries))
@@ -342,10 +313,9 @@ int rootasm_cache_stats(struct rootasm_ctx *ctx, struct rootasm_cache_stats *st)
 
 static const char *const fstype_names[] = { "auto", "squashfs", "erofs" };
 
-int rootasm_cache_list(struct rootasm_ctx *ctx, void (*fn)(const struct rootasm_cache_entry_info *i, void *userdata),
-		       void *userdata)
+int ra_cache_list(struct ra_cache *c, void (*fn)(const struct rootasm_cache_entry_info *i, void *userdata),
+		  void *userdata)
 {
-	struct ra_cache *c = ra_ctx(ctx)->images;
 	int n = 0;
 
 	if (!c)
@@ -374,9 +344,8 @@ int rootasm_cache_list(struct rootasm_ctx *ctx, void (*fn)(const struct rootasm_
 	return n;
 }
 
-int rootasm_cache_trim(struct rootasm_ctx *ctx)
+int ra_cache_trim(struct ra_cache *c)
 {
-	struct ra_cache *c = ra_ctx(ctx)->images;
 	int n = 0;
 
 	if (!c)

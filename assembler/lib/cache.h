@@ -44,4 +44,13 @@ int ra_cache_get(struct ra_cache *c, int image_fd, const char *path, const char 
 		 struct ra_cache_entry **ret, struct rootasm_error *e);
 void ra_cache_put(struct ra_cache *c, struct ra_cache_entry *ent);
 
+/*
+ * rootasm_cache_stats(), _list() and _trim() of a context's cache @c
+ * (context.c hands it over): -ENOENT when @c is NULL (no cache set).
+ */
+int ra_cache_stats(struct ra_cache *c, struct rootasm_cache_stats *st);
+int ra_cache_list(struct ra_cache *c, void (*fn)(const struct rootasm_cache_entry_info *i, void *userdata),
+		  void *userdata);
+int ra_cache_trim(struct ra_cache *c);
+
 #endif

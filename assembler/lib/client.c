@@ -33,19 +33,16 @@ struct rootasm_client {
 
 int rootasm_client_connect(const char *path, struct rootasm_client **ret, struct rootasm_error *e)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa;
 	struct timeval tv = { .tv_sec = 300 };	/* an assembly of thousands of mounts takes seconds, not minutes */
 	_cleanup_close_ int sock = -EBADF;
 	struct rootasm_client *c;
 
 	if (!path || !*path || !ret)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "connect", path, "invalid arguments");
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENAMETOOLONG, "connect", path, NULL);
-	strcpy(sa.sun_path, path);
-	sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	sock = ra_unix_socket(path, SOCK_SEQPACKET, &sa, e);
 	if (sock < 0)
-		return ra_err(e, errno, -EBADF, "socket", path, NULL);
+		return sock;
 	if (connect(sock, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return ra_err(e, errno, -EBADF, "connect", path, errno == EPROTOTYPE ?
 			      "not a SOCK_SEQPACKET socket: is this rootasmd's?" : NULL);
@@ -116,8 +113,7 @@ static int call(struct rootasm_client *c, json_t *req, int send_fd, json_t **ret
 	return 0;
 }
 
-#define OPT(o, field, def) \
-	((o) && (o)->size >= offsetof(struct rootasm_client_assemble_opts, field) + sizeof((o)->field) ? (o)->field : (def))
+#define OPT(o, field, def)	RA_OPT(o, struct rootasm_client_assemble_opts, field, def)
 
 int rootasm_client_assemble(struct rootasm_client *c, const struct rootasm_client_assemble_opts *o,
 			    struct rootasm_error *e)
@@ -131,7 +127,7 @@ int rootasm_client_assemble(struct rootasm_client *c, const struct rootasm_clien
 
 	if (!c || !o)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble via rootasmd", layout, "invalid arguments");
-	r = ra_opts_size(o, o->size, offsetof(struct rootasm_client_assemble_opts, flags) + sizeof(o->flags), sizeof(*o));
+	r = ra_opts_size(o, o->size, RA_OPT_END(struct rootasm_client_assemble_opts, flags), sizeof(*o));
 	if (r == -E2BIG)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, E2BIG, "assemble via rootasmd", layout,
 				   "struct rootasm_client_assemble_opts of %zu bytes sets fields this library (%s) does not know",

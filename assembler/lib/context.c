@@ -128,6 +128,50 @@ void ra_trace(struct rootasm_ctx *c, const char *fmt, ...)
 	errno = saved;
 }
 
+/* ------------------------------------------------- the context's image cache */
+
+int rootasm_ctx_set_cache(struct rootasm_ctx *ctx, const struct rootasm_cache_opts *o)
+{
+	struct rootasm_ctx *x = ra_ctx(ctx);
+	struct ra_cache *c;
+	int r;
+
+	/* the size rules of rootasm.h: known fields up to the caller's size, nothing set beyond ours */
+	r = o ? ra_opts_size(o, o->size, offsetof(struct rootasm_cache_opts, max_entries), sizeof(*o)) : 0;
+	if (r < 0)
+		return r;
+	if (RA_OPT(o, struct rootasm_cache_opts, flags, 0u))
+		return -EINVAL;
+	r = ra_cache_new(o, &c);
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&x->lock);
+	if (x->images) {
+		pthread_mutex_unlock(&x->lock);
+		ra_cache_free(c);
+		return -EBUSY;
+	}
+	x->images = c;
+	pthread_mutex_unlock(&x->lock);
+	return 0;
+}
+
+int rootasm_cache_stats(struct rootasm_ctx *ctx, struct rootasm_cache_stats *st)
+{
+	return ra_cache_stats(ra_ctx(ctx)->images, st);
+}
+
+int rootasm_cache_list(struct rootasm_ctx *ctx, void (*fn)(const struct rootasm_cache_entry_info *i, void *userdata),
+		       void *userdata)
+{
+	return ra_cache_list(ra_ctx(ctx)->images, fn, userdata);
+}
+
+int rootasm_cache_trim(struct rootasm_ctx *ctx)
+{
+	return ra_cache_trim(ra_ctx(ctx)->images);
+}
+
 const char *rootasm_version(void)
 {
 	return ROOTASM_VERSION_STRING;

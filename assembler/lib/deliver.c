@@ -53,22 +53,15 @@ int rootasm_attach_at(int tree_fd, int dir_fd, const char *path, unsigned int fl
 
 #define SEND_DEFAULT_TIMEOUT_MS	5000
 
-#define SOPT(o, field, def) \
-	((o) && (o)->size >= offsetof(struct rootasm_send_opts, field) + sizeof((o)->field) ? (o)->field : (def))
+#define SOPT(o, field, def)	RA_OPT(o, struct rootasm_send_opts, field, def)
 
 /* The size and flag rules of rootasm.h; 0 or a usage error in @e. */
 static int opts_check(const struct rootasm_send_opts *o, const char *what, struct rootasm_error *e)
 {
-	int r = o ? ra_opts_size(o, o->size, offsetof(struct rootasm_send_opts, flags) + sizeof(o->flags), sizeof(*o)) : 0;
+	int r = RA_OPTS_CHECK(o, struct rootasm_send_opts, RA_OPT_END(struct rootasm_send_opts, flags), "send-fd", what, e);
 
-	if (r == -E2BIG)
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, E2BIG, "send-fd", what,
-				   "struct rootasm_send_opts of %zu bytes sets fields this library (%s) does not know",
-				   o->size, ROOTASM_VERSION_STRING);
 	if (r < 0)
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "send-fd", what,
-				   "struct rootasm_send_opts.size is %zu: set it to sizeof(struct rootasm_send_opts)",
-				   o->size);
+		return r;
 	if (o && (o->flags & ~ROOTASM_SEND_ANY_PEER))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "send-fd", what, "unknown flags 0x%x",
 				   o->flags & ~ROOTASM_SEND_ANY_PEER);
@@ -166,18 +159,15 @@ int rootasm_send_fd(int tree_fd, const char *socket_path, const struct rootasm_s
 		    struct rootasm_error *e)
 {
 	_cleanup_close_ int sock = -EBADF;
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa;
 	int ms = SOPT(o, timeout_ms, 0) > 0 ? SOPT(o, timeout_ms, 0) : SEND_DEFAULT_TIMEOUT_MS, r;
 
 	r = opts_check(o, socket_path, e);
 	if (r < 0)
 		return r;
-	if (strlen(socket_path) >= sizeof(sa.sun_path))
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENAMETOOLONG, "connect", socket_path, NULL);
-	strcpy(sa.sun_path, socket_path);
-	sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	sock = ra_unix_socket(socket_path, SOCK_STREAM, &sa, e);
 	if (sock < 0)
-		return ra_err(e, errno, -EBADF, "socket", socket_path, NULL);
+		return sock;
 	/* AF_UNIX connect() waits for room in a full backlog only this long */
 	r = set_timeout(sock, ms, socket_path, e);
 	if (r < 0)

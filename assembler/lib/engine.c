@@ -651,6 +651,13 @@ static int x_volume(struct xstate *x, const struct ra_op *op, struct rootasm_err
 static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, const struct ra_xopts *xo,
 		   struct rootasm_error *e)
 {
+	/* the operations that are one function each; the others below */
+	static int (*const x_ops[])(struct xstate *, const struct ra_op *, struct rootasm_error *) = {
+		[RA_OP_LAYER] = x_layer,
+		[RA_OP_UPPER] = x_upper,
+		[RA_OP_OVERLAY] = x_overlay,
+		[RA_OP_ROOT_LAYER] = x_root_layer,
+	};
 	struct xstate x = { .ctx = ctx, .p = p, .xo = xo, .ubase = -EBADF, .ufd = -EBADF, .wfd = -EBADF, .root = -EBADF };
 	size_t mark = xo->made->n;	/* what this plan (a nested one too) makes on the way to targets */
 	int r = 0;
@@ -668,17 +675,9 @@ static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, const struc
 		const struct ra_op *op = &p->ops[i];
 
 		switch (op->kind) {
-		case RA_OP_LAYER:
-			r = x_layer(&x, op, e);
-			break;
-		case RA_OP_UPPER:
-			r = x_upper(&x, op, e);
-			break;
-		case RA_OP_OVERLAY:
-			r = x_overlay(&x, op, e);
-			break;
-		case RA_OP_ROOT_LAYER:
-			r = x_root_layer(&x, op, e);
+		default:
+			if ((size_t)op->kind < ARRAY_SIZE(x_ops) && x_ops[op->kind])
+				r = x_ops[op->kind](&x, op, e);
 			break;
 		case RA_OP_VOLUME:
 			/* the layers were cloned at CMD_CREATE: their fds can go before the volumes */
@@ -733,8 +732,7 @@ static int no_own_idmaps(const struct rootasm_layout *l, struct rootasm_error *e
 	return 0;
 }
 
-#define ASSEMBLE_OPT(o, field, def) \
-	((o) && (o)->size >= offsetof(struct rootasm_assemble_opts, field) + sizeof((o)->field) ? (o)->field : (def))
+#define ASSEMBLE_OPT(o, field, def)	RA_OPT(o, struct rootasm_assemble_opts, field, def)
 
 int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *l,
 			  const struct rootasm_assemble_opts *o, struct rootasm_error *e)
@@ -746,19 +744,14 @@ int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *
 	struct ra_plan *p = NULL;
 	int r;
 
-	r = o ? ra_opts_size(o, o->size, offsetof(struct rootasm_assemble_opts, flags) + sizeof(o->flags), sizeof(*o)) : 0;
-	if (r == -E2BIG)
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, E2BIG, "assemble", NULL,
-				   "struct rootasm_assemble_opts of %zu bytes sets fields this library (%s) does not know",
-				   o->size, ROOTASM_VERSION_STRING);
+	r = RA_OPTS_CHECK(o, struct rootasm_assemble_opts, RA_OPT_END(struct rootasm_assemble_opts, flags), "assemble",
+			  NULL, e);
 	if (r < 0)
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble", NULL,
-				   "struct rootasm_assemble_opts.size is %zu: set it to sizeof(struct rootasm_assemble_opts)",
-				   o->size);
+		return r;
 	if (flags & ~ROOTASM_ASSEMBLE_USERNS)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble", NULL, "unknown flags 0x%x",
 				   flags & ~ROOTASM_ASSEMBLE_USERNS);
-	if ((flags & ROOTASM_ASSEMBLE_USERNS) && o->size < offsetof(struct rootasm_assemble_opts, userns_fd) + sizeof(int))
+	if ((flags & ROOTASM_ASSEMBLE_USERNS) && o->size < RA_OPT_END(struct rootasm_assemble_opts, userns_fd))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble", NULL,
 				   "ROOTASM_ASSEMBLE_USERNS needs rootasm_assemble_opts.userns_fd");
 	if (!l->opened)

@@ -1,26 +1,71 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Reading files rootasm is given (layouts, policies, OCI documents): whole,
- * with a size cap, only from regular files of real filesystems. Shared by the
- * library and rootasmd's private helper library (CMakeLists.txt, rootasm_io).
+ * with a size cap, only from regular files of real filesystems; and what an
+ * fd is (its path, whether it is a user namespace, its mount). Shared by the
+ * library and the private helper library of rootasmd and the CLI
+ * (CMakeLists.txt, rootasm_io).
  */
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <linux/magic.h>
+#include <linux/nsfs.h>
 
 #include "open.h"
+#include "uapi.h"
 #include "util.h"
+
+/* ------------------------------------------------------- what an fd is (util.h) */
+
+/* "/proc/self/fd/N" of @fd in @p */
+#define PROC_FD(p, fd)	snprintf((p), sizeof(p), "/proc/self/fd/%d", (fd))
 
 int ra_reopen(int fd, int flags)
 {
-	char p[64];
+	char p[32];
 
-	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	PROC_FD(p, fd);
 	return open(p, flags | O_CLOEXEC | O_NOCTTY);
 }
+
+ssize_t ra_fd_path(int fd, char *buf, size_t size)
+{
+	char p[32];
+	ssize_t n;
+
+	PROC_FD(p, fd);
+	n = readlink(p, buf, size - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return n;
+}
+
+bool ra_is_userns(int fd)
+{
+	struct statfs sf;
+
+	return fd >= 0 && fstatfs(fd, &sf) == 0 && sf.f_type == NSFS_MAGIC && ioctl(fd, NS_GET_NSTYPE) == CLONE_NEWUSER;
+}
+
+uint64_t ra_fd_mount_id(int fd, bool *is_root)
+{
+	struct statx sx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, RA_STATX_MNT_ID_UNIQUE, &sx) < 0 ||
+	    !(sx.stx_mask & RA_STATX_MNT_ID_UNIQUE))
+		return 0;
+	if (is_root)
+		*is_root = (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) && (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+	return sx.stx_mnt_id;
+}
+
+/* ----------------------------------------------------------- reading files */
 
 const char *ra_type_name(mode_t m)
 {
@@ -44,8 +89,12 @@ const char *ra_type_name(mode_t m)
 	}
 }
 
-int ra_read_all(int fd, size_t max, void (*feed)(void *ud, const void *p, size_t n), void *ud, char **ret,
-		size_t *ret_len)
+/*
+ * The one read loop: all of @fd into a new NUL-terminated buffer. More than
+ * @max bytes: -EFBIG, or with @cut the first @max and no error.
+ */
+static int read_loop(int fd, size_t max, bool cut, void (*feed)(void *ud, const void *p, size_t n), void *ud,
+		     char **ret, size_t *ret_len)
 {
 	size_t cap = 4096, len = 0;
 	char *buf = malloc(cap + 1);
@@ -55,6 +104,8 @@ int ra_read_all(int fd, size_t max, void (*feed)(void *ud, const void *p, size_t
 	for (;;) {
 		ssize_t n;
 
+		if (cut && len == max)
+			break;
 		if (len == cap) {
 			char *b;
 
@@ -70,7 +121,7 @@ int ra_read_all(int fd, size_t max, void (*feed)(void *ud, const void *p, size_t
 			}
 			buf = b;
 		}
-		n = read(fd, buf + len, cap - len);
+		n = read(fd, buf + len, (cut && max - len < cap - len ? max : cap) - len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -93,6 +144,17 @@ int ra_read_all(int fd, size_t max, void (*feed)(void *ud, const void *p, size_t
 	*ret = buf;
 	*ret_len = len;
 	return 0;
+}
+
+int ra_read_all(int fd, size_t max, void (*feed)(void *ud, const void *p, size_t n), void *ud, char **ret,
+		size_t *ret_len)
+{
+	return read_loop(fd, max, false, feed, ud, ret, ret_len);
+}
+
+int ra_read_upto(int fd, size_t max, char **ret, size_t *ret_len)
+{
+	return read_loop(fd, max, true, NULL, NULL, ret, ret_len);
 }
 
 /*

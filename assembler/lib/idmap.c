@@ -136,7 +136,7 @@ int ra_userns_root(int userns_fd, uid_t *ret_uid, gid_t *ret_gid, struct rootasm
 	char path[64] = "";
 	int r = 0, got, fd = userns_fd;
 
-	if (userns_fd < 0 || ioctl(userns_fd, NS_GET_NSTYPE) != CLONE_NEWUSER)
+	if (!ra_is_userns(userns_fd))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "user namespace", NULL, "the fd is not a user namespace");
 	if (fstat(userns_fd, &a) < 0 || stat("/proc/self/ns/user", &b) < 0)
 		return ra_err(e, errno, -EBADF, "stat", "user namespace", NULL);

@@ -31,4 +31,13 @@ json_t *ra_japp(struct ra_jb *b, json_t *a, json_t *v);
  */
 int ra_jdump(struct ra_jb *b, json_t *o, FILE *out, bool pretty);
 
+struct rootasm_error;
+/*
+ * The error as JSON (error.c): @e as the object rootasm_error_print_json()
+ * writes under "error" and the daemon's replies carry (NULL when out of memory).
+ */
+json_t *ra_error_json(const struct rootasm_error *e);
+/* The reverse, for a reply's "error": fills @e (message is recomputed from the fields). */
+void ra_error_from_json(json_t *j, struct rootasm_error *e);
+
 #endif

@@ -108,7 +108,7 @@ static bool path_at_or_below(const char *below, const char *top)
 int ra_mounts_below(int fd, char **ret_where)
 {
 	_cleanup_free_ uint64_t *ids = NULL;
-	char self[64], path[PATH_MAX];
+	char path[PATH_MAX];
 	struct statx sx;
 	size_t n = 0;
 	ssize_t len;
@@ -119,11 +119,9 @@ int ra_mounts_below(int fd, char **ret_where)
 		return -errno;
 	if (!(sx.stx_mask & RA_STATX_MNT_ID_UNIQUE))
 		return -EOPNOTSUPP;
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-	len = readlink(self, path, sizeof(path) - 1);
+	len = ra_fd_path(fd, path, sizeof(path));
 	if (len < 0)
-		return -errno;
-	path[len] = '\0';
+		return len;
 	/* not reachable from our root, or deleted: no path to compare mount points with */
 	if (path[0] != '/' || (len > 10 && !strcmp(path + len - 10, " (deleted)")))
 		return -ENOENT;

@@ -78,12 +78,11 @@ int rootasm_principal_user(uid_t uid, gid_t gid, const gid_t *groups, size_t ngr
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "principal", NULL, "at most %d groups",
 				   RA_PRINCIPAL_MAX_GROUPS);
 	if (userns_fd >= 0) {
-		struct statfs sf;
 		uid_t owner, ru;
 		gid_t rg;
 		int r;
 
-		if (fstatfs(userns_fd, &sf) < 0 || sf.f_type != NSFS_MAGIC || ioctl(userns_fd, NS_GET_NSTYPE) != CLONE_NEWUSER)
+		if (!ra_is_userns(userns_fd))
 			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "principal", NULL, "the fd is not a user namespace");
 		if (ioctl(userns_fd, NS_GET_OWNER_UID, &owner) < 0)
 			return ra_err(e, errno, -EBADF, "NS_GET_OWNER_UID", NULL, NULL);

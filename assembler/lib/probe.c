@@ -27,42 +27,6 @@ static int child_exit42(void *arg, int *step)
 	_exit(42);
 }
 
-static const struct {
-	const char *name, *desc;
-} feats[RA_FEAT_COUNT] = {
-	[ROOTASM_FEAT_MOUNT_API] = { "mount-api", "fsopen/fsconfig/fsmount/move_mount/open_tree (Linux 5.2)" },
-	[ROOTASM_FEAT_MOUNT_SETATTR] = { "mount-setattr", "mount_setattr() (Linux 5.12)" },
-	[ROOTASM_FEAT_OPENAT2] = { "openat2-in-root", "openat2() with RESOLVE_IN_ROOT (Linux 5.6)" },
-	[ROOTASM_FEAT_LOOP_CONFIGURE] = { "loop-configure", "LOOP_CONFIGURE (Linux 5.8)" },
-	[ROOTASM_FEAT_OVL_FD_LAYERS] = { "overlay-fd-layers", "overlayfs layers passed by fd with FSCONFIG_SET_FD (Linux 6.13)" },
-	[ROOTASM_FEAT_FSCONFIG_OPATH] = { "fsconfig-opath-fd", "FSCONFIG_SET_FD taking O_PATH fds (Linux 6.15)" },
-	[ROOTASM_FEAT_OPEN_TREE_DETACHED] = { "open-tree-detached", "open_tree(OPEN_TREE_CLONE) of a detached mount (Linux 6.15)" },
-	[ROOTASM_FEAT_MOVE_DETACHED] = { "move-detached-onto-detached", "move_mount of a detached tree onto a detached tree (Linux 6.15)" },
-	[ROOTASM_FEAT_OVL_DETACHED_LAYERS] = { "overlay-detached-layers", "overlayfs layers that are detached mounts (Linux 6.15)" },
-	[ROOTASM_FEAT_OVL_OVERRIDE_CREDS] = { "overlay-override-creds", "overlayfs override_creds option (Linux 6.15)" },
-	[ROOTASM_FEAT_OVL_CREDS_NOADMIN] = { "overlay-override-creds-unprivileged", "override_creds recorded without CAP_SYS_ADMIN over detached layers (Linux 6.15-6.16; refused since 6.17)" },
-	[ROOTASM_FEAT_PIDFD_INFO_EXIT] = { "pidfd-info-exit", "PIDFD_GET_INFO with PIDFD_INFO_EXIT (Linux 6.15)" },
-	[ROOTASM_FEAT_FANOTIFY_MNT] = { "fanotify-mount-events", "fanotify FAN_MNT_ATTACH/FAN_MNT_DETACH with FAN_MARK_MNTNS (Linux 6.15)" },
-	[ROOTASM_FEAT_STATMOUNT_IDMAP] = { "statmount-idmap", "statmount() STATMOUNT_MNT_UIDMAP/GIDMAP (Linux 6.15)" },
-	[ROOTASM_FEAT_OPEN_TREE_ATTR] = { "open-tree-attr", "open_tree_attr() (Linux 6.15)" },
-	[ROOTASM_FEAT_IDMAP_IDMAPPED] = { "idmap-of-idmapped", "an idmapped mount created from an idmapped mount (Linux 6.15)" },
-};
-
-unsigned int rootasm_feature_count(void)
-{
-	return RA_FEAT_COUNT;
-}
-
-const char *rootasm_feature_name(enum rootasm_feature f)
-{
-	return (unsigned int)f < RA_FEAT_COUNT ? feats[f].name : NULL;
-}
-
-const char *rootasm_feature_desc(enum rootasm_feature f)
-{
-	return (unsigned int)f < RA_FEAT_COUNT ? feats[f].desc : NULL;
-}
-
 #define DETAIL(buf, ...) snprintf(buf, RA_DETAIL_MAX, __VA_ARGS__)
 
 /* A failed fsconfig(): the detail names @what, the error and the kernel's message. */
@@ -134,14 +98,24 @@ static int absent(int r)
 	return r == -EPERM || r == -EACCES ? -EOPNOTSUPP : r;
 }
 
-static int p_mount_api(struct rootasm_ctx *c, char *d)
+/* A clone of the scratch mount (open_tree() of a detached mount) in *ret (-1 and errno when it failed): 0, or the scratch's failure. */
+static int scratch_clone(struct rootasm_ctx *c, char *d, int *ret)
 {
-	_cleanup_close_ int cfd = -EBADF;
 	int mfd = scratch(c, d);
 
 	if (mfd < 0)
 		return mfd;
-	cfd = open_tree(mfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	*ret = open_tree(mfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	return 0;
+}
+
+static int p_mount_api(struct rootasm_ctx *c, char *d)
+{
+	_cleanup_close_ int cfd = -EBADF;
+	int r = scratch_clone(c, d, &cfd);
+
+	if (r < 0)
+		return r;
 	/* EINVAL here only means "detached source": open_tree itself exists */
 	if (cfd < 0 && errno == ENOSYS)
 		return DETAIL(d, "open_tree: %s", strerror(errno)), -errno;
@@ -236,11 +210,10 @@ static int p_opath(struct rootasm_ctx *c, char *d)
 static int p_open_tree_detached(struct rootasm_ctx *c, char *d)
 {
 	_cleanup_close_ int cfd = -EBADF;
-	int mfd = scratch(c, d);
+	int r = scratch_clone(c, d, &cfd);
 
-	if (mfd < 0)
-		return mfd;
-	cfd = open_tree(mfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (r < 0)
+		return r;
 	if (cfd < 0)
 		return DETAIL(d, "open_tree(detached): %s", strerror(errno)), absent(-errno);
 	return 0;
@@ -477,8 +450,8 @@ static int feature_locked(struct rootasm_ctx *c, enum rootasm_feature f)
 		c->session--;
 		if (r < 0 && !detail[0])
 			DETAIL(detail, "%s", strerror(-r));
-		RA_TRACE(c, "probe %s: %s%s%s", feats[f].name, r == 0 ? "present" : r == -EPERM ? "not permitted" : "absent",
-			 detail[0] ? ": " : "", detail);
+		RA_TRACE(c, "probe %s: %s%s%s", rootasm_feature_name(f),
+			 r == 0 ? "present" : r == -EPERM ? "not permitted" : "absent", detail[0] ? ": " : "", detail);
 		/* no definite answer: say absent now, ask again next time */
 		if (r != -EAGAIN && r != -EINTR) {
 			c->cache[f] = r == 0 ? 1 : r == -EPERM ? -2 : -1;
@@ -528,18 +501,18 @@ int ra_require(struct rootasm_ctx *ctx, uint64_t needs, struct rootasm_error *e)
 		if (have > 0)
 			continue;
 		if (have == -EPERM)
-			r = ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "not permitted", feats[f].name,
-					"%s; rootasm could not try it [%s]", feats[f].desc, c->detail[f]);
+			r = ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "not permitted", rootasm_feature_name(f),
+					"%s; rootasm could not try it [%s]", rootasm_feature_desc(f), c->detail[f]);
 		else if (f == ROOTASM_FEAT_OVL_CREDS_NOADMIN && feature_locked(c, ROOTASM_FEAT_OVL_OVERRIDE_CREDS) > 0)
 			r = ra_err_kind(e, ROOTASM_ERROR_UNSUPPORTED, EPERM,
 					"kernel refuses override_creds without CAP_SYS_ADMIN", NULL,
 					"Linux 6.17+ checks CAP_SYS_ADMIN under the recorded credential; add CAP_SYS_ADMIN to "
 					"overlay.override_creds.capabilities, or use Linux 6.15/6.16 or the kernel/ series");
 		else
-			r = ra_err_kind(e, ROOTASM_ERROR_UNSUPPORTED, EOPNOTSUPP, "kernel lacks", feats[f].name,
-					"%s; needs Linux 6.15 or the kernel/ series [%s]", feats[f].desc, c->detail[f]);
+			r = ra_err_kind(e, ROOTASM_ERROR_UNSUPPORTED, EOPNOTSUPP, "kernel lacks", rootasm_feature_name(f),
+					"%s; needs Linux 6.15 or the kernel/ series [%s]", rootasm_feature_desc(f), c->detail[f]);
 		if (r < 0 && e)
-			snprintf(e->feature, sizeof(e->feature), "%s", feats[f].name);
+			snprintf(e->feature, sizeof(e->feature), "%s", rootasm_feature_name(f));
 	}
 	if (!--c->session)
 		session_end(c);

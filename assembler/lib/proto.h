@@ -23,6 +23,15 @@
 #define RA_PROTO_VERSION	1
 #define RA_MSG_MAX		(64u * 1024)	/* one message, either way */
 
+/*
+ * A socket of @type (close-on-exec) to connect to the AF_UNIX path @path,
+ * whose address it fills in @sa: the fd, or -errno with @e filled (a path
+ * too long for sun_path: a usage error of "connect"). Shared by the client
+ * calls (client.c) and rootasm_send_fd() (deliver.c).
+ */
+struct sockaddr_un;
+int ra_unix_socket(const char *path, int type, struct sockaddr_un *sa, struct rootasm_error *e);
+
 /* One sendmsg() of @data with @fd (SCM_RIGHTS; none when < 0): 0, or -errno (-EIO: a short send). */
 int ra_send_with_fd(int sock, const void *data, size_t len, int fd, int flags);
 
@@ -47,10 +56,5 @@ int ra_msg_send(int sock, json_t *o, int fd, int flags);
  * not a JSON object; 0 with *ret NULL: the peer closed the connection.
  */
 int ra_msg_recv(int sock, json_t **ret, int *ret_fd);
-
-/* @e as the object rootasm_error_print_json() writes under "error" (NULL when out of memory). */
-json_t *ra_error_json(const struct rootasm_error *e);
-/* The reverse, for a reply's "error": fills @e (message is recomputed from the fields). */
-void ra_error_from_json(json_t *j, struct rootasm_error *e);
 
 #endif

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,23 @@ static inline int ra_opts_size(const void *opts, size_t size, size_t min, size_t
 }
 
 /*
+ * The same rule for a public option struct @o (NULL: none, 0) of the type
+ * named @name ("rootasm_exec_opts"), as a usage error of @op on @what in @e:
+ * E2BIG, "struct NAME of SIZE bytes sets fields this library (VERSION) does
+ * not know"; EINVAL, "struct NAME.size is SIZE: set it to sizeof(struct
+ * NAME)". Returns 0 or the -errno (error.c). RA_OPTS_CHECK() fills in the
+ * size, the known size and the name from @o, a pointer to a struct @type.
+ */
+int ra_opts_check(const void *o, size_t size, size_t min, size_t known, const char *name, const char *op,
+		  const char *what, struct rootasm_error *e);
+#define RA_OPTS_CHECK(o, type, min, op, what, e) \
+	ra_opts_check((o), (o) ? (o)->size : 0, (min), sizeof(type), #type + sizeof("struct"), (op), (what), (e))
+
+/* The end of @field in the struct @type; and @o's @field when its caller's struct has it, else @def. */
+#define RA_OPT_END(type, field)	(offsetof(type, field) + sizeof(((type *)0)->field))
+#define RA_OPT(o, type, field, def)	((o) && (o)->size >= RA_OPT_END(type, field) ? (o)->field : (def))
+
+/*
  * Text for a terminal (escape.c): C0/C1 controls, DEL, bidirectional formatting
  * characters and bytes that are not UTF-8 escaped (\x1b, \u202e).
  */
@@ -113,8 +131,27 @@ char *ra_escape(const char *s, char *out, size_t size);
 /* @s escaped onto @f; EOF on a write error. */
 int ra_fputs_escaped(const char *s, FILE *f);
 
-/* Re-open @fd (an O_PATH fd) with @flags through /proc/self/fd; caller owns the result. */
+/*
+ * What an fd is (fileio.c, also in rootasmd's and the CLI's helper library):
+ * ra_reopen(): @fd (an O_PATH fd) re-opened with @flags through
+ * /proc/self/fd; caller owns the result. ra_fd_path(): the path
+ * /proc/self/fd says @fd has, NUL-terminated in @buf (cut to fit): its
+ * length, or -errno. ra_is_userns(): whether @fd is a user namespace
+ * (nsfs, NS_GET_NSTYPE). ra_fd_mount_id(): the unique id (statx
+ * STATX_MNT_ID_UNIQUE) of the mount @fd is on, 0 when unknown; *is_root
+ * (when not NULL): whether @fd is that mount's root.
+ */
 int ra_reopen(int fd, int flags);
+ssize_t ra_fd_path(int fd, char *buf, size_t size);
+bool ra_is_userns(int fd);
+uint64_t ra_fd_mount_id(int fd, bool *is_root);
+
+/*
+ * Read @fd until its end or @max bytes, whichever comes first, into a new
+ * NUL-terminated buffer (caller frees *ret): 0 or -errno (fileio.c; its
+ * sibling ra_read_all() of open.h fails with -EFBIG past @max instead).
+ */
+int ra_read_upto(int fd, size_t max, char **ret, size_t *ret_len);
 
 /* Drain the fs_context message log of @fsfd into @buf ("" when empty). */
 void ra_fs_messages(int fsfd, char *buf, size_t size);
