@@ -76,11 +76,7 @@ bool rd_path_clean(const char *p)
 
 bool rd_path_below(const char *path, const char *prefix)
 {
-	size_t n = strlen(prefix);
-
-	if (!strcmp(prefix, "/"))
-		return path[0] == '/';
-	return !strncmp(path, prefix, n) && (path[n] == '\0' || path[n] == '/');
+	return ra_path_below(path, prefix) != NULL;
 }
 
 void rd_policy_free(struct rd_policy *p)

@@ -459,18 +459,6 @@ static long long host_root(json_t *maps)
 	return -1;
 }
 
-/* Whether @d is @top or below it (both absolute, '/'-separated). */
-static bool at_or_below(const char *d, const char *top)
-{
-	size_t n = strlen(top);
-
-	while (n > 1 && top[n - 1] == '/')
-		n--;
-	if (n == 1 && top[0] == '/')
-		return true;
-	return !strncmp(d, top, n) && (d[n] == '\0' || d[n] == '/');
-}
-
 /*
  * The layout entry for OCI mount @m, or NULL when rootasm leaves it to the runtime
  * (not bind/tmpfs, or an option rootasm cannot express).
@@ -985,7 +973,7 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 		size_t k;
 
 		json_array_foreach(left_dst, k, ld)
-			under |= dst && at_or_below(dst, json_string_value(ld));
+			under |= dst && ra_path_below(dst, json_string_value(ld));
 		if (!under)
 			t = take_mount(m, b.path, idmapped);
 		if (t) {

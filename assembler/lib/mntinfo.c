@@ -95,16 +95,6 @@ void ra_format_idmap(const char *s, uint32_t num, char *buf, size_t size)
 	}
 }
 
-/* @below is @top or lies beneath it, component-wise ("/a/b" is below "/a", "/ab" is not). */
-static bool path_at_or_below(const char *below, const char *top)
-{
-	size_t n = strlen(top);
-
-	if (n == 1 && top[0] == '/')
-		return below[0] == '/';
-	return !strncmp(below, top, n) && (below[n] == '\0' || below[n] == '/');
-}
-
 int ra_mounts_below(int fd, char **ret_where)
 {
 	_cleanup_free_ uint64_t *ids = NULL;
@@ -138,7 +128,7 @@ int ra_mounts_below(int fd, char **ret_where)
 			return r;
 		if (!(sm->mask & RA_STATMOUNT_MNT_POINT))
 			return -EOPNOTSUPP;
-		if (path_at_or_below(sm->str + sm->mnt_point, path)) {
+		if (ra_path_below(sm->str + sm->mnt_point, path)) {
 			*ret_where = strdup(sm->str + sm->mnt_point);
 			return *ret_where ? 1 : -ENOMEM;
 		}

@@ -401,19 +401,11 @@ static char *display_dir(const char *path)
 /* The options' size and flags (the ABI rules in rootasm.h); 0 or a usage error in @e. */
 static int opts_check(const struct rootasm_load_opts *o, bool mem, const char *name, struct rootasm_error *e)
 {
-	int r;
+	int r = RA_OPTS_CHECK(o, struct rootasm_load_opts, offsetof(struct rootasm_load_opts, diag), "load layout",
+			      name, e);
 
-	if (!o)
-		return 0;
-	r = ra_opts_size(o, o->size, offsetof(struct rootasm_load_opts, diag), sizeof(*o));
-	if (r == -E2BIG)
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, E2BIG, "load layout", name,
-				   "struct rootasm_load_opts of %zu bytes sets fields this library (%s) does not know",
-				   o->size, ROOTASM_VERSION_STRING);
-	if (r < 0)
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "load layout", name,
-				   "struct rootasm_load_opts.size is %zu: set it to sizeof(struct rootasm_load_opts)",
-				   o->size);
+	if (r < 0 || !o)
+		return r;
 	if (o->flags & ~(ROOTASM_LOAD_OFFLINE | ROOTASM_LOAD_DIR_FD | ROOTASM_LOAD_ABSOLUTE))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "load layout", name, "unknown flags 0x%x",
 				   o->flags & ~(ROOTASM_LOAD_OFFLINE | ROOTASM_LOAD_DIR_FD | ROOTASM_LOAD_ABSOLUTE));
@@ -424,8 +416,7 @@ static int opts_check(const struct rootasm_load_opts *o, bool mem, const char *n
 	return 0;
 }
 
-#define OPT(o, field, def) \
-	((o) && (o)->size >= offsetof(struct rootasm_load_opts, field) + sizeof((o)->field) ? (o)->field : (def))
+#define OPT(o, field, def) RA_OPT(o, struct rootasm_load_opts, field, def)
 
 static int load(struct rootasm_ctx *ctx, const char *buf, size_t len, const char *name, const char *ddir,
 		int dirfd, struct stat *top, const struct rootasm_load_opts *o, struct rootasm_layout **ret,
@@ -530,13 +521,10 @@ static int load_mem(struct rootasm_ctx *ctx, const void *buf, size_t len, const 
 	if (!buf && len)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "load layout", name, "no buffer for %zu bytes", len);
 	if (OPT(o, flags, 0u) & ROOTASM_LOAD_DIR_FD) {
-		char p[64], t[RA_PATH_MAX];
-		ssize_t n;
+		char t[RA_PATH_MAX];
 
 		dirfd = OPT(o, dir_fd, -EBADF);
-		snprintf(p, sizeof(p), "/proc/self/fd/%d", dirfd);
-		n = readlink(p, t, sizeof(t) - 1);
-		ddir = strndup(n > 0 ? t : "(directory fd)", n > 0 ? (size_t)n : 14);
+		ddir = strdup(ra_fd_path(dirfd, t, sizeof(t)) > 0 ? t : "(directory fd)");
 	} else {
 		ddir = getcwd(NULL, 0);
 	}

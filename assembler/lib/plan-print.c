@@ -20,6 +20,7 @@
 #include <sys/mount.h>
 
 #include "context.h"
+#include "exec.h"
 #include "json.h"
 #include "plan.h"
 #include "principal.h"
@@ -282,9 +283,8 @@ static void caps(struct pr *pr, const char *k, const char *t, uint64_t caps)
 	char name[64];
 
 	list(pr, k, t, "+", "none");
-	for (unsigned int v = 0; v < 64; v++)
-		if (caps & (1ULL << v))
-			put(pr, NULL, "%s", ra_cap_name(v, name, sizeof(name)));
+	RA_CAP_FOREACH(v, caps)
+		put(pr, NULL, "%s", ra_cap_name(v, name, sizeof(name)));
 	end(pr);
 }
 
@@ -328,9 +328,11 @@ static void exec_fields(struct pr *pr, const struct ra_exec *x)
 	if (x->caps_set) {
 		caps(pr, "capabilities", " caps=", x->caps);
 	} else {
+		char oci[128];
+
 		put(pr, "capabilities", " caps=%s", x->privileged ? "all" : "oci-default");
 		if (!x->privileged)
-			txt(pr, "(cap_audit_write+cap_kill+cap_net_bind_service)");
+			txt(pr, "(%s)", ra_caps_text(RA_OCI_DEFAULT_CAPS, "+", oci, sizeof(oci)));
 	}
 	at(pr, BELOW);
 	list(pr, "env", "", NULL, NULL);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -117,6 +118,29 @@ int ra_opts_check(const void *o, size_t size, size_t min, size_t known, const ch
 /* The end of @field in the struct @type; and @o's @field when its caller's struct has it, else @def. */
 #define RA_OPT_END(type, field)	(offsetof(type, field) + sizeof(((type *)0)->field))
 #define RA_OPT(o, type, field, def)	((o) && (o)->size >= RA_OPT_END(type, field) ? (o)->field : (def))
+
+/*
+ * Whether the absolute path @path is @top or lies beneath it, component-wise
+ * ("/a/b" is below "/a", "/ab" is not; @top's trailing slashes do not count):
+ * what follows @top in @path, its slashes skipped ("" for @top itself), or
+ * NULL when @path is not there.
+ */
+static inline const char *ra_path_below(const char *path, const char *top)
+{
+	size_t n = strlen(top);
+
+	while (n > 1 && top[n - 1] == '/')
+		n--;
+	if (n == 1 && top[0] == '/')
+		n = 0;			/* "/": every absolute path */
+	else if (strncmp(path, top, n))
+		return NULL;
+	if (path[n] != '/' && (n == 0 || path[n] != '\0'))
+		return NULL;
+	while (path[n] == '/')
+		n++;
+	return path + n;
+}
 
 /*
  * Text for a terminal (escape.c): C0/C1 controls, DEL, bidirectional formatting

@@ -42,29 +42,11 @@
 
 char *rt_fd_path(int fd)
 {
-	char p[64], buf[PATH_MAX];
-	ssize_t n;
+	char buf[PATH_MAX];
 
-	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-	n = readlink(p, buf, sizeof(buf) - 1);
-	if (n <= 0 || buf[0] != '/')
+	if (ra_fd_path(fd, buf, sizeof(buf)) <= 0 || buf[0] != '/')
 		return NULL;
-	buf[n] = '\0';
 	return strdup(buf);
-}
-
-/* @s with @prefix + "/" cut off, or NULL when @s is not below @prefix. */
-static const char *below(const char *s, const char *prefix)
-{
-	size_t n = strlen(prefix);
-
-	while (n > 1 && prefix[n - 1] == '/')
-		n--;
-	if (strncmp(s, prefix, n) || s[n] != '/')
-		return NULL;
-	while (s[n] == '/')
-		n++;
-	return s + n;
 }
 
 /*
@@ -92,9 +74,9 @@ static int beneath_admin_dir(const char *ann, const char *value, const char *dir
 	if (!real)
 		return rt_error("annotation %s '%s': %s %s: its absolute path", ann, value, what, dir);
 	if (value[0] == '/') {
-		rel = below(value, dir);
+		rel = ra_path_below(value, dir);
 		if (!rel)
-			rel = below(value, real);
+			rel = ra_path_below(value, real);
 		if (!rel || !*rel)
 			return rt_error("annotation %s '%s': outside the %s %s (an annotation only chooses what an "
 					"administrator put there)", ann, value, what, dir);

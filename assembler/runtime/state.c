@@ -149,18 +149,6 @@ void rt_state_unlock(struct rt_state *s)
 	s->dir = s->fd = -EBADF;
 }
 
-/* The unique id of the mount @fd is on, and whether @fd is that mount's root; 0 when unknown. */
-static uint64_t mount_of(int fd, bool *is_root)
-{
-	struct statx sx;
-
-	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, RA_STATX_MNT_ID_UNIQUE, &sx) < 0 ||
-	    !(sx.stx_mask & RA_STATX_MNT_ID_UNIQUE))
-		return 0;
-	*is_root = (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) && (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
-	return sx.stx_mnt_id;
-}
-
 /* rootasmd's tree: detached when the mount at rootfs is still the one via.mnt names. */
 static int via_cleanup(struct rt_state *s, int bfd)
 {
@@ -178,7 +166,7 @@ static int via_cleanup(struct rt_state *s, int bfd)
 	close(fd);
 	want = n > 0 ? strtoull(buf, NULL, 10) : 0;
 	rfd = openat(bfd, "rootfs", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (rfd >= 0 && want && (have = mount_of(rfd, &is_root)) == want && is_root) {
+	if (rfd >= 0 && want && (have = ra_fd_mount_id(rfd, &is_root)) == want && is_root) {
 		snprintf(p, sizeof(p), "/proc/self/fd/%d", rfd);
 		if (umount2(p, MNT_DETACH) < 0)
 			return rt_error("umount %s/rootfs: %s", s->bundle, strerror(errno));
@@ -291,7 +279,7 @@ static int via_attach(struct rt_state *s, int bfd, const struct rt_choice *ch)
 	rootasm_client_close(c);
 	if (tree < 0)
 		return lib_error(&e);
-	mid = mount_of(tree, &is_root);
+	mid = ra_fd_mount_id(tree, &is_root);
 	if (!mid)
 		return rt_error("statx %s: the tree's unique mount id (Linux 6.8)", ch->layout);
 	rfd = openat(bfd, "rootfs", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
