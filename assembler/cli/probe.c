@@ -6,6 +6,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "json.h"
 
 static const char help[] =
 	"Usage: rootasm probe [OPTION...]\n"
@@ -39,28 +40,22 @@ int cmd_probe(int argc, char **argv)
 		return r;
 	if (refresh)
 		rootasm_probe_refresh(cli_context());
-	if (cli.json && !(arr = json_array()))
-		return cli_errno(ENOMEM, "probe");
+	if (cli.json) {
+		/* the library's one form of the answers, as the daemon's probe reply */
+		arr = ra_features_json(cli_context());
+		if (!arr)
+			return cli_errno(ENOMEM, "probe");
+		return cli_json_out(arr) < 0 ? EXIT_RUNTIME : 0;
+	}
 	for (unsigned int f = 0; f < n; f++) {
 		char detail[256];
 		const char *st;
 
 		r = rootasm_probe_feature(cli_context(), f, detail, sizeof(detail));
 		st = r > 0 ? "present" : r == -EPERM ? "not-permitted" : "absent";
-		if (arr) {
-			json_t *o = json_pack("{s:s, s:s, s:b, s:s, s:s}", "feature", rootasm_feature_name(f), "state", st,
-					      "present", r > 0, "description", rootasm_feature_desc(f), "detail", detail);
-
-			if (!o || json_array_append_new(arr, o) < 0) {
-				json_decref(arr);
-				return cli_errno(ENOMEM, "probe");
-			}
-		} else if (!cli.quiet || r <= 0) {
+		if (!cli.quiet || r <= 0)
 			printf("%-38s %-13s %s%s%s%s\n", rootasm_feature_name(f), st, rootasm_feature_desc(f),
 			       detail[0] ? " [" : "", detail, detail[0] ? "]" : "");
-		}
 	}
-	if (arr)
-		return cli_json_out(arr) < 0 ? EXIT_RUNTIME : 0;
 	return 0;
 }

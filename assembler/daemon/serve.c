@@ -346,23 +346,12 @@ static int op_probe(struct req *q, json_t **reply)
 {
 	static const char *const allowed[] = { "rootasm", "op", NULL };
 	struct ra_jb b = { false };
-	json_t *arr = json_array();
+	json_t *arr;
 	int r = keys(q, allowed, "is");
 
-	if (r < 0) {
-		json_decref(arr);
+	if (r < 0)
 		return r;
-	}
-	for (unsigned int f = 0; f < rootasm_feature_count(); f++) {
-		char detail[256] = "";
-		int have = rootasm_probe_feature(q->c->d->ctx, f, detail, sizeof(detail));
-		json_t *o = json_object();
-
-		ra_jset(&b, o, "name", ra_jstr(rootasm_feature_name(f)));
-		ra_jset(&b, o, "present", json_boolean(have > 0));
-		ra_jset(&b, o, "detail", ra_jstr(detail[0] ? detail : NULL));
-		ra_japp(&b, arr, o);
-	}
+	arr = ra_features_json(q->c->d->ctx);
 	*reply = json_object();
 	ra_jset(&b, *reply, "rootasm", json_integer(RA_PROTO_VERSION));
 	ra_jset(&b, *reply, "ok", json_true());

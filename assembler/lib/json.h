@@ -31,6 +31,14 @@ json_t *ra_japp(struct ra_jb *b, json_t *a, json_t *v);
  */
 int ra_jdump(struct ra_jb *b, json_t *o, FILE *out, bool pretty);
 
+struct rootasm_ctx;
+/*
+ * Every kernel feature's answer in @ctx, as `rootasm probe --json` and the
+ * daemon's probe reply give them: [{feature, state, present, description,
+ * detail}]; NULL when out of memory.
+ */
+json_t *ra_features_json(struct rootasm_ctx *ctx);
+
 struct rootasm_error;
 /*
  * The error as JSON (error.c): @e as the object rootasm_error_print_json()
