@@ -189,6 +189,12 @@ def convert(lines):
             list_level = None
             i += 1
             continue
+        if not s:
+            flush()
+            out.append("")
+            list_level = None
+            i += 1
+            continue
         if s.startswith("|"):
             flush()
             rows = []
@@ -197,12 +203,6 @@ def convert(lines):
                 i += 1
             out.extend([""] + table(rows, lineno) + [""])
             list_level = None
-            continue
-        if not s:
-            flush()
-            out.append("")
-            list_level = None
-            i += 1
             continue
         m = re.match(r"( *)- (.*)", line)
         if m:
