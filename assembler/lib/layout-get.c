@@ -17,6 +17,32 @@
 #include "passwd.h"
 #include "util.h"
 
+int ra_layout_err(struct ra_diag *d, struct rootasm_error *e, const char *file, struct ra_loc loc,
+		  const char *key, const char *fmt, ...)
+{
+	struct rootasm_error one, *t = e && (!d || !d->count) ? e : &one;
+	va_list ap;
+
+	memset(t, 0, sizeof(*t));
+	t->err = EINVAL;
+	t->kind = ROOTASM_ERROR_USAGE;
+	snprintf(t->file, sizeof(t->file), "%s", file);
+	if (t == e)
+		ra_err_long(e, NULL, file);
+	t->line = loc.line;
+	t->column = loc.column;
+	snprintf(t->op, sizeof(t->op), "%s", key ? key : "");
+	va_start(ap, fmt);
+	vsnprintf(t->msg, sizeof(t->msg), fmt, ap);
+	va_end(ap);
+	if (d) {
+		d->count++;
+		if (d->fn)
+			d->fn(t, d->userdata);
+	}
+	return -EINVAL;
+}
+
 struct ra_loc ly_loc_of(const struct ynode *n)
 {
 	return n ? n->loc : (struct ra_loc){ 0, 0 };

@@ -31,32 +31,6 @@
 #include "util.h"
 #include "volume.h"
 
-int ra_layout_err(struct ra_diag *d, struct rootasm_error *e, const char *file, struct ra_loc loc,
-		  const char *key, const char *fmt, ...)
-{
-	struct rootasm_error one, *t = e && (!d || !d->count) ? e : &one;
-	va_list ap;
-
-	memset(t, 0, sizeof(*t));
-	t->err = EINVAL;
-	t->kind = ROOTASM_ERROR_USAGE;
-	snprintf(t->file, sizeof(t->file), "%s", file);
-	if (t == e)
-		ra_err_long(e, NULL, file);
-	t->line = loc.line;
-	t->column = loc.column;
-	snprintf(t->op, sizeof(t->op), "%s", key ? key : "");
-	va_start(ap, fmt);
-	vsnprintf(t->msg, sizeof(t->msg), fmt, ap);
-	va_end(ap);
-	if (d) {
-		d->count++;
-		if (d->fn)
-			d->fn(t, d->userdata);
-	}
-	return -EINVAL;
-}
-
 static int parse_layer(struct pctx *p, struct ynode *m, size_t i, void *elem)
 {
 	static const char *const keys[] = { "image", "dir", "type", "idmap", "trusted", NULL };

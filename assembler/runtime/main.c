@@ -89,62 +89,6 @@ struct cmdline {
 	bool help, version;
 };
 
-/* -------------------------------------------------------------------- log */
-
-static FILE *log_file;
-static bool log_json;
-static const char *log_cmd = "", *log_id;
-
-void rt_log_open(const char *path, const char *format)
-{
-	int fd;
-
-	log_json = format && !strcmp(format, "json");
-	if (!path)
-		return;
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
-	if (fd >= 0 && !(log_file = fdopen(fd, "a")))
-		close(fd);
-}
-
-int rt_error(const char *fmt, ...)
-{
-	char msg[8192], line[8400], esc[8400 * 4];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (log_id)
-		snprintf(line, sizeof(line), RT_NAME ": %s %s: %s", log_cmd, log_id, msg);
-	else
-		snprintf(line, sizeof(line), RT_NAME ": %s", msg);
-	ra_escape(line, esc, sizeof(esc));
-	fprintf(stderr, "%s\n", esc);
-	if (log_file) {
-		char ts[64];
-		struct timespec now;
-		struct tm tm;
-
-		clock_gettime(CLOCK_REALTIME, &now);
-		gmtime_r(&now.tv_sec, &tm);
-		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-		if (log_json) {
-			json_t *o = json_pack("{s:s, s:s, s:s}", "level", "error", "msg", line, "time", ts);
-			char *s = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
-
-			if (s)
-				fprintf(log_file, "%s\n", s);
-			free(s);
-			json_decref(o);
-		} else {
-			fprintf(log_file, "time=\"%s\" level=error msg=\"%s\"\n", ts, esc);
-		}
-		fflush(log_file);
-	}
-	return -1;
-}
-
 /* ------------------------------------------------------------------ config */
 
 static int set_once(char **field, const char *v)
@@ -295,8 +239,7 @@ static int delegate_find(struct cmdline *cl, struct rt_conf *c)
 
 static int exec_delegate(struct cmdline *cl)
 {
-	if (log_file)
-		fflush(log_file);
+	rt_log_flush();
 	fflush(stdout);
 	execv(cl->argv[0], cl->argv);
 	return rt_error("execute %s: %s", cl->argv[0], strerror(errno));
@@ -319,8 +262,7 @@ static int run_delegate(char **argv, bool quiet)
 		sigaddset(&set, fwd[i]);
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, &old);
-	if (log_file)
-		fflush(log_file);
+	rt_log_flush();
 	fflush(stdout);
 	pid = fork();
 	if (pid < 0) {
@@ -625,7 +567,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		json_decref(cfg);
 		return exec_delegate(cl) < 0 ? 1 : 0;	/* no change: the bundle as it came */
 	}
-	log_id = ca.id;
+	rt_log_for(NULL, ca.id);
 	if (!id_ok(ca.id)) {
 		json_decref(cfg);
 		rt_error("container id '%s': not of [A-Za-z0-9_+-.], or '" RT_STATE_SUBDIR "'", ca.id ? ca.id : "");
@@ -730,7 +672,7 @@ static int cmd_delete(struct cmdline *cl, struct rt_conf *c)
 		if (r < 0 && errno == ENOENT)
 			return exec_delegate(cl) < 0 ? 1 : 0;
 	}
-	log_id = id;
+	rt_log_for(NULL, id);
 	status = run_delegate(cl->argv, false);
 	if (status < 0)
 		return 1;
@@ -767,7 +709,7 @@ int main(int argc, char **argv)
 		return exec_delegate(&cl) < 0 ? 1 : 0;
 	}
 	cmd = cl.cmd >= 0 ? cl.argv[cl.cmd] : "";
-	log_cmd = cmd;
+	rt_log_for(cmd, NULL);
 	if (!strcmp(cmd, "create") || !strcmp(cmd, "run"))
 		return cmd_create(&cl, &c, !strcmp(cmd, "run"));
 	if (!strcmp(cmd, "delete"))

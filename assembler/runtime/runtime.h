@@ -44,6 +44,9 @@ struct rt_conf {
 
 /* Where errors go: stderr, and --log (in --log-format) when the engine gave one. */
 void rt_log_open(const char *path, const char *format);
+/* What the messages name from now on: the command, the container id (NULL: unchanged). */
+void rt_log_for(const char *cmd, const char *id);
+void rt_log_flush(void);
 int rt_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));	/* returns -1 */
 
 /* The absolute path of @fd (readlink of its /proc/self/fd link); NULL when it has none. Caller frees. */

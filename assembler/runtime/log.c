@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * rootasm-runtime's messages: to stderr, and to the engine's --log file in
+ * its --log-format (text or json), each naming the command and container.
+ */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "runtime.h"
+#include "util.h"
+
+
+static FILE *log_file;
+static bool log_json;
+static const char *log_cmd = "", *log_id;
+
+void rt_log_open(const char *path, const char *format)
+{
+	int fd;
+
+	log_json = format && !strcmp(format, "json");
+	if (!path)
+		return;
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+	if (fd >= 0 && !(log_file = fdopen(fd, "a")))
+		close(fd);
+}
+
+int rt_error(const char *fmt, ...)
+{
+	char msg[8192], line[8400], esc[8400 * 4];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (log_id)
+		snprintf(line, sizeof(line), RT_NAME ": %s %s: %s", log_cmd, log_id, msg);
+	else
+		snprintf(line, sizeof(line), RT_NAME ": %s", msg);
+	ra_escape(line, esc, sizeof(esc));
+	fprintf(stderr, "%s\n", esc);
+	if (log_file) {
+		char ts[64];
+		struct timespec now;
+		struct tm tm;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		gmtime_r(&now.tv_sec, &tm);
+		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		if (log_json) {
+			json_t *o = json_pack("{s:s, s:s, s:s}", "level", "error", "msg", line, "time", ts);
+			char *s = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+
+			if (s)
+				fprintf(log_file, "%s\n", s);
+			free(s);
+			json_decref(o);
+		} else {
+			fprintf(log_file, "time=\"%s\" level=error msg=\"%s\"\n", ts, esc);
+		}
+		fflush(log_file);
+	}
+	return -1;
+}
+
+void rt_log_for(const char *cmd, const char *id)
+{
+	if (cmd)
+		log_cmd = cmd;
+	if (id)
+		log_id = id;
+}
+
+void rt_log_flush(void)
+{
+	if (log_file)
+		fflush(log_file);
+}
