@@ -9,6 +9,8 @@
 #include <linux/capability.h>
 #include <yaml.h>
 
+#include "emit.h"
+#include "exec.h"
 #include "layout-parse.h"
 #include "passwd.h"
 #include "util.h"
@@ -259,4 +261,35 @@ int ly_parse_exec(struct pctx *p, struct ynode *m, struct rootasm_layout *l)
 			bad = r;
 	}
 	return bad;
+}
+
+/* What `rootasm exec` gives the command, as exec.c will set it up. */
+void ra_exec_describe(struct pr *pr, const struct ra_exec *x)
+{
+	em_yes(pr, "privileged", x->privileged,
+	    "exec: PRIVILEGED (no capability drop, no seccomp profile, no /proc masks)", "exec: sandboxed");
+	em_num(pr, "uid", " uid=%s", x->user_set ? x->uid : 0);
+	em_num(pr, "gid", " gid=%s", x->user_set ? x->gid : 0);
+	em_groups(pr, " groups=", x->groups, x->ngroups);
+	if (x->caps_set) {
+		em_caps(pr, "capabilities", " caps=", x->caps);
+	} else {
+		char oci[128];
+
+		em_put(pr, "capabilities", " caps=%s", x->privileged ? "all" : "oci-default");
+		if (!x->privileged)
+			em_txt(pr, "(%s)", ra_caps_text(RA_OCI_DEFAULT_CAPS, "+", oci, sizeof(oci)));
+	}
+	EM_AT(pr, BELOW);
+	em_list(pr, "env", "", NULL, NULL);
+	for (size_t i = 0; i < x->nenv; i++)
+		em_put(pr, NULL, " env=%s", x->env[i]);
+	em_end(pr);
+	em_txt(pr, "\n");
+	EM_AT(pr, TAIL);
+	em_put(pr, "hostname", " hostname=%s", x->hostname ? x->hostname : "rootasm");
+	EM_AT(pr, LATE);
+	em_put(pr, "network", " network=%s", x->network == RA_NET_NONE ? "none" : "host");
+	EM_AT(pr, TAIL);
+	em_yes(pr, "deny_mount_api", x->deny_mount_api, " deny_mount_api=true", " deny_mount_api=false");
 }
