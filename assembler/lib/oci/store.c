@@ -40,7 +40,7 @@
 #include "json.h"
 #include "layout.h"
 #include "oci.h"
-#include "oci/registry.h"
+#include "registry.h"
 #include "store.h"
 #include "sysmnt.h"
 #include "unpack.h"

@@ -21,7 +21,7 @@
 #include <jansson.h>
 
 #include "oci.h"
-#include "oci/registry.h"
+#include "registry.h"
 #include "open.h"
 #include "util.h"
 
