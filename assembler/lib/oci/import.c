@@ -1,0 +1,622 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * rootasm_import() (rootasm.h): an image into the store (store.c), one layer
+ * at a time, then its image record and its layout:
+ *
+ *   blob fd (oci.c) ─▶ ra_unpack_layer() ─▶ a detached tmpfs (the staging tree: no path reaches it,
+ *        │                                   and it dissolves with its fd, SIGKILL included)
+ *        └ both digests compared ─▶ mkfs.erofs|mksquashfs in a child (child.c ra_child_spawn) that
+ *          attaches the staging tmpfs at STORE/tmp in a mount namespace of its own (the tools
+ *          resolve their source by name; a detached mount has none) and writes to an O_TMPFILE
+ *          of STORE/layers/sha256 ─▶ fsync ─▶ linkat() to its name: it appears complete or
+ *          not at all. EEXIST means a concurrent import published the same layer first: ours is
+ *          dropped (same diff-id, same tree). No lock is needed.
+ *
+ * A layer already in the store is not read again (its diff-id is trusted
+ * through the verified config); a second import of an image writes nothing.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include <jansson.h>
+
+#include "child.h"
+#include "context.h"
+#include "json.h"
+#include "layout.h"
+#include "oci.h"
+#include "registry.h"
+#include "store.h"
+#include "sysmnt.h"
+#include "unpack.h"
+#include "util.h"
+
+static const char *fs_ext(enum rootasm_layer_fs fs)
+{
+	return fs == ROOTASM_LAYER_SQUASHFS ? "squashfs" : "erofs";
+}
+
+/* The tool's absolute path in the usual directories, or NULL. */
+static const char *find_tool(const char *name, char *buf, size_t size)
+{
+	static const char *const dirs[] = { "/usr/sbin", "/usr/bin", "/sbin", "/bin" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		snprintf(buf, size, "%s/%s", dirs[i], name);
+		if (access(buf, X_OK) == 0)
+			return buf;
+	}
+	return NULL;
+}
+
+/* The last line a tool wrote on @log (a memfd), appended to @e's message. */
+static void add_log(int log, struct rootasm_error *e)
+{
+	char buf[4096], *l;
+	ssize_t n = pread(log, buf, sizeof(buf) - 1, 0);
+	size_t used;
+
+	if (n <= 0 || !e)
+		return;
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	l = strrchr(buf, '\n');
+	l = l ? l + 1 : buf;
+	used = strlen(e->msg);
+	snprintf(e->msg + used, sizeof(e->msg) - used, "%s%s", used ? ": " : "", l);
+	for (char *c = e->msg; *c; c++)
+		if ((unsigned char)*c < 0x20)
+			*c = ' ';
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* One layer: blob -> verified staging tree -> image file -> published under its diff-id. */
+/*
+ * The layers below layer @i of this import, merged: the read-only tree of
+ * their layer images (rootasm's own assembly of a layout of them), made the
+ * first time ra_unpack_layer() asks (unpack.h, struct ra_unpack_lower).
+ */
+struct below {
+	struct rootasm_ctx *ctx;
+	const struct rootasm_import_result *res;
+	size_t i;
+	enum rootasm_layer_fs fs;
+	int fd;
+};
+
+static int below_open(void *userdata, struct rootasm_error *e)
+{
+	struct below *b = userdata;
+	struct rootasm_layout *l = NULL;
+	struct ra_jb jb = { 0 };
+	_cleanup_free_ char *buf = NULL;
+	json_t *lo, *ll;
+	int r;
+
+	if (b->i == 0)
+		return -ENOENT;
+	if (b->fd >= 0)
+		return b->fd;
+	lo = json_object();
+	ll = json_array();
+	ra_jset(&jb, lo, "version", json_integer(1));
+	for (size_t j = 0; j < b->i; j++)
+		ra_japp(&jb, ll, json_pack("{s:s, s:s}", "image", b->res->layers[j].image, "type", fs_ext(b->fs)));
+	ra_jset(&jb, lo, "layers", ll);
+	buf = jb.oom || !lo ? NULL : json_dumps(lo, JSON_COMPACT);
+	json_decref(lo);
+	if (!buf)
+		return ra_oom(e, "import: the layers below");
+	r = rootasm_layout_load_mem(b->ctx, buf, strlen(buf), NULL, &l, e);
+	if (r < 0)
+		return r;
+	r = rootasm_assemble(b->ctx, l, e);
+	rootasm_layout_free(l);
+	if (r < 0)
+		return r;
+	b->fd = r;
+	return r;
+}
+
+/*
+ * One layer: blob -> verified staging tree -> image file -> published as
+ * @diff_name, or as @chain_name when the tree depends on the layers below
+ * (@lower): implied directories, hard links to a file below. *@chained
+ * says which.
+ */
+static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct ra_store *s, enum rootasm_layer_fs fs,
+		   const char *diff_name, const char *chain_name, const char *chain_id,
+		   const struct ra_unpack_lower *lower, bool *chained, struct rootasm_import_layer *out,
+		   struct rootasm_error *e)
+{
+	const char *name;
+	static const struct ra_tmpfs stage_opts = { .mode = 0755, .has_mode = true };
+	struct ra_unpack_limits lim = { .max_bytes = RA_UNPACK_MAX_BYTES, .max_entries = RA_UNPACK_MAX_ENTRIES };
+	_cleanup_close_ int blob = -EBADF, stage = -EBADF, img_fd = -EBADF, log = -EBADF, tmp = -EBADF;
+	_cleanup_free_ char *what = NULL, *at = NULL;
+	char tool[64], src[PATH_MAX + 8], rec[RA_DIGEST_HEX + 64], img_digest[RA_DIGEST_MAX];
+	uint64_t img_bytes = 0;
+	struct ra_unpack_stats st;
+	struct ra_jb jb = { 0 };
+	json_t *o;
+	int r, with;
+
+	if (asprintf(&what, img->remote ? "%s@%s" : "%s/blobs/sha256/%s", img->dir,
+		     img->remote ? ly->d.digest : ly->d.hex) < 0 ||
+	    asprintf(&at, "%s/tmp", s->path) < 0) {
+		what = at = NULL;
+		return ra_oom(e, "import layer");
+	}
+	if (!find_tool(fs == ROOTASM_LAYER_SQUASHFS ? "mksquashfs" : "mkfs.erofs", tool, sizeof(tool)))
+		return ra_err_kind(e, ROOTASM_ERROR_UNSUPPORTED, ENOENT, "import layer",
+				   fs == ROOTASM_LAYER_SQUASHFS ? "mksquashfs" : "mkfs.erofs",
+				   "not found (apt-get install %s)",
+				   fs == ROOTASM_LAYER_SQUASHFS ? "squashfs-tools" : "erofs-utils");
+	blob = ra_oci_blob_open(img, &ly->d, e);
+	if (blob < 0)
+		return blob;
+	stage = ra_tmpfs_mount(&stage_opts, 0, e);
+	if (stage < 0)
+		return stage;
+	r = ra_unpack_layer(blob, ly->comp, stage, &lim, lower, &st, what, e);
+	if (img->remote)	/* the download's error (a lying registry), if any, says more than the reader's */
+		r = ra_registry_stream_done(img->remote, blob, r, e);
+	if (r < 0)
+		return r;
+	*chained = st.implied || st.lower_links;
+	name = *chained ? chain_name : diff_name;
+	/* nothing of the tree is used before both digests matched */
+	if (st.blob_bytes != ly->d.size || strcmp(st.blob_digest, ly->d.digest))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "verify blob", what,
+				   "its sha256 is %s (%llu bytes), its descriptor says %s (%llu bytes)",
+				   st.blob_digest, (unsigned long long)st.blob_bytes, ly->d.digest,
+				   (unsigned long long)ly->d.size);
+	if (strcmp(st.diff_id, ly->diff_id))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "verify blob", what,
+				   "its uncompressed sha256 is %s, the config's diff_id says %s", st.diff_id,
+				   ly->diff_id);
+	out->tar_bytes = st.tar_bytes;
+	img_fd = openat(s->layers, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+	if (img_fd < 0)
+		return ra_err(e, errno, -EBADF, "create layer image", s->path, "O_TMPFILE in layers/sha256");
+	log = memfd_create("rootasm-mkfs-log", MFD_CLOEXEC);
+	if (log < 0)
+		return ra_err(e, errno, -EBADF, "memfd_create", NULL, NULL);
+	snprintf(src, sizeof(src), "%s/", at);
+	/*
+	 * Holes stay holes only in 4 KiB chunks; those cost mkfs.erofs (1.5) a
+	 * second copy of the data through a tmpfile() in /tmp (1.3 s and 2x the
+	 * disk for a 120 MB layer) and a copy_file_range() that fails across file
+	 * systems: used only for a layer with sparse files, with the store's
+	 * layers directory over /tmp for mkfs when /tmp is another file system
+	 * (O_TMPFILE: nothing stays there).
+	 */
+	if (fs == ROOTASM_LAYER_EROFS && st.sparse_files) {
+		struct stat tst, lst;
+
+		if (stat("/tmp", &tst) < 0 || fstat(s->layers, &lst) < 0)
+			return ra_err(e, errno, -EBADF, "stat", "/tmp", "for mkfs.erofs's temporary file");
+		if (tst.st_dev != lst.st_dev) {
+			if (!strncmp(s->path, "/tmp/", 5))
+				return ra_err_kind(e, ROOTASM_ERROR_UNSUPPORTED, EXDEV, "import layer", what,
+						   "it has sparse files, which mkfs.erofs copies through /tmp, and the "
+						   "store is under /tmp but on another file system");
+			tmp = open_tree(s->layers, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+			if (tmp < 0)
+				return ra_err(e, errno, -EBADF, "open_tree", s->path, "layers/sha256, for mkfs.erofs's /tmp");
+		}
+	}
+	{
+		char *const erofs_chunks[] = { "mkfs.erofs", "--quiet", "--chunksize=4096", "--preserve-mtime",
+					       "/proc/self/fd/3", src, NULL };
+		char *const erofs_plain[] = { "mkfs.erofs", "--quiet", "--preserve-mtime", "/proc/self/fd/3", src, NULL };
+		char *const *erofs = st.sparse_files ? erofs_chunks : erofs_plain;
+		char *const sqfs[] = { "mksquashfs", src, "/proc/self/fd/3", "-noappend", "-quiet", "-no-progress",
+				       "-comp", "zstd", "-Xcompression-level", "3", "-xattrs", "-exit-on-error", NULL };
+		struct ra_spawn x = {
+			.path = tool,
+			.argv = fs == ROOTASM_LAYER_SQUASHFS ? sqfs : erofs,
+			.fds = { -1, log, log, img_fd },
+			.attach_fd = stage,
+			.attach_at = at,
+			.tmp_fd = tmp,
+		};
+
+		r = ra_child_spawn(&x, fs == ROOTASM_LAYER_SQUASHFS ? "mksquashfs" : "mkfs.erofs", e);
+	}
+	if (r < 0) {
+		add_log(log, e);
+		return r;
+	}
+	close_fdp(&stage);
+	stage = -EBADF;
+	/* what `store verify` checks the layer image against */
+	r = ra_sha256_fd(img_fd, img_digest, &img_bytes);
+	if (r < 0)
+		return ra_err(e, -r, -EBADF, "sha256", name, "of the layer image");
+	r = ra_store_publish_fd(s, img_fd, s->layers, name, -1, name, e);
+	if (r < 0)
+		return r;
+	/* the record goes with the image: taken back with it, kept when it is another import's */
+	with = r ? (int)s->npubs - 1 : -2;
+	/* the record of what it was made from */
+	o = json_object();
+	ra_jset(&jb, o, "diff_id", ra_jstr(ly->diff_id));
+	ra_jset(&jb, o, "fs", ra_jstr(fs_ext(fs)));
+	ra_jset(&jb, o, "tar_bytes", json_integer(st.tar_bytes));
+	ra_jset(&jb, o, "entries", json_integer(st.entries));
+	ra_jset(&jb, o, "whiteouts", json_integer(st.whiteouts));
+	ra_jset(&jb, o, "opaque_dirs", json_integer(st.opaques));
+	ra_jset(&jb, o, "implied_dirs", json_integer(st.implied));
+	ra_jset(&jb, o, "lower_links", json_integer(st.lower_links));
+	if (*chained)
+		ra_jset(&jb, o, "chain_id", ra_jstr(chain_id));
+	ra_jset(&jb, o, "from", json_pack("{s:s, s:s, s:I}", "digest", ly->d.digest, "mediaType", ly->d.media_type,
+					  "size", (json_int_t)ly->d.size));
+	ra_jset(&jb, o, "image", json_pack("{s:s, s:I}", "digest", img_digest, "size", (json_int_t)img_bytes));
+	snprintf(rec, sizeof(rec), "%s.json", name);
+	r = ra_store_publish_json(s, o, jb.oom, s->layers, rec, with, rec, e);
+	return r < 0 ? r : 0;
+}
+
+#define OPT(o, field, def) \
+	((o) && (o)->size >= offsetof(struct rootasm_import_opts, field) + sizeof((o)->field) ? (o)->field : (def))
+
+/* The size and flag rules of rootasm.h; 0 or a usage error in @e. */
+static int opts_check(const struct rootasm_import_opts *o, const char *ref, struct rootasm_error *e)
+{
+	int r;
+
+	if (!o)
+		return 0;
+	r = ra_opts_size(o, o->size, offsetof(struct rootasm_import_opts, progress), sizeof(*o));
+	if (r == -E2BIG)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, E2BIG, "import", ref,
+				   "struct rootasm_import_opts of %zu bytes sets fields this library (%s) does not know",
+				   o->size, ROOTASM_VERSION_STRING);
+	if (r < 0)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", ref,
+				   "struct rootasm_import_opts.size is %zu: set it to sizeof(struct rootasm_import_opts)",
+				   o->size);
+	if (o->fs != ROOTASM_LAYER_EROFS && o->fs != ROOTASM_LAYER_SQUASHFS)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", ref, "unknown layer file system %d",
+				   (int)o->fs);
+	if (OPT(o, flags, 0u) & ~ROOTASM_IMPORT_FLAGS)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", ref, "unknown flags 0x%x",
+				   OPT(o, flags, 0u) & ~ROOTASM_IMPORT_FLAGS);
+	return 0;
+}
+
+static int write_image(struct ra_oci_image *img, struct ra_store *s, enum rootasm_layer_fs fs, json_t *exec,
+		       json_t *env_dropped, struct rootasm_import_result *res, struct rootasm_error *e)
+{
+	char name[RA_DIGEST_HEX + 32];
+	struct ra_jb jb = { 0 };
+	json_t *o, *a, *ll, *lo;
+	int r, wrote = 0;
+
+	/* the image record */
+	o = json_object();
+	ra_jset(&jb, o, "manifest", ra_jstr(img->manifest.digest));
+	ra_jset(&jb, o, "config", ra_jstr(img->config.digest));
+	a = json_array();
+	for (size_t i = 0; i < img->nlayers; i++)
+		ra_japp(&jb, a, json_pack("{s:s, s:s, s:s, s:I}", "digest", img->layers[i].d.digest, "diff_id",
+					  img->layers[i].diff_id, "mediaType", img->layers[i].d.media_type, "size",
+					  (json_int_t)img->layers[i].d.size));
+	ra_jset(&jb, o, "layers", a);
+	if (env_dropped)
+		ra_jset(&jb, o, "env_dropped", json_incref(env_dropped));
+	snprintf(name, sizeof(name), "%s.json", img->manifest.hex);
+	r = ra_store_publish_json(s, o, jb.oom, s->images, name, -1, name, e);
+	if (r < 0)
+		return r;
+	wrote += r;
+	/* the layout: a document of layout format version 1 (layouts/FORMAT.md) */
+	lo = json_object();
+	ll = json_array();
+	ra_jset(&jb, lo, "version", json_integer(1));
+	for (size_t i = 0; i < res->nlayers; i++)
+		ra_japp(&jb, ll, json_pack("{s:s, s:s}", "image", res->layers[i].image, "type", fs_ext(fs)));
+	ra_jset(&jb, lo, "layers", ll);
+	ra_jset(&jb, lo, "upper", json_pack("{s:{}}", "tmpfs"));
+	if (exec)
+		ra_jset(&jb, lo, "exec", json_incref(exec));
+	snprintf(name, sizeof(name), "%s.%s.layout.json", img->manifest.hex, fs_ext(fs));
+	r = ra_store_publish_json(s, lo, jb.oom, s->images, name, -1, name, e);
+	if (r < 0)
+		return r;
+	wrote += r;
+	if (asprintf(&res->layout, "%s/images/sha256/%s", s->path, name) < 0) {
+		res->layout = NULL;
+		return ra_oom(e, "import");
+	}
+	return wrote;
+}
+
+/* Layer @name is in the store (another import's, claimed): 1; not there: 0. */
+static int cached(struct ra_store *s, const char *name, struct rootasm_error *e)
+{
+	struct stat st;
+	int r;
+
+	if (fstatat(s->layers, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : ra_err(e, errno, -EBADF, "import layer", name, "in %s/layers/sha256",
+						    s->path);
+	if (!S_ISREG(st.st_mode))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import layer", name,
+				   "is in the store (%s/layers/sha256) but not a regular file", s->path);
+	/* claimed, unless the import that published it took it back meanwhile */
+	r = ra_store_claim(s->layers, name);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return ra_err(e, -r, -EBADF, "import layer", name, "ra_store_claim it in %s/layers/sha256", s->path);
+	close(r);
+	return 1;
+}
+
+/*
+ * docker://: start the downloads of the layers after @i that are not in the
+ * store by their diff-id (one in it by its chain id only is fetched for
+ * nothing, and stopped at the end). Best effort: a failure here shows when
+ * the layer is read.
+ */
+static void prefetch(struct ra_oci_image *img, struct ra_store *s, enum rootasm_layer_fs fs, size_t i)
+{
+	for (size_t j = i + 1; j < img->nlayers && j <= i + RA_REGISTRY_PARALLEL - 1; j++) {
+		char name[RA_DIGEST_HEX + 32];
+		struct stat st;
+
+		snprintf(name, sizeof(name), "%s.%s", img->layers[j].diff_hex, fs_ext(fs));
+		if (fstatat(s->layers, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+		    ra_registry_prefetch(img->remote, &img->layers[j].d, NULL) < 0)
+			continue;
+	}
+}
+
+/* The chain id of layer @i (image-spec config.md, "ChainID"): @chain holds layer i-1's, gets layer i's. */
+static int chain_next(char chain[RA_DIGEST_MAX], const char *diff_id, size_t i)
+{
+	struct ra_sha256 h;
+	int r;
+
+	if (i == 0) {
+		snprintf(chain, RA_DIGEST_MAX, "%s", diff_id);
+		return 0;
+	}
+	r = ra_sha256_init(&h);
+	if (r < 0)
+		return r;
+	ra_sha256_update(&h, chain, strlen(chain));
+	ra_sha256_update(&h, " ", 1);
+	ra_sha256_update(&h, diff_id, strlen(diff_id));
+	return ra_sha256_final(&h, chain);
+}
+
+/*
+ * rootasm_import() and rootasm_import_result_free() of LIBROOTASM_0.4 (the
+ * import structs with reserved space), bound by .symver: compat.c has
+ * their LIBROOTASM_0.2 versions, and a name cannot be defined twice.
+ */
+RA_SYMVER("rootasm_import@@LIBROOTASM_0.4")
+int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_import_opts *o,
+	      struct rootasm_import_result *res, struct rootasm_error *e);
+RA_SYMVER("rootasm_import_result_free@@LIBROOTASM_0.4")
+void ra_import_result_free(struct rootasm_import_result *res);
+
+int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_import_opts *o,
+	      struct rootasm_import_result *res, struct rootasm_error *e)
+{
+	char chain[RA_DIGEST_MAX] = "";
+	_cleanup_free_ char *dir = NULL, *tag = NULL;
+	struct ra_oci_image *img = NULL;
+	json_t *exec = NULL, *env_dropped = NULL;
+	const char *name = OPT(o, tag, NULL);
+	char norm[512];
+	_cleanup_close_ int lock = -EBADF;
+	_cleanup_free_ char *aname = NULL;
+	bool archive;
+	struct ra_store s = { .fd = -EBADF, .layers = -EBADF, .images = -EBADF };
+	enum rootasm_layer_fs fs = OPT(o, fs, ROOTASM_LAYER_EROFS);
+	const char *spath = OPT(o, store, NULL);
+	rootasm_import_progress_fn progress = OPT(o, progress, NULL);
+	void *ud = OPT(o, userdata, NULL);
+	bool wrote = false;
+	int r;
+
+	ctx = ra_ctx(ctx);
+	r = opts_check(o, ref, e);
+	if (r < 0)
+		return r;
+	if (!res)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", ref, "no result struct");
+	memset(res, 0, sizeof(*res));
+	spath = ra_store_path(spath);
+	if (name && rootasm_store_name_normalize(name, norm, sizeof(norm)) < 0)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", name,
+				   "--tag: expected NAME[:TAG] (lowercase path components, a TAG of letters, digits, "
+				   "'_', '.', '-')");
+	archive = ref && !strncmp(ref, "docker-archive:", strlen("docker-archive:"));
+	if (!archive && !ra_registry_is_ref(ref)) {
+		r = ra_oci_parse_ref(ref, &dir, &tag, e);
+		if (r < 0)
+			return r;
+	}
+	/* before anything is created: the staging tmpfs, owners, device nodes and trusted.* xattrs need it */
+	if (geteuid() != 0)
+		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "import", ref,
+				   "needs root (a private tmpfs, file owners, device nodes, trusted.* xattrs)");
+	if (archive) {
+		/* docker save's tar made an OCI layout in the store (oci/archive.c), then imported as one */
+		r = ra_store_open_shared(spath, &s, &lock, e);
+		if (r < 0)
+			goto out;
+		r = ra_docker_archive_unpack(ref, s.fd, s.path, &dir, &aname, e);
+		if (r < 0)
+			goto out;
+		/* the archive's own name for the image, unless --tag gives one (or it is none rootasm takes) */
+		if (!name && aname && rootasm_store_name_normalize(aname, norm, sizeof(norm)) == 0)
+			name = aname;
+	}
+	/* a pull by tag is named as podman names it, HOST/REPO:TAG (by digest: no name) */
+	if (!name && ra_registry_is_ref(ref) && !strchr(ref, '@') &&
+	    rootasm_store_name_normalize(ref + strlen("docker://"), norm, sizeof(norm)) == 0)
+		name = ref + strlen("docker://");
+	if (ra_registry_is_ref(ref))
+		r = ra_registry_open(ref, !(OPT(o, flags, 0u) & ROOTASM_IMPORT_TLS_NO_VERIFY), &img, e);
+	else
+		r = ra_oci_open(dir, tag, &img, e);
+	if (r < 0)
+		goto out;
+	RA_TRACE(ctx, "import %s: manifest %s, %zu layers", ref, img->manifest.digest, img->nlayers);
+	if (img->remote)
+		ra_registry_progress(img->remote, OPT(o, download, NULL), ud);
+	/* the image config used (its layout's exec:), or the image refused before any layer is read */
+	r = ra_oci_exec_section(img, &exec, &env_dropped, e);
+	if (r < 0)
+		goto out;
+	if (!archive) {
+		r = ra_store_open_shared(spath, &s, &lock, e);
+		if (r < 0)
+			goto out;
+	}
+	res->layers = calloc(img->nlayers, sizeof(*res->layers));
+	if (!res->layers) {
+		r = ra_oom(e, "import");
+		goto out;
+	}
+	res->nlayers = img->nlayers;
+	for (size_t i = 0; i < img->nlayers; i++) {
+		struct ra_oci_layer *ly = &img->layers[i];
+		struct rootasm_import_layer *rl = &res->layers[i];
+		char names[2][RA_DIGEST_HEX + 32];
+		struct below b = { .ctx = ctx, .res = res, .i = i, .fs = fs, .fd = -EBADF };
+		struct ra_unpack_lower lower = { .open = below_open, .userdata = &b };
+		bool chained = false;
+		double t0 = now();
+
+		snprintf(rl->digest, sizeof(rl->digest), "%s", ly->d.digest);
+		snprintf(rl->diff_id, sizeof(rl->diff_id), "%s", ly->diff_id);
+		snprintf(rl->media_type, sizeof(rl->media_type), "%s", ly->d.media_type);
+		rl->size = ly->d.size;
+		r = chain_next(chain, ly->diff_id, i);
+		if (r < 0) {
+			r = ra_err(e, -r, -EBADF, "sha256", "the chain id", NULL);
+			goto out;
+		}
+		snprintf(names[0], sizeof(names[0]), "%s.%s", ly->diff_hex, fs_ext(fs));
+		snprintf(names[1], sizeof(names[1]), "%s.chain.%s", chain + 7, fs_ext(fs));
+		/* by its diff-id (it needs nothing below), else by its chain id (it is made with what is below) */
+		for (int k = 0; k < 2 && !rl->cached; k++) {
+			r = cached(&s, names[k], e);
+			if (r < 0)
+				goto out;
+			rl->cached = r > 0;
+			chained = k == 1;
+		}
+		if (asprintf(&rl->image, "%s/layers/sha256/%s", s.path, names[rl->cached && chained]) < 0) {
+			rl->image = NULL;
+			r = ra_oom(e, "import");
+			goto out;
+		}
+		if (progress)
+			progress(ud, i, img->nlayers, rl, false);
+		if (img->remote && !rl->cached)	/* the next layers download while this one is converted */
+			prefetch(img, &s, fs, i);
+		if (!rl->cached) {
+			r = convert(img, ly, &s, fs, names[0], names[1], chain, &lower, &chained, rl, e);
+			close_fdp(&b.fd);
+			if (r < 0)
+				goto out;
+			wrote = true;
+			free(rl->image);
+			if (asprintf(&rl->image, "%s/layers/sha256/%s", s.path, names[chained]) < 0) {
+				rl->image = NULL;
+				r = ra_oom(e, "import");
+				goto out;
+			}
+		}
+		rl->seconds = now() - t0;
+		RA_TRACE(ctx, "layer %zu %s: %s (%.3f s)", i, ly->diff_id, rl->cached ? "cached" : "converted",
+			 rl->seconds);
+		if (progress)
+			progress(ud, i, img->nlayers, rl, true);
+	}
+	r = write_image(img, &s, fs, exec, env_dropped, res, e);
+	if (r < 0)
+		goto out;
+	wrote = wrote || r > 0;
+	if (wrote && (fsync(s.layers) < 0 || fsync(s.images) < 0)) {
+		r = ra_err(e, errno, -EBADF, "fsync", s.path, NULL);
+		goto out;
+	}
+	if (name) {
+		/* the name, alone: no rmi or gc between (flock converts: others may go first, none is undone) */
+		while (flock(lock, LOCK_EX) < 0)
+			if (errno != EINTR) {
+				r = ra_err(e, errno, -EBADF, "flock", s.path, "its lock file");
+				goto out;
+			}
+		r = ra_store_name(s.fd, s.path, norm, img->manifest.digest, e);
+		if (r < 0)
+			goto out;
+		res->name = strdup(norm);
+		if (!res->name) {
+			r = ra_oom(e, "import");
+			goto out;
+		}
+	}
+	snprintf(res->manifest, sizeof(res->manifest), "%s", img->manifest.digest);
+	snprintf(res->config, sizeof(res->config), "%s", img->config.digest);
+	res->store = TAKE_PTR(s.path);
+	res->wrote = wrote;
+	ra_store_settle(&s);
+	r = 0;
+out:
+	if (r < 0) {
+		ra_store_take_back(&s);
+		rootasm_import_result_free(res);
+	}
+	ra_oci_free(img);
+	if (archive && dir)
+		ra_docker_archive_remove(s.fd, strrchr(dir, '/') + 1);
+	ra_store_close(&s);
+	json_decref(exec);
+	json_decref(env_dropped);
+	return r;
+}
+
+void ra_import_result_release(void *layers, size_t n, size_t stride, size_t image_off, char *layout, char *store)
+{
+	for (size_t i = 0; i < n; i++)
+		free(*(char **)((char *)layers + i * stride + image_off));
+	free(layers);
+	free(layout);
+	free(store);
+}
+
+void ra_import_result_free(struct rootasm_import_result *res)
+{
+	if (!res)
+		return;
+	ra_import_result_release(res->layers, res->nlayers, sizeof(*res->layers),
+				 offsetof(struct rootasm_import_layer, image), res->layout, res->store);
+	free(res->name);
+	memset(res, 0, sizeof(*res));
+}
