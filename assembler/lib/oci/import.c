@@ -366,7 +366,7 @@ static int cached(struct ra_store *s, const char *name, struct rootasm_error *e)
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
-		return ra_err(e, -r, -EBADF, "import layer", name, "ra_store_claim it in %s/layers/sha256", s->path);
+		return ra_err(e, -r, -EBADF, "import layer", name, "claim it in %s/layers/sha256", s->path);
 	close(r);
 	return 1;
 }

@@ -150,7 +150,7 @@ static int store_open(const char *path, struct ra_store *s, struct rootasm_error
  * fails removes, under the same lock, each file it published that still
  * carries the xattr (nobody claimed it) and is still the one at its name;
  * a claimed file stays: another import's layout may name it. The lock makes
- * "ra_store_claim" and "take back" exclusive: a claimer that comes second finds the
+ * "claim" and "take back" exclusive: a claimer that comes second finds the
  * file unlinked (st_nlink 0) and publishes its own. A successful import
  * removes the xattr from its files (they are the store's from then on); one
  * killed leaves it, and the next import to use the file claims it. On a
@@ -176,7 +176,7 @@ static int claim_fd(int fd)
 	return r;
 }
 
-/* Open and ra_store_claim @dir/@name: its fd, or -ENOENT when it is not (or no longer) there. */
+/* Open and claim @dir/@name: its fd, or -ENOENT when it is not (or no longer) there. */
 int ra_store_claim(int dir, const char *name)
 {
 	_cleanup_close_ int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -221,7 +221,7 @@ void ra_store_settle(struct ra_store *s)
 /*
  * Write @fd (an O_TMPFILE) as @dir/@name, complete or not at all: fsync,
  * linkat. Published with the mark of this import and recorded for
- * ra_store_take_back(), removed with entry @with (-1: on its own, -2: never).
+ * take_back(), removed with entry @with (-1: on its own, -2: never).
  * 1: written, 0: the name existed (published by another import: claimed).
  */
 int ra_store_publish_fd(struct ra_store *s, int fd, int dir, const char *name, int with, const char *what,
@@ -253,7 +253,7 @@ int ra_store_publish_fd(struct ra_store *s, int fd, int dir, const char *name, i
 			return 0;
 		}
 		if (r != -ENOENT || ++tries > 16)
-			return ra_err(e, -r, -EBADF, "publish", what, "ra_store_claim the file another import published");
+			return ra_err(e, -r, -EBADF, "publish", what, "claim the file another import published");
 	}
 	p->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (p->fd < 0) {

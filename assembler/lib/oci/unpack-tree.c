@@ -231,7 +231,7 @@ int up_implied_dir(struct up *u, const char *name, const char *rel, bool hidden,
 /*
  * The directory that holds @rel (a clean path); @base gets the last
  * component. Missing directories are made as the same directories in the
- * layers below (up_implied_dir()), else 0755 root:root (as tar does). Caller
+ * layers below (implied_dir()), else 0755 root:root (as tar does). Caller
  * owns the fd.
  */
 int up_open_parent(struct up *u, const char *name, char *rel, const char **base)
