@@ -14,10 +14,17 @@
 
 #include "digest.h"
 #include "rootasm.h"
+#include "util.h"
 
-#define RECORD_MAX	(4u << 20)
+#define RECORD_MAX	(4u << 20)	/* an image's or a layer's record */
 
-#define RECORD_MAX	(4u << 20)
+/* A record or layer image in a store directory: read-only, never through a symlink. */
+static const struct open_how beneath_how = {
+	.flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC,
+	.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+};
+
+/* The store opened for one call (cat_open()), with its lock. */
 struct cat {
 	char path[PATH_MAX];		/* absolute */
 	int fd;				/* the store directory */
@@ -25,13 +32,18 @@ struct cat {
 	int lock;
 };
 
-bool cat_in(json_t *a, const char *s);
-void cat_close(struct cat *c);
+/* The store @opt (ra_store_path()), its lock taken @lock (LOCK_SH, LOCK_EX, 0: none). */
 int cat_open(const char *opt, int lock, struct cat *c, struct rootasm_error *e);
+void cat_close(struct cat *c);
+
+/* The name of image @hex's layout in images/sha256 (@out), 0; or -errno. */
 int cat_layout_of(struct cat *c, const char *hex, char *out, size_t size);
+/* @dir/@name (at most @max bytes) as a JSON object. */
 int cat_load_json_at(int dir, const char *name, size_t max, json_t **ret);
+/* @fn for each image record, with its manifest hex. */
 int cat_each_image(struct cat *c, int (*fn)(struct cat *c, const char *hex, void *ud), void *ud,
-		      struct rootasm_error *e);
+		   struct rootasm_error *e);
+/* The layer images image @hex's layouts name, appended to @paths. */
 void cat_layers_of(struct cat *c, const char *hex, json_t *paths);
 
 #endif
