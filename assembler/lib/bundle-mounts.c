@@ -22,6 +22,7 @@
 #include "context.h"
 #include "exec.h"
 #include "layout.h"
+#include "layout-write.h"
 #include "open.h"
 #include "passwd.h"
 #include "uapi.h"
@@ -196,10 +197,10 @@ json_t *bd_take_mount(json_t *m, const char *bundle, bool userns)
 	if (isbind) {
 		char *a = bd_absolute(bundle, src);
 
-		out = json_pack("{s:s?, s:s, s:o}", "bind", a, "target", dst, "options", lopts);
+		out = ra_layout_json_bind(a, dst, lopts);
 		free(a);
 	} else {
-		out = json_pack("{s:s, s:o}", "tmpfs", dst, "options", lopts);
+		out = ra_layout_json_tmpfs(dst, lopts);
 	}
 	return out;
 leave:

@@ -22,6 +22,7 @@
 #include "context.h"
 #include "exec.h"
 #include "layout.h"
+#include "layout-write.h"
 #include "open.h"
 #include "passwd.h"
 #include "uapi.h"
@@ -176,7 +177,7 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 				  "needed, each entry {containerID, hostID, size > 0}");
 			goto out;
 		}
-		idmap = json_pack("{s:o, s:o}", "uids", u, "gids", g);
+		idmap = ra_layout_json_idmap(u, g);
 		if (!idmap) {
 			r = ra_oom(e, b.op);
 			goto out;
@@ -200,13 +201,12 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 			}
 		}
 	}
-	lay = json_object();
+	lay = ra_layout_json_doc(NULL);
 	if (!lay) {
 		json_decref(idmap);
 		r = ra_oom(e, b.op);
 		goto out;
 	}
-	json_object_set_new(lay, "version", json_integer(1));
 	json_object_set(lay, "layers", json_object_get(base, "layers"));
 	json_array_foreach(json_object_get(lay, "layers"), i, m)
 		if (idmap && !json_object_get(m, "idmap"))
@@ -217,7 +217,7 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 	 * it made its own mount points, which needs the upper until then.
 	 */
 	if (upper)
-		json_object_set_new(lay, "upper", json_pack("{s:s}", "dir", upper));
+		json_object_set_new(lay, "upper", ra_layout_json_upper_dir(upper));
 	else if (json_object_get(base, "upper"))
 		json_object_set(lay, "upper", json_object_get(base, "upper"));
 	if (json_object_get(base, "overlay"))

@@ -31,6 +31,7 @@
 #include "context.h"
 #include "json.h"
 #include "layout.h"
+#include "layout-write.h"
 #include "oci.h"
 #include "registry.h"
 #include "store.h"
@@ -85,6 +86,17 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* A layout of the first @n layers of @res (version and layers, the rest to be set): the image's, or those below a layer. */
+static json_t *layers_doc(struct ra_jb *jb, const struct rootasm_import_result *res, size_t n, enum rootasm_layer_fs fs)
+{
+	json_t *lo = ra_layout_json_doc(jb), *ll = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		ra_japp(jb, ll, ra_layout_json_image(res->layers[i].image, fs_ext(fs)));
+	ra_jset(jb, lo, "layers", ll);
+	return lo;
+}
+
 /* One layer: blob -> verified staging tree -> image file -> published under its diff-id. */
 /*
  * The layers below layer @i of this import, merged: the read-only tree of
@@ -105,19 +117,14 @@ static int below_open(void *userdata, struct rootasm_error *e)
 	struct rootasm_layout *l = NULL;
 	struct ra_jb jb = { 0 };
 	_cleanup_free_ char *buf = NULL;
-	json_t *lo, *ll;
+	json_t *lo;
 	int r;
 
 	if (b->i == 0)
 		return -ENOENT;
 	if (b->fd >= 0)
 		return b->fd;
-	lo = json_object();
-	ll = json_array();
-	ra_jset(&jb, lo, "version", json_integer(1));
-	for (size_t j = 0; j < b->i; j++)
-		ra_japp(&jb, ll, json_pack("{s:s, s:s}", "image", b->res->layers[j].image, "type", fs_ext(b->fs)));
-	ra_jset(&jb, lo, "layers", ll);
+	lo = layers_doc(&jb, b->res, b->i, b->fs);
 	buf = jb.oom || !lo ? NULL : json_dumps(lo, JSON_COMPACT);
 	json_decref(lo);
 	if (!buf)
@@ -307,7 +314,7 @@ static int write_image(struct ra_oci_image *img, struct ra_store *s, enum rootas
 {
 	char name[RA_DIGEST_HEX + 32];
 	struct ra_jb jb = { 0 };
-	json_t *o, *a, *ll, *lo;
+	json_t *o, *a, *lo;
 	int r, wrote = 0;
 
 	/* the image record */
@@ -328,13 +335,8 @@ static int write_image(struct ra_oci_image *img, struct ra_store *s, enum rootas
 		return r;
 	wrote += r;
 	/* the layout: a document of layout format version 1 (layouts/FORMAT.md) */
-	lo = json_object();
-	ll = json_array();
-	ra_jset(&jb, lo, "version", json_integer(1));
-	for (size_t i = 0; i < res->nlayers; i++)
-		ra_japp(&jb, ll, json_pack("{s:s, s:s}", "image", res->layers[i].image, "type", fs_ext(fs)));
-	ra_jset(&jb, lo, "layers", ll);
-	ra_jset(&jb, lo, "upper", json_pack("{s:{}}", "tmpfs"));
+	lo = layers_doc(&jb, res, res->nlayers, fs);
+	ra_jset(&jb, lo, "upper", ra_layout_json_upper_tmpfs());
 	if (exec)
 		ra_jset(&jb, lo, "exec", json_incref(exec));
 	snprintf(name, sizeof(name), "%s.%s.layout.json", img->manifest.hex, fs_ext(fs));
