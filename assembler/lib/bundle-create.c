@@ -128,10 +128,7 @@ int rootasm_bundle_create(struct rootasm_ctx *ctx, const char *image, const char
 	size_t len = 0;
 	int r;
 
-	ctx = ra_ctx(ctx);
-	if (res)
-		memset(res, 0, sizeof(*res));
-	r = bd_opts_check(opts, b.op, bundle_dir, false, e);
+	r = bd_begin(&ctx, res, opts, b.op, bundle_dir, false, e);
 	if (r < 0)
 		return r;
 	if (!image || !*image || !bundle_dir || !*bundle_dir)

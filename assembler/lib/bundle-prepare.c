@@ -97,10 +97,7 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 	int readonly = 0, r;		/* readonly: read to check its type; the runtime's to act on */
 	uint64_t id;
 
-	ctx = ra_ctx(ctx);
-	if (res)
-		memset(res, 0, sizeof(*res));
-	r = bd_opts_check(opts, b.op, bundle_dir, true, e);
+	r = bd_begin(&ctx, res, opts, b.op, bundle_dir, true, e);
 	if (r < 0)
 		return r;
 	layout = OPT(opts, layout, NULL);

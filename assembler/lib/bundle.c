@@ -466,7 +466,7 @@ int bd_root_open(struct bundle *b, const char *rel, const char *shown, bool *mad
 
 /* The size and flag rules of rootasm.h; 0 or a usage error in @e. */
 /* The size and flag rules of rootasm.h; a layout and an upper are prepare's (@prepare). */
-int bd_opts_check(const struct rootasm_bundle_opts *o, const char *op, const char *what, bool prepare,
+static int opts_check(const struct rootasm_bundle_opts *o, const char *op, const char *what, bool prepare,
 		      struct rootasm_error *e)
 {
 	int r = o ? ra_opts_size(o, o->size, offsetof(struct rootasm_bundle_opts, flags) + sizeof(o->flags),
@@ -485,6 +485,15 @@ int bd_opts_check(const struct rootasm_bundle_opts *o, const char *op, const cha
 	if (!prepare && (OPT(o, layout, NULL) || OPT(o, upper, NULL)))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, what, "a layout and an upper go with prepare");
 	return 0;
+}
+
+int bd_begin(struct rootasm_ctx **ctx, struct rootasm_bundle_result *res, const struct rootasm_bundle_opts *opts,
+	     const char *op, const char *dir, bool prepare, struct rootasm_error *e)
+{
+	*ctx = ra_ctx(*ctx);
+	if (res)
+		memset(res, 0, sizeof(*res));
+	return opts_check(opts, op, dir, prepare, e);
 }
 
 /* A JSON array of strings as a NULL-terminated array; caller frees. */
@@ -579,10 +588,7 @@ int rootasm_bundle_cleanup(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 	bool detached = false;
 	int r;
 
-	ctx = ra_ctx(ctx);
-	if (res)
-		memset(res, 0, sizeof(*res));
-	r = bd_opts_check(opts, b.op, bundle_dir, false, e);
+	r = bd_begin(&ctx, res, opts, b.op, bundle_dir, false, e);
 	if (r < 0)
 		return r;
 	r = bd_bundle_open(&b, bundle_dir, e);

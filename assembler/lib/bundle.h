@@ -73,8 +73,9 @@ int bd_detach_fd(int fd);
 int bd_root_rel(struct bundle *b, const char *root, char **ret, struct rootasm_error *e);
 int bd_root_open(struct bundle *b, const char *rel, const char *shown, bool *made, int *ret_parent,
 		 char **ret_name, struct rootasm_error *e);
-int bd_opts_check(const struct rootasm_bundle_opts *o, const char *op, const char *what, bool prepare,
-		  struct rootasm_error *e);
+/* The start of prepare, cleanup and create: the context, @res cleared, @opts checked (a layout and an upper are prepare's). */
+int bd_begin(struct rootasm_ctx **ctx, struct rootasm_bundle_result *res, const struct rootasm_bundle_opts *opts,
+	     const char *op, const char *dir, bool prepare, struct rootasm_error *e);
 int bd_strv_of(json_t *a, char ***ret, size_t *n);
 int bd_read_layout(struct bundle *b, const char *path, json_t **ret, char **shown, struct rootasm_error *e);
 void bd_state_remove(struct bundle *b, int state, bool made);

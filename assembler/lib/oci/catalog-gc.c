@@ -97,18 +97,12 @@ static int collect(struct cat *c, const char *hex, void *ud)
 static int each_layer_image(struct cat *c, int (*fn)(struct cat *c, const char *name, const char *path, void *ud),
 			    void *ud, struct rootasm_error *e)
 {
-	_cleanup_close_ int d = -EBADF;
 	struct dirent *de;
 	DIR *dir;
-	int r = 0;
+	int r = cat_opendir(c, c->layers, "layers/sha256", &dir, e);
 
-	if (c->layers < 0)
-		return 0;
-	d = openat(c->layers, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	dir = d >= 0 ? fdopendir(d) : NULL;
-	if (!dir)
-		return ra_err(e, errno, -EBADF, "read", c->path, "layers/sha256");
-	d = -EBADF;	/* the DIR's */
+	if (r < 0 || !dir)
+		return r;
 	while (r >= 0 && (de = readdir(dir))) {
 		const char *dot = strrchr(de->d_name, '.');
 		char path[PATH_MAX];

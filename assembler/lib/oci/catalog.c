@@ -472,22 +472,32 @@ int cat_load_json_at(int dir, const char *name, size_t max, json_t **ret)
 	return *ret ? 0 : -EBADMSG;
 }
 
-/* Call @fn for each image record's hex, in directory order. */
-int cat_each_image(struct cat *c, int (*fn)(struct cat *c, const char *hex, void *ud), void *ud,
-		      struct rootasm_error *e)
+/* @fd (c->images or c->layers) for readdir() in *@ret: NULL when it is missing (nothing to read), or an error. */
+int cat_opendir(struct cat *c, int fd, const char *what, DIR **ret, struct rootasm_error *e)
 {
 	_cleanup_close_ int d = -EBADF;
+
+	*ret = NULL;
+	if (fd < 0)
+		return 0;
+	d = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	*ret = d >= 0 ? fdopendir(d) : NULL;
+	if (!*ret)
+		return ra_err(e, errno, -EBADF, "read", c->path, "%s", what);
+	d = -EBADF;	/* the DIR's */
+	return 0;
+}
+
+/* Call @fn for each image record's hex, in directory order. */
+int cat_each_image(struct cat *c, int (*fn)(struct cat *c, const char *hex, void *ud), void *ud,
+		   struct rootasm_error *e)
+{
 	struct dirent *de;
 	DIR *dir;
-	int r = 0;
+	int r = cat_opendir(c, c->images, "images/sha256", &dir, e);
 
-	if (c->images < 0)
-		return 0;
-	d = openat(c->images, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	dir = d >= 0 ? fdopendir(d) : NULL;
-	if (!dir)
-		return ra_err(e, errno, -EBADF, "read", c->path, "images/sha256");
-	d = -EBADF;
+	if (r < 0 || !dir)
+		return r;
 	while (r >= 0 && (de = readdir(dir))) {
 		char hex[RA_DIGEST_HEX + 1];
 
