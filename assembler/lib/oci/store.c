@@ -98,9 +98,17 @@ void ra_store_close(struct ra_store *s)
 	free(s->path);
 }
 
+/* STORE/@name/sha256 (layers/ or images/), made when missing. */
+static int sub_sha256(struct ra_store *s, const char *name, struct rootasm_error *e)
+{
+	_cleanup_close_ int d = sub(s, s->fd, name, e);
+
+	return d < 0 ? d : sub(s, d, "sha256", e);
+}
+
 static int store_open(const char *path, struct ra_store *s, struct rootasm_error *e)
 {
-	_cleanup_close_ int l = -EBADF, i = -EBADF, t = -EBADF;
+	_cleanup_close_ int t = -EBADF;
 	char p[64], abs[PATH_MAX];
 	struct stat st;
 	ssize_t n;
@@ -124,16 +132,10 @@ static int store_open(const char *path, struct ra_store *s, struct rootasm_error
 	s->path = strdup(abs);
 	if (!s->path)
 		return ra_oom(e, "open store");
-	l = sub(s, s->fd, "layers", e);
-	if (l < 0)
-		return l;
-	s->layers = sub(s, l, "sha256", e);
+	s->layers = sub_sha256(s, "layers", e);
 	if (s->layers < 0)
 		return s->layers;
-	i = sub(s, s->fd, "images", e);
-	if (i < 0)
-		return i;
-	s->images = sub(s, i, "sha256", e);
+	s->images = sub_sha256(s, "images", e);
 	if (s->images < 0)
 		return s->images;
 	t = sub(s, s->fd, "tmp", e);

@@ -157,6 +157,14 @@ int up_clear_xattrs(const char *p)
 	return 0;
 }
 
+/* The xattr @x of @p (@name's, a path) set: from the tar, or as the layers below have it (@below). */
+int up_set_xattr(struct up *u, const char *name, const char *p, const char *x, const void *v, size_t n, bool below)
+{
+	if (lsetxattr(p, x, v, n, 0) < 0)
+		return up_ent_err(u, errno, name, "set xattr %s%s: %m", x, below ? " as below" : "");
+	return 0;
+}
+
 /*
  * Owner, mode, xattrs (overlayfs' own left out) and times of @lfd (a lower
  * object, @lst its stat) onto @base in @dir (the directory itself for "").
@@ -167,6 +175,7 @@ static int copy_meta(struct up *u, const char *name, int lfd, const struct stat 
 	char lp[64], p[PATH_MAX + 64];
 	_cleanup_free_ char *names = malloc(XATTR_LIST_MAX), *val = malloc(XATTR_SIZE_MAX);
 	ssize_t n;
+	int r;
 
 	if (!names || !val)
 		return ra_oom(u->e, "unpack layer");
@@ -189,8 +198,9 @@ static int copy_meta(struct up *u, const char *name, int lfd, const struct stat 
 		vn = getxattr(lp, x, val, XATTR_SIZE_MAX);
 		if (vn < 0)
 			return up_ent_err(u, errno, name, "read the xattr %s below: %m", x);
-		if (lsetxattr(p, x, val, vn, 0) < 0)
-			return up_ent_err(u, errno, name, "set xattr %s as below: %m", x);
+		r = up_set_xattr(u, name, p, x, val, vn, true);
+		if (r < 0)
+			return r;
 	}
 	if (utimensat(AT_FDCWD, p, ts, AT_SYMLINK_NOFOLLOW) < 0)
 		return up_ent_err(u, errno, name, "set times as below: %m");

@@ -49,6 +49,7 @@ struct up {
 /* An error about entry @name: one line naming the blob and the entry. */
 int up_ent_err(struct up *u, int err, const char *name, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+int up_set_xattr(struct up *u, const char *name, const char *p, const char *x, const void *v, size_t n, bool below);
 int up_clean_name(struct up *u, const char *name, char *out, size_t size);
 void up_fd_path(char *buf, size_t size, int dir, const char *base);
 bool up_is_overlay_xattr(const char *n);

@@ -228,6 +228,7 @@ static int set_meta(struct up *u, struct archive_entry *ae, const char *name, in
 	const char *xn;
 	const void *xv;
 	size_t xs;
+	int r;
 
 	if (!archive_entry_atime_is_set(ae))
 		ts[0] = ts[1];
@@ -241,8 +242,9 @@ static int set_meta(struct up *u, struct archive_entry *ae, const char *name, in
 		/* overlayfs' own: trusted.overlay.*, and user.overlay.* under its userxattr option */
 		if (up_is_overlay_xattr(xn))
 			return up_ent_err(u, EPERM, name, "carries the xattr %s, which only overlayfs may set", xn);
-		if (lsetxattr(p, xn, xv, xs, 0) < 0)
-			return up_ent_err(u, errno, name, "set xattr %s: %m", xn);
+		r = up_set_xattr(u, name, p, xn, xv, xs, false);
+		if (r < 0)
+			return r;
 	}
 	if (utimensat(dir, base, ts, AT_SYMLINK_NOFOLLOW) < 0)
 		return up_ent_err(u, errno, name, "set times: %m");
