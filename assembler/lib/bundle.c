@@ -234,7 +234,7 @@ int bd_records_open(struct bundle *b, bool create, struct rootasm_error *e)
 
 /* Read @rel beneath @dirfd: a regular file of at most @max bytes, through no symlink. Caller frees *ret. */
 int bd_read_beneath(struct bundle *b, int dirfd, const char *rel, const char *shown, size_t max, char **ret,
-			size_t *ret_len, struct rootasm_error *e)
+		    size_t *ret_len, struct rootasm_error *e)
 {
 	_cleanup_close_ int pfd = -EBADF, fd = -EBADF;
 	struct stat st;
@@ -263,7 +263,7 @@ int bd_read_beneath(struct bundle *b, int dirfd, const char *rel, const char *sh
 
 /* @buf as one JSON object, strictly (duplicate keys and NUL refused). */
 int bd_parse_object(struct bundle *b, const char *buf, size_t len, const char *shown, json_t **ret,
-			struct rootasm_error *e)
+		    struct rootasm_error *e)
 {
 	json_error_t je;
 	json_t *j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
@@ -287,7 +287,7 @@ int bd_parse_object(struct bundle *b, const char *buf, size_t len, const char *s
  * (which replaces @name itself, symlink or not).
  */
 int bd_write_at(struct bundle *b, int dirfd, const char *name, const char *shown, const char *buf,
-		    size_t len, struct rootasm_error *e)
+		size_t len, struct rootasm_error *e)
 {
 	_cleanup_close_ int fd = -EBADF;
 	char tmp[NAME_MAX + 1];
@@ -404,7 +404,7 @@ int bd_root_rel(struct bundle *b, const char *root, char **ret, struct rootasm_e
  * *@made: whether prepare made it (@parent and @name to remove it again).
  */
 int bd_root_open(struct bundle *b, const char *rel, const char *shown, bool *made, int *ret_parent,
-		     char **ret_name, struct rootasm_error *e)
+		 char **ret_name, struct rootasm_error *e)
 {
 	_cleanup_free_ char *dir = strdup(rel);
 	_cleanup_close_ int parent = -EBADF, fd = -EBADF;

@@ -102,6 +102,6 @@ void rg_xfer_free(struct xfer *x);
 bool rg_ok_status(long s);
 CURLcode rg_get(struct ra_oci_remote *rem, const char *url, struct curl_slist *hdrs, uint64_t from, struct xfer *x);
 int rg_xfer_err(struct ra_oci_remote *rem, const char *op, const char *what, CURLcode cr, const struct xfer *x,
-		    struct rootasm_error *e);
+		struct rootasm_error *e);
 
 #endif

@@ -322,7 +322,7 @@ static void err_words(const struct xfer *x, char *buf, size_t size)
 
 /* An error for a transfer that failed (@cr) or a status that is not 2xx. */
 int rg_xfer_err(struct ra_oci_remote *rem, const char *op, const char *what, CURLcode cr, const struct xfer *x,
-		    struct rootasm_error *e)
+		struct rootasm_error *e)
 {
 	char words[512];
 
