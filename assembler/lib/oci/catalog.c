@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The managed store (rootasm.h, "The store"): names, the list of images,
- * rmi, gc and verify, over what store.c's imports write:
+ * rmi, gc and verify (catalog-gc.c), over what import.c writes:
  *
  *   STORE/names.json                 {"version": 1, "names": {"NAME:TAG": "sha256:MANIFEST", ...}}
  *   STORE/lock                       flock: shared by imports, exclusive for a change (store.h)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The store shared by store.c, import.c and catalog.c (names, images,
- * rmi, gc, verify): where it is and its lock.
+ * The store shared by store.c, import.c, catalog.c and catalog-gc.c (names,
+ * images, rmi, gc, verify): where it is and its lock.
  *
  * STORE/lock orders what changes the store as a whole: an import holds it
  * shared while it runs (imports of each other need no lock: import.c), and
