@@ -93,27 +93,30 @@ static int collect(struct cat *c, const char *hex, void *ud)
 	return 0;
 }
 
+struct layer_walk {
+	int (*fn)(struct cat *c, const char *name, const char *path, void *ud);
+	void *ud;
+};
+
+static int layer_entry(struct cat *c, const char *name, void *ud)
+{
+	struct layer_walk *w = ud;
+	const char *dot = strrchr(name, '.');
+	char path[PATH_MAX];
+
+	if (name[0] == '.' || !dot || (strcmp(dot, ".erofs") && strcmp(dot, ".squashfs")))
+		return 0;
+	snprintf(path, sizeof(path), "%s/layers/sha256/%s", c->path, name);
+	return w->fn(c, name, path, w->ud);
+}
+
 /* Call @fn for each layer image (NAME.erofs, NAME.squashfs) of layers/sha256 with its name and absolute path. */
 static int each_layer_image(struct cat *c, int (*fn)(struct cat *c, const char *name, const char *path, void *ud),
 			    void *ud, struct rootasm_error *e)
 {
-	struct dirent *de;
-	DIR *dir;
-	int r = cat_opendir(c, c->layers, "layers/sha256", &dir, e);
+	struct layer_walk w = { .fn = fn, .ud = ud };
 
-	if (r < 0 || !dir)
-		return r;
-	while (r >= 0 && (de = readdir(dir))) {
-		const char *dot = strrchr(de->d_name, '.');
-		char path[PATH_MAX];
-
-		if (de->d_name[0] == '.' || !dot || (strcmp(dot, ".erofs") && strcmp(dot, ".squashfs")))
-			continue;
-		snprintf(path, sizeof(path), "%s/layers/sha256/%s", c->path, de->d_name);
-		r = fn(c, de->d_name, path, ud);
-	}
-	closedir(dir);
-	return r;
+	return cat_each_entry(c, c->layers, "layers/sha256", layer_entry, &w, e);
 }
 
 struct gc {

@@ -472,43 +472,54 @@ int cat_load_json_at(int dir, const char *name, size_t max, json_t **ret)
 	return *ret ? 0 : -EBADMSG;
 }
 
-/* @fd (c->images or c->layers) for readdir() in *@ret: NULL when it is missing (nothing to read), or an error. */
-int cat_opendir(struct cat *c, int fd, const char *what, DIR **ret, struct rootasm_error *e)
+/*
+ * @fn for each entry of @fd (c->images or c->layers, @what in messages;
+ * nothing when it is missing), in directory order, until one fails.
+ */
+int cat_each_entry(struct cat *c, int fd, const char *what, int (*fn)(struct cat *c, const char *name, void *ud),
+		   void *ud, struct rootasm_error *e)
 {
 	_cleanup_close_ int d = -EBADF;
+	struct dirent *de;
+	DIR *dir;
+	int r = 0;
 
-	*ret = NULL;
 	if (fd < 0)
 		return 0;
 	d = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	*ret = d >= 0 ? fdopendir(d) : NULL;
-	if (!*ret)
+	dir = d >= 0 ? fdopendir(d) : NULL;
+	if (!dir)
 		return ra_err(e, errno, -EBADF, "read", c->path, "%s", what);
 	d = -EBADF;	/* the DIR's */
-	return 0;
+	while (r >= 0 && (de = readdir(dir)))
+		r = fn(c, de->d_name, ud);
+	closedir(dir);
+	return r;
+}
+
+struct image_walk {
+	int (*fn)(struct cat *c, const char *hex, void *ud);
+	void *ud;
+};
+
+static int image_entry(struct cat *c, const char *name, void *ud)
+{
+	struct image_walk *w = ud;
+	char hex[RA_DIGEST_HEX + 1];
+
+	if (strlen(name) != RA_DIGEST_HEX + 5 || strcmp(name + RA_DIGEST_HEX, ".json"))
+		return 0;
+	snprintf(hex, sizeof(hex), "%.*s", RA_DIGEST_HEX, name);
+	return hex_only(hex, RA_DIGEST_HEX) ? w->fn(c, hex, w->ud) : 0;
 }
 
 /* Call @fn for each image record's hex, in directory order. */
 int cat_each_image(struct cat *c, int (*fn)(struct cat *c, const char *hex, void *ud), void *ud,
 		   struct rootasm_error *e)
 {
-	struct dirent *de;
-	DIR *dir;
-	int r = cat_opendir(c, c->images, "images/sha256", &dir, e);
+	struct image_walk w = { .fn = fn, .ud = ud };
 
-	if (r < 0 || !dir)
-		return r;
-	while (r >= 0 && (de = readdir(dir))) {
-		char hex[RA_DIGEST_HEX + 1];
-
-		if (strlen(de->d_name) != RA_DIGEST_HEX + 5 || strcmp(de->d_name + RA_DIGEST_HEX, ".json"))
-			continue;
-		snprintf(hex, sizeof(hex), "%.*s", RA_DIGEST_HEX, de->d_name);
-		if (hex_only(hex, RA_DIGEST_HEX))
-			r = fn(c, hex, ud);
-	}
-	closedir(dir);
-	return r;
+	return cat_each_entry(c, c->images, "images/sha256", image_entry, &w, e);
 }
 
 /* The layer images (absolute paths) image @hex's layouts name, appended to @paths (a JSON array). */

@@ -41,8 +41,9 @@ void cat_close(struct cat *c);
 int cat_layout_of(struct cat *c, const char *hex, char *out, size_t size);
 /* @dir/@name (at most @max bytes) as a JSON object. */
 int cat_load_json_at(int dir, const char *name, size_t max, json_t **ret);
-/* @fd (c->images or c->layers, @what in messages) for readdir() in *@ret: NULL when missing, or an error. */
-int cat_opendir(struct cat *c, int fd, const char *what, DIR **ret, struct rootasm_error *e);
+/* @fn for each entry of @fd (c->images or c->layers, @what in messages; none when missing), until one fails. */
+int cat_each_entry(struct cat *c, int fd, const char *what, int (*fn)(struct cat *c, const char *name, void *ud),
+		   void *ud, struct rootasm_error *e);
 /* @fn for each image record, with its manifest hex. */
 int cat_each_image(struct cat *c, int (*fn)(struct cat *c, const char *hex, void *ud), void *ud,
 		   struct rootasm_error *e);
