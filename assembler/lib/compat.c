@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "rootasm.h"
+#include "store.h"
 #include "util.h"
 
 struct import_layer_v02 {
@@ -92,10 +93,7 @@ void ra_import_result_free_v02(struct import_result_v02 *res)
 {
 	if (!res)
 		return;
-	for (size_t i = 0; i < res->nlayers; i++)
-		free(res->layers[i].image);
-	free(res->layers);
-	free(res->layout);
-	free(res->store);
+	ra_import_result_release(res->layers, res->nlayers, sizeof(*res->layers),
+				 offsetof(struct import_layer_v02, image), res->layout, res->store);
 	memset(res, 0, sizeof(*res));
 }

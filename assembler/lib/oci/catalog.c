@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The managed store (rootasm.h, "The store"): names, the list of images,
- * rmi, gc and verify, over what store.c's imports write:
+ * rmi, gc and verify (catalog-gc.c), over what import.c writes:
  *
  *   STORE/names.json                 {"version": 1, "names": {"NAME:TAG": "sha256:MANIFEST", ...}}
  *   STORE/lock                       flock: shared by imports, exclusive for a change (store.h)
@@ -37,25 +37,13 @@
 #include "digest.h"
 #include "oci.h"
 #include "open.h"
+#include "catalog.h"
 #include "store.h"
 #include "util.h"
 
 #define NAMES_MAX	(16u << 20)
-#define RECORD_MAX	(4u << 20)
 
-static const struct open_how beneath_how = {
-	.flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC,
-	.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-};
-
-struct cat {
-	char path[PATH_MAX];		/* absolute */
-	int fd;				/* the store directory */
-	int images, layers;		/* images/sha256, layers/sha256 (-EBADF when missing) */
-	int lock;
-};
-
-static void cat_close(struct cat *c)
+void cat_close(struct cat *c)
 {
 	close_fdp(&c->fd);
 	close_fdp(&c->images);
@@ -89,7 +77,7 @@ int ra_store_lock(int store_fd, int how, const char *store, struct rootasm_error
  * trusts it: the store directory belongs to us or to root, and nobody else
  * may write it (the layouts it gives name layer images to mount).
  */
-static int cat_open(const char *opt, int lock, struct cat *c, struct rootasm_error *e)
+int cat_open(const char *opt, int lock, struct cat *c, struct rootasm_error *e)
 {
 	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
 	struct open_how sub = { .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
@@ -412,7 +400,7 @@ static int resolve(struct cat *c, const char *ref, json_t *names, char hex[RA_DI
 }
 
 /* The layout of image @hex: erofs first, then squashfs; its name in @out. */
-static int layout_of(struct cat *c, const char *hex, char *out, size_t size)
+int cat_layout_of(struct cat *c, const char *hex, char *out, size_t size)
 {
 	static const char *const fs[] = { "erofs", "squashfs" };
 	struct stat st;
@@ -446,7 +434,7 @@ int rootasm_store_lookup(const char *store, const char *ref, char **ret_layout, 
 		r = names_load(&c, &names, e);
 	if (r == 0)
 		r = resolve(&c, ref, names, hex, e);
-	if (r == 0 && layout_of(&c, hex, name, sizeof(name)) < 0)
+	if (r == 0 && cat_layout_of(&c, hex, name, sizeof(name)) < 0)
 		r = ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref, "sha256:%s has no layout in %s", hex,
 				c.path);
 	if (r == 0 && ret_layout && asprintf(ret_layout, "%s/images/sha256/%s", c.path, name) < 0) {
@@ -467,7 +455,7 @@ int rootasm_store_lookup(const char *store, const char *ref, char **ret_layout, 
 
 /* ------------------------------------------------------------------- list */
 
-static int load_json_at(int dir, const char *name, size_t max, json_t **ret)
+int cat_load_json_at(int dir, const char *name, size_t max, json_t **ret)
 {
 	_cleanup_close_ int fd = sys_openat2(dir, name, (struct open_how *)&beneath_how);
 	_cleanup_free_ char *buf = NULL;
@@ -484,37 +472,58 @@ static int load_json_at(int dir, const char *name, size_t max, json_t **ret)
 	return *ret ? 0 : -EBADMSG;
 }
 
-/* Call @fn for each image record's hex, in directory order. */
-static int each_image(struct cat *c, int (*fn)(struct cat *c, const char *hex, void *ud), void *ud,
-		      struct rootasm_error *e)
+/*
+ * @fn for each entry of @fd (c->images or c->layers, @what in messages;
+ * nothing when it is missing), in directory order, until one fails.
+ */
+int cat_each_entry(struct cat *c, int fd, const char *what, int (*fn)(struct cat *c, const char *name, void *ud),
+		   void *ud, struct rootasm_error *e)
 {
 	_cleanup_close_ int d = -EBADF;
 	struct dirent *de;
 	DIR *dir;
 	int r = 0;
 
-	if (c->images < 0)
+	if (fd < 0)
 		return 0;
-	d = openat(c->images, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	dir = d >= 0 ? fdopendir(d) : NULL;
 	if (!dir)
-		return ra_err(e, errno, -EBADF, "read", c->path, "images/sha256");
-	d = -EBADF;
-	while (r >= 0 && (de = readdir(dir))) {
-		char hex[RA_DIGEST_HEX + 1];
-
-		if (strlen(de->d_name) != RA_DIGEST_HEX + 5 || strcmp(de->d_name + RA_DIGEST_HEX, ".json"))
-			continue;
-		snprintf(hex, sizeof(hex), "%.*s", RA_DIGEST_HEX, de->d_name);
-		if (hex_only(hex, RA_DIGEST_HEX))
-			r = fn(c, hex, ud);
-	}
+		return ra_err(e, errno, -EBADF, "read", c->path, "%s", what);
+	d = -EBADF;	/* the DIR's */
+	while (r >= 0 && (de = readdir(dir)))
+		r = fn(c, de->d_name, ud);
 	closedir(dir);
 	return r;
 }
 
+struct image_walk {
+	int (*fn)(struct cat *c, const char *hex, void *ud);
+	void *ud;
+};
+
+static int image_entry(struct cat *c, const char *name, void *ud)
+{
+	struct image_walk *w = ud;
+	char hex[RA_DIGEST_HEX + 1];
+
+	if (strlen(name) != RA_DIGEST_HEX + 5 || strcmp(name + RA_DIGEST_HEX, ".json"))
+		return 0;
+	snprintf(hex, sizeof(hex), "%.*s", RA_DIGEST_HEX, name);
+	return hex_only(hex, RA_DIGEST_HEX) ? w->fn(c, hex, w->ud) : 0;
+}
+
+/* Call @fn for each image record's hex, in directory order. */
+int cat_each_image(struct cat *c, int (*fn)(struct cat *c, const char *hex, void *ud), void *ud,
+		   struct rootasm_error *e)
+{
+	struct image_walk w = { .fn = fn, .ud = ud };
+
+	return cat_each_entry(c, c->images, "images/sha256", image_entry, &w, e);
+}
+
 /* The layer images (absolute paths) image @hex's layouts name, appended to @paths (a JSON array). */
-static void layers_of(struct cat *c, const char *hex, json_t *paths)
+void cat_layers_of(struct cat *c, const char *hex, json_t *paths)
 {
 	static const char *const fs[] = { "erofs", "squashfs" };
 
@@ -524,7 +533,7 @@ static void layers_of(struct cat *c, const char *hex, json_t *paths)
 		size_t k;
 
 		snprintf(name, sizeof(name), "%s.%s.layout.json", hex, fs[i]);
-		if (load_json_at(c->images, name, RECORD_MAX, &lay) < 0)
+		if (cat_load_json_at(c->images, name, RECORD_MAX, &lay) < 0)
 			continue;
 		json_array_foreach(json_object_get(lay, "layers"), k, l)
 			if (json_is_string(json_object_get(l, "image")))
@@ -562,7 +571,7 @@ static int list_one(struct cat *c, const char *hex, void *ud)
 	im->size = sizeof(*im);
 	snprintf(im->manifest, sizeof(im->manifest), "sha256:%s", hex);
 	snprintf(name, sizeof(name), "%s.json", hex);
-	if (load_json_at(c->images, name, RECORD_MAX, &rec) == 0) {
+	if (cat_load_json_at(c->images, name, RECORD_MAX, &rec) == 0) {
 		snprintf(im->config, sizeof(im->config), "%s",
 			 json_string_value(json_object_get(rec, "config")) ?: "");
 		im->nlayers = json_array_size(json_object_get(rec, "layers"));
@@ -570,7 +579,7 @@ static int list_one(struct cat *c, const char *hex, void *ud)
 	if (fstatat(c->images, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		im->last_used = st.st_mtime;
 	json_decref(rec);
-	if (layout_of(c, hex, name, sizeof(name)) == 0) {
+	if (cat_layout_of(c, hex, name, sizeof(name)) == 0) {
 		if (asprintf(&im->layout, "%s/images/sha256/%s", c->path, name) < 0) {
 			im->layout = NULL;
 			json_decref(paths);
@@ -580,7 +589,7 @@ static int list_one(struct cat *c, const char *hex, void *ud)
 		if (fstatat(c->images, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_atime > im->last_used)
 			im->last_used = st.st_atime;
 	}
-	layers_of(c, hex, paths);
+	cat_layers_of(c, hex, paths);
 	json_array_foreach(paths, i, p)
 		if (stat(json_string_value(p), &st) == 0)
 			im->bytes += st.st_size;
@@ -628,7 +637,7 @@ int rootasm_store_images(const char *store, struct rootasm_store_image **ret, si
 	if (r == 0)
 		r = names_load(&c, &L.names, e);
 	if (r == 0)
-		r = each_image(&c, list_one, &L, e);
+		r = cat_each_image(&c, list_one, &L, e);
 	if (r == -ENOMEM || L.err)
 		r = ra_oom(e, "images");
 	json_decref(L.names);
@@ -697,299 +706,4 @@ out:
 	json_decref(names);
 	cat_close(&c);
 	return r;
-}
-
-/* --------------------------------------------------------------------- gc */
-
-/* The backing files of every loop device (/sys/block/loopN/loop/backing_file), as a JSON array. */
-static json_t *loop_backing_files(void)
-{
-	json_t *a = json_array();
-	glob_t g;
-
-	if (!a || glob("/sys/block/loop*/loop/backing_file", GLOB_NOSORT, NULL, &g) != 0)
-		return a;
-	for (size_t i = 0; i < g.gl_pathc; i++) {
-		char buf[PATH_MAX + 16] = "";
-		FILE *f = fopen(g.gl_pathv[i], "re");
-
-		if (!f)
-			continue;
-		if (fgets(buf, sizeof(buf), f)) {
-			buf[strcspn(buf, "\n")] = '\0';
-			json_array_append_new(a, json_string(buf));
-		}
-		fclose(f);
-	}
-	globfree(&g);
-	return a;
-}
-
-static bool in(json_t *a, const char *s)
-{
-	json_t *v;
-	size_t i;
-
-	json_array_foreach(a, i, v)
-		if (json_is_string(v) && !strcmp(json_string_value(v), s))
-			return true;
-	return false;
-}
-
-/*
- * What a killed command left in the store directory: a docker-archive
- * import's directory (.archive-*), a names.json not yet renamed
- * (.names.json.*). Under the exclusive lock: nothing is using them.
- */
-static void remove_leftovers(struct cat *c, bool dry)
-{
-	_cleanup_close_ int d = openat(c->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *dir = d >= 0 ? fdopendir(d) : NULL;
-	struct dirent *de;
-
-	if (!dir || dry) {
-		if (dir)
-			closedir(dir);
-		return;
-	}
-	d = -EBADF;	/* the DIR's */
-	while ((de = readdir(dir))) {
-		if (!strncmp(de->d_name, ".archive-", 9) && de->d_type == DT_DIR)
-			ra_docker_archive_remove(dirfd(dir), de->d_name);
-		else if (!strncmp(de->d_name, ".names.json.", 12) && de->d_type == DT_REG)
-			unlinkat(dirfd(dir), de->d_name, 0);
-	}
-	closedir(dir);
-}
-
-static int collect(struct cat *c, const char *hex, void *ud)
-{
-	layers_of(c, hex, ud);
-	return 0;
-}
-
-/* Call @fn for each layer image (NAME.erofs, NAME.squashfs) of layers/sha256 with its name and absolute path. */
-static int each_layer_image(struct cat *c, int (*fn)(struct cat *c, const char *name, const char *path, void *ud),
-			    void *ud, struct rootasm_error *e)
-{
-	_cleanup_close_ int d = -EBADF;
-	struct dirent *de;
-	DIR *dir;
-	int r = 0;
-
-	if (c->layers < 0)
-		return 0;
-	d = openat(c->layers, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	dir = d >= 0 ? fdopendir(d) : NULL;
-	if (!dir)
-		return ra_err(e, errno, -EBADF, "read", c->path, "layers/sha256");
-	d = -EBADF;	/* the DIR's */
-	while (r >= 0 && (de = readdir(dir))) {
-		const char *dot = strrchr(de->d_name, '.');
-		char path[PATH_MAX];
-
-		if (de->d_name[0] == '.' || !dot || (strcmp(dot, ".erofs") && strcmp(dot, ".squashfs")))
-			continue;
-		snprintf(path, sizeof(path), "%s/layers/sha256/%s", c->path, de->d_name);
-		r = fn(c, de->d_name, path, ud);
-	}
-	closedir(dir);
-	return r;
-}
-
-struct gc {
-	json_t *used, *loops;
-	bool dry;
-	struct rootasm_store_gc_result *res;
-	struct rootasm_error *e;
-};
-
-static int gc_one(struct cat *c, const char *name, const char *path, void *ud)
-{
-	struct gc *g = ud;
-	char rec[NAME_MAX + 8];
-	struct stat st;
-
-	if (in(g->used, path))
-		return 0;
-	/* a tree or rootasmd's cache has it on a loop device: it stays until they let go */
-	if (in(g->loops, path)) {
-		if (g->res)
-			g->res->in_use++;
-		return 0;
-	}
-	if (fstatat(c->layers, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
-		return 0;
-	if (!g->dry) {
-		if (unlinkat(c->layers, name, 0) < 0)
-			return ra_err(g->e, errno, -EBADF, "store gc", path, "unlink");
-		snprintf(rec, sizeof(rec), "%s.json", name);
-		(void)unlinkat(c->layers, rec, 0);
-	}
-	if (g->res) {
-		g->res->removed++;
-		g->res->bytes += st.st_size;
-	}
-	return 0;
-}
-
-int rootasm_store_gc(const char *store, unsigned int flags, struct rootasm_store_gc_result *res,
-		     struct rootasm_error *e)
-{
-	struct gc g = { .dry = flags & ROOTASM_STORE_GC_DRY_RUN, .res = res, .e = e };
-	struct cat c;
-	int r;
-
-	if (res) {
-		if (res->size < offsetof(struct rootasm_store_gc_result, reserved))
-			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "store gc", NULL,
-					   "struct rootasm_store_gc_result.size is %zu", res->size);
-		memset((char *)res + sizeof(res->size), 0, sizeof(*res) - sizeof(res->size));
-	}
-	if (flags & ~ROOTASM_STORE_GC_DRY_RUN)
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "store gc", NULL, "unknown flags 0x%x", flags);
-	r = cat_open(store, LOCK_EX, &c, e);
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0)
-		goto out;
-	remove_leftovers(&c, g.dry);
-	g.used = json_array();
-	g.loops = loop_backing_files();
-	if (!g.used || !g.loops) {
-		r = ra_oom(e, "store gc");
-		goto out;
-	}
-	/* referenced: named by an image's layout */
-	r = each_image(&c, collect, g.used, e);
-	if (r >= 0)
-		r = each_layer_image(&c, gc_one, &g, e);
-out:
-	json_decref(g.used);
-	json_decref(g.loops);
-	cat_close(&c);
-	return r < 0 ? r : 0;
-}
-
-/* ----------------------------------------------------------------- verify */
-
-struct verify {
-	rootasm_store_verify_fn fn;
-	void *ud;
-	int problems;
-};
-
-static void problem(struct verify *V, const char *path, const char *what)
-{
-	V->problems++;
-	if (V->fn)
-		V->fn(V->ud, path, what);
-}
-
-/*
- * What root mounts must be root's alone (assembly refuses an administrator's
- * image that is not): the store's directories and each layer image owned by
- * root, writable by nobody else.
- */
-static void check_owner(struct verify *V, const struct stat *st, const char *path)
-{
-	char why[160];
-
-	if (ra_roots_alone(st))
-		return;
-	snprintf(why, sizeof(why), "%s (mode %04o, owner uid %u): another user could change what root mounts",
-		 st->st_uid != 0 ? "not owned by root" : "writable by group or others",
-		 (unsigned int)(st->st_mode & 07777), (unsigned int)st->st_uid);
-	problem(V, path, why);
-}
-
-static void check_dirs(struct cat *c, struct verify *V)
-{
-	static const char *const dirs[] = { ".", "layers", "layers/sha256", "images", "images/sha256" };
-	char path[PATH_MAX + 32];
-	struct stat st;
-
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		if (fstatat(c->fd, dirs[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;	/* not made yet (an empty store) */
-		snprintf(path, sizeof(path), "%s%s%s", c->path, i ? "/" : "", i ? dirs[i] : "");
-		check_owner(V, &st, path);
-	}
-}
-
-/* Every layer image an image's layout names is there. */
-static int verify_image(struct cat *c, const char *hex, void *ud)
-{
-	struct verify *V = ud;
-	json_t *paths = json_array(), *p;
-	char name[RA_DIGEST_HEX + 64], path[PATH_MAX];
-	struct stat st;
-	size_t i;
-
-	if (!paths)
-		return -ENOMEM;
-	if (layout_of(c, hex, name, sizeof(name)) < 0) {
-		snprintf(path, sizeof(path), "%s/images/sha256/%s.json", c->path, hex);
-		problem(V, path, "the image has no layout");
-	}
-	layers_of(c, hex, paths);
-	json_array_foreach(paths, i, p)
-		if (stat(json_string_value(p), &st) < 0 || !S_ISREG(st.st_mode))
-			problem(V, json_string_value(p), "a layer image the image's layout names is missing");
-	json_decref(paths);
-	return 0;
-}
-
-/* A layer image: root's alone, and its sha256 the one its record took when it was made. */
-static int verify_layer(struct cat *c, const char *name, const char *path, void *ud)
-{
-	struct verify *V = ud;
-	char rec[NAME_MAX + 8], digest[RA_DIGEST_MAX], why[256];
-	_cleanup_close_ int fd = -EBADF;
-	const char *want;
-	struct stat st;
-	json_t *o = NULL;
-
-	fd = sys_openat2(c->layers, name, (struct open_how *)&beneath_how);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		problem(V, path, "cannot be read");
-		return 0;
-	}
-	check_owner(V, &st, path);
-	snprintf(rec, sizeof(rec), "%s.json", name);
-	if (load_json_at(c->layers, rec, RECORD_MAX, &o) < 0) {
-		problem(V, path, "its record is missing or unreadable");
-		return 0;
-	}
-	want = json_string_value(json_object_get(json_object_get(o, "image"), "digest"));
-	if (!want) {
-		if (V->fn)
-			V->fn(V->ud, path, "not checked: its record has no digest (made by an older rootasm)");
-	} else if (ra_sha256_fd(fd, digest, NULL) < 0) {
-		problem(V, path, "cannot be read");
-	} else if (strcmp(digest, want)) {
-		snprintf(why, sizeof(why), "its sha256 is %s, its record says %s", digest, want);
-		problem(V, path, why);
-	}
-	json_decref(o);
-	return 0;
-}
-
-int rootasm_store_verify(const char *store, rootasm_store_verify_fn fn, void *userdata, struct rootasm_error *e)
-{
-	struct verify V = { .fn = fn, .ud = userdata };
-	struct cat c;
-	int r;
-
-	r = cat_open(store, LOCK_SH, &c, e);
-	if (r == -ENOENT)
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "store verify", ra_store_path(store), "no store");
-	if (r == 0) {
-		check_dirs(&c, &V);
-		r = each_image(&c, verify_image, &V, e);
-	}
-	if (r >= 0)
-		r = each_layer_image(&c, verify_layer, &V, e);
-	cat_close(&c);
-	return r < 0 ? r : V.problems;
 }

@@ -16,7 +16,7 @@
  *                            mistake)
  *
  * The same keys that umoci unpack and `crun spec`-style bundles take from a
- * config (bundle.c makes config.json's process from this section).
+ * config (bundle-create.c makes config.json's process from this section).
  */
 #include <string.h>
 

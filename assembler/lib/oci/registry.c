@@ -35,27 +35,11 @@
 #include <dlfcn.h>
 #include <jansson.h>
 
-#define CURL_DISABLE_TYPECHECK
-#include <curl/curl.h>
-
 #include "open.h"
-#include "registry.h"
+#include "registry-http.h"
 #include "util.h"
 
-/*
- * libcurl, loaded when a docker:// reference is first opened: linked in,
- * it (with its TLS, HTTP/2, SSH, LDAP and IDN libraries) would cost every
- * rootasm process its start, as libarchive would (unpack.c).
- */
-#define RA_CURL_FUNCS(X) \
-	X(curl_global_init) X(curl_easy_init) X(curl_easy_setopt) X(curl_easy_perform) X(curl_easy_getinfo) \
-	X(curl_easy_cleanup) X(curl_easy_reset) X(curl_easy_strerror) X(curl_slist_append) X(curl_slist_free_all)
-
-static struct {
-#define X(f) __typeof__(&f) f;
-	RA_CURL_FUNCS(X)
-#undef X
-} cu;
+struct ra_curl ra_cu;
 
 static char cu_error[256];
 static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
@@ -68,11 +52,11 @@ static void cu_load(void)
 		snprintf(cu_error, sizeof(cu_error), "%s", dlerror());
 		return;
 	}
-#define X(f) if (!(*(void **)&cu.f = dlsym(h, #f))) { snprintf(cu_error, sizeof(cu_error), "%s", dlerror()); return; }
+#define X(f) if (!(*(void **)&ra_cu.p_##f = dlsym(h, #f))) { snprintf(cu_error, sizeof(cu_error), "%s", dlerror()); return; }
 	RA_CURL_FUNCS(X)
 #undef X
 	/* once, before any thread: curl_global_init() is not thread-safe */
-	if (cu.curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+	if (ra_cu.p_curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		snprintf(cu_error, sizeof(cu_error), "curl_global_init failed");
 }
 
@@ -84,68 +68,6 @@ static int cu_load_once(struct rootasm_error *e)
 			      "libcurl4 package)", cu_error);
 	return 0;
 }
-
-#define curl_easy_init cu.curl_easy_init
-#undef curl_easy_setopt
-#undef curl_easy_getinfo
-#define curl_easy_setopt cu.curl_easy_setopt
-#define curl_easy_perform cu.curl_easy_perform
-#define curl_easy_getinfo cu.curl_easy_getinfo
-#define curl_easy_cleanup cu.curl_easy_cleanup
-#define curl_easy_reset cu.curl_easy_reset
-#define curl_easy_strerror cu.curl_easy_strerror
-#define curl_slist_append cu.curl_slist_append
-#define curl_slist_free_all cu.curl_slist_free_all
-
-#define MT_ACCEPT	"Accept: application/vnd.oci.image.index.v1+json, " \
-			"application/vnd.oci.image.manifest.v1+json, " \
-			"application/vnd.docker.distribution.manifest.list.v2+json, " \
-			"application/vnd.docker.distribution.manifest.v2+json"
-#define ERRBODY_MAX	4096		/* what an error response's body is read for its message */
-#define TRIES		4		/* a layer's download: tries in a row that get no byte further */
-#define AHEAD_BUF	(16 << 20)	/* what a layer fetched ahead may hold before it is read */
-#define MAX_REDIRS	8
-#define LOW_SPEED_SECS	30		/* less than 1 byte/s for this long: the transfer is dropped */
-
-#define bad(e, op, path, ...) ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, path, __VA_ARGS__)
-
-struct ra_oci_remote {
-	char *ref;			/* as given, for messages */
-	char *name;			/* docker://HOST/REPO: img->dir */
-	char *host;			/* what the URLs name: HOST[:PORT], registry-1.docker.io for docker.io */
-	char *auth_host;		/* what the auth file names: HOST[:PORT] as given, docker.io */
-	char *repo;
-	char *reference;		/* the tag or the digest */
-	bool tls_verify, http;		/* http: plain HTTP (only with tls_verify false) */
-	char *basic;			/* "Authorization: Basic ..." from the auth file, or NULL */
-	pthread_mutex_t lock;		/* guards authz (the download thread renews it too) */
-	char *authz;			/* "Authorization: ..." for the registry, or NULL */
-	char *challenge;		/* the last WWW-Authenticate */
-	/* the layers being downloaded: the one being read, and those fetched ahead */
-	struct stream *streams;
-	/* the handle of the thread that opened the image: its connections are kept for the next request */
-	pthread_t owner;
-	CURL *easy;
-	rootasm_import_download_fn progress;
-	void *progress_ud;
-};
-
-/* One response: its status, the headers we need, its body somewhere. */
-struct xfer {
-	long status;
-	char *www_auth, *ctype, *digest;	/* WWW-Authenticate, Content-Type, Docker-Content-Digest */
-	/* the body of a 2xx: into buf (up to max) or onto sock */
-	char *buf;
-	size_t len, max;
-	bool too_big;
-	struct stream *st;
-	uint64_t from;			/* the Range asked for */
-	bool began;			/* the 2xx body has begun */
-	/* the body of anything else: its start, for the message */
-	char err[ERRBODY_MAX];
-	size_t errlen;
-	char curl_err[CURL_ERROR_SIZE];
-};
 
 struct stream {
 	struct stream *next;		/* rem->streams */
@@ -178,14 +100,14 @@ static void xfer_reset(struct xfer *x)
 	x->err[0] = '\0';
 }
 
-static void xfer_free(struct xfer *x)
+void rg_xfer_free(struct xfer *x)
 {
 	xfer_reset(x);
 	free(x->buf);
 	x->buf = NULL;
 }
 
-static bool ok_status(long s)
+bool rg_ok_status(long s)
 {
 	return s >= 200 && s < 300;
 }
@@ -292,7 +214,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
 	struct xfer *x = ud;
 	size_t len = size * n;
 
-	if (!ok_status(x->status)) {
+	if (!rg_ok_status(x->status)) {
 		size_t k = len < sizeof(x->err) - 1 - x->errlen ? len : sizeof(x->err) - 1 - x->errlen;
 
 		memcpy(x->err + x->errlen, p, k);
@@ -335,7 +257,7 @@ static int url_of(struct ra_oci_remote *rem, const char *path, char **ret)
  * GET @url into @x with @hdrs (and Range from @from when > 0): the CURLcode.
  * Only http and https, redirects followed (at most MAX_REDIRS).
  */
-static CURLcode get(struct ra_oci_remote *rem, const char *url, struct curl_slist *hdrs, uint64_t from, struct xfer *x)
+CURLcode rg_get(struct ra_oci_remote *rem, const char *url, struct curl_slist *hdrs, uint64_t from, struct xfer *x)
 {
 	/* a handle per thread, kept (with its connections); another thread's request gets one of its own */
 	CURL **slot = x->st ? &x->st->easy : pthread_equal(pthread_self(), rem->owner) ? &rem->easy : NULL;
@@ -399,8 +321,8 @@ static void err_words(const struct xfer *x, char *buf, size_t size)
 }
 
 /* An error for a transfer that failed (@cr) or a status that is not 2xx. */
-static int xfer_err(struct ra_oci_remote *rem, const char *op, const char *what, CURLcode cr, const struct xfer *x,
-		    struct rootasm_error *e)
+int rg_xfer_err(struct ra_oci_remote *rem, const char *op, const char *what, CURLcode cr, const struct xfer *x,
+		struct rootasm_error *e)
 {
 	char words[512];
 
@@ -428,203 +350,6 @@ static int xfer_err(struct ra_oci_remote *rem, const char *op, const char *what,
 	return bad(e, op, rem->ref, "%s: HTTP %ld%s", what, x->status, words);
 }
 
-/* ---------------------------------------------------------- authentication */
-
-/*
- * The credentials skopeo and podman use (containers-auth.json(5)):
- * $REGISTRY_AUTH_FILE, else ${XDG_RUNTIME_DIR}/containers/auth.json, else
- * ~/.docker/config.json; the first file that exists is read, and its entry
- * for the registry ("auths": {"HOST": {"auth": base64("user:password")}},
- * also as "https://HOST" or Docker Hub's "https://index.docker.io/v1/").
- * The base64 text is what HTTP Basic sends, so it is used as it is.
- */
-static int load_auth(struct ra_oci_remote *rem, struct rootasm_error *e)
-{
-	const char *env = getenv("REGISTRY_AUTH_FILE"), *xdg = getenv("XDG_RUNTIME_DIR"), *home = getenv("HOME");
-	char paths[3][4096];
-	size_t n = 0;
-
-	if (env && *env)
-		snprintf(paths[n++], sizeof(paths[0]), "%s", env);
-	if (xdg && *xdg)
-		snprintf(paths[n++], sizeof(paths[0]), "%s/containers/auth.json", xdg);
-	if (home && *home)
-		snprintf(paths[n++], sizeof(paths[0]), "%s/.docker/config.json", home);
-	for (size_t i = 0; i < n; i++) {
-		_cleanup_close_ int fd = open(paths[i], O_RDONLY | O_NOCTTY | O_CLOEXEC);
-		_cleanup_free_ char *buf = NULL;
-		char keys[3][512];
-		json_error_t je;
-		json_t *j, *auths;
-		size_t len;
-		int r;
-
-		if (fd < 0 && errno == ENOENT)
-			continue;
-		if (fd < 0)
-			return ra_err(e, errno, -EBADF, "read auth file", paths[i], NULL);
-		r = ra_read_all(fd, 1u << 20, NULL, NULL, &buf, &len);
-		if (r < 0)
-			return ra_err(e, r == -EFBIG ? EFBIG : -r, -EBADF, "read auth file", paths[i], NULL);
-		j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
-		if (!j)
-			return bad(e, "read auth file", paths[i], "line %d column %d: %s", je.line, je.column, je.text);
-		auths = json_object_get(j, "auths");
-		snprintf(keys[0], sizeof(keys[0]), "%s", rem->auth_host);
-		snprintf(keys[1], sizeof(keys[1]), "https://%s", rem->auth_host);
-		snprintf(keys[2], sizeof(keys[2]), "%s", strcmp(rem->auth_host, "docker.io") ? "" :
-			 "https://index.docker.io/v1/");
-		for (size_t k = 0; json_is_object(auths) && k < 3 && !rem->basic; k++) {
-			const char *a = NULL;
-
-			if (!keys[k][0] || json_unpack(json_object_get(auths, keys[k]), "{s:s}", "auth", &a) || !*a)
-				continue;
-			if (strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") != strlen(a)) {
-				json_decref(j);
-				return bad(e, "read auth file", paths[i], "auths.\"%s\".auth is not base64", keys[k]);
-			}
-			if (asprintf(&rem->basic, "Authorization: Basic %s", a) < 0) {
-				rem->basic = NULL;
-				json_decref(j);
-				return ra_oom(e, "read auth file");
-			}
-		}
-		json_decref(j);
-		return 0;	/* the first file that exists is the one (as containers-auth.json(5) says) */
-	}
-	return 0;
-}
-
-/* The value of @key in a challenge's parameters (key="value", ...): malloc'd, or NULL. */
-static char *param(const char *ch, const char *key)
-{
-	size_t k = strlen(key);
-
-	for (const char *p = ch; (p = strcasestr(p, key)); p += k) {
-		const char *v, *end;
-
-		if ((p != ch && p[-1] != ' ' && p[-1] != ',') || p[k] != '=')
-			continue;
-		v = p + k + 1;
-		if (*v == '"') {
-			end = strchr(++v, '"');
-			if (!end)
-				return NULL;
-		} else {
-			end = v + strcspn(v, ", ");
-		}
-		return strndup(v, end - v);
-	}
-	return NULL;
-}
-
-/* @s percent-encoded for a query string, appended to @out (of @size). */
-static void url_escape(char *out, size_t size, const char *s)
-{
-	size_t o = strlen(out);
-
-	for (; *s && o + 4 < size; s++) {
-		unsigned char c = *s;
-
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("-._~", c))
-			out[o++] = c;
-		else
-			o += snprintf(out + o, size - o, "%%%02X", c);
-	}
-	out[o] = '\0';
-}
-
-/*
- * Answer the challenge @ch (WWW-Authenticate of a 401): Basic with the auth
- * file's credentials, or Bearer: a token from the realm for pulling REPO
- * (with the credentials, when there are any). Sets rem->authz.
- */
-static int authenticate(struct ra_oci_remote *rem, const char *ch, struct rootasm_error *e)
-{
-	_cleanup_free_ char *realm = NULL, *service = NULL, *scope = NULL, *authz = NULL;
-	struct curl_slist *hdrs = NULL;
-	struct xfer x = { .max = RA_REGISTRY_TOKEN_MAX };
-	char url[4096];
-	const char *tok = NULL;
-	json_t *j;
-	CURLcode cr;
-	int r;
-
-	if (!ch)
-		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EACCES, "authenticate", rem->ref,
-				   "the registry answers 401 without a WWW-Authenticate challenge");
-	if (!strncasecmp(ch, "Basic", 5)) {
-		if (!rem->basic)
-			return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EACCES, "authenticate", rem->ref,
-					   "the registry asks for a password; none for %s in the auth file", rem->auth_host);
-		authz = strdup(rem->basic);
-		if (!authz)
-			return ra_oom(e, "authenticate");
-		goto set;
-	}
-	if (strncasecmp(ch, "Bearer", 6))
-		return ra_err_kind(e, ROOTASM_ERROR_UNSUPPORTED, EOPNOTSUPP, "authenticate", rem->ref,
-				   "the registry asks for '%.40s' authentication; rootasm knows Basic and Bearer", ch);
-	realm = param(ch, "realm");
-	service = param(ch, "service");
-	scope = param(ch, "scope");
-	if (!realm || (strncmp(realm, "https://", 8) && strncmp(realm, "http://", 7)))
-		return bad(e, "authenticate", rem->ref, "the Bearer challenge has no http(s) realm");
-	/* credentials go to a token endpoint over TLS only, unless --tls-verify=false said otherwise */
-	if (rem->basic && rem->tls_verify && strncmp(realm, "https://", 8))
-		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EACCES, "authenticate", rem->ref,
-				   "the token realm %s is not https; credentials are not sent in the clear", realm);
-	snprintf(url, sizeof(url), "%s%s", realm, strchr(realm, '?') ? "&" : "?");
-	if (service) {
-		strncat(url, "service=", sizeof(url) - strlen(url) - 1);
-		url_escape(url, sizeof(url), service);
-		strncat(url, "&", sizeof(url) - strlen(url) - 1);
-	}
-	strncat(url, "scope=", sizeof(url) - strlen(url) - 1);
-	if (scope) {
-		url_escape(url, sizeof(url), scope);
-	} else {
-		char s[1024];
-
-		snprintf(s, sizeof(s), "repository:%s:pull", rem->repo);
-		url_escape(url, sizeof(url), s);
-	}
-	if (rem->basic)
-		hdrs = curl_slist_append(hdrs, rem->basic);
-	cr = get(rem, url, hdrs, 0, &x);
-	curl_slist_free_all(hdrs);
-	if (cr != CURLE_OK || !ok_status(x.status)) {
-		r = xfer_err(rem, "authenticate", realm, cr, &x, e);
-		xfer_free(&x);
-		return r;
-	}
-	j = json_loadb(x.buf ? x.buf : "", x.len, 0, NULL);
-	xfer_free(&x);
-	if (j && (json_unpack(j, "{s:s}", "token", &tok) || !*tok))
-		(void)json_unpack(j, "{s:s}", "access_token", &tok);
-	if (!tok || !*tok || strpbrk(tok, "\r\n")) {
-		json_decref(j);
-		return bad(e, "authenticate", rem->ref, "the token endpoint %s answers no token", realm);
-	}
-	r = asprintf(&authz, "Authorization: Bearer %s", tok);
-	json_decref(j);
-	if (r < 0) {
-		authz = NULL;
-		return ra_oom(e, "authenticate");
-	}
-set:
-	pthread_mutex_lock(&rem->lock);
-	free(rem->authz);
-	rem->authz = TAKE_PTR(authz);
-	pthread_mutex_unlock(&rem->lock);
-	return 0;
-}
-
-/*
- * GET @path of the registry with the current authorization (and @accept);
- * a 401 is answered once (authenticate()) and the request made again.
- * Returns 0 with x->status 2xx, or an error in @e.
- */
 static int request(struct ra_oci_remote *rem, const char *path, const char *accept, uint64_t from, const char *op,
 		   const char *what, struct xfer *x, struct rootasm_error *e)
 {
@@ -643,19 +368,19 @@ static int request(struct ra_oci_remote *rem, const char *path, const char *acce
 		pthread_mutex_unlock(&rem->lock);
 		if (accept)
 			hdrs = curl_slist_append(hdrs, accept);
-		cr = get(rem, url, hdrs, from, x);
+		cr = rg_get(rem, url, hdrs, from, x);
 		curl_slist_free_all(hdrs);
 		/* a 401 (an expired token, say) is answered once; its body was never sent on */
 		if (cr == CURLE_OK && x->status == 401 && tries == 0) {
 			_cleanup_free_ char *ch = TAKE_PTR(x->www_auth);
 
-			r = authenticate(rem, ch, e);
+			r = rg_authenticate(rem, ch, e);
 			if (r < 0)
 				return r;
 			continue;
 		}
-		if (cr != CURLE_OK || !ok_status(x->status))
-			return xfer_err(rem, op, what, cr, x, e);
+		if (cr != CURLE_OK || !rg_ok_status(x->status))
+			return rg_xfer_err(rem, op, what, cr, x, e);
 		return 0;
 	}
 }
@@ -784,20 +509,20 @@ static int ping(struct ra_oci_remote *rem, struct rootasm_error *e)
 		free(url);
 		if (url_of(rem, "/v2/", &url) < 0)
 			return ra_oom(e, "import");
-		cr = get(rem, url, NULL, 0, &x);
+		cr = rg_get(rem, url, NULL, 0, &x);
 		if (cr == CURLE_OK || rem->tls_verify || rem->http ||
 		    (cr != CURLE_SSL_CONNECT_ERROR && cr != CURLE_COULDNT_CONNECT && cr != CURLE_RECV_ERROR &&
 		     cr != CURLE_GOT_NOTHING && cr != CURLE_PEER_FAILED_VERIFICATION))
 			break;
 		rem->http = true;
-		xfer_free(&x);
+		rg_xfer_free(&x);
 		x = (struct xfer){ .max = ERRBODY_MAX };
 	}
 	if (cr == CURLE_OK && x.status == 401)
-		r = authenticate(rem, x.www_auth, e);
-	else if (cr != CURLE_OK || !ok_status(x.status))
-		r = xfer_err(rem, "ping registry", "GET /v2/", cr, &x, e);
-	xfer_free(&x);
+		r = rg_authenticate(rem, x.www_auth, e);
+	else if (cr != CURLE_OK || !rg_ok_status(x.status))
+		r = rg_xfer_err(rem, "ping registry", "GET /v2/", cr, &x, e);
+	rg_xfer_free(&x);
 	return r;
 }
 
@@ -838,7 +563,7 @@ int ra_registry_open(const char *ref, bool tls_verify, struct ra_oci_image **ret
 	r = parse_ref(rem, ref, e);
 	if (r < 0)
 		goto fail;
-	r = load_auth(rem, e);
+	r = rg_load_auth(rem, e);
 	if (r < 0)
 		goto fail;
 	r = ping(rem, e);
@@ -871,10 +596,10 @@ int ra_registry_open(const char *ref, bool tls_verify, struct ra_oci_image **ret
 		}
 	}
 	r = ra_oci_open_remote(rem, rem->name, x.buf ? x.buf : "", x.len, mt, got, ret, e);
-	xfer_free(&x);
+	rg_xfer_free(&x);
 	return r;		/* the image owns rem now, even on failure */
 fail:
-	xfer_free(&x);
+	rg_xfer_free(&x);
 	ra_registry_free(rem);
 	return r;
 }
@@ -913,7 +638,7 @@ int ra_registry_get(struct ra_oci_remote *rem, const struct ra_oci_desc *d, size
 	*len = x.len;
 	r = *ret ? 0 : ra_oom(e, "pull blob");
 out:
-	xfer_free(&x);
+	rg_xfer_free(&x);
 	return r;
 }
 
@@ -934,7 +659,7 @@ static void *stream_main(void *arg)
 		int r;
 
 		r = request(rem, path, NULL, from, "pull blob", s->d.digest, &x, &s->e);
-		xfer_free(&x);
+		rg_xfer_free(&x);
 		if (s->r < 0)
 			break;		/* more bytes than the descriptor's: stream_write() said so */
 		if (s->reader_gone || __atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {

@@ -1,14 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The content-addressed store and rootasm_import() (rootasm.h):
- *
- *   STORE/layers/sha256/DIFFHEX.erofs|.squashfs   a layer image, keyed by the diff-id
- *   STORE/layers/sha256/DIFFHEX.FS.json           what it was made from (blob digest, sizes)
- *   STORE/images/sha256/MANIFESTHEX.json          an imported image: manifest, config, layers
- *   STORE/images/sha256/MANIFESTHEX.FS.layout.json   its layout (layers bottom first, tmpfs upper)
- *   STORE/tmp/                                    an empty directory (see below)
- *
- * Converting one layer:
+ * rootasm_import() (rootasm.h): an image into the store (store.c), one layer
+ * at a time, then its image record and its layout:
  *
  *   blob fd (oci.c) ─▶ ra_unpack_layer() ─▶ a detached tmpfs (the staging tree: no path reaches it,
  *        │                                   and it dissolves with its fd, SIGKILL included)
@@ -31,7 +24,6 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 
 #include <jansson.h>
 
@@ -39,294 +31,13 @@
 #include "context.h"
 #include "json.h"
 #include "layout.h"
+#include "layout-write.h"
 #include "oci.h"
-#include "oci/registry.h"
+#include "registry.h"
 #include "store.h"
 #include "sysmnt.h"
 #include "unpack.h"
 #include "util.h"
-
-/* A file this import linked into the store (see "Taking back" below). */
-struct pub {
-	int dir;		/* s->layers or s->images (not owned) */
-	char name[RA_DIGEST_HEX + 64];
-	int fd;			/* the file itself (owned) */
-	int with;		/* removed only if entry @with was (-1: on its own; -2: never) */
-	bool removed;
-};
-
-struct store {
-	char *path;		/* absolute */
-	int fd, layers, images;
-	struct pub *pubs;	/* what this import published, in order */
-	size_t npubs;
-};
-
-static const struct open_how dir_beneath = {
-	.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-	.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-};
-
-/* mkdir -p of an absolute or relative @path (0755); the last component must not be a symlink. */
-static int open_store_dir(const char *path, struct rootasm_error *e)
-{
-	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
-	_cleanup_free_ char *p = strdup(path);
-	int fd;
-
-	if (!p)
-		return ra_oom(e, "open store");
-	fd = sys_openat2(AT_FDCWD, p, &how);
-	if (fd < 0 && errno == ENOENT) {
-		for (char *s = p + 1; *s; s++) {
-			if (*s != '/')
-				continue;
-			*s = '\0';
-			if (mkdir(p, 0755) < 0 && errno != EEXIST)
-				return ra_err(e, errno, -EBADF, "create store", p, NULL);
-			*s = '/';
-		}
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return ra_err(e, errno, -EBADF, "create store", p, NULL);
-		fd = sys_openat2(AT_FDCWD, p, &how);
-	}
-	if (fd < 0)
-		return ra_err_kind(e, errno == ENOTDIR || errno == ELOOP ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME,
-				   errno, "open store", path, errno == ENOTDIR ?
-				   "is not a directory (or is a symbolic link: name its target)" : NULL);
-	return fd;
-}
-
-static int sub(struct store *s, int dir, const char *name, struct rootasm_error *e)
-{
-	struct open_how how = dir_beneath;
-	int fd;
-
-	if (mkdirat(dir, name, 0755) < 0 && errno != EEXIST)
-		return ra_err(e, errno, -EBADF, "create store directory", name, NULL);
-	fd = sys_openat2(dir, name, &how);
-	if (fd < 0)
-		return ra_err(e, errno, -EBADF, "open store directory", name, "in %s", s->path);
-	return fd;
-}
-
-static void store_close(struct store *s)
-{
-	for (size_t i = 0; i < s->npubs; i++)
-		close_fdp(&s->pubs[i].fd);
-	free(s->pubs);
-	s->pubs = NULL;
-	s->npubs = 0;
-	close_fdp(&s->fd);
-	close_fdp(&s->layers);
-	close_fdp(&s->images);
-	free(s->path);
-}
-
-static int store_open(const char *path, struct store *s, struct rootasm_error *e)
-{
-	_cleanup_close_ int l = -EBADF, i = -EBADF, t = -EBADF;
-	char p[64], abs[PATH_MAX];
-	struct stat st;
-	ssize_t n;
-
-	*s = (struct store){ .fd = -EBADF, .layers = -EBADF, .images = -EBADF };
-	s->fd = open_store_dir(path, e);
-	if (s->fd < 0)
-		return s->fd;
-	/* whoever can write the store can swap the layer images every layout names */
-	if (fstat(s->fd, &st) < 0)
-		return ra_err(e, errno, -EBADF, "open store", path, NULL);
-	if (st.st_uid != geteuid() || (st.st_mode & 022))
-		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "open store", path,
-				   "owned by uid %u with mode %04o: a store must belong to its user and be writable by "
-				   "nobody else", (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
-	snprintf(p, sizeof(p), "/proc/self/fd/%d", s->fd);
-	n = readlink(p, abs, sizeof(abs) - 1);
-	if (n <= 0 || abs[0] != '/')
-		return ra_err(e, n < 0 ? errno : EINVAL, -EBADF, "open store", path, "its absolute path");
-	abs[n] = '\0';
-	s->path = strdup(abs);
-	if (!s->path)
-		return ra_oom(e, "open store");
-	l = sub(s, s->fd, "layers", e);
-	if (l < 0)
-		return l;
-	s->layers = sub(s, l, "sha256", e);
-	if (s->layers < 0)
-		return s->layers;
-	i = sub(s, s->fd, "images", e);
-	if (i < 0)
-		return i;
-	s->images = sub(s, i, "sha256", e);
-	if (s->images < 0)
-		return s->images;
-	t = sub(s, s->fd, "tmp", e);
-	return t < 0 ? t : 0;
-}
-
-/*
- * Taking back what a failed import published. A file this import links
- * into the store carries the xattr PROVISIONAL (set on the O_TMPFILE, before
- * the link): only its publisher uses it so far. Any import that uses a file
- * it did not publish itself (a layer image found in the store, a name whose
- * linkat() met EEXIST) first claims it: under flock(LOCK_EX), it checks that
- * the file is still linked and removes the xattr. A publisher whose import
- * fails removes, under the same lock, each file it published that still
- * carries the xattr (nobody claimed it) and is still the one at its name;
- * a claimed file stays: another import's layout may name it. The lock makes
- * "claim" and "take back" exclusive: a claimer that comes second finds the
- * file unlinked (st_nlink 0) and publishes its own. A successful import
- * removes the xattr from its files (they are the store's from then on); one
- * killed leaves it, and the next import to use the file claims it. On a
- * filesystem without user xattrs nothing is marked, and nothing taken back.
- */
-#define PROVISIONAL	"user.rootasm.provisional"
-
-/* Claim the file @fd: 1 claimed, 0 no longer linked. */
-static int claim_fd(int fd)
-{
-	struct stat st;
-	int r = 1;
-
-	if (flock(fd, LOCK_EX) < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0)
-		r = -errno;
-	else if (st.st_nlink == 0)
-		r = 0;
-	else if (fremovexattr(fd, PROVISIONAL) < 0 && errno != ENODATA && errno != EOPNOTSUPP)
-		r = -errno;
-	flock(fd, LOCK_UN);
-	return r;
-}
-
-/* Open and claim @dir/@name: its fd, or -ENOENT when it is not (or no longer) there. */
-static int claim(int dir, const char *name)
-{
-	_cleanup_close_ int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	int r;
-
-	if (fd < 0)
-		return -errno;
-	r = claim_fd(fd);
-	if (r < 0)
-		return r;
-	return r == 0 ? -ENOENT : take_fd(fd);
-}
-
-/* After a failure: remove what this import published and nobody claimed (see above). */
-static void take_back(struct store *s)
-{
-	for (size_t i = 0; i < s->npubs; i++) {
-		struct pub *p = &s->pubs[i];
-		struct stat a, b;
-		char v;
-
-		if (p->with == -2 || (p->with >= 0 && !s->pubs[p->with].removed))
-			continue;
-		if (flock(p->fd, LOCK_EX) < 0)
-			continue;
-		if (fgetxattr(p->fd, PROVISIONAL, &v, 1) >= 0 && fstat(p->fd, &a) == 0 &&
-		    fstatat(p->dir, p->name, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev &&
-		    a.st_ino == b.st_ino && unlinkat(p->dir, p->name, 0) == 0)
-			p->removed = true;
-		flock(p->fd, LOCK_UN);
-	}
-}
-
-/* After success: the files this import published are the store's. */
-static void settle(struct store *s)
-{
-	/* one left marked (an error) is claimed by the next import that uses it */
-	for (size_t i = 0; i < s->npubs; i++)
-		(void)fremovexattr(s->pubs[i].fd, PROVISIONAL);
-}
-
-/*
- * Write @fd (an O_TMPFILE) as @dir/@name, complete or not at all: fsync,
- * linkat. Published with the mark of this import and recorded for
- * take_back(), removed with entry @with (-1: on its own, -2: never).
- * 1: written, 0: the name existed (published by another import: claimed).
- */
-static int publish_fd(struct store *s, int fd, int dir, const char *name, int with, const char *what,
-		      struct rootasm_error *e)
-{
-	struct pub *p;
-	int tries = 0;
-
-	if (with != -2)
-		(void)fsetxattr(fd, PROVISIONAL, "1", 1, 0);	/* none (EOPNOTSUPP): never taken back */
-	if (fsync(fd) < 0)
-		return ra_err(e, errno, -EBADF, "fsync", what, NULL);
-	p = realloc(s->pubs, (s->npubs + 1) * sizeof(*s->pubs));
-	if (!p)
-		return ra_oom(e, "publish");
-	s->pubs = p;
-	p = &s->pubs[s->npubs];
-	*p = (struct pub){ .dir = dir, .with = with, .fd = -EBADF };
-	snprintf(p->name, sizeof(p->name), "%s", name);
-	while (linkat(fd, "", dir, name, AT_EMPTY_PATH) < 0) {
-		int r;
-
-		if (errno != EEXIST)
-			return ra_err(e, errno, -EBADF, "publish", what, NULL);
-		/* published by a concurrent import: the same content by its name; ours unless it takes it back */
-		r = claim(dir, name);
-		if (r >= 0) {
-			close(r);
-			return 0;
-		}
-		if (r != -ENOENT || ++tries > 16)
-			return ra_err(e, -r, -EBADF, "publish", what, "claim the file another import published");
-	}
-	p->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	if (p->fd < 0) {
-		/* linked but not recorded: it stays, as the store's */
-		(void)fremovexattr(fd, PROVISIONAL);
-		return ra_err(e, errno, -EBADF, "publish", what, "dup");
-	}
-	s->npubs++;
-	return 1;
-}
-
-static int publish_buf(struct store *s, const char *buf, size_t len, int dir, const char *name, int with,
-		       const char *what, struct rootasm_error *e)
-{
-	_cleanup_close_ int fd = openat(dir, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
-
-	if (fd < 0)
-		return ra_err(e, errno, -EBADF, "create", what, "O_TMPFILE in the store");
-	for (size_t done = 0; done < len;) {
-		ssize_t n = write(fd, buf + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return ra_err(e, errno, -EBADF, "write", what, NULL);
-		done += n;
-	}
-	return publish_fd(s, fd, dir, name, with, what, e);
-}
-
-static int publish_json(struct store *s, json_t *o, bool oom, int dir, const char *name, int with, const char *what,
-			struct rootasm_error *e)
-{
-	_cleanup_free_ char *buf = NULL;
-	int r;
-
-	if (oom || !o) {
-		json_decref(o);
-		return ra_oom(e, what);
-	}
-	buf = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	json_decref(o);
-	if (!buf)
-		return ra_oom(e, what);
-	r = strlen(buf);
-	buf[r] = '\n';		/* replaces the NUL: written by length */
-	return publish_buf(s, buf, r + 1, dir, name, with, what, e);
-}
 
 static const char *fs_ext(enum rootasm_layer_fs fs)
 {
@@ -375,6 +86,17 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* A layout of the first @n layers of @res (version and layers, the rest to be set): the image's, or those below a layer. */
+static json_t *layers_doc(struct ra_jb *jb, const struct rootasm_import_result *res, size_t n, enum rootasm_layer_fs fs)
+{
+	json_t *lo = ra_layout_json_doc(jb), *ll = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		ra_japp(jb, ll, ra_layout_json_image(res->layers[i].image, fs_ext(fs)));
+	ra_jset(jb, lo, "layers", ll);
+	return lo;
+}
+
 /* One layer: blob -> verified staging tree -> image file -> published under its diff-id. */
 /*
  * The layers below layer @i of this import, merged: the read-only tree of
@@ -395,19 +117,14 @@ static int below_open(void *userdata, struct rootasm_error *e)
 	struct rootasm_layout *l = NULL;
 	struct ra_jb jb = { 0 };
 	_cleanup_free_ char *buf = NULL;
-	json_t *lo, *ll;
+	json_t *lo;
 	int r;
 
 	if (b->i == 0)
 		return -ENOENT;
 	if (b->fd >= 0)
 		return b->fd;
-	lo = json_object();
-	ll = json_array();
-	ra_jset(&jb, lo, "version", json_integer(1));
-	for (size_t j = 0; j < b->i; j++)
-		ra_japp(&jb, ll, json_pack("{s:s, s:s}", "image", b->res->layers[j].image, "type", fs_ext(b->fs)));
-	ra_jset(&jb, lo, "layers", ll);
+	lo = layers_doc(&jb, b->res, b->i, b->fs);
 	buf = jb.oom || !lo ? NULL : json_dumps(lo, JSON_COMPACT);
 	json_decref(lo);
 	if (!buf)
@@ -429,7 +146,7 @@ static int below_open(void *userdata, struct rootasm_error *e)
  * (@lower): implied directories, hard links to a file below. *@chained
  * says which.
  */
-static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct store *s, enum rootasm_layer_fs fs,
+static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct ra_store *s, enum rootasm_layer_fs fs,
 		   const char *diff_name, const char *chain_name, const char *chain_id,
 		   const struct ra_unpack_lower *lower, bool *chained, struct rootasm_import_layer *out,
 		   struct rootasm_error *e)
@@ -539,7 +256,7 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct sto
 	r = ra_sha256_fd(img_fd, img_digest, &img_bytes);
 	if (r < 0)
 		return ra_err(e, -r, -EBADF, "sha256", name, "of the layer image");
-	r = publish_fd(s, img_fd, s->layers, name, -1, name, e);
+	r = ra_store_publish_fd(s, img_fd, s->layers, name, -1, name, e);
 	if (r < 0)
 		return r;
 	/* the record goes with the image: taken back with it, kept when it is another import's */
@@ -560,7 +277,7 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct sto
 					  "size", (json_int_t)ly->d.size));
 	ra_jset(&jb, o, "image", json_pack("{s:s, s:I}", "digest", img_digest, "size", (json_int_t)img_bytes));
 	snprintf(rec, sizeof(rec), "%s.json", name);
-	r = publish_json(s, o, jb.oom, s->layers, rec, with, rec, e);
+	r = ra_store_publish_json(s, o, jb.oom, s->layers, rec, with, rec, e);
 	return r < 0 ? r : 0;
 }
 
@@ -592,12 +309,12 @@ static int opts_check(const struct rootasm_import_opts *o, const char *ref, stru
 	return 0;
 }
 
-static int write_image(struct ra_oci_image *img, struct store *s, enum rootasm_layer_fs fs, json_t *exec,
+static int write_image(struct ra_oci_image *img, struct ra_store *s, enum rootasm_layer_fs fs, json_t *exec,
 		       json_t *env_dropped, struct rootasm_import_result *res, struct rootasm_error *e)
 {
 	char name[RA_DIGEST_HEX + 32];
 	struct ra_jb jb = { 0 };
-	json_t *o, *a, *ll, *lo;
+	json_t *o, *a, *lo;
 	int r, wrote = 0;
 
 	/* the image record */
@@ -613,22 +330,17 @@ static int write_image(struct ra_oci_image *img, struct store *s, enum rootasm_l
 	if (env_dropped)
 		ra_jset(&jb, o, "env_dropped", json_incref(env_dropped));
 	snprintf(name, sizeof(name), "%s.json", img->manifest.hex);
-	r = publish_json(s, o, jb.oom, s->images, name, -1, name, e);
+	r = ra_store_publish_json(s, o, jb.oom, s->images, name, -1, name, e);
 	if (r < 0)
 		return r;
 	wrote += r;
 	/* the layout: a document of layout format version 1 (layouts/FORMAT.md) */
-	lo = json_object();
-	ll = json_array();
-	ra_jset(&jb, lo, "version", json_integer(1));
-	for (size_t i = 0; i < res->nlayers; i++)
-		ra_japp(&jb, ll, json_pack("{s:s, s:s}", "image", res->layers[i].image, "type", fs_ext(fs)));
-	ra_jset(&jb, lo, "layers", ll);
-	ra_jset(&jb, lo, "upper", json_pack("{s:{}}", "tmpfs"));
+	lo = layers_doc(&jb, res, res->nlayers, fs);
+	ra_jset(&jb, lo, "upper", ra_layout_json_upper_tmpfs());
 	if (exec)
 		ra_jset(&jb, lo, "exec", json_incref(exec));
 	snprintf(name, sizeof(name), "%s.%s.layout.json", img->manifest.hex, fs_ext(fs));
-	r = publish_json(s, lo, jb.oom, s->images, name, -1, name, e);
+	r = ra_store_publish_json(s, lo, jb.oom, s->images, name, -1, name, e);
 	if (r < 0)
 		return r;
 	wrote += r;
@@ -639,19 +351,8 @@ static int write_image(struct ra_oci_image *img, struct store *s, enum rootasm_l
 	return wrote;
 }
 
-/* The store, and its lock held shared in *ret_lock: with other imports; rmi and gc wait for it (store.h). */
-static int store_open_shared(const char *path, struct store *s, int *ret_lock, struct rootasm_error *e)
-{
-	int r = store_open(path, s, e);
-
-	if (r < 0)
-		return r;
-	*ret_lock = ra_store_lock(s->fd, LOCK_SH, s->path, e);
-	return *ret_lock < 0 ? *ret_lock : 0;
-}
-
 /* Layer @name is in the store (another import's, claimed): 1; not there: 0. */
-static int cached(struct store *s, const char *name, struct rootasm_error *e)
+static int cached(struct ra_store *s, const char *name, struct rootasm_error *e)
 {
 	struct stat st;
 	int r;
@@ -663,7 +364,7 @@ static int cached(struct store *s, const char *name, struct rootasm_error *e)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import layer", name,
 				   "is in the store (%s/layers/sha256) but not a regular file", s->path);
 	/* claimed, unless the import that published it took it back meanwhile */
-	r = claim(s->layers, name);
+	r = ra_store_claim(s->layers, name);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
@@ -678,7 +379,7 @@ static int cached(struct store *s, const char *name, struct rootasm_error *e)
  * nothing, and stopped at the end). Best effort: a failure here shows when
  * the layer is read.
  */
-static void prefetch(struct ra_oci_image *img, struct store *s, enum rootasm_layer_fs fs, size_t i)
+static void prefetch(struct ra_oci_image *img, struct ra_store *s, enum rootasm_layer_fs fs, size_t i)
 {
 	for (size_t j = i + 1; j < img->nlayers && j <= i + RA_REGISTRY_PARALLEL - 1; j++) {
 		char name[RA_DIGEST_HEX + 32];
@@ -733,7 +434,7 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 	_cleanup_close_ int lock = -EBADF;
 	_cleanup_free_ char *aname = NULL;
 	bool archive;
-	struct store s = { .fd = -EBADF, .layers = -EBADF, .images = -EBADF };
+	struct ra_store s = { .fd = -EBADF, .layers = -EBADF, .images = -EBADF };
 	enum rootasm_layer_fs fs = OPT(o, fs, ROOTASM_LAYER_EROFS);
 	const char *spath = OPT(o, store, NULL);
 	rootasm_import_progress_fn progress = OPT(o, progress, NULL);
@@ -765,7 +466,7 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 				   "needs root (a private tmpfs, file owners, device nodes, trusted.* xattrs)");
 	if (archive) {
 		/* docker save's tar made an OCI layout in the store (oci/archive.c), then imported as one */
-		r = store_open_shared(spath, &s, &lock, e);
+		r = ra_store_open_shared(spath, &s, &lock, e);
 		if (r < 0)
 			goto out;
 		r = ra_docker_archive_unpack(ref, s.fd, s.path, &dir, &aname, e);
@@ -793,7 +494,7 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 	if (r < 0)
 		goto out;
 	if (!archive) {
-		r = store_open_shared(spath, &s, &lock, e);
+		r = ra_store_open_shared(spath, &s, &lock, e);
 		if (r < 0)
 			goto out;
 	}
@@ -887,31 +588,37 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 	snprintf(res->config, sizeof(res->config), "%s", img->config.digest);
 	res->store = TAKE_PTR(s.path);
 	res->wrote = wrote;
-	settle(&s);
+	ra_store_settle(&s);
 	r = 0;
 out:
 	if (r < 0) {
-		take_back(&s);
+		ra_store_take_back(&s);
 		rootasm_import_result_free(res);
 	}
 	ra_oci_free(img);
 	if (archive && dir)
 		ra_docker_archive_remove(s.fd, strrchr(dir, '/') + 1);
-	store_close(&s);
+	ra_store_close(&s);
 	json_decref(exec);
 	json_decref(env_dropped);
 	return r;
+}
+
+void ra_import_result_release(void *layers, size_t n, size_t stride, size_t image_off, char *layout, char *store)
+{
+	for (size_t i = 0; i < n; i++)
+		free(*(char **)((char *)layers + i * stride + image_off));
+	free(layers);
+	free(layout);
+	free(store);
 }
 
 void ra_import_result_free(struct rootasm_import_result *res)
 {
 	if (!res)
 		return;
-	for (size_t i = 0; i < res->nlayers; i++)
-		free(res->layers[i].image);
-	free(res->layers);
-	free(res->layout);
-	free(res->store);
+	ra_import_result_release(res->layers, res->nlayers, sizeof(*res->layers),
+				 offsetof(struct rootasm_import_layer, image), res->layout, res->store);
 	free(res->name);
 	memset(res, 0, sizeof(*res));
 }

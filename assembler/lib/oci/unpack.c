@@ -20,6 +20,9 @@
  * after the chown that would clear it), times, holes of sparse files.
  * A later entry replaces an earlier one of the same name (a directory over a
  * directory only updates it).
+ *
+ * Here: libarchive loaded, the two streams, each entry applied; where it
+ * goes and what the layers below lend it: unpack-tree.c.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -37,7 +40,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "unpack.h"
+#include "unpack-tree.h"
 #include "util.h"
 
 /*
@@ -170,34 +173,6 @@ int ra_archive_load(struct rootasm_error *e)
 #define archive_read_support_format_tar ar.archive_read_support_format_tar
 #define archive_set_error ar.archive_set_error
 
-#define BUFSZ		(256 * 1024)
-#define WH_PREFIX	".wh."
-#define WH_OPAQUE	".wh..wh..opq"
-
-struct up {
-	/* stage 1: the blob */
-	int blob_fd;
-	struct ra_sha256 blob_h;
-	struct archive *dec;
-	char *blob_buf;
-	/* stage 2: the tar stream */
-	struct ra_sha256 tar_h;
-	struct archive *tar;
-	char *tar_buf;
-	int read_err;			/* errno of a failed read of the blob */
-	bool cut_short;			/* the stream ended in the last entry's padding */
-	/* the tree */
-	int root;
-	const struct ra_unpack_limits *lim;
-	struct ra_unpack_stats *st;
-	const char *what;
-	struct rootasm_error *e;
-	/* the layers below */
-	const struct ra_unpack_lower *lower;
-	int lower_fd;			/* -EBADF: not asked yet; -ENOENT: none */
-	bool root_seen;			/* the tar has an entry for the root */
-};
-
 static la_ssize_t blob_read(struct archive *a, void *ud, const void **buf)
 {
 	struct up *u = ud;
@@ -230,24 +205,6 @@ static la_ssize_t tar_read(struct archive *a, void *ud, const void **buf)
 	return n;
 }
 
-/* An error about entry @name: one line naming the blob and the entry. */
-static int ent_err(struct up *u, int err, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int ent_err(struct up *u, int err, const char *name, const char *fmt, ...)
-{
-	char msg[ROOTASM_ERR_MSG_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	/* what the layer says is the image's fault (2); a failing system is not (1) */
-	return ra_err_kind(u->e, err == EINVAL || err == ELOOP || err == ENOTDIR || err == EXDEV || err == EFBIG ||
-			   err == E2BIG || err == EPERM || err == ENAMETOOLONG ? ROOTASM_ERROR_USAGE :
-			   ROOTASM_ERROR_RUNTIME, err, "unpack layer", u->what, "entry '%.200s': %s", name, msg);
-}
-
 static int arch_err(struct up *u, struct archive *a, const char *step)
 {
 	int err = archive_errno(a) > 0 ? archive_errno(a) : EINVAL;
@@ -260,299 +217,6 @@ static int arch_err(struct up *u, struct archive *a, const char *step)
 			   archive_error_string(a) ? archive_error_string(a) : "libarchive failed");
 }
 
-/*
- * Split @name (from the tar) into a clean relative path: "./" prefixes
- * are dropped, "." components skipped; an absolute name (other than "/",
- * the root) and ".." are refused. @out gets "a/b/c" ("" for the root).
- */
-static int clean_name(struct up *u, const char *name, char *out, size_t size)
-{
-	size_t o = 0;
-	const char *p = name;
-
-	/* "/" alone is the root (umoci writes it so); any other absolute name is refused */
-	if (name[0] == '/' && name[strspn(name, "/.")] != '\0')
-		return ent_err(u, EINVAL, name, "an absolute name; layer entries are relative to the root");
-	while (*p) {
-		const char *s = p;
-		size_t n;
-
-		while (*p && *p != '/')
-			p++;
-		n = p - s;
-		while (*p == '/')
-			p++;
-		if (n == 0 || (n == 1 && s[0] == '.'))
-			continue;
-		if (n == 2 && s[0] == '.' && s[1] == '.')
-			return ent_err(u, EINVAL, name, "'..' in a name; layer entries stay beneath the root");
-		if (n > NAME_MAX)
-			return ent_err(u, ENAMETOOLONG, name, "a component longer than %d bytes", NAME_MAX);
-		if (o + n + 2 > size)
-			return ent_err(u, ENAMETOOLONG, name, "longer than %zu bytes", size - 1);
-		if (o)
-			out[o++] = '/';
-		memcpy(out + o, s, n);
-		o += n;
-	}
-	out[o] = '\0';
-	return 0;
-}
-
-static const struct open_how beneath = {
-	.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-	.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
-};
-
-/*
- * "/proc/self/fd/DIR/BASE" ("/proc/self/fd/DIR/." for an empty @base: the
- * directory itself, not the magic link): for the path-only l*() calls.
- */
-static void fd_path(char *buf, size_t size, int dir, const char *base)
-{
-	snprintf(buf, size, "/proc/self/fd/%d/%s", dir, *base ? base : ".");
-}
-
-static bool is_overlay_xattr(const char *n)
-{
-	return !strncmp(n, "trusted.overlay.", 16) || !strncmp(n, "user.overlay.", 13);
-}
-
-/* Whether the directory @fd carries overlayfs' opaque mark (set by this layer). */
-static bool is_opaque(int fd)
-{
-	char p[64], v;
-
-	fd_path(p, sizeof(p), fd, "");
-	return lgetxattr(p, "trusted.overlay.opaque", &v, 1) == 1 && v == 'y';
-}
-
-/* The merged lower layers' root fd, or -ENOENT (none), or an error (set in u->e). */
-static int get_lower(struct up *u)
-{
-	if (u->lower_fd == -EBADF) {
-		int r = u->lower ? u->lower->open(u->lower->userdata, u->e) : -ENOENT;
-
-		if (r < 0 && r != -ENOENT)
-			return r;
-		u->lower_fd = r;
-	}
-	return u->lower_fd;
-}
-
-/* @rel beneath the lower layers (never through a symlink): an O_PATH fd, or -errno. */
-static int open_lower(struct up *u, const char *rel, struct stat *st)
-{
-	struct open_how how = {
-		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	int lower = get_lower(u), fd;
-
-	if (lower < 0)
-		return lower;
-	fd = *rel ? sys_openat2(lower, rel, &how) : fcntl(lower, F_DUPFD_CLOEXEC, 3);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, st) < 0) {
-		int r = -errno;
-
-		close(fd);
-		return r;
-	}
-	return fd;
-}
-
-/* Remove the xattrs of @p but overlayfs' own (a directory entry over a directory replaces them). */
-static int clear_xattrs(const char *p)
-{
-	_cleanup_free_ char *names = malloc(XATTR_LIST_MAX);
-	ssize_t n;
-
-	if (!names)
-		return -ENOMEM;
-	n = llistxattr(p, names, XATTR_LIST_MAX);
-	if (n < 0)
-		return errno == EOPNOTSUPP ? 0 : -errno;
-	for (char *x = names; x < names + n; x += strlen(x) + 1)
-		if (!is_overlay_xattr(x) && lremovexattr(p, x) < 0 && errno != ENODATA)
-			return -errno;
-	return 0;
-}
-
-/*
- * Owner, mode, xattrs (overlayfs' own left out) and times of @lfd (a lower
- * object, @lst its stat) onto @base in @dir (the directory itself for "").
- */
-static int copy_meta(struct up *u, const char *name, int lfd, const struct stat *lst, int dir, const char *base)
-{
-	struct timespec ts[2] = { lst->st_atim, lst->st_mtim };
-	char lp[64], p[PATH_MAX + 64];
-	_cleanup_free_ char *names = malloc(XATTR_LIST_MAX), *val = malloc(XATTR_SIZE_MAX);
-	ssize_t n;
-
-	if (!names || !val)
-		return ra_oom(u->e, "unpack layer");
-	/* the lower object through its fd's magic link (followed: getxattr, not lgetxattr) */
-	snprintf(lp, sizeof(lp), "/proc/self/fd/%d", lfd);
-	fd_path(p, sizeof(p), dir, base);
-	if (lchown(p, lst->st_uid, lst->st_gid) < 0)
-		return ent_err(u, errno, name, "chown as below: %m");
-	if (!S_ISLNK(lst->st_mode) && chmod(p, lst->st_mode & 07777) < 0)
-		return ent_err(u, errno, name, "chmod as below: %m");
-	/* a symbolic link's xattrs are not copied (user.* cannot be on one; through its fd, it would be followed) */
-	n = S_ISLNK(lst->st_mode) ? 0 : listxattr(lp, names, XATTR_LIST_MAX);
-	if (n < 0 && errno != EOPNOTSUPP)
-		return ent_err(u, errno, name, "list the xattrs below: %m");
-	for (char *x = names; n > 0 && x < names + n; x += strlen(x) + 1) {
-		ssize_t vn;
-
-		if (is_overlay_xattr(x))
-			continue;
-		vn = getxattr(lp, x, val, XATTR_SIZE_MAX);
-		if (vn < 0)
-			return ent_err(u, errno, name, "read the xattr %s below: %m", x);
-		if (lsetxattr(p, x, val, vn, 0) < 0)
-			return ent_err(u, errno, name, "set xattr %s as below: %m", x);
-	}
-	if (utimensat(AT_FDCWD, p, ts, AT_SYMLINK_NOFOLLOW) < 0)
-		return ent_err(u, errno, name, "set times as below: %m");
-	return 0;
-}
-
-/*
- * A directory @base in @dir just made for a path (@rel, the directory's own
- * path, the root for ""): as the same directory below, if the layers below
- * have one and this layer does not hide it (@hidden: an opaque directory on
- * the way); else it stays 0755 root:root. Returns 1 if it was found below.
- */
-static int implied_dir(struct up *u, const char *name, const char *rel, bool hidden, int dir, const char *base)
-{
-	_cleanup_close_ int lfd = -EBADF;
-	struct stat lst;
-	int r;
-
-	u->st->implied++;
-	if (hidden)
-		return 0;
-	r = get_lower(u);
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0)
-		return r;
-	lfd = open_lower(u, rel, &lst);
-	if (lfd == -ENOENT || lfd == -ELOOP || lfd == -ENOTDIR)
-		return 0;
-	if (lfd < 0)
-		return ent_err(u, -lfd, name, "look up '%.200s' below: %s", rel, strerror(-lfd));
-	if (!S_ISDIR(lst.st_mode))
-		return 0;
-	r = copy_meta(u, name, lfd, &lst, dir, base);
-	return r < 0 ? r : 1;
-}
-
-/*
- * The directory that holds @rel (a clean path); @base gets the last
- * component. Missing directories are made as the same directories in the
- * layers below (implied_dir()), else 0755 root:root (as tar does). Caller
- * owns the fd.
- */
-static int open_parent(struct up *u, const char *name, char *rel, const char **base)
-{
-	char *slash = strrchr(rel, '/');
-	struct open_how how = beneath;
-	int fd;
-
-	*base = slash ? slash + 1 : rel;
-	if (!slash) {
-		fd = fcntl(u->root, F_DUPFD_CLOEXEC, 3);
-		return fd < 0 ? ent_err(u, errno, name, "dup: %m") : fd;
-	}
-	*slash = '\0';
-	fd = sys_openat2(u->root, rel, &how);
-	if (fd < 0 && errno == ENOENT) {
-		/* make the missing directories, one component at a time, each beneath the last */
-		int dir = fcntl(u->root, F_DUPFD_CLOEXEC, 3);
-		bool hidden = dir >= 0 && is_opaque(dir);
-		char *c = rel;
-
-		while (dir >= 0 && c) {
-			char *next = strchr(c, '/');
-			bool made;
-			int nd, r;
-
-			if (next)
-				*next = '\0';
-			made = mkdirat(dir, c, 0755) == 0;
-			if (!made && errno != EEXIST) {
-				close(dir);
-				dir = -1;
-				break;
-			}
-			if (made) {
-				/* rel is the new directory's path here: the components up to c */
-				r = implied_dir(u, name, rel, hidden, dir, c);
-				if (r < 0) {
-					close(dir);
-					*slash = '/';
-					if (next)
-						*next = '/';
-					return r;
-				}
-				hidden = hidden || r == 0;
-			}
-			nd = sys_openat2(dir, c, &how);
-			close(dir);
-			dir = nd;
-			if (dir >= 0 && !made)
-				hidden = hidden || is_opaque(dir);
-			if (next)
-				*next = '/';
-			c = next ? next + 1 : NULL;
-		}
-		fd = dir;
-	}
-	*slash = '/';
-	if (fd < 0 && errno == ELOOP)
-		return ent_err(u, ELOOP, name, "its path goes through a symbolic link");
-	if (fd < 0 && errno == ENOTDIR)
-		return ent_err(u, ENOTDIR, name, "its path goes through something that is not a directory");
-	if (fd < 0)
-		return ent_err(u, errno, name, "open its directory: %m");
-	return fd;
-}
-
-/* Remove @base in @dir, a whole directory tree if it is one (private tree: no races). */
-static int remove_at(int dir, const char *base)
-{
-	struct open_how how = beneath;
-	int fd, r = 0;
-	DIR *d;
-	struct dirent *de;
-
-	if (unlinkat(dir, base, 0) == 0 || errno == ENOENT)
-		return 0;
-	if (errno != EISDIR)
-		return -errno;
-	how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
-	fd = sys_openat2(dir, base, &how);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
-	while (r == 0 && (de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			r = remove_at(dirfd(d), de->d_name);
-	closedir(d);
-	if (r == 0 && unlinkat(dir, base, AT_REMOVEDIR) < 0)
-		r = -errno;
-	return r;
-}
-
-/* Owner, mode, xattrs, times of @base in @dir, in that order (chown clears setuid and file caps). */
 static int set_meta(struct up *u, struct archive_entry *ae, const char *name, int dir, const char *base,
 		    mode_t type)
 {
@@ -564,24 +228,26 @@ static int set_meta(struct up *u, struct archive_entry *ae, const char *name, in
 	const char *xn;
 	const void *xv;
 	size_t xs;
+	int r;
 
 	if (!archive_entry_atime_is_set(ae))
 		ts[0] = ts[1];
 	if (fchownat(dir, base, archive_entry_uid(ae), archive_entry_gid(ae), AT_SYMLINK_NOFOLLOW) < 0)
-		return ent_err(u, errno, name, "chown: %m");
+		return up_ent_err(u, errno, name, "chown: %m");
 	if (type != AE_IFLNK && fchmodat(dir, base, archive_entry_perm(ae) & 07777, 0) < 0)
-		return ent_err(u, errno, name, "chmod: %m");
-	fd_path(p, sizeof(p), dir, base);
+		return up_ent_err(u, errno, name, "chmod: %m");
+	up_fd_path(p, sizeof(p), dir, base);
 	archive_entry_xattr_reset(ae);
 	while (archive_entry_xattr_next(ae, &xn, &xv, &xs) == ARCHIVE_OK) {
 		/* overlayfs' own: trusted.overlay.*, and user.overlay.* under its userxattr option */
-		if (is_overlay_xattr(xn))
-			return ent_err(u, EPERM, name, "carries the xattr %s, which only overlayfs may set", xn);
-		if (lsetxattr(p, xn, xv, xs, 0) < 0)
-			return ent_err(u, errno, name, "set xattr %s: %m", xn);
+		if (up_is_overlay_xattr(xn))
+			return up_ent_err(u, EPERM, name, "carries the xattr %s, which only overlayfs may set", xn);
+		r = up_set_xattr(u, name, p, xn, xv, xs, false);
+		if (r < 0)
+			return r;
 	}
 	if (utimensat(dir, base, ts, AT_SYMLINK_NOFOLLOW) < 0)
-		return ent_err(u, errno, name, "set times: %m");
+		return up_ent_err(u, errno, name, "set times: %m");
 	return 0;
 }
 
@@ -618,199 +284,24 @@ static int write_data(struct up *u, const char *name, int fd, int64_t size)
 		if (r < ARCHIVE_WARN)
 			return arch_err(u, u->tar, "read file data");
 		if (off < 0 || (uint64_t)off + len > (uint64_t)size)
-			return ent_err(u, EINVAL, name, "data beyond its size");
+			return up_ent_err(u, EINVAL, name, "data beyond its size");
 		for (size_t done = 0; done < len;) {
 			ssize_t n = pwrite(fd, (const char *)buf + done, len - done, off + done);
 
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n < 0)
-				return ent_err(u, errno, name, "write: %m");
+				return up_ent_err(u, errno, name, "write: %m");
 			done += n;
 		}
 		got = (uint64_t)off + len > got ? (uint64_t)off + len : got;
 		data += len;
 	}
 	if (ftruncate(fd, size) < 0)
-		return ent_err(u, errno, name, "set size: %m");
+		return up_ent_err(u, errno, name, "set size: %m");
 	if (data < (uint64_t)size)
 		u->st->sparse_files++;
 	return 0;
-}
-
-/* Copy the data of the regular file @lfd (O_PATH, @size bytes) to @fd, holes kept. */
-static int copy_data(struct up *u, const char *name, int lfd, int fd, off_t size)
-{
-	_cleanup_close_ int in = ra_reopen(lfd, O_RDONLY);
-	_cleanup_free_ char *buf = malloc(BUFSZ);
-	off_t off = 0, data_bytes = 0;
-
-	if (in < 0)
-		return ent_err(u, errno, name, "open the file below: %m");
-	if (!buf)
-		return ra_oom(u->e, "unpack layer");
-	while (off < size) {
-		off_t data = lseek(in, off, SEEK_DATA), hole;
-
-		if (data < 0 && errno == ENXIO)
-			break;
-		if (data < 0)
-			return ent_err(u, errno, name, "read the file below: %m");
-		hole = lseek(in, data, SEEK_HOLE);
-		if (hole < 0)
-			return ent_err(u, errno, name, "read the file below: %m");
-		for (off = data; off < hole;) {
-			ssize_t n = pread(in, buf, hole - off < BUFSZ ? hole - off : BUFSZ, off), w;
-
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				return ent_err(u, n < 0 ? errno : EIO, name, "read the file below: %s",
-					       n < 0 ? strerror(errno) : "it shrank");
-			for (ssize_t done = 0; done < n; done += w) {
-				w = pwrite(fd, buf + done, n - done, off + done);
-				if (w < 0 && errno == EINTR)
-					w = 0;
-				else if (w < 0)
-					return ent_err(u, errno, name, "write: %m");
-			}
-			off += n;
-			data_bytes += n;
-		}
-	}
-	if (ftruncate(fd, size) < 0)
-		return ent_err(u, errno, name, "set size: %m");
-	if (data_bytes < size)
-		u->st->sparse_files++;
-	return 0;
-}
-
-/*
- * Whether what the layers below have at @rel (a clean path not in this
- * layer) shows through this layer: no directory on the way in this layer is
- * opaque, none is something else (a whiteout, a file).
- */
-static bool shows_through(struct up *u, char *rel)
-{
-	struct open_how how = beneath;
-	int dir = fcntl(u->root, F_DUPFD_CLOEXEC, 3);
-	bool shows = dir >= 0 && !is_opaque(dir);
-	char *c = rel;
-
-	while (shows && c) {
-		char *next = strchr(c, '/');
-		int nd;
-
-		if (!next)
-			break;		/* the last component: not in this layer */
-		*next = '\0';
-		nd = sys_openat2(dir, c, &how);
-		*next = '/';
-		if (nd < 0) {
-			shows = errno == ENOENT;	/* not in this layer: the rest is below */
-			break;
-		}
-		close(dir);
-		dir = nd;
-		shows = !is_opaque(dir);
-		c = next + 1;
-	}
-	if (dir >= 0)
-		close(dir);
-	return shows;
-}
-
-/*
- * The file a hard link entry @raw names (@hl, clean: @hrel): in this layer,
- * or else below, then copied up into this layer first (with its parents, as
- * overlayfs copies up; the link and the copy are one inode, as they would
- * be in the one tree of all layers). Returns its directory's fd, @tbase its
- * name, @st its stat.
- */
-static int link_target(struct up *u, const char *raw, const char *hl, char *hrel, const char **tbase, struct stat *st)
-{
-	_cleanup_close_ int tdir = -EBADF, lfd = -EBADF, fd = -EBADF;
-	char *slash = strrchr(hrel, '/');
-	struct open_how how = beneath;
-	struct stat lst;
-	char ln[PATH_MAX];
-	ssize_t n;
-	int r;
-
-	/* in this layer? (nothing is made on the way) */
-	*tbase = slash ? slash + 1 : hrel;
-	if (slash)
-		*slash = '\0';
-	tdir = slash ? sys_openat2(u->root, hrel, &how) : fcntl(u->root, F_DUPFD_CLOEXEC, 3);
-	if (slash)
-		*slash = '/';
-	if (tdir < 0 && errno == ELOOP)
-		return ent_err(u, ELOOP, raw, "a hard link through a symbolic link ('%.200s')", hl);
-	if (tdir < 0 && errno == ENOTDIR)
-		return ent_err(u, ENOTDIR, raw, "a hard link to '%.200s', through something that is not a directory",
-			       hl);
-	if (tdir < 0 && errno != ENOENT)
-		return ent_err(u, errno, raw, "open the directory of '%.200s': %m", hl);
-	if (tdir >= 0 && fstatat(tdir, *tbase, st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (S_ISDIR(st->st_mode))
-			return ent_err(u, EPERM, raw, "a hard link to a directory");
-		if (S_ISCHR(st->st_mode) && st->st_rdev == makedev(0, 0))
-			return ent_err(u, EINVAL, raw, "a hard link to '%.200s', which this layer whites out", hl);
-		return take_fd(tdir);
-	}
-	if (tdir >= 0 && errno != ENOENT)
-		return ent_err(u, errno, raw, "stat '%.200s': %m", hl);
-	close_fdp(&tdir);
-
-	/* below, and not hidden by this layer? */
-	r = get_lower(u);
-	if (r < 0 && r != -ENOENT)
-		return r;
-	lfd = r < 0 || !shows_through(u, hrel) ? -ENOENT : open_lower(u, hrel, &lst);
-	if (lfd == -ENOENT || lfd == -ELOOP || lfd == -ENOTDIR)
-		return ent_err(u, EINVAL, raw, "a hard link to '%.200s', which is neither in this layer nor below", hl);
-	if (lfd < 0)
-		return ent_err(u, -lfd, raw, "look up '%.200s' below: %s", hl, strerror(-lfd));
-	if (S_ISDIR(lst.st_mode))
-		return ent_err(u, EPERM, raw, "a hard link to a directory");
-
-	/* copy it up: its parents (made as the directories below), then the file, then its metadata */
-	tdir = open_parent(u, raw, hrel, tbase);
-	if (tdir < 0)
-		return tdir;
-	switch (lst.st_mode & S_IFMT) {
-	case S_IFREG:
-		if ((uint64_t)lst.st_size > u->lim->max_bytes - u->st->file_bytes)
-			return ent_err(u, EFBIG, raw, "copying up '%.200s' (%lld bytes) would exceed %llu bytes", hl,
-				       (long long)lst.st_size, (unsigned long long)u->lim->max_bytes);
-		u->st->file_bytes += lst.st_size;
-		fd = openat(tdir, *tbase, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0)
-			return ent_err(u, errno, raw, "copy up '%.200s': %m", hl);
-		r = copy_data(u, raw, lfd, fd, lst.st_size);
-		if (r < 0)
-			return r;
-		break;
-	case S_IFLNK:
-		n = readlinkat(lfd, "", ln, sizeof(ln) - 1);
-		if (n < 0)
-			return ent_err(u, errno, raw, "read the symbolic link '%.200s' below: %m", hl);
-		ln[n] = '\0';
-		if (symlinkat(ln, tdir, *tbase) < 0)
-			return ent_err(u, errno, raw, "copy up '%.200s': %m", hl);
-		break;
-	default:
-		if (mknodat(tdir, *tbase, (lst.st_mode & S_IFMT) | 0600, lst.st_rdev) < 0)
-			return ent_err(u, errno, raw, "copy up '%.200s': %m", hl);
-		break;
-	}
-	r = copy_meta(u, raw, lfd, &lst, tdir, *tbase);
-	if (r < 0)
-		return r;
-	u->st->lower_links++;
-	if (fstatat(tdir, *tbase, st, AT_SYMLINK_NOFOLLOW) < 0)
-		return ent_err(u, errno, raw, "stat '%.200s': %m", hl);
-	return take_fd(tdir);
 }
 
 static int apply(struct up *u, struct archive_entry *ae)
@@ -826,17 +317,17 @@ static int apply(struct up *u, struct archive_entry *ae)
 	if (!raw)
 		raw = archive_entry_pathname(ae);
 	if (!raw)
-		return ent_err(u, EINVAL, "?", "an entry without a name");
+		return up_ent_err(u, EINVAL, "?", "an entry without a name");
 	if (++u->st->entries > u->lim->max_entries)
-		return ent_err(u, E2BIG, raw, "more than %llu entries in one layer",
+		return up_ent_err(u, E2BIG, raw, "more than %llu entries in one layer",
 			       (unsigned long long)u->lim->max_entries);
-	r = clean_name(u, raw, rel, sizeof(rel));
+	r = up_clean_name(u, raw, rel, sizeof(rel));
 	if (r < 0)
 		return r;
 	if (!rel[0]) {
 		/* the root itself ("./"): its metadata only */
 		if (type != AE_IFDIR)
-			return ent_err(u, EINVAL, raw, "the root is not a directory");
+			return up_ent_err(u, EINVAL, raw, "the root is not a directory");
 		u->root_seen = true;
 		r = fchownat(u->root, "", archive_entry_uid(ae), archive_entry_gid(ae), AT_EMPTY_PATH);
 		if (r == 0) {
@@ -845,9 +336,9 @@ static int apply(struct up *u, struct archive_entry *ae)
 			snprintf(p, sizeof(p), "/proc/self/fd/%d", u->root);
 			r = chmod(p, archive_entry_perm(ae) & 07777);
 		}
-		return r < 0 ? ent_err(u, errno, raw, "set the root's owner and mode: %m") : 0;
+		return r < 0 ? up_ent_err(u, errno, raw, "set the root's owner and mode: %m") : 0;
 	}
-	dir = open_parent(u, raw, rel, &base);
+	dir = up_open_parent(u, raw, rel, &base);
 	if (dir < 0)
 		return dir;
 
@@ -856,17 +347,17 @@ static int apply(struct up *u, struct archive_entry *ae)
 		char p[PATH_MAX + 64];
 
 		if (!strcmp(base, WH_OPAQUE)) {
-			fd_path(p, sizeof(p), dir, ".");
+			up_fd_path(p, sizeof(p), dir, ".");
 			if (lsetxattr(p, "trusted.overlay.opaque", "y", 1, 0) < 0)
-				return ent_err(u, errno, raw, "mark the directory opaque: %m");
+				return up_ent_err(u, errno, raw, "mark the directory opaque: %m");
 			u->st->opaques++;
 			return 0;
 		}
 		if (!strncmp(base, WH_PREFIX WH_PREFIX, 2 * strlen(WH_PREFIX)))
-			return ent_err(u, EINVAL, raw, "the prefix .wh..wh. is reserved");
+			return up_ent_err(u, EINVAL, raw, "the prefix .wh..wh. is reserved");
 		base += strlen(WH_PREFIX);
 		if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
-			return ent_err(u, EINVAL, raw, "a whiteout of nothing");
+			return up_ent_err(u, EINVAL, raw, "a whiteout of nothing");
 		/*
 		 * A whiteout hides what the lower layers have (image-spec: "only
 		 * apply to resources in lower/parent layers"); an entry of this
@@ -875,9 +366,9 @@ static int apply(struct up *u, struct archive_entry *ae)
 		if (fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) == 0)
 			return 0;
 		if (errno != ENOENT)
-			return ent_err(u, errno, raw, "stat what it whites out: %m");
+			return up_ent_err(u, errno, raw, "stat what it whites out: %m");
 		if (mknodat(dir, base, S_IFCHR | 0, makedev(0, 0)) < 0)
-			return ent_err(u, errno, raw, "make the whiteout: %m");
+			return up_ent_err(u, errno, raw, "make the whiteout: %m");
 		u->st->whiteouts++;
 		return 0;
 	}
@@ -887,9 +378,9 @@ static int apply(struct up *u, struct archive_entry *ae)
 	    !(S_ISDIR(st.st_mode) && type == AE_IFDIR && !archive_entry_hardlink(ae))) {
 		/* a directory over this layer's whiteout: the lower one stays hidden (an opaque directory) */
 		opaque = type == AE_IFDIR && S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0);
-		r = remove_at(dir, base);
+		r = up_remove_at(dir, base);
 		if (r < 0)
-			return ent_err(u, -r, raw, "replace the earlier entry: %s", strerror(-r));
+			return up_ent_err(u, -r, raw, "replace the earlier entry: %s", strerror(-r));
 	}
 
 	hl = archive_entry_hardlink_utf8(ae);
@@ -899,21 +390,21 @@ static int apply(struct up *u, struct archive_entry *ae)
 		_cleanup_close_ int tdir = -EBADF;
 		const char *tbase;
 
-		r = clean_name(u, hl, hrel, sizeof(hrel));
+		r = up_clean_name(u, hl, hrel, sizeof(hrel));
 		if (r < 0)
 			return r;
 		if (!hrel[0])
-			return ent_err(u, EINVAL, raw, "a hard link to the root");
-		tdir = link_target(u, raw, hl, hrel, &tbase, &st);
+			return up_ent_err(u, EINVAL, raw, "a hard link to the root");
+		tdir = up_link_target(u, raw, hl, hrel, &tbase, &st);
 		if (tdir < 0)
 			return tdir;
 		if (linkat(tdir, tbase, dir, base, 0) < 0)
-			return ent_err(u, errno, raw, "link to '%.200s': %m", hl);
+			return up_ent_err(u, errno, raw, "link to '%.200s': %m", hl);
 		/* a pax hard link may carry data: it is the same inode's */
 		if (archive_entry_size(ae) > 0 && S_ISREG(st.st_mode)) {
 			fd = openat(dir, base, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd < 0)
-				return ent_err(u, errno, raw, "open: %m");
+				return up_ent_err(u, errno, raw, "open: %m");
 			return write_data(u, raw, fd, archive_entry_size(ae));
 		}
 		return 0;
@@ -924,14 +415,14 @@ static int apply(struct up *u, struct archive_entry *ae)
 		int64_t size = archive_entry_size(ae);
 
 		if (size < 0)
-			return ent_err(u, EINVAL, raw, "negative size");
+			return up_ent_err(u, EINVAL, raw, "negative size");
 		if ((uint64_t)size > u->lim->max_bytes - u->st->file_bytes)
-			return ent_err(u, EFBIG, raw, "%lld bytes: the layer's files would exceed %llu bytes",
+			return up_ent_err(u, EFBIG, raw, "%lld bytes: the layer's files would exceed %llu bytes",
 				       (long long)size, (unsigned long long)u->lim->max_bytes);
 		u->st->file_bytes += size;
 		fd = openat(dir, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0)
-			return ent_err(u, errno, raw, "create: %m");
+			return up_ent_err(u, errno, raw, "create: %m");
 		r = write_data(u, raw, fd, size);
 		if (r < 0)
 			return r;
@@ -942,19 +433,19 @@ static int apply(struct up *u, struct archive_entry *ae)
 			char p[PATH_MAX + 64];
 
 			if (errno != EEXIST)
-				return ent_err(u, errno, raw, "mkdir: %m");
+				return up_ent_err(u, errno, raw, "mkdir: %m");
 			/* over a directory (an implied one, say): the entry's xattrs replace its */
-			fd_path(p, sizeof(p), dir, base);
-			r = clear_xattrs(p);
+			up_fd_path(p, sizeof(p), dir, base);
+			r = up_clear_xattrs(p);
 			if (r < 0)
-				return ent_err(u, -r, raw, "clear the xattrs of the directory: %s", strerror(-r));
+				return up_ent_err(u, -r, raw, "clear the xattrs of the directory: %s", strerror(-r));
 		}
 		if (opaque) {
 			char p[PATH_MAX + 64];
 
-			fd_path(p, sizeof(p), dir, base);
+			up_fd_path(p, sizeof(p), dir, base);
 			if (lsetxattr(p, "trusted.overlay.opaque", "y", 1, 0) < 0)
-				return ent_err(u, errno, raw, "mark the directory opaque: %m");
+				return up_ent_err(u, errno, raw, "mark the directory opaque: %m");
 			u->st->opaques++;
 		}
 		break;
@@ -963,18 +454,18 @@ static int apply(struct up *u, struct archive_entry *ae)
 		if (!ln)
 			ln = archive_entry_symlink(ae);
 		if (!ln || !*ln)
-			return ent_err(u, EINVAL, raw, "a symbolic link without a target");
+			return up_ent_err(u, EINVAL, raw, "a symbolic link without a target");
 		if (symlinkat(ln, dir, base) < 0)
-			return ent_err(u, errno, raw, "symlink: %m");
+			return up_ent_err(u, errno, raw, "symlink: %m");
 		break;
 	case AE_IFCHR:
 	case AE_IFBLK:
 	case AE_IFIFO:
 		if (mknodat(dir, base, type | 0600, type == AE_IFIFO ? 0 : archive_entry_rdev(ae)) < 0)
-			return ent_err(u, errno, raw, "mknod: %m");
+			return up_ent_err(u, errno, raw, "mknod: %m");
 		break;
 	default:
-		return ent_err(u, EINVAL, raw, "an entry of type 0%o, which a layer does not carry", type);
+		return up_ent_err(u, EINVAL, raw, "an entry of type 0%o, which a layer does not carry", type);
 	}
 	return set_meta(u, ae, raw, dir, base, type);
 }
@@ -1000,7 +491,7 @@ static const int want_filter[] = {
 /* No entry for the root: it is an implied directory too (umoci and containerd keep the one below). */
 static int implied_root(struct up *u)
 {
-	return u->root_seen ? 0 : implied_dir(u, "./", "", false, u->root, "");
+	return u->root_seen ? 0 : up_implied_dir(u, "./", "", false, u->root, "");
 }
 
 int ra_unpack_layer(int blob_fd, enum ra_oci_comp comp, int root, const struct ra_unpack_limits *lim,

@@ -21,7 +21,7 @@
 #include <jansson.h>
 
 #include "oci.h"
-#include "oci/registry.h"
+#include "registry.h"
 #include "open.h"
 #include "util.h"
 
@@ -405,7 +405,7 @@ static int read_config(struct ra_oci_image *img, json_t *cfg, const char *where,
 			return bad(e, "read image config", where, "diff_ids[%zu] is malformed", i);
 		snprintf(ly->diff_id, sizeof(ly->diff_id), "%s", json_string_value(id));
 	}
-	/* what a container of the image runs: kept for its layout's exec: section (store.c) */
+	/* what a container of the image runs: kept for its layout's exec: section (import.c) */
 	img->run = json_incref(json_object_get(cfg, "config"));
 	if (img->run && !json_is_object(img->run) && !json_is_null(img->run))
 		return bad(e, "read image config", where, "config is not an object");

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Shared by registry.c (requests, the image, layers streamed) and
+ * registry-auth.c (credentials, tokens): libcurl as loaded (dlopen), one
+ * registry's state and one response.
+ */
+#ifndef ROOTASM_OCI_REGISTRY_HTTP_H
+#define ROOTASM_OCI_REGISTRY_HTTP_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define CURL_DISABLE_TYPECHECK
+#include <curl/curl.h>
+
+#include "registry.h"
+
+/*
+ * libcurl, loaded when a docker:// reference is first opened: linked in,
+ * it (with its TLS, HTTP/2, SSH, LDAP and IDN libraries) would cost every
+ * rootasm process its start, as libarchive would (unpack.c). Its calls
+ * below go through ra_cu.
+ */
+#define RA_CURL_FUNCS(X) \
+	X(curl_global_init) X(curl_easy_init) X(curl_easy_setopt) X(curl_easy_perform) X(curl_easy_getinfo) \
+	X(curl_easy_cleanup) X(curl_easy_reset) X(curl_easy_strerror) X(curl_slist_append) X(curl_slist_free_all)
+
+struct ra_curl {
+#define X(f) __typeof__(&f) p_##f;
+	RA_CURL_FUNCS(X)
+#undef X
+};
+extern struct ra_curl ra_cu;	/* registry.c */
+#define curl_easy_init ra_cu.p_curl_easy_init
+#undef curl_easy_setopt
+#undef curl_easy_getinfo
+#define curl_easy_setopt ra_cu.p_curl_easy_setopt
+#define curl_easy_perform ra_cu.p_curl_easy_perform
+#define curl_easy_getinfo ra_cu.p_curl_easy_getinfo
+#define curl_easy_cleanup ra_cu.p_curl_easy_cleanup
+#define curl_easy_reset ra_cu.p_curl_easy_reset
+#define curl_easy_strerror ra_cu.p_curl_easy_strerror
+#define curl_slist_append ra_cu.p_curl_slist_append
+#define curl_slist_free_all ra_cu.p_curl_slist_free_all
+
+#define MT_ACCEPT	"Accept: application/vnd.oci.image.index.v1+json, " \
+			"application/vnd.oci.image.manifest.v1+json, " \
+			"application/vnd.docker.distribution.manifest.list.v2+json, " \
+			"application/vnd.docker.distribution.manifest.v2+json"
+#define ERRBODY_MAX	4096		/* what an error response's body is read for its message */
+#define TRIES		4		/* a layer's download: tries in a row that get no byte further */
+#define AHEAD_BUF	(16 << 20)	/* what a layer fetched ahead may hold before it is read */
+#define MAX_REDIRS	8
+#define LOW_SPEED_SECS	30		/* less than 1 byte/s for this long: the transfer is dropped */
+
+#define bad(e, op, path, ...) ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, path, __VA_ARGS__)
+
+struct ra_oci_remote {
+	char *ref;			/* as given, for messages */
+	char *name;			/* docker://HOST/REPO: img->dir */
+	char *host;			/* what the URLs name: HOST[:PORT], registry-1.docker.io for docker.io */
+	char *auth_host;		/* what the auth file names: HOST[:PORT] as given, docker.io */
+	char *repo;
+	char *reference;		/* the tag or the digest */
+	bool tls_verify, http;		/* http: plain HTTP (only with tls_verify false) */
+	char *basic;			/* "Authorization: Basic ..." from the auth file, or NULL */
+	pthread_mutex_t lock;		/* guards authz (the download thread renews it too) */
+	char *authz;			/* "Authorization: ..." for the registry, or NULL */
+	char *challenge;		/* the last WWW-Authenticate */
+	/* the layers being downloaded: the one being read, and those fetched ahead */
+	struct stream *streams;
+	/* the handle of the thread that opened the image: its connections are kept for the next request */
+	pthread_t owner;
+	CURL *easy;
+	rootasm_import_download_fn progress;
+	void *progress_ud;
+};
+
+/* One response: its status, the headers we need, its body somewhere. */
+struct xfer {
+	long status;
+	char *www_auth, *ctype, *digest;	/* WWW-Authenticate, Content-Type, Docker-Content-Digest */
+	/* the body of a 2xx: into buf (up to max) or onto sock */
+	char *buf;
+	size_t len, max;
+	bool too_big;
+	struct stream *st;
+	uint64_t from;			/* the Range asked for */
+	bool began;			/* the 2xx body has begun */
+	/* the body of anything else: its start, for the message */
+	char err[ERRBODY_MAX];
+	size_t errlen;
+	char curl_err[CURL_ERROR_SIZE];
+};
+
+/* registry-auth.c: the auth file's credentials for the registry; a token for the challenge @ch. */
+int rg_load_auth(struct ra_oci_remote *rem, struct rootasm_error *e);
+int rg_authenticate(struct ra_oci_remote *rem, const char *ch, struct rootasm_error *e);
+/* registry.c */
+void rg_xfer_free(struct xfer *x);
+bool rg_ok_status(long s);
+CURLcode rg_get(struct ra_oci_remote *rem, const char *url, struct curl_slist *hdrs, uint64_t from, struct xfer *x);
+int rg_xfer_err(struct ra_oci_remote *rem, const char *op, const char *what, CURLcode cr, const struct xfer *x,
+		struct rootasm_error *e);
+
+#endif
