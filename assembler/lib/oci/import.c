@@ -481,7 +481,7 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 	    rootasm_store_name_normalize(ref + strlen("docker://"), norm, sizeof(norm)) == 0)
 		name = ref + strlen("docker://");
 	if (ra_registry_is_ref(ref))
-		r = ra_registry_open(ref, !(OPT(o, flags, 0u) & ROOTASM_IMPORT_TLS_NO_VERIFY), &img, e);
+		r = ra_oci_open_registry(ref, !(OPT(o, flags, 0u) & ROOTASM_IMPORT_TLS_NO_VERIFY), &img, e);
 	else
 		r = ra_oci_open(dir, tag, &img, e);
 	if (r < 0)

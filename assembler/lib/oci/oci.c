@@ -660,3 +660,17 @@ void ra_oci_free(struct ra_oci_image *img)
 	free(img->tag);
 	free(img);
 }
+
+int ra_oci_open_registry(const char *ref, bool tls_verify, struct ra_oci_image **ret, struct rootasm_error *e)
+{
+	struct ra_registry_manifest m = { 0 };
+	struct ra_oci_remote *rem;
+	int r = ra_registry_open(ref, tls_verify, &rem, &m, e);
+
+	if (r < 0)
+		return r;
+	/* the image owns rem now, even on failure */
+	r = ra_oci_open_remote(rem, m.name, m.buf, m.len, m.mt, m.digest, ret, e);
+	ra_registry_manifest_free(&m);
+	return r;
+}

@@ -66,6 +66,9 @@ void ra_oci_free(struct ra_oci_image *img);
 
 struct ra_oci_remote;
 
+/* "docker://...": the registry's image (oci/registry.h), its manifest fetched and walked. */
+int ra_oci_open_registry(const char *ref, bool tls_verify, struct ra_oci_image **ret, struct rootasm_error *e);
+
 /*
  * A registry's image (oci/registry.h): @buf (@len bytes, sha256 @digest,
  * media type @mt or NULL: the document's own) is its manifest or index,

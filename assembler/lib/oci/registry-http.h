@@ -94,10 +94,35 @@ struct xfer {
 	char curl_err[CURL_ERROR_SIZE];
 };
 
+struct stream {
+	struct stream *next;		/* rem->streams */
+	struct ra_oci_remote *rem;
+	struct ra_oci_desc d;		/* no media_type */
+	int sock;			/* the writer's end */
+	int rd;				/* the reader's end, until handed out (then -EBADF) */
+	int rd_given;			/* the number it had: the caller's fd */
+	pthread_t thread;
+	CURL *easy;			/* the download thread's: a resume reuses the connection when it can */
+	bool thread_joined;
+	bool stop;			/* set (atomically) when nobody will read it: the transfer is aborted */
+	struct ra_sha256 h;
+	uint64_t got, skip;		/* bytes sent on; of this response, bytes still to drop */
+	struct timespec said;		/* when the progress callback was last called */
+	bool reader_gone;
+	int r;				/* the download's result */
+	struct rootasm_error e;
+};
+
 /* registry-auth.c: the auth file's credentials for the registry; a token for the challenge @ch. */
 int rg_load_auth(struct ra_oci_remote *rem, struct rootasm_error *e);
 int rg_authenticate(struct ra_oci_remote *rem, const char *ch, struct rootasm_error *e);
-/* registry.c */
+/* registry-http.c */
+/* libcurl loaded (once): 0, or ELIBACC naming the package that brings it */
+int rg_curl_load(struct rootasm_error *e);
+/* "https://HOST/PATH" of the remote's registry into *@ret (caller frees): 0 or -ENOMEM */
+int rg_url(struct ra_oci_remote *rem, const char *path, char **ret);
+/* a layer's bytes onto its stream (hashed, cut at its size): what was taken */
+size_t rg_stream_write(struct stream *s, const char *p, size_t len);
 void rg_xfer_free(struct xfer *x);
 bool rg_ok_status(long s);
 CURLcode rg_get(struct ra_oci_remote *rem, const char *url, struct curl_slist *hdrs, uint64_t from, struct xfer *x);

@@ -6,8 +6,8 @@
  * a layout's; this file fetches them:
  *
  *   ra_registry_open()          parse the reference, ping /v2/, authenticate,
- *                               fetch the manifest (or index) by tag or digest
- *                               -> ra_oci_open_remote() (oci.c)
+ *                               fetch the manifest (or index) by tag or digest,
+ *                               for ra_oci_open_registry() (oci.c) to walk
  *   ra_registry_get()           a document by digest (a nested manifest, the
  *                               config): capped, size and sha256 checked
  *   ra_registry_blob_stream()   a layer: a socket the caller reads while a
@@ -37,8 +37,23 @@ static inline bool ra_registry_is_ref(const char *ref)
 	return ref && !strncmp(ref, RA_REGISTRY_PREFIX, strlen(RA_REGISTRY_PREFIX));
 }
 
-/* Open "docker://..." (@tls_verify false: no certificate check, plain HTTP allowed). */
-int ra_registry_open(const char *ref, bool tls_verify, struct ra_oci_image **ret, struct rootasm_error *e);
+/* A manifest (or index) as the registry gave it, checked against the reference and Docker-Content-Digest. */
+struct ra_registry_manifest {
+	char *buf;			/* its bytes (NUL-terminated) */
+	size_t len;
+	char *mt;			/* the media type the registry said; NULL: none */
+	char digest[RA_DIGEST_MAX];	/* its sha256 */
+	const char *name;		/* the image's name, the remote's (valid while it is) */
+};
+
+/*
+ * Open "docker://..." (@tls_verify false: no certificate check, plain HTTP
+ * allowed): the remote in *@ret (caller frees it, or hands it to
+ * ra_oci_open_remote()) and its manifest in @m (ra_registry_manifest_free()).
+ */
+int ra_registry_open(const char *ref, bool tls_verify, struct ra_oci_remote **ret, struct ra_registry_manifest *m,
+		     struct rootasm_error *e);
+void ra_registry_manifest_free(struct ra_registry_manifest *m);
 void ra_registry_free(struct ra_oci_remote *rem);
 
 /* Report each layer's download to @fn (rootasm_import_download_fn, from the download threads). */
