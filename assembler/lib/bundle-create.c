@@ -6,6 +6,7 @@
  * a user by name resolved in the assembled tree) and the annotation
  * org.rootasm.layout, and BUNDLE/rootfs.
  */
+#include <ctype.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
@@ -51,15 +52,22 @@ static json_t *strv_json_of(char **v)
 static json_t *make_config(const struct ra_exec *x, char **args, char **env, uid_t uid, gid_t gid,
 			   const gid_t *groups, size_t ngroups, const char *layout)
 {
-	static const char *const caps[] = { "CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE" };
 	json_t *c, *user, *capset, *gids = json_array(), *bnd = json_array(), *eff = json_array();
 
 	for (size_t i = 0; gids && i < ngroups; i++)
 		json_array_append_new(gids, json_integer(groups[i]));
-	for (size_t i = 0; bnd && eff && i < ARRAY_SIZE(caps); i++) {
-		json_array_append_new(bnd, json_string(caps[i]));
+	/* the OCI default set (exec.h), as OCI names capabilities: "CAP_KILL" */
+	RA_CAP_FOREACH(v, RA_OCI_DEFAULT_CAPS) {
+		char name[64];
+
+		ra_cap_name(v, name, sizeof(name));
+		for (char *s = name; *s; s++)
+			*s = (char)toupper((unsigned char)*s);
+		if (!bnd || !eff)
+			break;
+		json_array_append_new(bnd, json_string(name));
 		if (uid == 0)
-			json_array_append_new(eff, json_string(caps[i]));
+			json_array_append_new(eff, json_string(name));
 	}
 	user = json_pack("{s:I, s:I}", "uid", (json_int_t)uid, "gid", (json_int_t)gid);
 	if (user && gids && json_array_size(gids))

@@ -451,22 +451,14 @@ int bd_root_open(struct bundle *b, const char *rel, const char *shown, bool *mad
 }
 
 
-/* The size and flag rules of rootasm.h; 0 or a usage error in @e. */
 /* The size and flag rules of rootasm.h; a layout and an upper are prepare's (@prepare). */
 static int opts_check(const struct rootasm_bundle_opts *o, const char *op, const char *what, bool prepare,
 		      struct rootasm_error *e)
 {
-	int r = o ? ra_opts_size(o, o->size, offsetof(struct rootasm_bundle_opts, flags) + sizeof(o->flags),
-				 sizeof(*o)) : 0;
+	int r = RA_OPTS_CHECK(o, struct rootasm_bundle_opts, RA_OPT_END(struct rootasm_bundle_opts, flags), op, what, e);
 
-	if (r == -E2BIG)
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, E2BIG, op, what,
-				   "struct rootasm_bundle_opts of %zu bytes sets fields this library (%s) does not know",
-				   o->size, ROOTASM_VERSION_STRING);
 	if (r < 0)
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, what,
-				   "struct rootasm_bundle_opts.size is %zu: set it to sizeof(struct rootasm_bundle_opts)",
-				   o->size);
+		return r;
 	if (o && o->flags)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, what, "unknown flags 0x%x", o->flags);
 	if (!prepare && (OPT(o, layout, NULL) || OPT(o, upper, NULL)))

@@ -51,8 +51,7 @@ struct bundle {
 
 #define USAGE(e, b, err, path, ...) ra_err_kind(e, ROOTASM_ERROR_USAGE, err, (b)->op, path, __VA_ARGS__)
 
-#define OPT(o, field, def) \
-	((o) && (o)->size >= offsetof(struct rootasm_bundle_opts, field) + sizeof((o)->field) ? (o)->field : (def))
+#define OPT(o, field, def) RA_OPT(o, struct rootasm_bundle_opts, field, def)
 
 /* bundle.c: the bundle directory and what is beneath it */
 int bd_bundle_open(struct bundle *b, const char *dir, struct rootasm_error *e);

@@ -83,7 +83,6 @@ int cat_open(const char *opt, int lock, struct cat *c, struct rootasm_error *e)
 	struct open_how sub = { .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
 	const char *path = ra_store_path(opt);
-	char p[64];
 	struct stat st;
 	ssize_t n;
 
@@ -101,11 +100,9 @@ int cat_open(const char *opt, int lock, struct cat *c, struct rootasm_error *e)
 		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "open store", path,
 				   "owned by uid %u with mode %04o: a store must belong to its user (or root) and be "
 				   "writable by nobody else", (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
-	snprintf(p, sizeof(p), "/proc/self/fd/%d", c->fd);
-	n = readlink(p, c->path, sizeof(c->path) - 1);
+	n = ra_fd_path(c->fd, c->path, sizeof(c->path));
 	if (n <= 0 || c->path[0] != '/')
-		return ra_err(e, n < 0 ? errno : EINVAL, -EBADF, "open store", path, "its absolute path");
-	c->path[n] = '\0';
+		return ra_err(e, n < 0 ? (int)-n : EINVAL, -EBADF, "open store", path, "its absolute path");
 	c->images = sys_openat2(c->fd, "images/sha256", &sub);
 	if (c->images < 0 && errno != ENOENT)
 		return ra_err(e, errno, -EBADF, "open", c->path, "images/sha256");

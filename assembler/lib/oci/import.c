@@ -281,25 +281,16 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct ra_
 	return r < 0 ? r : 0;
 }
 
-#define OPT(o, field, def) \
-	((o) && (o)->size >= offsetof(struct rootasm_import_opts, field) + sizeof((o)->field) ? (o)->field : (def))
+#define OPT(o, field, def) RA_OPT(o, struct rootasm_import_opts, field, def)
 
 /* The size and flag rules of rootasm.h; 0 or a usage error in @e. */
 static int opts_check(const struct rootasm_import_opts *o, const char *ref, struct rootasm_error *e)
 {
-	int r;
+	int r = RA_OPTS_CHECK(o, struct rootasm_import_opts, offsetof(struct rootasm_import_opts, progress), "import",
+			      ref, e);
 
-	if (!o)
-		return 0;
-	r = ra_opts_size(o, o->size, offsetof(struct rootasm_import_opts, progress), sizeof(*o));
-	if (r == -E2BIG)
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, E2BIG, "import", ref,
-				   "struct rootasm_import_opts of %zu bytes sets fields this library (%s) does not know",
-				   o->size, ROOTASM_VERSION_STRING);
-	if (r < 0)
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", ref,
-				   "struct rootasm_import_opts.size is %zu: set it to sizeof(struct rootasm_import_opts)",
-				   o->size);
+	if (r < 0 || !o)
+		return r;
 	if (o->fs != ROOTASM_LAYER_EROFS && o->fs != ROOTASM_LAYER_SQUASHFS)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", ref, "unknown layer file system %d",
 				   (int)o->fs);
