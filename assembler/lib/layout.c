@@ -199,8 +199,8 @@ static int parse_overlay(struct pctx *p, struct ynode *m, struct rootasm_layout 
 /* A mount entry: exactly one kind's key (volume.h), then the keys that kind takes. */
 static int parse_mount(struct pctx *p, struct ynode *m, size_t i, void *elem)
 {
-	struct ra_mount *mt = elem;
 	static const char *const common_keys[] = { "target", "options", "type", "idmap", "trusted" };
+	struct ra_mount *mt = elem;
 	const char *keys[RA_MOUNT__COUNT + ARRAY_SIZE(common_keys) + 1];
 	const struct ra_volume_kind *k = NULL;
 	struct ynode *kind_node = NULL, *v;
