@@ -23,7 +23,9 @@
  *                         feature probe), close, then a second assemble in the same process
  *   cli [--umount DIR]... [--cgroup2] -- CMD... [::: CMD...]...
  *                         per run, each CMD in shuffled order: fork+exec (an argument "@N@"
- *                         becomes the run number), wait4 (ru_maxrss, ru_utime, ru_stime),
+ *                         becomes the run number; a CMD that begins with "@HOSTNS@" runs in
+ *                         the mount namespace the harness started in, as a client of a
+ *                         daemon there must), wait4 (ru_maxrss, ru_utime, ru_stime),
  *                         then umount2(DIR, MNT_DETACH) for each --umount; series c0_*, c1_*...
  *   conc WORKERS TOTAL LAYOUT SPEC
  *                         TOTAL assemblies (assemble, attach, teardown) spread over WORKERS
@@ -181,9 +183,15 @@ static void die(const char *what)
 	exit(1);
 }
 
+/* The mount namespace the harness started in (private_ns() leaves it), for "@HOSTNS@" commands. */
+static int host_ns = -1;
+
 /* A private mount namespace: nothing we mount is seen outside, and all of it goes with us. */
 static void private_ns(void)
 {
+	host_ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	if (host_ns < 0)
+		die("open /proc/self/ns/mnt");
 	if (unshare(CLONE_NEWNS) < 0)
 		die("unshare(CLONE_NEWNS)");
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -572,8 +580,10 @@ static int mode_cli(int runs, int warm, int argc, char **argv)
 			double t0, t1, t2;
 			pid_t pid;
 
+			bool hostns = !strcmp(cmds[c][0], "@HOSTNS@");
+
 			snprintf(num, sizeof(num), "%d", run + warm);
-			for (char **a = cmds[c]; *a && argn < 255; a++)
+			for (char **a = cmds[c] + hostns; *a && argn < 255; a++)
 				args[argn++] = strcmp(*a, "@N@") ? *a : num;
 			args[argn] = NULL;
 			t0 = now_us();
@@ -581,6 +591,8 @@ static int mode_cli(int runs, int warm, int argc, char **argv)
 			if (pid < 0)
 				die("fork");
 			if (pid == 0) {
+				if (hostns && setns(host_ns, CLONE_NEWNS) < 0)
+					_exit(126);
 				execvp(args[0], args);
 				_exit(127);
 			}
@@ -923,7 +935,14 @@ int main(int argc, char **argv)
 	mode = argv[0];
 	if (!strcmp(mode, "legacy-once") && argc == 2)
 		return mode_legacy_once(argv[1]);	/* runs in its parent's namespace, as the CLI does */
-	private_ns();
+	/*
+	 * daemon: in the caller's namespace, where rootasmd runs: a client in
+	 * another mount namespace is not an administrator to it. It attaches
+	 * nothing (every tree is closed detached), so it needs no namespace of
+	 * its own.
+	 */
+	if (strcmp(mode, "daemon"))
+		private_ns();
 	signal(SIGPIPE, SIG_IGN);
 	if (!strcmp(mode, "compare") && argc == 4)
 		return mode_compare(runs, warm, argv[1], argv[2], argv[3]);
