@@ -320,40 +320,12 @@ int ra_x_set_fd(int fsfd, const char *key, int fd, const char *what, struct root
 	return ra_err(e, errno, fsfd, op, what, NULL);
 }
 
-/*
- * An overlay mount of the layer slots (@lower < 0) or of the one mount
- * @lower, with the upper if @upper, its credential @cs (NULL: the mounter's).
- */
-static int overlay_mount(struct xstate *x, const struct ra_op *op, int lower, bool upper,
-			 const struct ra_cred_spec *cs, struct rootasm_error *e)
+int ra_x_overlay_create(int fsfd, bool upper, const struct ra_cred_spec *cs, const char *what,
+			struct rootasm_error *e)
 {
-	const struct rootasm_layout *l = op->l;
-	_cleanup_close_ int fsfd = -EBADF;
 	bool caps_dac = cs && (cs->caps & (1ULL << CAP_DAC_OVERRIDE));
 	int r, mfd;
 
-	fsfd = fsopen("overlay", FSOPEN_CLOEXEC);
-	if (fsfd < 0)
-		return ra_err(e, errno, -EBADF, "fsopen", "overlay", NULL);
-	if (lower >= 0) {
-		r = ra_x_set_fd(fsfd, "lowerdir+", lower, "the layers as the principal sees them", e);
-		if (r < 0)
-			return r;
-	}
-	for (size_t i = 0; lower < 0 && i < x->p->nslots; i++) {
-		r = ra_x_set_fd(fsfd, "lowerdir+", x->slots[i], l->layers[l->nlayers - 1 - i].src.display, e);
-		if (r < 0)
-			return r;
-	}
-	if (upper) {
-		const char *what = l->upper.kind == RA_UPPER_DIR ? l->upper.src.display : "tmpfs upper";
-
-		r = ra_x_set_fd(fsfd, "upperdir", x->ufd, what, e);
-		if (r == 0)
-			r = ra_x_set_fd(fsfd, "workdir", x->wfd, what, e);
-		if (r < 0)
-			return r;
-	}
 	if (cs) {
 		r = ra_set_override_creds(fsfd, cs, e);
 		if (r < 0)
@@ -362,7 +334,7 @@ static int overlay_mount(struct xstate *x, const struct ra_op *op, int lower, bo
 	if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		int err = errno;
 
-		r = ra_err(e, err, fsfd, "create overlay", l->file, NULL);
+		r = ra_err(e, err, fsfd, "create overlay", what, NULL);
 		/*
 		 * overlayfs makes its private work/work directory with mode 000 and
 		 * sets it up under the recorded credential: without CAP_DAC_OVERRIDE
@@ -389,12 +361,48 @@ static int overlay_mount(struct xstate *x, const struct ra_op *op, int lower, bo
 			close(mfd);
 			if (r)
 				return ra_err(e, r, -EBADF, "statfs", "overlay", NULL);
-			return ra_err(e, EROFS, -EBADF, "create overlay", l->file,
+			return ra_err(e, EROFS, -EBADF, "create overlay", what,
 				      "overlayfs could not set up its work directory and mounted read-only%s",
 				      cs && !caps_dac ? "; the override_creds credential needs CAP_DAC_OVERRIDE" : "");
 		}
 	}
 	return mfd;
+}
+
+/*
+ * An overlay mount of the layer slots (@lower < 0) or of the one mount
+ * @lower, with the upper if @upper, its credential @cs (NULL: the mounter's).
+ */
+static int overlay_mount(struct xstate *x, const struct ra_op *op, int lower, bool upper,
+			 const struct ra_cred_spec *cs, struct rootasm_error *e)
+{
+	const struct rootasm_layout *l = op->l;
+	_cleanup_close_ int fsfd = -EBADF;
+	int r;
+
+	fsfd = fsopen("overlay", FSOPEN_CLOEXEC);
+	if (fsfd < 0)
+		return ra_err(e, errno, -EBADF, "fsopen", "overlay", NULL);
+	if (lower >= 0) {
+		r = ra_x_set_fd(fsfd, "lowerdir+", lower, "the layers as the principal sees them", e);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; lower < 0 && i < x->p->nslots; i++) {
+		r = ra_x_set_fd(fsfd, "lowerdir+", x->slots[i], l->layers[l->nlayers - 1 - i].src.display, e);
+		if (r < 0)
+			return r;
+	}
+	if (upper) {
+		const char *what = l->upper.kind == RA_UPPER_DIR ? l->upper.src.display : "tmpfs upper";
+
+		r = ra_x_set_fd(fsfd, "upperdir", x->ufd, what, e);
+		if (r == 0)
+			r = ra_x_set_fd(fsfd, "workdir", x->wfd, what, e);
+		if (r < 0)
+			return r;
+	}
+	return ra_x_overlay_create(fsfd, upper, cs, l->file, e);
 }
 
 static int x_overlay(struct xstate *x, const struct ra_op *op, struct rootasm_error *e)

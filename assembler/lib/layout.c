@@ -102,9 +102,10 @@ static int parse_list(struct pctx *p, struct ynode *seq, const char *key, size_t
 	if (items > max)
 		return perr(p, seq, key, "%zu %s; %sat most %zu", items, key, max_by, max);
 	*arr = calloc(items ? items : 1, size);
-	snprintf(what, sizeof(what), "parse %s", key);
-	if (!*arr)
+	if (!*arr) {
+		snprintf(what, sizeof(what), "parse %s", key);
 		return ly_poom(p, what);
+	}
 	for_items(seq, it) {
 		*n = i + 1;
 		r = fn(p, ly_node(p, *it), i, (char *)*arr + i * size);

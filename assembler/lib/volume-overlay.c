@@ -17,8 +17,6 @@
 #include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/statvfs.h>
 
 #include "sysmnt.h"
 #include "uapi.h"
@@ -61,7 +59,6 @@ static int overlay_volume(struct xstate *x, const struct ra_op *op, bool *dir, s
 	const struct ra_attrs a = ra_x_attrs(op);
 	_cleanup_close_ int image = -EBADF, ubase = -EBADF, ufd = -EBADF, wfd = -EBADF, fsfd = -EBADF;
 	int lower = m->src.fd, fd, r;
-	struct statfs sf;
 
 	*dir = true;
 	if (S_ISREG(m->src.mode)) {
@@ -83,18 +80,9 @@ static int overlay_volume(struct xstate *x, const struct ra_op *op, bool *dir, s
 	    (r = ra_x_set_fd(fsfd, "upperdir", ufd, m->target, e)) < 0 ||
 	    (r = ra_x_set_fd(fsfd, "workdir", wfd, m->target, e)) < 0)
 		return r;
-	if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-		return ra_err(e, errno, fsfd, "create overlay", m->target, NULL);
-	fd = fsmount(fsfd, FSMOUNT_CLOEXEC, 0);
+	fd = ra_x_overlay_create(fsfd, true, NULL, m->target, e);
 	if (fd < 0)
-		return ra_err(e, errno, fsfd, "fsmount", "overlay", NULL);
-	/* some kernels (6.12) mount read-only when the work directory cannot be set up, and say so only in the log */
-	r = fstatfs(fd, &sf) < 0 ? errno : (sf.f_flags & ST_RDONLY) ? EROFS : 0;
-	if (r) {
-		close(fd);
-		return ra_err(e, r, -EBADF, "create overlay", m->target,
-			      r == EROFS ? "overlayfs could not set up its work directory and mounted read-only" : NULL);
-	}
+		return fd;
 	return ra_x_finish(x, op, fd, &a, false, m->target, e);
 }
 

@@ -15,7 +15,7 @@ const struct ra_volume_kind *const ra_volume_kinds[RA_MOUNT__COUNT] = {
 	[RA_MOUNT_OVERLAY] = &ra_volume_overlay,
 };
 
-/* "a", "a and b", "a, b and c" of the kinds @pick says yes to, each name followed by @suffix. */
+/* "a", "a and b", "a, b and c" of the kinds @pick says yes to, each name in @quote, @last before the last. */
 static const char *list(char *buf, size_t size, bool (*pick)(const struct ra_volume_kind *, unsigned int),
 			unsigned int arg, const char *quote, const char *last)
 {

@@ -84,6 +84,15 @@ int ra_x_finish(struct xstate *x, const struct ra_op *op, int fd, const struct r
 int ra_x_nested(struct xstate *x, const struct ra_op *op, struct rootasm_error *e);
 /* A clone of the cached detached mount @cfd. */
 int ra_x_clone_cached(int cfd, const char *what, struct rootasm_error *e);
+/*
+ * An overlay whose layers (and upper, with @upper) are set in @fsfd: the
+ * credential @cs (NULL: the mounter's), CMD_CREATE and fsmount (read-only
+ * without an upper), refusing the read-only mount some kernels (6.12) fall
+ * back to when the work directory cannot be set up. @what names it in errors.
+ */
+struct ra_cred_spec;
+int ra_x_overlay_create(int fsfd, bool upper, const struct ra_cred_spec *cs, const char *what,
+			struct rootasm_error *e);
 /* fsconfig(FSCONFIG_SET_FD) with its error. */
 int ra_x_set_fd(int fsfd, const char *key, int fd, const char *what, struct rootasm_error *e);
 
