@@ -75,19 +75,14 @@ static int parse_args(struct pctx *p, struct ynode *seq, const char *where, char
  * The exec section's keys, each read by one function; an error in one does
  * not hide those in the next (-EINVAL), anything else ends the parse.
  */
-static int x_bool(struct pctx *p, struct ynode *v, const char *key, bool *ret)
-{
-	return ly_get_bool(p, v, key, ret);
-}
-
 static int x_deny_mount_api(struct pctx *p, struct ynode *v, struct ynode *m, struct ra_exec *x)
 {
-	return x_bool(p, v, "exec.deny_mount_api", &x->deny_mount_api);
+	return ly_get_bool(p, v, "exec.deny_mount_api", &x->deny_mount_api);
 }
 
 static int x_privileged(struct pctx *p, struct ynode *v, struct ynode *m, struct ra_exec *x)
 {
-	return x_bool(p, v, "exec.privileged", &x->privileged);
+	return ly_get_bool(p, v, "exec.privileged", &x->privileged);
 }
 
 /* uid and gid: both or neither */
@@ -267,7 +262,7 @@ int ly_parse_exec(struct pctx *p, struct ynode *m, struct rootasm_layout *l)
 void ra_exec_describe(struct pr *pr, const struct ra_exec *x)
 {
 	em_yes(pr, "privileged", x->privileged,
-	    "exec: PRIVILEGED (no capability drop, no seccomp profile, no /proc masks)", "exec: sandboxed");
+	       "exec: PRIVILEGED (no capability drop, no seccomp profile, no /proc masks)", "exec: sandboxed");
 	em_num(pr, "uid", " uid=%s", x->user_set ? x->uid : 0);
 	em_num(pr, "gid", " gid=%s", x->user_set ? x->gid : 0);
 	em_groups(pr, " groups=", x->groups, x->ngroups);

@@ -225,7 +225,7 @@ int ly_check_size(const char *s, bool percent_ok, const char **why)
 }
 
 int ly_get_mode(struct pctx *p, const struct ynode *n, const char *key, const char *s,
-		    unsigned int *ret)
+		unsigned int *ret)
 {
 	uint64_t v;
 
@@ -247,7 +247,7 @@ struct ynode *ly_node(struct pctx *p, int id)
 
 /* Keys of @map: scalars, known, each once. */
 int ly_check_keys(struct pctx *p, struct ynode *map, const char *where,
-		      const char *const *allowed)
+		  const char *const *allowed)
 {
 	for_pairs(map, a) {
 		struct ynode *k = ly_node(p, a->key);
@@ -378,7 +378,7 @@ int ly_get_target(struct pctx *p, const struct ynode *n, const char *key, char *
  * from the layout file's directory) and checks what it is.
  */
 int ly_get_source(struct pctx *p, const struct ynode *n, const char *key, enum ra_src_kind kind,
-		      struct ra_src *src)
+		  struct ra_src *src)
 {
 	const char *s;
 	int r = ly_get_string(p, n, key, &s);
@@ -479,7 +479,7 @@ static int set_tmpfs_opt(struct pctx *p, const struct ynode *n, const char *key,
 }
 
 int ly_parse_option(struct pctx *p, struct ynode *n, const char *key, unsigned int allow,
-			struct ra_attrs *a, struct ra_tmpfs *t)
+		    struct ra_attrs *a, struct ra_tmpfs *t)
 {
 	const char *s, *eq;
 	int r = ly_get_string(p, n, key, &s);
@@ -523,7 +523,7 @@ int ly_parse_option(struct pctx *p, struct ynode *n, const char *key, unsigned i
 }
 
 int ly_parse_options(struct pctx *p, struct ynode *seq, const char *where, unsigned int allow,
-			 struct ra_attrs *a, struct ra_tmpfs *t)
+		     struct ra_attrs *a, struct ra_tmpfs *t)
 {
 	size_t i = 0;
 	int r = ly_want(p, seq, where, YAML_SEQUENCE_NODE), bad = 0;
@@ -638,7 +638,7 @@ static bool overlaps(uint32_t a, uint32_t an, uint32_t b, uint32_t bn)
 }
 
 int ly_parse_ranges(struct pctx *p, struct ynode *seq, const char *where, struct ra_idrange **ret,
-			size_t *n)
+		    size_t *n)
 {
 	size_t cnt, i = 0, text = 0;
 	int r = ly_want(p, seq, where, YAML_SEQUENCE_NODE);

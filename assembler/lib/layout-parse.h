@@ -88,24 +88,24 @@ int ly_parse_u64(const char *s, int base, uint64_t max, uint64_t *ret);
 int ly_get_id(struct pctx *p, const struct ynode *n, const char *key, uint32_t *ret);
 int ly_check_size(const char *s, bool percent_ok, const char **why);
 int ly_get_mode(struct pctx *p, const struct ynode *n, const char *key, const char *s,
-		    unsigned int *ret);
+		unsigned int *ret);
 size_t ly_nitems(const struct ynode *seq);
 struct ynode *ly_node(struct pctx *p, int id);
 int ly_check_keys(struct pctx *p, struct ynode *map, const char *where,
-		      const char *const *allowed);
+		  const char *const *allowed);
 int ly_map(struct pctx *p, struct ynode *n, const char *where, const char *const *allowed);
 struct ynode *ly_lookup(struct pctx *p, struct ynode *map, const char *key);
 int ly_get_target(struct pctx *p, const struct ynode *n, const char *key, char **ret);
 int ly_get_source(struct pctx *p, const struct ynode *n, const char *key, enum ra_src_kind kind,
-		      struct ra_src *src);
+		  struct ra_src *src);
 int ly_get_fstype(struct pctx *p, const struct ynode *n, const char *key, enum ra_fstype *ret);
 int ly_parse_option(struct pctx *p, struct ynode *n, const char *key, unsigned int allow,
-			struct ra_attrs *a, struct ra_tmpfs *t);
+		    struct ra_attrs *a, struct ra_tmpfs *t);
 int ly_parse_options(struct pctx *p, struct ynode *seq, const char *where, unsigned int allow,
-			 struct ra_attrs *a, struct ra_tmpfs *t);
+		     struct ra_attrs *a, struct ra_tmpfs *t);
 int ly_parse_tmpfs_map(struct pctx *p, struct ynode *map, const char *where, struct ra_tmpfs *t);
 int ly_parse_ranges(struct pctx *p, struct ynode *seq, const char *where, struct ra_idrange **ret,
-			size_t *n);
+		    size_t *n);
 int ly_parse_idmap(struct pctx *p, struct ynode *m, const char *where, struct ra_idmap *im);
 int ly_parse_caps(struct pctx *p, struct ynode *seq, const char *where, uint64_t *ret);
 int ly_parse_groups(struct pctx *p, struct ynode *seq, const char *where, gid_t **ret, size_t *n);

@@ -203,11 +203,11 @@ static void op_fields(struct pr *pr, const struct ra_plan *p, const struct ra_op
 		em_put(pr, "why", " (%s)", op->why);
 	EM_AT(pr, BODY);
 	em_flag(pr, "userns", op->to_userns,
-	     op->kind == RA_OP_UPPER ? " upper/,work/=owned-by-the-user-namespace's-root" :
+		op->kind == RA_OP_UPPER ? " upper/,work/=owned-by-the-user-namespace's-root" :
 	     op->kind == RA_OP_OVERLAY ? NULL : " idmap=principal's-user-namespace");
 	em_flag(pr, "lent", op->lend, " lent");
 	em_flag(pr, "creds_in_userns", op->creds_in_userns,
-	     l->creds.set ? " (a credential in the user namespace)" :
+		l->creds.set ? " (a credential in the user namespace)" :
 			    " override_creds=the user namespace's root, every capability there");
 	em_flag(pr, "user_view", op->user_view, " override_creds=the principal's uid, gid and groups, CAP_SYS_ADMIN only");
 	if (op->user_view && l->upper.kind != RA_UPPER_NONE)
@@ -225,7 +225,7 @@ static void describe_plan(struct pr *pr, const struct ra_plan *p, int indent)
 	if (top) {
 		em_put(pr, "principal", "for %s", rootasm_principal_describe(l->principal));
 		em_yes(pr, "authorized", l->authorized, "\n",
-		    " (rights not checked: the host objects were not opened)\n");
+		       " (rights not checked: the host objects were not opened)\n");
 	}
 	em_list(pr, "ops", "", NULL, NULL);
 	for (size_t i = 0; i < p->n; i++)
