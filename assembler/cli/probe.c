@@ -49,12 +49,10 @@ int cmd_probe(int argc, char **argv)
 	}
 	for (unsigned int f = 0; f < n; f++) {
 		char detail[256];
-		const char *st;
 
 		r = rootasm_probe_feature(cli_context(), f, detail, sizeof(detail));
-		st = r > 0 ? "present" : r == -EPERM ? "not-permitted" : "absent";
 		if (!cli.quiet || r <= 0)
-			printf("%-38s %-13s %s%s%s%s\n", rootasm_feature_name(f), st, rootasm_feature_desc(f),
+			printf("%-38s %-13s %s%s%s%s\n", rootasm_feature_name(f), ra_feature_state(r), rootasm_feature_desc(f),
 			       detail[0] ? " [" : "", detail, detail[0] ? "]" : "");
 	}
 	return 0;

@@ -115,6 +115,11 @@ int ra_jdump(struct ra_jb *b, json_t *o, FILE *out, bool pretty)
 	return r;
 }
 
+const char *ra_feature_state(int answer)
+{
+	return answer > 0 ? "present" : answer == -EPERM ? "not-permitted" : "absent";
+}
+
 json_t *ra_features_json(struct rootasm_ctx *ctx)
 {
 	struct ra_jb b = { false };
@@ -126,7 +131,7 @@ json_t *ra_features_json(struct rootasm_ctx *ctx)
 		json_t *o = json_object();
 
 		ra_jset(&b, o, "feature", ra_jstr(rootasm_feature_name(f)));
-		ra_jset(&b, o, "state", ra_jstr(r > 0 ? "present" : r == -EPERM ? "not-permitted" : "absent"));
+		ra_jset(&b, o, "state", ra_jstr(ra_feature_state(r)));
 		ra_jset(&b, o, "present", json_boolean(r > 0));
 		ra_jset(&b, o, "description", ra_jstr(rootasm_feature_desc(f)));
 		ra_jset(&b, o, "detail", ra_jstr(detail));

@@ -38,6 +38,8 @@ struct rootasm_ctx;
  * detail}]; NULL when out of memory.
  */
 json_t *ra_features_json(struct rootasm_ctx *ctx);
+/* rootasm_probe_feature()'s answer as a word: "present", "not-permitted" or "absent". */
+const char *ra_feature_state(int answer);
 
 struct rootasm_error;
 /*
