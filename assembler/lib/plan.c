@@ -21,8 +21,6 @@
 #include "util.h"
 #include "volume.h"
 
-#define F(x) (1ULL << ROOTASM_FEAT_##x)
-
 const char *ra_route_name(enum ra_route r)
 {
 	/* in the order of enum ra_route */
@@ -80,7 +78,7 @@ uint64_t ra_plan_consults(const struct rootasm_layout *l, unsigned int flags)
 
 	/* in a user namespace, an overlay without a credential of the layout's records one there if it can */
 	if ((flags & RA_PLAN_USERNS) && ra_is_overlay(l) && !l->creds.set)
-		m |= F(OVL_CREDS_NOADMIN);
+		m |= RA_F(OVL_CREDS_NOADMIN);
 	for (size_t i = 0; i < l->nmounts; i++) {
 		const struct ra_volume_kind *k = ra_volume_kind(&l->mounts[i]);
 
@@ -110,7 +108,7 @@ int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int fl
 		free(p);
 		return ra_oom(e, "plan");
 	}
-	p->needs = F(MOUNT_API);
+	p->needs = RA_F(MOUNT_API);
 	/* lowerdir+ appends below what is there: the layout's top layer goes first */
 	for (size_t i = l->nlayers; i-- > 0;) {
 		const struct ra_layer *ly = &l->layers[i];
@@ -120,9 +118,9 @@ int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int fl
 		enum ra_route route = ly->kind == RA_LAYER_IMAGE ?
 				      (flags & RA_PLAN_CACHE ? RA_ROUTE_CACHED : RA_ROUTE_IMAGE) :
 				      own ? RA_ROUTE_LAYER_CLONE : RA_ROUTE_LAYER_FD;
-		uint64_t needs = (ly->kind == RA_LAYER_IMAGE ? F(LOOP_CONFIGURE) : 0) |
-				 (ly->idmap.set || to_userns ? F(MOUNT_SETATTR) : 0) |
-				 (route == RA_ROUTE_CACHED && own ? F(OPEN_TREE_DETACHED) : 0);
+		uint64_t needs = (ly->kind == RA_LAYER_IMAGE ? RA_F(LOOP_CONFIGURE) : 0) |
+				 (ly->idmap.set || to_userns ? RA_F(MOUNT_SETATTR) : 0) |
+				 (route == RA_ROUTE_CACHED && own ? RA_F(OPEN_TREE_DETACHED) : 0);
 		struct ra_op *op = add(p, RA_OP_LAYER, route, ly->loc, needs, "layers", (long)i);
 
 		op->layer = ly;
@@ -132,23 +130,23 @@ int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int fl
 		op->lend = route == RA_ROUTE_CACHED && !own;
 	}
 	if (overlay) {
-		uint64_t needs = F(OVL_FD_LAYERS) | F(FSCONFIG_OPATH) | F(OVL_DETACHED_LAYERS);
+		uint64_t needs = RA_F(OVL_FD_LAYERS) | RA_F(FSCONFIG_OPATH) | RA_F(OVL_DETACHED_LAYERS);
 
 		if (l->upper.kind != RA_UPPER_NONE)
 			add(p, RA_OP_UPPER, l->upper.kind == RA_UPPER_TMPFS ? RA_ROUTE_UPPER_TMPFS : RA_ROUTE_UPPER_DIR,
 			    l->upper.loc, 0, "upper", -1)->to_userns = userns;
 		if (l->creds.set) {
-			needs |= F(OVL_OVERRIDE_CREDS);
+			needs |= RA_F(OVL_OVERRIDE_CREDS);
 			/* in a caller's user namespace no capability is CAP_SYS_ADMIN over the layers */
 			if (!(l->creds.caps & (1ULL << CAP_SYS_ADMIN)) || userns)
-				needs |= F(OVL_CREDS_NOADMIN);
+				needs |= RA_F(OVL_CREDS_NOADMIN);
 		}
 		/*
 		 * For a caller in a user namespace the credential is one inside it: the
 		 * layout's, or its root with every capability there where the kernel
 		 * records a credential without CAP_SYS_ADMIN; else the assembler's own.
 		 */
-		bool in_userns = userns && (l->creds.set || (have & F(OVL_CREDS_NOADMIN)));
+		bool in_userns = userns && (l->creds.set || (have & RA_F(OVL_CREDS_NOADMIN)));
 		/*
 		 * A directory layer under another layer, looked up with the
 		 * assembler's rights: a layer above could cover one of its
@@ -160,9 +158,9 @@ int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int fl
 		struct ra_op *op;
 
 		if (in_userns)
-			needs |= F(OVL_CREDS_NOADMIN);
+			needs |= RA_F(OVL_CREDS_NOADMIN);
 		if (user_view)
-			needs |= F(OVL_OVERRIDE_CREDS);
+			needs |= RA_F(OVL_OVERRIDE_CREDS);
 		op = add(p, RA_OP_OVERLAY, RA_ROUTE_OVERLAY, l->creds.set ? l->creds.loc : l->layers[0].loc, needs,
 			 "overlay", -1);
 		op->to_userns = userns;
@@ -173,11 +171,11 @@ int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int fl
 				  "the principal's own rights";
 	} else {
 		add(p, RA_OP_ROOT_LAYER, l->layers[0].kind == RA_LAYER_DIR ? RA_ROUTE_SETATTR : RA_ROUTE_NONE,
-		    l->layers[0].loc, l->layers[0].kind == RA_LAYER_DIR ? F(MOUNT_SETATTR) : 0, "layers", 0);
+		    l->layers[0].loc, l->layers[0].kind == RA_LAYER_DIR ? RA_F(MOUNT_SETATTR) : 0, "layers", 0);
 	}
 	for (size_t i = 0; i < l->nmounts; i++) {
 		const struct ra_mount *m = &l->mounts[i];
-		uint64_t needs = F(OPENAT2) | F(MOVE_DETACHED) | F(MOUNT_SETATTR);
+		uint64_t needs = RA_F(OPENAT2) | RA_F(MOVE_DETACHED) | RA_F(MOUNT_SETATTR);
 		enum ra_route route;
 		struct ra_op *op;
 		bool to_userns = false;
@@ -202,9 +200,9 @@ int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int fl
 		}
 	}
 	if (attrs_set(&l->attributes))
-		add(p, RA_OP_ROOT_ATTRS, RA_ROUTE_SETATTR, (struct ra_loc){ 0, 0 }, F(MOUNT_SETATTR), "attributes", -1);
+		add(p, RA_OP_ROOT_ATTRS, RA_ROUTE_SETATTR, (struct ra_loc){ 0, 0 }, RA_F(MOUNT_SETATTR), "attributes", -1);
 	if ((flags & RA_PLAN_USER) && !(flags & RA_PLAN_NESTED)) {
-		struct ra_op *op = add(p, RA_OP_TREE_ATTRS, RA_ROUTE_SETATTR, (struct ra_loc){ 0, 0 }, F(MOUNT_SETATTR),
+		struct ra_op *op = add(p, RA_OP_TREE_ATTRS, RA_ROUTE_SETATTR, (struct ra_loc){ 0, 0 }, RA_F(MOUNT_SETATTR),
 				       "tree", -1);
 
 		/* whoever attaches it, nothing in it runs set-uid or opens a device node */

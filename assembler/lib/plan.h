@@ -14,6 +14,9 @@
 
 #include "layout.h"
 
+/* The bit of kernel feature ROOTASM_FEAT_@x in a needs/have mask. */
+#define RA_F(x) (1ULL << ROOTASM_FEAT_##x)
+
 enum ra_op_kind {
 	RA_OP_LAYER,		/* one lower layer -> a layer slot */
 	RA_OP_UPPER,		/* the upper: upper/ and work/ inside a tmpfs or a host directory */

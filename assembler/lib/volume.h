@@ -71,8 +71,6 @@ const char *ra_volume_kinds_with(unsigned int vkey, char *buf, size_t size);
 /* "'bind', 'tmpfs', 'image' or 'layout'": every kind's key, into @buf. */
 const char *ra_volume_kind_names(char *buf, size_t size);
 
-#define RA_F(x) (1ULL << ROOTASM_FEAT_##x)
-
 /* engine.c's services for the kinds' mount(): */
 struct rootasm_ctx *ra_x_ctx(struct xstate *x);
 /* The volume's attributes with what the authorize stage forces. */
