@@ -149,8 +149,8 @@ set(CPACK_COMPONENTS_GROUPING IGNORE)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
-# Depends from the ELF files (dpkg-shlibdeps: libyaml, jansson, libc); libarchive and
-# libcrypto are dlopen()ed by `rootasm import` only, so they are named below
+# Depends from the ELF files (dpkg-shlibdeps: jansson, libc); libyaml (dlopen()ed by
+# the first layout parse), libarchive and libcrypto (by `rootasm import`) are named below
 # (librootasm.so.0 itself is found in the build tree; its Depends is the explicit one below)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CMAKE_BINARY_DIR})
@@ -184,8 +184,9 @@ socket-activated service, keeps one mount per image for the whole node.")
 
 set(CPACK_DEBIAN_LIB_PACKAGE_NAME ${ROOTASM_DEB_LIB})
 set(CPACK_DEBIAN_LIB_PACKAGE_SECTION libs)
-# dlopen()ed by an import (unpack.c, digest.c): dpkg-shlibdeps cannot see them
-set(CPACK_DEBIAN_LIB_PACKAGE_DEPENDS "libarchive13 (>= 3.6), libssl3 (>= 3.0)")
+# dlopen()ed by a layout parse (yaml.c) and an import (unpack.c, digest.c): dpkg-shlibdeps
+# cannot see them
+set(CPACK_DEBIAN_LIB_PACKAGE_DEPENDS "libyaml-0-2 (>= 0.2.5), libarchive13 (>= 3.6), libssl3 (>= 3.0)")
 # dlopen()ed by an import of a docker:// reference only (oci/registry.c); 7.85: CURLOPT_PROTOCOLS_STR
 set(CPACK_DEBIAN_LIB_PACKAGE_RECOMMENDS "libcurl4 (>= 7.85)")
 set(CPACK_DEBIAN_LIB_PACKAGE_CONTROL_EXTRA ${_deb}/librootasm0/triggers ${CMAKE_BINARY_DIR}/debian/symbols)

@@ -82,5 +82,19 @@ check "probe --refresh asks the kernel" '"$bin" probe --refresh | grep -q "^moun
 check "... and rewrites the file" '! grep -q forged "$cache" && [ "$("$bin" probe --json)" = "$truth" ]'
 # no file at all
 check "ROOTASM_PROBE_CACHE empty: no file" 'rm -f "$cache"; ROOTASM_PROBE_CACHE= "$bin" probe >/dev/null; [ ! -e "$cache" ]'
+
+# start-up (issue 20): the command carries the library (no librootasm.so to load and
+# relocate), and libyaml is loaded by the first layout parse, not at every start
+loaded() { { LD_DEBUG=files "$bin" "$@" 2>&1 >/dev/null || true; } | grep -o "file=[^ ]*" | sort -u | xargs; }
+check "probe loads neither librootasm.so nor libyaml" '! loaded probe | grep -qE "librootasm|libyaml"'
+check "version loads neither librootasm.so nor libyaml" '! loaded version | grep -qE "librootasm|libyaml"'
+printf 'layers: [\n' >"$tmp/bad.yaml"
+check "a layout parse loads libyaml" 'loaded check "$tmp/bad.yaml" | grep -q "file=libyaml-0.so.2"'
+# libyaml missing: the parse says so in one line, naming the library; the probe does not need it
+noyaml() { unshare -m --propagation private sh -c 'mount --bind /dev/null "$(ldconfig -p | awk "/libyaml-0.so.2 .*x86-64/ { print \$NF; exit }")" && exec "$@"' sh "$@"; }
+out=$(noyaml "$bin" check "$tmp/bad.yaml" 2>&1); rc=$?
+check "no libyaml: check fails (exit 1) with one line naming libyaml-0.so.2" \
+	'[ $rc = 1 ] && [ "$(printf "%s\n" "$out" | wc -l)" = 1 ] && grep -q "^rootasm: load libyaml libyaml-0.so.2: .*libyaml-0-2 package" <<<"$out"'
+check "no libyaml: probe still answers" 'noyaml "$bin" probe | grep -q "^mount-api .*present"'
 echo "$((n - fail)) passed, $fail failed"
 [ $fail = 0 ]
