@@ -8,16 +8,13 @@
  * version, import, store; a runtime that only asks rootasmd) does not map it
  * at its start (issue 20).
  */
-#include <dlfcn.h>
-#include <errno.h>
-#include <pthread.h>
 #include <string.h>
 #include <yaml.h>
 
+#include "dl.h"
 #include "layout-parse.h"
 #include "util.h"
 
-#define RA_YAML_SONAME "libyaml-0.so.2"
 #define RA_YAML_FUNCS(X) \
 	X(yaml_parser_initialize) X(yaml_parser_set_input_string) X(yaml_parser_parse) X(yaml_event_delete) \
 	X(yaml_parser_delete)
@@ -28,44 +25,15 @@ static struct {
 #undef X
 } ym;
 
-static bool ym_ok;
-static pthread_mutex_t ym_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/*
- * libyaml's functions into ym, once they all resolve. A failure is not kept: a
- * dlopen() that ran out of memory is tried again by the next parse (in
- * rootasmd, the next request), and reported as running out of memory.
- */
-static int ym_load(struct pctx *p)
-{
-	char why[256] = "";
-	void *h;
-	int err = 0;
-
-	if (__atomic_load_n(&ym_ok, __ATOMIC_ACQUIRE))
-		return 0;
-	pthread_mutex_lock(&ym_lock);
-	if (!ym_ok) {
-		errno = 0;
-		h = dlopen(RA_YAML_SONAME, RTLD_NOW | RTLD_LOCAL);
-		err = errno;
-		if (!h)
-			snprintf(why, sizeof(why), "%s", dlerror());
-#define X(f) if (h && !why[0] && !(*(void **)&ym.f = dlsym(h, #f))) snprintf(why, sizeof(why), "%s", dlerror());
-		RA_YAML_FUNCS(X)
+static const struct ra_dl_sym ym_syms[] = {
+#define X(f) RA_DL_SYM(ym, f)
+	RA_YAML_FUNCS(X)
 #undef X
-		if (!why[0])
-			__atomic_store_n(&ym_ok, true, __ATOMIC_RELEASE);
-	}
-	pthread_mutex_unlock(&ym_lock);
-	if (!why[0])
-		return 0;
-	/* glibc's loader says "cannot allocate ..." or leaves the allocator's ENOMEM in errno */
-	if (err == ENOMEM || strstr(why, "allocate"))
-		return ly_poom(p, "load libyaml");
-	return ra_err(p->e, ELIBACC, -EBADF, "load libyaml", RA_YAML_SONAME, "%s (layouts need the libyaml-0-2 package)",
-		      why);
-}
+};
+
+static struct ra_dl ym_dl = { .soname = "libyaml-0.so.2", .op = "load libyaml",
+			      .needs = "layouts need the libyaml-0-2 package", .syms = ym_syms,
+			      .n_syms = ARRAY_SIZE(ym_syms), .table = &ym, .lock = PTHREAD_MUTEX_INITIALIZER };
 
 #define yaml_parser_initialize ym.yaml_parser_initialize
 #define yaml_parser_set_input_string ym.yaml_parser_set_input_string
@@ -158,7 +126,9 @@ int ly_build_doc(struct pctx *p, const char *buf, size_t len, struct ydoc *d)
 	int stack[RA_MAX_YAML_DEPTH], depth = 0, docs = 0, aliases = 0, r = 0;
 	bool done = false;
 
-	r = ym_load(p);
+	r = ra_dl_load(&ym_dl, p->e);
+	if (r == -ENOMEM)
+		p->oom = r;
 	if (r < 0)
 		return r;
 	if (!yaml_parser_initialize(&parser))

@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* The OCI parsers that need no filesystem: digests, image references, layer media types. */
+/*
+ * The OCI parsers that need no filesystem: digests, image references, layer media types;
+ * and the loader of the libraries an import dlopen()s (dl.c).
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "digest.h"
+#include "dl.h"
 #include "oci.h"
 
 #define HEX "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -113,6 +118,53 @@ static void store_names(void **state)
 			fail_msg("'%s' was taken as a store name", bad[i]);
 }
 
+/* ra_dl_load(): the library's symbols, or one error naming it; a failure is not kept */
+static struct {
+	pid_t (*getpid)(void);
+	size_t (*strlen)(const char *);
+} lc;
+static int init_calls;
+static int init_fails_once(void)
+{
+	return init_calls++ ? 0 : -1;
+}
+
+static void dl_load(void **state)
+{
+	static const struct ra_dl_sym syms[] = { RA_DL_SYM(lc, getpid) RA_DL_SYM(lc, strlen) };
+	static const struct ra_dl_sym missing[] = { { "rootasm_no_such_function", 0 } };
+	struct ra_dl d = { .soname = "librootasm-test-none.so.0", .op = "load test", .needs = "it needs nothing",
+			   .syms = syms, .n_syms = 2, .table = &lc, .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct rootasm_error e = { 0 };
+
+	(void)state;
+	/* no such library: ELIBACC, naming it and the package */
+	assert_int_equal(ra_dl_load(&d, &e), -ELIBACC);
+	assert_string_equal(e.op, "load test");
+	assert_string_equal(e.path, "librootasm-test-none.so.0");
+	assert_non_null(strstr(e.msg, "(it needs nothing)"));
+	assert_null(lc.getpid);
+	/* a symbol it lacks: ELIBACC, the loader's words */
+	d.soname = "libc.so.6";
+	d.syms = missing;
+	d.n_syms = 1;
+	assert_int_equal(ra_dl_load(&d, &e), -ELIBACC);
+	assert_non_null(strstr(e.msg, "rootasm_no_such_function"));
+	/* the same struct again: tried anew; an init that fails is out of memory, and is tried again too */
+	d.syms = syms;
+	d.n_syms = 2;
+	d.init = init_fails_once;
+	assert_int_equal(ra_dl_load(&d, &e), -ENOMEM);
+	assert_string_equal(e.op, "load test");
+	assert_int_equal(ra_dl_load(&d, NULL), 0);
+	assert_int_equal(init_calls, 2);
+	assert_int_equal(lc.getpid(), getpid());
+	assert_int_equal(lc.strlen("four"), 4);
+	/* loaded: not again */
+	assert_int_equal(ra_dl_load(&d, NULL), 0);
+	assert_int_equal(init_calls, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -121,6 +173,7 @@ int main(void)
 		cmocka_unit_test(refs),
 		cmocka_unit_test(media_types),
 		cmocka_unit_test(store_names),
+		cmocka_unit_test(dl_load),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

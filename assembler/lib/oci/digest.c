@@ -6,12 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <dlfcn.h>
-#include <pthread.h>
-
 #include <openssl/evp.h>
 
 #include "digest.h"
+#include "dl.h"
+#include "util.h"
 
 /*
  * libcrypto, loaded when an import first hashes: linked in, OpenSSL 3's
@@ -27,20 +26,15 @@ static struct {
 #undef X
 } cr;
 
-static bool cr_ok;
-static pthread_once_t cr_once = PTHREAD_ONCE_INIT;
-
-static void cr_load(void)
-{
-	void *h = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
-
-	if (!h)
-		return;
-#define X(f) if (!(*(void **)&cr.f = dlsym(h, #f))) return;
+static const struct ra_dl_sym cr_syms[] = {
+#define X(f) RA_DL_SYM(cr, f)
 	RA_CRYPTO_FUNCS(X)
 #undef X
-	cr_ok = true;
-}
+};
+
+static struct ra_dl cr_dl = { .soname = "libcrypto.so.3", .op = "load libcrypto",
+			      .needs = "import needs the libssl3 package", .syms = cr_syms,
+			      .n_syms = ARRAY_SIZE(cr_syms), .table = &cr, .lock = PTHREAD_MUTEX_INITIALIZER };
 
 #define EVP_MD_CTX_new cr.EVP_MD_CTX_new
 #define EVP_MD_CTX_free cr.EVP_MD_CTX_free
@@ -52,12 +46,13 @@ static void cr_load(void)
 int ra_sha256_init(struct ra_sha256 *h)
 {
 	EVP_MD_CTX *c;
+	int r;
 
 	h->md = NULL;
 	h->bytes = 0;
-	pthread_once(&cr_once, cr_load);
-	if (!cr_ok)
-		return -ELIBACC;
+	r = ra_dl_load(&cr_dl, NULL);
+	if (r < 0)
+		return r;
 	c = EVP_MD_CTX_new();
 	if (!c)
 		return -ENOMEM;

@@ -13,40 +13,34 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-#include <dlfcn.h>
 #include <jansson.h>
 
+#include "dl.h"
 #include "registry-http.h"
 #include "util.h"
 
 struct ra_curl ra_cu;
 
-static char cu_error[256];
-static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
-
-static void cu_load(void)
-{
-	void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-
-	if (!h) {
-		snprintf(cu_error, sizeof(cu_error), "%s", dlerror());
-		return;
-	}
-#define X(f) if (!(*(void **)&ra_cu.p_##f = dlsym(h, #f))) { snprintf(cu_error, sizeof(cu_error), "%s", dlerror()); return; }
+static const struct ra_dl_sym cu_syms[] = {
+#define X(f) { #f, offsetof(struct ra_curl, p_##f) },
 	RA_CURL_FUNCS(X)
 #undef X
-	/* once, before any thread: curl_global_init() is not thread-safe */
-	if (ra_cu.p_curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		snprintf(cu_error, sizeof(cu_error), "curl_global_init failed");
+};
+
+/* once the symbols resolved, before any transfer: curl_global_init() is not thread-safe (ra_dl's lock) */
+static int cu_init(void)
+{
+	return ra_cu.p_curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -ENOMEM;
 }
+
+static struct ra_dl cu_dl = { .soname = "libcurl.so.4", .op = "load libcurl",
+			      .needs = "a docker:// import needs the libcurl4 package", .syms = cu_syms,
+			      .n_syms = ARRAY_SIZE(cu_syms), .table = &ra_cu, .init = cu_init,
+			      .lock = PTHREAD_MUTEX_INITIALIZER };
 
 int rg_curl_load(struct rootasm_error *e)
 {
-	pthread_once(&cu_once, cu_load);
-	if (cu_error[0])
-		return ra_err(e, ELIBACC, -EBADF, "load libcurl", "libcurl.so.4", "%s (a docker:// import needs the "
-			      "libcurl4 package)", cu_error);
-	return 0;
+	return ra_dl_load(&cu_dl, e);
 }
 
 static void xfer_reset(struct xfer *x)

@@ -25,9 +25,6 @@
  * goes and what the layers below lend it: unpack-tree.c.
  */
 #include <dirent.h>
-#include <dlfcn.h>
-#include <pthread.h>
-#include <stddef.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -40,6 +37,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include "dl.h"
 #include "unpack-tree.h"
 #include "util.h"
 
@@ -93,46 +91,20 @@ static struct {
 #undef X
 } ar;
 
-static const struct {
-	const char *name;
-	size_t off;
-} ar_syms[] = {
-#define X(f) { #f, offsetof(__typeof__(ar), f) },
+static const struct ra_dl_sym ar_syms[] = {
+#define X(f) RA_DL_SYM(ar, f)
 	RA_ARCHIVE_FUNCS(X)
 #undef X
 };
 
-static pthread_once_t ar_once = PTHREAD_ONCE_INIT;
+static struct ra_dl ar_dl = { .soname = "libarchive.so.13", .op = "load libarchive",
+			      .needs = "import needs the libarchive13 package", .syms = ar_syms,
+			      .n_syms = ARRAY_SIZE(ar_syms), .table = &ar, .lock = PTHREAD_MUTEX_INITIALIZER };
 
 int ra_archive_load(struct rootasm_error *e);
-static char ar_error[256];
-
-static void ar_load(void)
-{
-	void *h = dlopen("libarchive.so.13", RTLD_NOW | RTLD_LOCAL);
-
-	if (!h) {
-		snprintf(ar_error, sizeof(ar_error), "%s", dlerror());
-		return;
-	}
-	for (size_t i = 0; i < sizeof(ar_syms) / sizeof(ar_syms[0]); i++) {
-		void *p = dlsym(h, ar_syms[i].name);
-
-		if (!p) {
-			snprintf(ar_error, sizeof(ar_error), "%s", dlerror());
-			return;
-		}
-		memcpy((char *)&ar + ar_syms[i].off, &p, sizeof(p));
-	}
-}
-
 int ra_archive_load(struct rootasm_error *e)
 {
-	pthread_once(&ar_once, ar_load);
-	if (ar_error[0])
-		return ra_err(e, ELIBACC, -EBADF, "load libarchive", "libarchive.so.13", "%s (import needs the "
-			      "libarchive13 package)", ar_error);
-	return 0;
+	return ra_dl_load(&ar_dl, e);
 }
 
 /* From here on, a libarchive call goes through the table. */
