@@ -24,13 +24,13 @@ int ra_dl_load(struct ra_dl *d, struct rootasm_error *e)
 		err = errno;
 		if (!h)
 			snprintf(why, sizeof(why), "%s", dlerror());
-		for (size_t i = 0; h && !why[0] && i < d->n_syms; i++) {
-			void *p = dlsym(h, d->syms[i].name);
+		for (size_t i = 0; h && !why[0] && i < d->n; i++) {
+			void *p = dlsym(h, d->names[i]);
 
 			if (!p)
 				snprintf(why, sizeof(why), "%s", dlerror());
 			else
-				memcpy((char *)d->table + d->syms[i].off, &p, sizeof(p));
+				memcpy((char *)d->table + i * sizeof(p), &p, sizeof(p));
 		}
 		if (!why[0] && d->init && d->init() < 0) {
 			err = ENOMEM;

@@ -13,25 +13,33 @@
 
 #include "rootasm.h"
 
-struct ra_dl_sym {
-	const char *name;
-	size_t off;	/* of its pointer in the table */
-};
-
-/* { "f", offsetof(table's type, f) }, for an X-macro list of function names */
-#define RA_DL_SYM(table, f) { #f, offsetof(__typeof__(table), f) },
-
 struct ra_dl {
 	const char *soname;	/* "libyaml-0.so.2" */
 	const char *op;		/* "load libyaml": the error's operation */
 	const char *needs;	/* "layouts need the libyaml-0-2 package" */
-	const struct ra_dl_sym *syms;
-	size_t n_syms;
-	void *table;		/* where the pointers go */
+	const char *const *names; /* the functions, in the table's order */
+	size_t n;
+	void *table;		/* n function pointers, one after the other */
 	int (*init)(void);	/* after the symbols, once they all resolved: 0, or < 0 */
 	pthread_mutex_t lock;
 	bool ok;
 };
+
+#define RA_DL_PTR(f) __typeof__(&f) f;
+#define RA_DL_NAME(f) #f,
+
+/*
+ * A static table @name of typed pointers to the functions the X-macro @FUNCS
+ * lists, and @name##_dl, its loader: ra_dl_load(&name##_dl, e), then call
+ * name.f(). Define each f as name.f after it, so calls read as the library's.
+ */
+#define RA_DL_TABLE(name, FUNCS, so, what, need)							\
+	static struct { FUNCS(RA_DL_PTR) } name;							\
+	static const char *const name##_names[] = { FUNCS(RA_DL_NAME) };				\
+	_Static_assert(sizeof(name) == sizeof(name##_names), #name ": a pointer per name");		\
+	static struct ra_dl name##_dl = { .soname = so, .op = what, .needs = need, .names = name##_names, \
+					  .n = sizeof(name##_names) / sizeof(name##_names[0]), .table = &name, \
+					  .lock = PTHREAD_MUTEX_INITIALIZER }
 
 /*
  * Load @d once: 0 when every symbol resolved (and init, if any, succeeded).

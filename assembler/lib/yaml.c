@@ -19,21 +19,7 @@
 	X(yaml_parser_initialize) X(yaml_parser_set_input_string) X(yaml_parser_parse) X(yaml_event_delete) \
 	X(yaml_parser_delete)
 
-static struct {
-#define X(f) __typeof__(&f) f;
-	RA_YAML_FUNCS(X)
-#undef X
-} ym;
-
-static const struct ra_dl_sym ym_syms[] = {
-#define X(f) RA_DL_SYM(ym, f)
-	RA_YAML_FUNCS(X)
-#undef X
-};
-
-static struct ra_dl ym_dl = { .soname = "libyaml-0.so.2", .op = "load libyaml",
-			      .needs = "layouts need the libyaml-0-2 package", .syms = ym_syms,
-			      .n_syms = ARRAY_SIZE(ym_syms), .table = &ym, .lock = PTHREAD_MUTEX_INITIALIZER };
+RA_DL_TABLE(ym, RA_YAML_FUNCS, "libyaml-0.so.2", "load libyaml", "layouts need the libyaml-0-2 package");
 
 #define yaml_parser_initialize ym.yaml_parser_initialize
 #define yaml_parser_set_input_string ym.yaml_parser_set_input_string

@@ -119,10 +119,8 @@ static void store_names(void **state)
 }
 
 /* ra_dl_load(): the library's symbols, or one error naming it; a failure is not kept */
-static struct {
-	pid_t (*getpid)(void);
-	size_t (*strlen)(const char *);
-} lc;
+#define LC_FUNCS(X) X(getpid) X(strlen)
+RA_DL_TABLE(lc, LC_FUNCS, "librootasm-test-none.so.0", "load test", "it needs nothing");
 static int init_calls;
 static int init_fails_once(void)
 {
@@ -131,37 +129,32 @@ static int init_fails_once(void)
 
 static void dl_load(void **state)
 {
-	static const struct ra_dl_sym syms[] = { RA_DL_SYM(lc, getpid) RA_DL_SYM(lc, strlen) };
-	static const struct ra_dl_sym missing[] = { { "rootasm_no_such_function", 0 } };
-	struct ra_dl d = { .soname = "librootasm-test-none.so.0", .op = "load test", .needs = "it needs nothing",
-			   .syms = syms, .n_syms = 2, .table = &lc, .lock = PTHREAD_MUTEX_INITIALIZER };
+	static const char *const missing[] = { "getpid", "rootasm_no_such_function" };
 	struct rootasm_error e = { 0 };
 
 	(void)state;
 	/* no such library: ELIBACC, naming it and the package */
-	assert_int_equal(ra_dl_load(&d, &e), -ELIBACC);
+	assert_int_equal(ra_dl_load(&lc_dl, &e), -ELIBACC);
 	assert_string_equal(e.op, "load test");
 	assert_string_equal(e.path, "librootasm-test-none.so.0");
 	assert_non_null(strstr(e.msg, "(it needs nothing)"));
 	assert_null(lc.getpid);
 	/* a symbol it lacks: ELIBACC, the loader's words */
-	d.soname = "libc.so.6";
-	d.syms = missing;
-	d.n_syms = 1;
-	assert_int_equal(ra_dl_load(&d, &e), -ELIBACC);
+	lc_dl.soname = "libc.so.6";
+	lc_dl.names = missing;
+	assert_int_equal(ra_dl_load(&lc_dl, &e), -ELIBACC);
 	assert_non_null(strstr(e.msg, "rootasm_no_such_function"));
-	/* the same struct again: tried anew; an init that fails is out of memory, and is tried again too */
-	d.syms = syms;
-	d.n_syms = 2;
-	d.init = init_fails_once;
-	assert_int_equal(ra_dl_load(&d, &e), -ENOMEM);
+	/* the same loader again: tried anew; an init that fails is out of memory, and is tried again too */
+	lc_dl.names = lc_names;
+	lc_dl.init = init_fails_once;
+	assert_int_equal(ra_dl_load(&lc_dl, &e), -ENOMEM);
 	assert_string_equal(e.op, "load test");
-	assert_int_equal(ra_dl_load(&d, NULL), 0);
+	assert_int_equal(ra_dl_load(&lc_dl, NULL), 0);
 	assert_int_equal(init_calls, 2);
 	assert_int_equal(lc.getpid(), getpid());
 	assert_int_equal(lc.strlen("four"), 4);
 	/* loaded: not again */
-	assert_int_equal(ra_dl_load(&d, NULL), 0);
+	assert_int_equal(ra_dl_load(&lc_dl, NULL), 0);
 	assert_int_equal(init_calls, 2);
 }
 

@@ -20,21 +20,7 @@
 #define RA_CRYPTO_FUNCS(X) \
 	X(EVP_MD_CTX_new) X(EVP_MD_CTX_free) X(EVP_DigestInit_ex) X(EVP_DigestUpdate) X(EVP_DigestFinal_ex) X(EVP_sha256)
 
-static struct {
-#define X(f) __typeof__(&f) f;
-	RA_CRYPTO_FUNCS(X)
-#undef X
-} cr;
-
-static const struct ra_dl_sym cr_syms[] = {
-#define X(f) RA_DL_SYM(cr, f)
-	RA_CRYPTO_FUNCS(X)
-#undef X
-};
-
-static struct ra_dl cr_dl = { .soname = "libcrypto.so.3", .op = "load libcrypto",
-			      .needs = "import needs the libssl3 package", .syms = cr_syms,
-			      .n_syms = ARRAY_SIZE(cr_syms), .table = &cr, .lock = PTHREAD_MUTEX_INITIALIZER };
+RA_DL_TABLE(cr, RA_CRYPTO_FUNCS, "libcrypto.so.3", "load libcrypto", "import needs the libssl3 package");
 
 #define EVP_MD_CTX_new cr.EVP_MD_CTX_new
 #define EVP_MD_CTX_free cr.EVP_MD_CTX_free

@@ -21,11 +21,8 @@
 
 struct ra_curl ra_cu;
 
-static const struct ra_dl_sym cu_syms[] = {
-#define X(f) { #f, offsetof(struct ra_curl, p_##f) },
-	RA_CURL_FUNCS(X)
-#undef X
-};
+static const char *const cu_names[] = { RA_CURL_FUNCS(RA_DL_NAME) };
+_Static_assert(sizeof(ra_cu) == sizeof(cu_names), "ra_cu: a pointer per name");
 
 /* once the symbols resolved, before any transfer: curl_global_init() is not thread-safe (ra_dl's lock) */
 static int cu_init(void)
@@ -34,8 +31,8 @@ static int cu_init(void)
 }
 
 static struct ra_dl cu_dl = { .soname = "libcurl.so.4", .op = "load libcurl",
-			      .needs = "a docker:// import needs the libcurl4 package", .syms = cu_syms,
-			      .n_syms = ARRAY_SIZE(cu_syms), .table = &ra_cu, .init = cu_init,
+			      .needs = "a docker:// import needs the libcurl4 package", .names = cu_names,
+			      .n = ARRAY_SIZE(cu_names), .table = &ra_cu, .init = cu_init,
 			      .lock = PTHREAD_MUTEX_INITIALIZER };
 
 int rg_curl_load(struct rootasm_error *e)

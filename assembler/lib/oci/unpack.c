@@ -85,21 +85,7 @@
 	X(archive_read_support_format_tar) \
 	X(archive_set_error)
 
-static struct {
-#define X(f) __typeof__(&f) f;
-	RA_ARCHIVE_FUNCS(X)
-#undef X
-} ar;
-
-static const struct ra_dl_sym ar_syms[] = {
-#define X(f) RA_DL_SYM(ar, f)
-	RA_ARCHIVE_FUNCS(X)
-#undef X
-};
-
-static struct ra_dl ar_dl = { .soname = "libarchive.so.13", .op = "load libarchive",
-			      .needs = "import needs the libarchive13 package", .syms = ar_syms,
-			      .n_syms = ARRAY_SIZE(ar_syms), .table = &ar, .lock = PTHREAD_MUTEX_INITIALIZER };
+RA_DL_TABLE(ar, RA_ARCHIVE_FUNCS, "libarchive.so.13", "load libarchive", "import needs the libarchive13 package");
 
 int ra_archive_load(struct rootasm_error *e);
 int ra_archive_load(struct rootasm_error *e)
