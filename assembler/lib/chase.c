@@ -73,30 +73,36 @@ static bool others_write(const struct stat *dir)
 	return (dir->st_mode & S_IWOTH) && !(dir->st_mode & S_ISVTX);
 }
 
-int ra_chase(int dirfd, const char *path, unsigned int flags, struct ra_chase *c)
+/* Whether @path is absolute and names its object literally: no "." or ".." component, no "//", no trailing '/'. */
+static bool literal(const char *path)
 {
-	_cleanup_close_ int cur = -EBADF;
-	_cleanup_free_ char *buf = NULL;
-	struct stat cst;
-	char *rest;
+	if (path[0] != '/')
+		return false;
+	for (const char *p = path; *p;) {
+		size_t n;
+
+		p++;	/* the '/' */
+		n = strcspn(p, "/");
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		p += n;
+	}
+	return true;
+}
+
+/*
+ * The walk from @cur (owned; @cst its stat) along @buf (owned, modified), by the
+ * rules above; *links counts the symlinks followed.
+ */
+static int walk(int cur_fd, struct stat cst, char *buf_in, unsigned int flags, struct ra_chase *c, unsigned int *links_out)
+{
+	_cleanup_close_ int cur = cur_fd;
+	_cleanup_free_ char *buf = buf_in;
+	char *rest = buf;
 	unsigned int links = 0;
 	bool strict = !(flags & RA_CHASE_NO_OWNERS);
-	size_t cap = strlen(path) + 1;
 
-	c->fd = c->parent = -EBADF;
-	c->why[0] = '\0';
-	if (!*path)
-		return -ENOENT;
-	buf = malloc(cap);
-	if (!buf)
-		return -ENOMEM;
-	memcpy(buf, path, cap);
-	rest = buf;
-	cur = rest[0] == '/' ? open("/", O_PATH | O_DIRECTORY | O_CLOEXEC) :
-			       (dirfd == AT_FDCWD ? open(".", O_PATH | O_DIRECTORY | O_CLOEXEC) :
-						    fcntl(dirfd, F_DUPFD_CLOEXEC, 3));
-	if (cur < 0 || fstat(cur, &cst) < 0)
-		return -errno;
+	*links_out = 0;
 	for (;;) {
 		_cleanup_close_ int next = -EBADF;
 		struct stat nst;
@@ -141,6 +147,7 @@ int ra_chase(int dirfd, const char *path, unsigned int flags, struct ra_chase *c
 
 			if (++links > CHASE_MAX_LINKS)
 				return -ELOOP;
+			*links_out = links;
 			if (fstatfs(cur, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC)
 				return unsafe(c, "%s is a link of /proc (a magic link)", name);
 			n = readlinkat(next, "", target, sizeof(target) - 1);
@@ -193,4 +200,75 @@ int ra_chase(int dirfd, const char *path, unsigned int flags, struct ra_chase *c
 		cur = take_fd(next);
 		cst = nst;
 	}
+}
+
+void ra_chase_memo_done(struct ra_chase_memo *m)
+{
+	close_fdp(&m->fd);
+	free(m->dir);
+	m->dir = NULL;
+}
+
+int ra_chase_with(struct ra_chase_memo *m, int dirfd, const char *path, unsigned int flags, struct ra_chase *c)
+{
+	const char *slash = strrchr(path, '/');
+	bool lit = literal(path);
+	size_t dlen = lit ? (size_t)(slash - path) : 0;
+	unsigned int links;
+	struct stat cst;
+	char *buf;
+	int cur, r;
+
+	c->fd = c->parent = -EBADF;
+	c->why[0] = '\0';
+	if (!*path)
+		return -ENOENT;
+	if (m && lit && m->dir && m->flags == flags && m->len == dlen && !strncmp(path, m->dir, dlen)) {
+		/* the directory of the last literal path: only the last component is left to walk */
+		cur = fcntl(m->fd, F_DUPFD_CLOEXEC, 3);
+		cst = m->st;
+		buf = strdup(slash + 1);
+	} else {
+		cur = path[0] == '/' ? open("/", O_PATH | O_DIRECTORY | O_CLOEXEC) :
+				       (dirfd == AT_FDCWD ? open(".", O_PATH | O_DIRECTORY | O_CLOEXEC) :
+							    fcntl(dirfd, F_DUPFD_CLOEXEC, 3));
+		if (cur >= 0 && fstat(cur, &cst) < 0) {
+			r = -errno;
+			close(cur);
+			return r;
+		}
+		buf = strdup(path);
+	}
+	if (cur < 0) {
+		free(buf);
+		return -errno;
+	}
+	if (!buf) {
+		close(cur);
+		return -ENOMEM;
+	}
+	r = walk(cur, cst, buf, flags, c, &links);
+	/* keep the directory of a path walked literally, when it is another one than kept */
+	if (r == 0 && m && lit && !links && c->parent >= 0 &&
+	    !(m->dir && m->flags == flags && m->len == dlen && !strncmp(path, m->dir, dlen))) {
+		_cleanup_close_ int fd = fcntl(c->parent, F_DUPFD_CLOEXEC, 3);
+		char *d = strndup(path, dlen);
+
+		if (fd >= 0 && d) {
+			ra_chase_memo_done(m);
+			m->dir = d;
+			m->len = dlen;
+			m->fd = take_fd(fd);
+			m->st = c->parent_st;
+			m->flags = flags;
+		} else {
+			free(d);
+		}
+	}
+	return r;
+}
+
+int ra_chase(int dirfd, const char *path, unsigned int flags, struct ra_chase *c)
+{
+	return ra_chase_with(NULL, dirfd, path, flags, c);
 }

@@ -59,6 +59,7 @@ struct ostate {
 	struct stat own_userns;		/* /proc/self/ns/user, once (st_ino 0: not yet) */
 	bool absolute_only;		/* ROOTASM_LOAD_ABSOLUTE: the top layout's host paths */
 	unsigned int chase;		/* ra_chase() flags: RA_CHASE_NO_OWNERS where owners cannot be told apart */
+	struct ra_chase_memo memo;	/* the directory of the last source opened (chase.h) */
 	struct {
 		dev_t dev;
 		ino_t ino;
@@ -126,7 +127,7 @@ static int open_src(struct ostate *st, const struct rootasm_layout *l, int dirfd
 			return src_err(st, l, s, errno, NULL);
 	} else {
 		struct ra_chase c;
-		int r = ra_chase(dirfd, s->path, st->chase, &c);
+		int r = ra_chase_with(&st->memo, dirfd, s->path, st->chase, &c);
 
 		if (r == -ENOMEM)
 			return ra_oom(st->e, "open");
@@ -363,7 +364,7 @@ int ra_layout_open(struct rootasm_ctx *ctx, struct rootasm_layout *l, int dirfd,
 		   bool absolute_only, struct ra_diag *d, struct rootasm_error *e)
 {
 	struct ostate st = { .ctx = ra_ctx(ctx), .d = d, .e = e, .layouts = 1, .absolute_only = absolute_only,
-			     .chase = ra_host_ids() ? 0 : RA_CHASE_NO_OWNERS };
+			     .chase = ra_host_ids() ? 0 : RA_CHASE_NO_OWNERS, .memo = RA_CHASE_MEMO_INIT };
 	int r;
 
 	if (top) {
@@ -372,6 +373,7 @@ int ra_layout_open(struct rootasm_ctx *ctx, struct rootasm_layout *l, int dirfd,
 		st.depth = 1;
 	}
 	r = open_layout(&st, l, dirfd);
+	ra_chase_memo_done(&st.memo);
 	/* an assembly-wide limit is a problem of the layout: EINVAL, as every other */
 	return r == -E2BIG ? -EINVAL : r;
 }

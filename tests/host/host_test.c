@@ -668,6 +668,39 @@ TEST(principal_race_a_users_directory_swapped_for_a_symlink_to_root)
 	ASSERT_TRUE(own > 0 && refused > 0);
 }
 
+TEST(principal_sources_in_one_directory_each_checked)
+{
+	char *err = NULL;
+	char *l;
+
+	/*
+	 * Absolute paths in one directory: after the first, each is walked from
+	 * the directory the one before left (chase.c's memo), one component
+	 * instead of all; every rule still applies to it. pm/u belongs to uid
+	 * 1771: its own a is fine, root's r in it is refused (1771 could swap
+	 * it), and so is a symlink as the last component.
+	 */
+	sh("mkdir -p %s/pm/u/a %s/pm/u/r %s/pm/d/a %s/pm/d/b && ln -s a %s/pm/d/link && chown 1771:1771 %s/pm/u %s/pm/u/a",
+	   fix, fix, fix, fix, fix, fix, fix);
+	ASSERT_TRUE(asprintf(&l, "version: 1\nlayers:\n  - dir: %s/pm/u/a\n  - dir: %s/pm/u/r\n", fix, fix) > 0);
+	layoutf("pm1.yaml", "%s", l);
+	ASSERT_EQ(RUN(&err, "check", path("pm1.yaml")), 2);
+	ASSERT_CONTAINS(err, "layers[1].dir");
+	ASSERT_CONTAINS(err, "reached through a directory owned by uid 1771");
+	free(l);
+	ASSERT_TRUE(asprintf(&l, "version: 1\nlayers:\n  - dir: %s/pm/d/a\n  - dir: %s/pm/d/link\n", fix, fix) > 0);
+	layoutf("pm2.yaml", "%s", l);
+	ASSERT_EQ(RUN(&err, "check", path("pm2.yaml")), 2);
+	ASSERT_CONTAINS(err, "layers[1].dir");
+	free(l);
+	/* and what is fine stays fine: two directories side by side, then one in another directory */
+	ASSERT_TRUE(asprintf(&l, "version: 1\nlayers:\n  - dir: %s/pm/d/a\n  - dir: %s/pm/d/b\n  - dir: %s/pm/u/a\n",
+			     fix, fix, fix) > 0);
+	layoutf("pm3.yaml", "%s", l);
+	ASSERT_EQ(RUN(&err, "check", path("pm3.yaml")), 0);
+	free(l);
+}
+
 TEST(principal_admin_images_must_be_roots)
 {
 	char *err = NULL;
