@@ -240,8 +240,9 @@ int ra_chase_with(struct ra_chase_memo *m, int dirfd, const char *path, unsigned
 		buf = strdup(path);
 	}
 	if (cur < 0) {
+		r = -errno;
 		free(buf);
-		return -errno;
+		return r;
 	}
 	if (!buf) {
 		close(cur);
