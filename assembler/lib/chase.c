@@ -94,15 +94,14 @@ static bool literal(const char *path)
  * The walk from @cur (owned; @cst its stat) along @buf (owned, modified), by the
  * rules above; *links counts the symlinks followed.
  */
-static int walk(int cur_fd, struct stat cst, char *buf_in, unsigned int flags, struct ra_chase *c, unsigned int *links_out)
+static int walk(int cur_fd, struct stat cst, char *buf_in, unsigned int flags, struct ra_chase *c, unsigned int *links)
 {
 	_cleanup_close_ int cur = cur_fd;
 	_cleanup_free_ char *buf = buf_in;
 	char *rest = buf;
-	unsigned int links = 0;
 	bool strict = !(flags & RA_CHASE_NO_OWNERS);
 
-	*links_out = 0;
+	*links = 0;
 	for (;;) {
 		_cleanup_close_ int next = -EBADF;
 		struct stat nst;
@@ -145,9 +144,8 @@ static int walk(int cur_fd, struct stat cst, char *buf_in, unsigned int flags, s
 			size_t tl, rl;
 			char *nb;
 
-			if (++links > CHASE_MAX_LINKS)
+			if (++*links > CHASE_MAX_LINKS)
 				return -ELOOP;
-			*links_out = links;
 			if (fstatfs(cur, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC)
 				return unsafe(c, "%s is a link of /proc (a magic link)", name);
 			n = readlinkat(next, "", target, sizeof(target) - 1);
@@ -214,6 +212,8 @@ int ra_chase_with(struct ra_chase_memo *m, int dirfd, const char *path, unsigned
 	const char *slash = strrchr(path, '/');
 	bool lit = literal(path);
 	size_t dlen = lit ? (size_t)(slash - path) : 0;
+	/* the path lies directly in the memo's directory */
+	bool hit = m && lit && m->dir && m->flags == flags && m->len == dlen && !strncmp(path, m->dir, dlen);
 	unsigned int links;
 	struct stat cst;
 	char *buf;
@@ -223,7 +223,7 @@ int ra_chase_with(struct ra_chase_memo *m, int dirfd, const char *path, unsigned
 	c->why[0] = '\0';
 	if (!*path)
 		return -ENOENT;
-	if (m && lit && m->dir && m->flags == flags && m->len == dlen && !strncmp(path, m->dir, dlen)) {
+	if (hit) {
 		/* the directory of the last literal path: only the last component is left to walk */
 		cur = fcntl(m->fd, F_DUPFD_CLOEXEC, 3);
 		cst = m->st;
@@ -250,8 +250,7 @@ int ra_chase_with(struct ra_chase_memo *m, int dirfd, const char *path, unsigned
 	}
 	r = walk(cur, cst, buf, flags, c, &links);
 	/* keep the directory of a path walked literally, when it is another one than kept */
-	if (r == 0 && m && lit && !links && c->parent >= 0 &&
-	    !(m->dir && m->flags == flags && m->len == dlen && !strncmp(path, m->dir, dlen))) {
+	if (r == 0 && m && lit && !links && c->parent >= 0 && !hit) {
 		_cleanup_close_ int fd = fcntl(c->parent, F_DUPFD_CLOEXEC, 3);
 		char *d = strndup(path, dlen);
 
