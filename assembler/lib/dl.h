@@ -29,6 +29,16 @@ struct ra_dl {
 #define RA_DL_NAME(f) #f,
 
 /*
+ * @name##_dl, the loader of @tbl (a struct of function pointers, one per
+ * entry of the array @nms, in its order), with @initfn (NULL: none) run once they resolved.
+ */
+#define RA_DL_LOADER(name, tbl, nms, so, what, need, initfn)					\
+	_Static_assert(sizeof(tbl) == sizeof(nms), #tbl ": a pointer per name");			\
+	static struct ra_dl name##_dl = { .soname = so, .op = what, .needs = need, .names = nms,	\
+					  .n = sizeof(nms) / sizeof((nms)[0]), .table = &(tbl),		\
+					  .init = initfn, .lock = PTHREAD_MUTEX_INITIALIZER }
+
+/*
  * A static table @name of typed pointers to the functions the X-macro @FUNCS
  * lists, and @name##_dl, its loader: ra_dl_load(&name##_dl, e), then call
  * name.f(). Define each f as name.f after it, so calls read as the library's.
@@ -36,10 +46,7 @@ struct ra_dl {
 #define RA_DL_TABLE(name, FUNCS, so, what, need)							\
 	static struct { FUNCS(RA_DL_PTR) } name;							\
 	static const char *const name##_names[] = { FUNCS(RA_DL_NAME) };				\
-	_Static_assert(sizeof(name) == sizeof(name##_names), #name ": a pointer per name");		\
-	static struct ra_dl name##_dl = { .soname = so, .op = what, .needs = need, .names = name##_names, \
-					  .n = sizeof(name##_names) / sizeof(name##_names[0]), .table = &name, \
-					  .lock = PTHREAD_MUTEX_INITIALIZER }
+	RA_DL_LOADER(name, name, name##_names, so, what, need, NULL)
 
 /*
  * Load @d once: 0 when every symbol resolved (and init, if any, succeeded).

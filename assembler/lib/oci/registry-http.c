@@ -22,7 +22,6 @@
 struct ra_curl ra_cu;
 
 static const char *const cu_names[] = { RA_CURL_FUNCS(RA_DL_NAME) };
-_Static_assert(sizeof(ra_cu) == sizeof(cu_names), "ra_cu: a pointer per name");
 
 /* once the symbols resolved, before any transfer: curl_global_init() is not thread-safe (ra_dl's lock) */
 static int cu_init(void)
@@ -30,10 +29,8 @@ static int cu_init(void)
 	return ra_cu.p_curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -ENOMEM;
 }
 
-static struct ra_dl cu_dl = { .soname = "libcurl.so.4", .op = "load libcurl",
-			      .needs = "a docker:// import needs the libcurl4 package", .names = cu_names,
-			      .n = ARRAY_SIZE(cu_names), .table = &ra_cu, .init = cu_init,
-			      .lock = PTHREAD_MUTEX_INITIALIZER };
+RA_DL_LOADER(cu, ra_cu, cu_names, "libcurl.so.4", "load libcurl", "a docker:// import needs the libcurl4 package",
+	     cu_init);
 
 int rg_curl_load(struct rootasm_error *e)
 {
