@@ -20,8 +20,8 @@
  * not map the whole id range (a rootless caller) owners outside it all look
  * like the overflow id, so they cannot be told apart: there the caller passes
  * RA_CHASE_NO_OWNERS (ra_host_ids(), asked once per load) and only the symlink
- * and procfs rules apply. Returns the object's O_PATH fd; with @ret_parent also
- * the directory holding it. Callers own both.
+ * and procfs rules apply. Returns the object's O_PATH fd (the caller owns it)
+ * and its stat, and the stat of the directory holding it.
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -91,10 +91,44 @@ static bool literal(const char *path)
 }
 
 /*
- * The walk from @cur (owned; @cst its stat) along @buf (owned, modified), by the
- * rules above; *links counts the symlinks followed.
+ * One step from @cur (@cst its stat) to its entry @name, by the rules above:
+ * *ret_next (owned) and *nst on success.
  */
-static int walk(int cur_fd, struct stat cst, char *buf_in, unsigned int flags, struct ra_chase *c, unsigned int *links)
+static int step(int cur, const struct stat *cst, const char *name, bool strict, struct ra_chase *c, int *ret_next,
+		struct stat *nst)
+{
+	_cleanup_close_ int next = openat(cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+	if (next < 0 || fstat(next, nst) < 0)
+		return -errno;
+	if (strict && strcmp(name, "..") && others_write(cst))
+		return unsafe(c, "%s is in a directory others may write (mode %04o, no sticky bit)", name,
+			      (unsigned int)(cst->st_mode & 07777));
+	/* into a child, or up with "..": the same rule (from where we are to where we go) */
+	if (strict && !transition_ok(cst, nst))
+		return unsafe(c, "%s (owner %u) is reached through a directory owned by uid %u", name,
+			      (unsigned int)nst->st_uid, (unsigned int)cst->st_uid);
+	*ret_next = take_fd(next);
+	return 0;
+}
+
+/* The object is @fd (owned) with stat @st, in a directory with stat @dst (NULL: none, the path named a directory). */
+static void found(struct ra_chase *c, int fd, const struct stat *st, const struct stat *dst)
+{
+	c->fd = fd;
+	c->st = *st;
+	c->has_parent = dst != NULL;
+	if (dst)
+		c->parent_st = *dst;
+}
+
+/*
+ * The walk from @cur (owned; @cst its stat) along @buf (owned, modified), by the
+ * rules above; *links counts the symlinks followed. When the object is an entry
+ * of a directory, that directory's fd goes to *ret_parent (owned), else -EBADF.
+ */
+static int walk(int cur_fd, struct stat cst, char *buf_in, unsigned int flags, struct ra_chase *c, unsigned int *links,
+		int *ret_parent)
 {
 	_cleanup_close_ int cur = cur_fd;
 	_cleanup_free_ char *buf = buf_in;
@@ -102,17 +136,19 @@ static int walk(int cur_fd, struct stat cst, char *buf_in, unsigned int flags, s
 	bool strict = !(flags & RA_CHASE_NO_OWNERS);
 
 	*links = 0;
+	*ret_parent = -EBADF;
 	for (;;) {
 		_cleanup_close_ int next = -EBADF;
 		struct stat nst;
 		char *name;
 		bool last;
+		int r;
 
 		while (*rest == '/')
 			rest++;
 		if (!*rest) {
 			/* the path named a directory ("/", "a/", "a/."): the object is where we are */
-			c->fd = take_fd(cur);
+			found(c, take_fd(cur), &cst, NULL);
 			return 0;
 		}
 		name = rest;
@@ -122,21 +158,14 @@ static int walk(int cur_fd, struct stat cst, char *buf_in, unsigned int flags, s
 		last = !rest[strspn(rest, "/")];
 		if (!strcmp(name, ".")) {
 			if (last) {
-				c->fd = take_fd(cur);
+				found(c, take_fd(cur), &cst, NULL);
 				return 0;
 			}
 			continue;
 		}
-		next = openat(cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (next < 0 || fstat(next, &nst) < 0)
-			return -errno;
-		if (strict && strcmp(name, "..") && others_write(&cst))
-			return unsafe(c, "%s is in a directory others may write (mode %04o, no sticky bit)", name,
-				      (unsigned int)(cst.st_mode & 07777));
-		/* into a child, or up with "..": the same rule (from where we are to where we go) */
-		if (strict && !transition_ok(&cst, &nst))
-			return unsafe(c, "%s (owner %u) is reached through a directory owned by uid %u", name,
-				      (unsigned int)nst.st_uid, (unsigned int)cst.st_uid);
+		r = step(cur, &cst, name, strict, c, &next, &nst);
+		if (r < 0)
+			return r;
 		if (S_ISLNK(nst.st_mode) && !last) {
 			char target[4097], lname[256];
 			struct statfs sf;
@@ -187,9 +216,8 @@ static int walk(int cur_fd, struct stat cst, char *buf_in, unsigned int flags, s
 			continue;
 		}
 		if (last) {
-			c->fd = take_fd(next);
-			c->parent = take_fd(cur);
-			c->parent_st = cst;
+			found(c, take_fd(next), &nst, &cst);
+			*ret_parent = take_fd(cur);
 			return 0;
 		}
 		if (!S_ISDIR(nst.st_mode))
@@ -212,59 +240,56 @@ int ra_chase_with(struct ra_chase_memo *m, int dirfd, const char *path, unsigned
 	const char *slash = strrchr(path, '/');
 	bool lit = literal(path);
 	size_t dlen = lit ? (size_t)(slash - path) : 0;
-	/* the path lies directly in the memo's directory */
-	bool hit = m && lit && m->dir && m->flags == flags && m->len == dlen && !strncmp(path, m->dir, dlen);
 	unsigned int links;
 	struct stat cst;
 	char *buf;
-	int cur, r;
+	int cur, parent, r;
 
-	c->fd = c->parent = -EBADF;
+	c->fd = -EBADF;
+	c->has_parent = false;
 	c->why[0] = '\0';
 	if (!*path)
 		return -ENOENT;
-	if (hit) {
-		/* the directory of the last literal path: only the last component is left to walk */
-		cur = fcntl(m->fd, F_DUPFD_CLOEXEC, 3);
-		cst = m->st;
-		buf = strdup(slash + 1);
-	} else {
-		cur = path[0] == '/' ? open("/", O_PATH | O_DIRECTORY | O_CLOEXEC) :
-				       (dirfd == AT_FDCWD ? open(".", O_PATH | O_DIRECTORY | O_CLOEXEC) :
-							    fcntl(dirfd, F_DUPFD_CLOEXEC, 3));
-		if (cur >= 0 && fstat(cur, &cst) < 0) {
-			r = -errno;
-			close(cur);
-			return r;
-		}
-		buf = strdup(path);
-	}
-	if (cur < 0) {
-		r = -errno;
-		free(buf);
+	if (m && lit && m->dir && m->flags == flags && m->len == dlen && !strncmp(path, m->dir, dlen)) {
+		/* the path lies directly in the memo's directory: one step from it, the last (never followed) */
+		struct stat nst;
+		int next;
+
+		r = step(m->fd, &m->st, slash + 1, !(flags & RA_CHASE_NO_OWNERS), c, &next, &nst);
+		if (r == 0)
+			found(c, next, &nst, &m->st);
 		return r;
 	}
+	cur = path[0] == '/' ? open("/", O_PATH | O_DIRECTORY | O_CLOEXEC) :
+			       (dirfd == AT_FDCWD ? open(".", O_PATH | O_DIRECTORY | O_CLOEXEC) :
+						    fcntl(dirfd, F_DUPFD_CLOEXEC, 3));
+	if (cur < 0)
+		return -errno;
+	if (fstat(cur, &cst) < 0) {
+		r = -errno;
+		close(cur);
+		return r;
+	}
+	buf = strdup(path);
 	if (!buf) {
 		close(cur);
 		return -ENOMEM;
 	}
-	r = walk(cur, cst, buf, flags, c, &links);
-	/* keep the directory of a path walked literally, when it is another one than kept */
-	if (r == 0 && m && lit && !links && c->parent >= 0 && !hit) {
-		_cleanup_close_ int fd = fcntl(c->parent, F_DUPFD_CLOEXEC, 3);
+	r = walk(cur, cst, buf, flags, c, &links, &parent);
+	/* keep the directory of a path walked literally (the memo takes its fd) */
+	if (r == 0 && m && lit && !links && parent >= 0) {
 		char *d = strndup(path, dlen);
 
-		if (fd >= 0 && d) {
+		if (d) {
 			ra_chase_memo_done(m);
 			m->dir = d;
 			m->len = dlen;
-			m->fd = take_fd(fd);
+			m->fd = take_fd(parent);
 			m->st = c->parent_st;
 			m->flags = flags;
-		} else {
-			free(d);
 		}
 	}
+	close_fdp(&parent);
 	return r;
 }
 

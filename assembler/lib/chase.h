@@ -9,7 +9,8 @@
 
 struct ra_chase {
 	int fd;			/* O_PATH | O_NOFOLLOW fd of the object (the last component is never followed) */
-	int parent;		/* the directory holding it, or -EBADF when the path named a directory itself */
+	struct stat st;		/* its stat, taken on that fd */
+	bool has_parent;	/* parent_st is the directory holding it (false: the path named a directory itself) */
 	struct stat parent_st;
 	char why[320];		/* with -EXDEV: the transition that was refused */
 };
@@ -17,8 +18,8 @@ struct ra_chase {
 #define RA_CHASE_NO_OWNERS	0x1u	/* only the symlink-count and procfs rules */
 
 /*
- * Resolve @path from @dirfd (absolute: from "/"). 0 with c->fd (and c->parent)
- * set, which the caller owns; -EXDEV for an unsafe transition (c->why says
+ * Resolve @path from @dirfd (absolute: from "/"). 0 with c->fd set, which the
+ * caller owns; -EXDEV for an unsafe transition (c->why says
  * which); -ELOOP, -ENOENT, -ENOTDIR, -ENOMEM and the like otherwise.
  */
 int ra_chase(int dirfd, const char *path, unsigned int flags, struct ra_chase *c);

@@ -70,8 +70,11 @@ struct ra_made {
 	size_t n, cap;
 };
 
-/* Record that we created @name (now open as @fd) in @parent; on failure nothing is recorded. */
-static int made_add(struct ra_made *m, int parent, const char *name, int fd, bool dir, struct rootasm_error *e)
+/*
+ * Record that we created @name (now open as @fd) in *@parent, whose fd the
+ * record takes (*@parent becomes -EBADF); on failure nothing is recorded or taken.
+ */
+static int made_add(struct ra_made *m, int *parent, const char *name, int fd, bool dir, struct rootasm_error *e)
 {
 	struct ra_made_ent ent = { .dir = dir };
 	struct stat st;
@@ -92,11 +95,7 @@ static int made_add(struct ra_made *m, int parent, const char *name, int fd, boo
 	ent.name = strdup(name);
 	if (!ent.name)
 		return ra_oom(e, "create mount point");
-	ent.dirfd = fcntl(parent, F_DUPFD_CLOEXEC, 3);
-	if (ent.dirfd < 0) {
-		free(ent.name);
-		return ra_err(e, errno, -EBADF, "dup", name, NULL);
-	}
+	ent.dirfd = take_fd(*parent);
 	m->v[m->n++] = ent;
 	return 0;
 }
@@ -502,13 +501,31 @@ static int resolve_target(int root, const struct stat *rst, const char *target, 
 	_cleanup_close_ int parent = -EBADF, fd = -EBADF;
 	const char *s = target;
 	bool made = false;	/* we created the last component: its type is known */
+	bool missing = false;	/* only the last component is left, and the lookup of the target found it missing */
 	struct stat st;
 
 	fd = in_root(root, target, IN_ROOT);
 	if (fd < 0 && errno != ENOENT)
 		return ra_err(e, errno, -EBADF, "resolve target", target, NULL);
 	if (fd < 0) {
-		parent = fcntl(root, F_DUPFD_CLOEXEC, 3);
+		/* usually only the last component is missing: its directory in one lookup, as the walk would find it */
+		size_t end = strlen(target), slash;
+
+		while (end > 1 && target[end - 1] == '/')
+			end--;
+		for (slash = end; slash > 0 && target[slash - 1] != '/'; slash--)
+			;
+		if (slash > 1 && slash - 1 < sizeof(prefix)) {
+			memcpy(prefix, target, slash - 1);
+			prefix[slash - 1] = '\0';
+			parent = in_root(root, prefix, IN_ROOT);
+			if (parent >= 0) {
+				s = target + slash - 1;
+				missing = true;
+			}
+		}
+		if (parent < 0)
+			parent = fcntl(root, F_DUPFD_CLOEXEC, 3);
 		if (parent < 0)
 			return ra_err(e, errno, -EBADF, "dup", target, NULL);
 		while (*s) {
@@ -534,8 +551,13 @@ static int resolve_target(int root, const struct stat *rst, const char *target, 
 			prefix[s - target] = '\0';
 			last = !*s || !s[strspn(s, "/")];
 			made = false;
-			/* a plain entry of the parent: one step */
-			next = in_root(parent, name, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+			/* a plain entry of the parent: one step (none when the whole target was just missing) */
+			if (missing) {
+				next = -1;
+				errno = ENOENT;
+			} else {
+				next = in_root(parent, name, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+			}
 			if (next < 0 && errno == ENOENT) {
 				int r;
 
@@ -555,7 +577,7 @@ static int resolve_target(int root, const struct stat *rst, const char *target, 
 					next = openat(parent, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 					made = next >= 0;
 					/* ours to remove if the assembly fails; unrecorded, it goes now */
-					if (next < 0 || (r = made_add(made_list, parent, name, next, isdir, e)) < 0) {
+					if (next < 0 || (r = made_add(made_list, &parent, name, next, isdir, e)) < 0) {
 						int err = next < 0 ? errno : 0;
 
 						(void)unlinkat(parent, name, isdir ? AT_REMOVEDIR : 0);
@@ -573,7 +595,7 @@ static int resolve_target(int root, const struct stat *rst, const char *target, 
 			}
 			if (next < 0)
 				return ra_err(e, errno, -EBADF, "resolve target", prefix, NULL);
-			close(parent);
+			close_fdp(&parent);	/* unless the record of what we made took it */
 			parent = next;
 		}
 		fd = take_fd(parent);

@@ -136,14 +136,14 @@ static int open_src(struct ostate *st, const struct rootasm_layout *l, int dirfd
 		if (r < 0)
 			return src_err(st, l, s, -r, NULL);
 		fd = c.fd;
-		if (c.parent >= 0) {
+		sb = c.st;	/* taken on that fd */
+		if (c.has_parent) {
 			s->has_parent = true;
 			s->parent_uid = c.parent_st.st_uid;
 			s->parent_mode = c.parent_st.st_mode;
-			close(c.parent);
 		}
 	}
-	if (fstat(fd, &sb) < 0)
+	if (s->kind == RA_SRC_USERNS && fstat(fd, &sb) < 0)
 		return src_err(st, l, s, errno, "fstat: %s", strerror(errno));
 	s->mode = sb.st_mode;
 	s->uid = sb.st_uid;
@@ -278,9 +278,8 @@ static int open_nested(struct ostate *st, struct rootasm_layout *l, int dirfd, s
 			return src_err(st, l, s, EXDEV, "open its directory: an unsafe path: %s", c.why);
 		if (rc < 0)
 			return src_err(st, l, s, -rc, "open its directory: %s", strerror(-rc));
-		close_fdp(&c.parent);
 		ndir = c.fd;
-		if (fstat(ndir, &sd) < 0 || !S_ISDIR(sd.st_mode))
+		if (!S_ISDIR(c.st.st_mode))
 			return src_err(st, l, s, ENOTDIR, "open its directory: not a directory");
 	}
 	if (fstatat(ndir, basename(bcopy), &sd, AT_SYMLINK_NOFOLLOW) < 0 || sd.st_dev != sb.st_dev ||
