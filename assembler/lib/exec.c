@@ -21,9 +21,10 @@
  *             mqueue, when the tree has no usable /dev/null (always, but privileged:
  *             the tree is nodev)
  *             hostname; loopback up in a new network namespace
- *             the bounding set, groups, gid, uid; with a tty: a pty of /dev/ptmx (the
- *             container's devpts), its size the caller's, its master sent back, its
- *             slave the init's fds 0-2; capabilities (and ambient ones),
+ *             the bounding set (before the tree: it limits execve(), not the init);
+ *             groups, gid, uid; with a tty: a pty of /dev/ptmx (the container's
+ *             devpts), its size the caller's, its master sent back, its slave the
+ *             init's fds 0-2; capabilities (and ambient ones),
  *             no_new_privs, not dumpable, the seccomp program (made at build time by
  *             tools/seccomp-gen.c): for the init too
  *             the report "ready"; every fd >= 3 closed but the preserved ones;

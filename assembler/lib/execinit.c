@@ -7,11 +7,12 @@
  *   setsid: a session of its own, without a controlling terminal (the
  *   caller's terminal takes no TIOCSTI from it: bubblewrap's CVE-2017-5226);
  *   "/" private; hostname; loopback up in a new network namespace; /proc and
- *   /dev made, detached (execmnt.c); the tree received; move_mount(tree) over
+ *   /dev made, detached (execmnt.c); the bounding set reduced (it limits what
+ *   an execve() grants, not what the init holds); the tree received; move_mount(tree) over
  *   "/"; fchdir; pivot_root(".", "."); umount2(".", MNT_DETACH) (chroot where
  *   "/" has no parent: an initramfs); every mount of the tree nodev (a device
  *   node of a layer opens nothing); /proc with its masks, /dev (execmnt.c);
- *   the credentials: the bounding set, groups, gid, uid; with a tty: a pty of
+ *   the credentials: groups, gid, uid; with a tty: a pty of
  *   /dev/ptmx (the container's devpts), its size the caller's, its master sent
  *   back, its slave the init's fds 0-2; capabilities (and ambient ones),
  *   no_new_privs, not dumpable, the seccomp program (made at build time by
@@ -248,6 +249,24 @@ int ra_exec_init(void *arg, int *step)
 	/* /proc and /dev, detached; a failure is reported at the step that attaches it */
 	ra_premade_init(&pm);
 	ra_premake(&pm, s->privileged);
+	if (!s->privileged) {
+		/*
+		 * The bounding set limits what an execve() may grant, not what the
+		 * init holds now (its mounts below keep CAP_SYS_ADMIN): dropped
+		 * here, before the tree. Up to the kernel's last capability: the
+		 * first it does not know (EINVAL) ends the list.
+		 */
+		*step = S_BOUNDING;
+		for (unsigned int c = 0; c < 64; c++) {
+			if (s->caps & (1ULL << c))
+				continue;
+			if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0) {
+				if (errno == EINVAL)
+					break;
+				return errno_r();
+			}
+		}
+	}
 	*step = S_TREE;
 	if ((r = recv_tree(s, &m)) < 0)
 		return r;
@@ -300,12 +319,6 @@ int ra_exec_init(void *arg, int *step)
 	*step = S_WORKDIR;
 	if (s->workdir && chdir(s->workdir) < 0)
 		return errno_r();
-	if (!s->privileged) {
-		*step = S_BOUNDING;
-		for (unsigned int c = 0; c < 64; c++)
-			if (!(s->caps & (1ULL << c)) && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
-				return errno_r();
-	}
 	*step = S_GROUPS;
 	if (syscall(SYS_setgroups, s->ngroups, s->groups) < 0)
 		return errno_r();
