@@ -4,19 +4,18 @@
  * init in execinit.c, its mounts of /proc and /dev in execmnt.c: sandbox.h).
  *
  *   parent  everything that allocates, before the clone: the environment, the
- *           detached clones of the host's /dev/null
- *           for the /proc masks, the socketpair that brings a pty's master back;
- *           then clone3(CLONE_NEWNS | NEWPID | NEWIPC | NEWUTS | NEWCGROUP [| NEWNET])
- *           through child.c (pidfd, death signal, report pipe)
+ *           socketpairs that take the tree there and bring a pty's master back;
+ *           then clone3(CLONE_NEWNS | CLONE_NEWPID) through child.c (pidfd, death
+ *           signal, report pipe); the init makes the other namespaces itself
  *   init    pid 1 of the new pid namespace; system calls only:
  *             setsid: a session of its own, without a controlling terminal (the
  *             caller's terminal takes no TIOCSTI from it: bubblewrap's CVE-2017-5226)
  *             "/" private; move_mount(tree) over "/"; fchdir; pivot_root(".", ".");
  *             umount2(".", MNT_DETACH) (chroot where "/" has no parent: an initramfs)
  *             every mount of the tree nodev (a device node of a layer opens nothing)
- *             /proc (nosuid, nodev, noexec) with the OCI masked paths (a clone of the
- *             host's /dev/null on files, an empty read-only tmpfs on directories) and
- *             read-only paths (read-only binds of themselves)
+ *             /proc (nosuid, nodev, noexec) with the OCI masked paths it has (a clone
+ *             of the host's /dev/null on files, an empty read-only tmpfs on
+ *             directories) and read-only paths (read-only binds of themselves)
  *             /dev: a tmpfs with null zero full random urandom tty, devpts, shm,
  *             mqueue, when the tree has no usable /dev/null (always, but privileged:
  *             the tree is nodev)
@@ -250,8 +249,6 @@ int rootasm_exec_prepare(struct rootasm_ctx *ctx, const struct rootasm_layout *l
 	p->ch = (struct ra_child){ .pidfd = -EBADF, .report = -EBADF, .hold = -EBADF, .child_ends = { -EBADF, -EBADF } };
 	p->tree_sock = p->tty_sock = -EBADF;
 	p->tty_master = s.tty ? tty_master : NULL;	/* (a caller may set it without the flag) */
-	for (size_t i = 0; i < RA_NMASK; i++)
-		s.null_clones[i] = -EBADF;
 	s.argv = full = ra_exec_command(x, argv);
 	if (!full) {
 		rootasm_exec_pending_free(p);
@@ -288,14 +285,6 @@ int rootasm_exec_prepare(struct rootasm_ctx *ctx, const struct rootasm_layout *l
 			s.tty_sock = sp[1];
 		}
 	}
-	if (r == 0 && !s.privileged) {
-		/* the masks: detached clones of our /dev/null, moved onto /proc files in the container */
-		for (size_t i = 0; r == 0 && i < RA_NMASK; i++) {
-			s.null_clones[i] = open_tree(AT_FDCWD, "/dev/null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-			if (s.null_clones[i] < 0)
-				r = ra_err(e, errno, -EBADF, "open_tree", "/dev/null", "for the /proc masks");
-		}
-	}
 	ra_exec_fwd_sigset(&s.fwd);
 	sigaddset(&s.fwd, SIGCHLD);
 	if (r == 0) {
@@ -307,8 +296,6 @@ int rootasm_exec_prepare(struct rootasm_ctx *ctx, const struct rootasm_layout *l
 		r = ra_child_start(&p->ch, CLONE_NEWNS | CLONE_NEWPID, 0, ra_exec_init, &s, "exec", e);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
-	for (size_t i = 0; i < RA_NMASK; i++)
-		close_fdp(&s.null_clones[i]);
 	close_fdp(&s.tty_sock);
 	close_fdp(&s.tree_sock);
 	free(s.envp);

@@ -299,15 +299,13 @@ int ra_exec_init(void *arg, int *step)
 			return r;
 		if (!s->privileged) {
 			*step = S_MASK;
-			if ((r = ra_mask_proc(s->null_clones, &pm)) < 0)
+			if ((r = ra_mask_proc(&pm)) < 0)
 				return r;
 			*step = S_RO;
 			if ((r = ra_readonly_proc()) < 0)
 				return r;
 		}
 	}
-	for (size_t i = 0; i < RA_NMASK; i++)
-		close(s->null_clones[i]);
 	*step = S_DEV;
 	if (!ra_dev_usable()) {
 		r = ra_make_dev(&pm);

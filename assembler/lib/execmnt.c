@@ -2,14 +2,14 @@
 /*
  * exec: the mounts the container's init (execinit.c) adds to the tree (sandbox.h).
  *
- * Made before the tree arrives, detached (fsopen/fsmount): /proc, a read-only
- * empty tmpfs for each of /proc's OCI masked directories, and a minimal /dev
- * as crun's default config has it (a tmpfs with null zero full random urandom
- * tty and its links, devpts, shm, mqueue). Attached once the tree is "/":
- * /proc (nosuid, nodev, noexec) with the OCI masked paths (a clone of the
- * host's /dev/null on files, made by the parent, exec.c; the empty tmpfs on
- * directories) and read-only paths (read-only binds of themselves); /dev when
- * the tree has no usable /dev/null. System calls only: this runs in the init.
+ * Made before the tree arrives, detached (fsopen/fsmount): /proc, for each of
+ * its OCI masked paths that it has a clone of the host's /dev/null (a file) or
+ * a read-only empty tmpfs (a directory), and a minimal /dev as crun's default
+ * config has it (a tmpfs with null zero full random urandom tty and its links,
+ * devpts, shm, mqueue). Attached once the tree is "/": /proc (nosuid, nodev,
+ * noexec) with those masks and the read-only paths (read-only binds of
+ * themselves); /dev when the tree has no usable /dev/null. System calls only:
+ * this runs in the init.
  */
 #include <fcntl.h>
 #include <string.h>
@@ -79,6 +79,8 @@ static int fresh(const char *fs, const char *const *opts, unsigned int attrs)
 void ra_premade_init(struct ra_premade *m)
 {
 	m->proc = m->dev = m->pts = m->shm = m->mqueue = -EBADF;
+	for (size_t i = 0; i < ARRAY_SIZE(m->file_masks); i++)
+		m->file_masks[i] = -EBADF;
 	for (size_t i = 0; i < ARRAY_SIZE(m->dir_masks); i++)
 		m->dir_masks[i] = -EBADF;
 }
@@ -86,6 +88,8 @@ void ra_premade_init(struct ra_premade *m)
 void ra_premade_close(struct ra_premade *m)
 {
 	close_fdp(&m->proc);
+	for (size_t i = 0; i < ARRAY_SIZE(m->file_masks); i++)
+		close_fdp(&m->file_masks[i]);
 	for (size_t i = 0; i < ARRAY_SIZE(m->dir_masks); i++)
 		close_fdp(&m->dir_masks[i]);
 	close_fdp(&m->dev);
@@ -133,10 +137,28 @@ static int fresh_dev(void)
 
 void ra_premake(struct ra_premade *m, bool privileged)
 {
+	struct stat st;
+
 	m->proc = fresh("proc", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-	for (size_t i = 0; !privileged && i < ARRAY_SIZE(m->dir_masks); i++)
+	/* the masks of the entries this very /proc has (the one attached later) */
+	for (size_t i = 0; !privileged && m->proc >= 0 && i < ARRAY_SIZE(m->file_masks); i++) {
+		if (fstatat(m->proc, masked_files[i] + strlen("/proc/"), &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			m->file_masks[i] = -ENOENT;
+			continue;
+		}
+		m->file_masks[i] = open_tree(AT_FDCWD, "/dev/null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (m->file_masks[i] < 0)
+			m->file_masks[i] = -errno;
+	}
+	for (size_t i = 0; !privileged && m->proc >= 0 && i < ARRAY_SIZE(m->dir_masks); i++) {
+		if (fstatat(m->proc, masked_dirs[i] + strlen("/proc/"), &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode)) {
+			m->dir_masks[i] = -ENOENT;
+			continue;
+		}
 		m->dir_masks[i] = fresh("tmpfs", (const char *const[]){ "size=0", "mode=555", NULL },
-					  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+					MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	}
 	m->dev = fresh_dev();
 	m->pts = fresh("devpts", (const char *const[]){ "newinstance", "ptmxmode=0666", "mode=0620", NULL },
 		       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
@@ -156,20 +178,19 @@ int ra_mount_premade(int *mfd, const char *where)
 	return r;
 }
 
-int ra_mask_proc(const int *null_clones, struct ra_premade *m)
+int ra_mask_proc(struct ra_premade *m)
 {
-	struct stat st;
 	int r;
 
 	for (size_t i = 0; i < RA_NMASK; i++) {
-		if (stat(masked_files[i], &st) < 0)
+		if (m->file_masks[i] == -ENOENT)	/* this /proc has no such entry */
 			continue;
-		r = mount_at(null_clones[i], masked_files[i]);
+		r = ra_mount_premade(&m->file_masks[i], masked_files[i]);
 		if (r < 0)
 			return r;
 	}
-	for (size_t i = 0; i < sizeof(masked_dirs) / sizeof(masked_dirs[0]); i++) {
-		if (stat(masked_dirs[i], &st) < 0 || !S_ISDIR(st.st_mode))
+	for (size_t i = 0; i < RA_NMASK_DIRS; i++) {
+		if (m->dir_masks[i] == -ENOENT)
 			continue;
 		r = ra_mount_premade(&m->dir_masks[i], masked_dirs[i]);
 		if (r < 0)

@@ -1435,6 +1435,51 @@ TEST(exec_sandbox_capabilities_and_namespaces)
 	ASSERT_CONTAINS(out, "URANDOM");
 }
 
+/*
+ * The OCI masked paths the container's /proc has are covered (a /dev/null on
+ * files, an empty read-only tmpfs on directories) and the read-only paths are
+ * read-only; a masked path that /proc lacks gets nothing (its mask is not made).
+ */
+TEST(exec_proc_masks_cover_what_proc_has)
+{
+	static const char *const files[] = { "kcore", "keys", "latency_stats", "timer_list", "timer_stats", "sched_debug" };
+	static const char *const dirs[] = { "acpi", "asound", "scsi" };
+	char *out, *err, needle[64];
+	struct stat st;
+	size_t present = 0;
+
+	layoutf("xm.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", path("xm.yaml"), "--", "/bin/sh", "-c",
+			  "cat /proc/self/mountinfo; for f in kcore keys timer_list; do test -e /proc/$f && "
+			  "{ head -c 16 /proc/$f | wc -c; }; done; touch /proc/acpi/x 2>&1; echo 1 > /proc/sys/kernel/hostname 2>&1; true"), 0);
+	/* the host's /proc and the container's show the same kernel's entries */
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(needle, sizeof(needle), " /proc/%s ", files[i]);
+		if (stat(strcat(strcpy((char[64]){ 0 }, "/proc/"), files[i]), &st) == 0) {
+			present++;
+			ASSERT_CONTAINS(out, needle);
+		} else if (strstr(out, needle)) {
+			FAILF("a mask on /proc/%s, which /proc does not have", files[i]);
+		}
+	}
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(needle, sizeof(needle), " /proc/%s ro,", dirs[i]);
+		if (stat(strcat(strcpy((char[64]){ 0 }, "/proc/"), dirs[i]), &st) == 0 && S_ISDIR(st.st_mode)) {
+			present++;
+			ASSERT_CONTAINS(out, needle);
+		} else if (strstr(out, needle)) {
+			FAILF("a mask on /proc/%s, which /proc does not have", dirs[i]);
+		}
+	}
+	ASSERT_TRUE(present > 0);
+	ASSERT_CONTAINS(out, " /proc/sys ro,");
+	/* a masked file reads as empty; nothing is written under a masked directory or /proc/sys */
+	if (stat("/proc/keys", &st) == 0 || stat("/proc/timer_list", &st) == 0)
+		ASSERT_TRUE(strstr(out, "\n0\n") != NULL);
+	ASSERT_TRUE(strstr(out, "\n16\n") == NULL);
+	ASSERT_TRUE(stat("/proc/acpi", &st) < 0 || strstr(out, "Read-only file system") != NULL);
+}
+
 TEST(exec_sandbox_denies_escapes)
 {
 	char *out, *err, cmd[4200];
