@@ -210,7 +210,7 @@ int rootasm_bundle_create(struct rootasm_ctx *ctx, const char *image, const char
 		r = ra_err(e, errno, -EBADF, "mkdir", bd_in_bundle(&b, "rootfs"), NULL);
 		goto out;
 	}
-	r = bd_write_at(&b, b.fd, "config.json", "config.json", text, len, e);
+	r = bd_write_at(&b, b.fd, "config.json", "config.json", text, len, true, e);
 	if (r < 0)
 		goto out;
 	if (res) {

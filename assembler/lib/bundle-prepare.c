@@ -333,9 +333,10 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 		r = bd_beneath_err(&b, state, STATE_DIR, STATE_DIR, e);
 		goto out;
 	}
-	r = bd_write_at(&b, state, "config.json", STATE_DIR "/config.json", orig, origlen, e);
+	/* the original config durable before config.json is replaced; the layout is for people (not read back) */
+	r = bd_write_at(&b, state, "config.json", STATE_DIR "/config.json", orig, origlen, true, e);
 	if (r >= 0)
-		r = bd_write_at(&b, state, "layout.json", STATE_DIR "/layout.json", ltext, llen, e);
+		r = bd_write_at(&b, state, "layout.json", STATE_DIR "/layout.json", ltext, llen, false, e);
 	if (r < 0)
 		goto out;
 	if (res) {
@@ -373,7 +374,7 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 	}
 	r = bd_dump(cfg, &ctext, &clen, e);
 	if (r >= 0)
-		r = bd_write_at(&b, b.fd, "config.json", "config.json", ctext, clen, e);
+		r = bd_write_at(&b, b.fd, "config.json", "config.json", ctext, clen, true, e);
 	if (r < 0)
 		goto out;
 	RA_TRACE(ctx, "bundle %s: tree %llu attached at %s, record %s/%s", b.path, (unsigned long long)id,

@@ -40,7 +40,8 @@
  * root.path) is reached from that fd with openat2(RESOLVE_BENEATH |
  * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS): nothing is followed through a
  * symlink, nothing outside the bundle is reached, root.path included. Files
- * are written in their directory's fd (a temporary name, fsync, renameat). The
+ * are written in their directory's fd (a temporary name, fsync, renameat;
+ * .rootasm/layout.json, for people only, without the fsync). The
  * tree is attached on the fd of root.path (MOVE_MOUNT_T_EMPTY_PATH) and
  * detached through the fd of the tree itself. What prepare attached is
  * recorded where the owner cannot write: RUN_DIR/bundles/ (RUN_DIR:
@@ -283,11 +284,12 @@ int bd_parse_object(struct bundle *b, const char *buf, size_t len, const char *s
 
 /*
  * Write @len bytes as @dirfd/@name, complete or not at all: a new temporary
- * name in the same directory (O_EXCL: nothing followed), fsync, renameat
- * (which replaces @name itself, symlink or not).
+ * name in the same directory (O_EXCL: nothing followed), fsync when @durable
+ * (a file only people read may come back empty after a power loss, not torn),
+ * renameat (which replaces @name itself, symlink or not).
  */
 int bd_write_at(struct bundle *b, int dirfd, const char *name, const char *shown, const char *buf,
-		size_t len, struct rootasm_error *e)
+		size_t len, bool durable, struct rootasm_error *e)
 {
 	_cleanup_close_ int fd = -EBADF;
 	char tmp[NAME_MAX + 1];
@@ -317,7 +319,7 @@ int bd_write_at(struct bundle *b, int dirfd, const char *name, const char *shown
 		}
 		done += n;
 	}
-	if (fchmod(fd, 0644) < 0 || fsync(fd) < 0) {
+	if (fchmod(fd, 0644) < 0 || (durable && fsync(fd) < 0)) {
 		r = ra_err(e, errno, -EBADF, "write", bd_in_bundle(b, shown), NULL);
 		goto fail;
 	}
@@ -636,7 +638,7 @@ int rootasm_bundle_cleanup(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 		}
 	}
 	if (saved) {
-		r = bd_write_at(&b, b.fd, "config.json", "config.json", saved, slen, e);
+		r = bd_write_at(&b, b.fd, "config.json", "config.json", saved, slen, true, e);
 		if (r < 0)
 			goto out;
 	}

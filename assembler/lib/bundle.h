@@ -65,7 +65,7 @@ int bd_read_beneath(struct bundle *b, int dirfd, const char *rel, const char *sh
 int bd_parse_object(struct bundle *b, const char *buf, size_t len, const char *shown, json_t **ret,
 		    struct rootasm_error *e);
 int bd_write_at(struct bundle *b, int dirfd, const char *name, const char *shown, const char *buf, size_t len,
-		struct rootasm_error *e);
+		bool durable, struct rootasm_error *e);
 int bd_dump(json_t *o, char **ret, size_t *ret_len, struct rootasm_error *e);
 int bd_detach_fd(int fd);
 int bd_root_rel(struct bundle *b, const char *root, char **ret, struct rootasm_error *e);
