@@ -353,9 +353,9 @@ int cmd_exec(int argc, char **argv)
 		return failed(cli_fail(&e));
 	}
 	fd = via ? cli_via_assemble(via, path, &e) : rootasm_assemble(cli_context(), l, &e);
-	rootasm_layout_free(l);
-	free(env);
 	if (fd < 0) {
+		rootasm_layout_free(l);
+		free(env);
 		rootasm_exec_pending_free(pending);
 		return failed(cli_fail(&e));
 	}
@@ -364,7 +364,10 @@ int cmd_exec(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &fwd, NULL);
 	sfd = signalfd(-1, &fwd, SFD_CLOEXEC | SFD_NONBLOCK);
 	pidfd = rootasm_exec_join(pending, fd, &e);
+	/* the tree is the init's now: what the layout held goes while the sandbox finishes */
 	close(fd);
+	rootasm_layout_free(l);
+	free(env);
 	if (pidfd < 0)
 		return failed(cli_fail(&e));
 	if (master >= 0)
