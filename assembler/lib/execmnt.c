@@ -135,30 +135,30 @@ static int fresh_dev(void)
 	return dfd;
 }
 
-void ra_premake(struct ra_premade *m, bool privileged)
+/* Whether the detached @proc has @path ("/proc/NAME"; a directory when @dir), as stat() of it attached says. */
+static bool proc_has(int proc, const char *path, bool dir)
 {
 	struct stat st;
 
+	return fstatat(proc, path + strlen("/proc/"), &st, 0) == 0 && (!dir || S_ISDIR(st.st_mode));
+}
+
+void ra_premake(struct ra_premade *m, bool privileged)
+{
 	m->proc = fresh("proc", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-	/* the masks of the entries this very /proc has (the one attached later) */
+	/* the masks of the entries this very /proc has (the one attached later); the others stay -EBADF */
 	for (size_t i = 0; !privileged && m->proc >= 0 && i < ARRAY_SIZE(m->file_masks); i++) {
-		if (fstatat(m->proc, masked_files[i] + strlen("/proc/"), &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			m->file_masks[i] = -ENOENT;
+		if (!proc_has(m->proc, masked_files[i], false))
 			continue;
-		}
 		m->file_masks[i] = open_tree(AT_FDCWD, "/dev/null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 		if (m->file_masks[i] < 0)
-			m->file_masks[i] = -errno;
+			m->file_masks[i] = -errno;	/* reported where it is used, whatever it is */
 	}
-	for (size_t i = 0; !privileged && m->proc >= 0 && i < ARRAY_SIZE(m->dir_masks); i++) {
-		if (fstatat(m->proc, masked_dirs[i] + strlen("/proc/"), &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISDIR(st.st_mode)) {
-			m->dir_masks[i] = -ENOENT;
-			continue;
-		}
-		m->dir_masks[i] = fresh("tmpfs", (const char *const[]){ "size=0", "mode=555", NULL },
-					MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-	}
+	for (size_t i = 0; !privileged && m->proc >= 0 && i < ARRAY_SIZE(m->dir_masks); i++)
+		if (proc_has(m->proc, masked_dirs[i], true))
+			m->dir_masks[i] = fresh("tmpfs", (const char *const[]){ "size=0", "mode=555", NULL },
+						MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+						MOUNT_ATTR_NOEXEC);
 	m->dev = fresh_dev();
 	m->pts = fresh("devpts", (const char *const[]){ "newinstance", "ptmxmode=0666", "mode=0620", NULL },
 		       MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
@@ -183,14 +183,14 @@ int ra_mask_proc(struct ra_premade *m)
 	int r;
 
 	for (size_t i = 0; i < RA_NMASK; i++) {
-		if (m->file_masks[i] == -ENOENT)	/* this /proc has no such entry */
+		if (m->file_masks[i] == -EBADF)	/* this /proc has no such entry: none made */
 			continue;
 		r = ra_mount_premade(&m->file_masks[i], masked_files[i]);
 		if (r < 0)
 			return r;
 	}
 	for (size_t i = 0; i < RA_NMASK_DIRS; i++) {
-		if (m->dir_masks[i] == -ENOENT)
+		if (m->dir_masks[i] == -EBADF)
 			continue;
 		r = ra_mount_premade(&m->dir_masks[i], masked_dirs[i]);
 		if (r < 0)

@@ -71,9 +71,10 @@ struct ra_premade {
 	int proc;
 	/*
 	 * What goes over each of /proc's masked files (a clone of the host's
-	 * /dev/null) and directories (an empty tmpfs); -ENOENT where that
-	 * /proc has no such entry: only what is used is made (a detached
-	 * mount closed unused costs its dissolution, ~0.1 ms).
+	 * /dev/null) and directories (an empty tmpfs), or -errno when it could
+	 * not be made (-ENOENT too: no /dev/null); -EBADF where that /proc has
+	 * no such entry: only what is used is made (a detached mount closed
+	 * unused costs its dissolution, ~0.1 ms).
 	 */
 	int file_masks[RA_NMASK];
 	int dir_masks[RA_NMASK_DIRS];

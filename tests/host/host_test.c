@@ -1480,6 +1480,26 @@ TEST(exec_proc_masks_cover_what_proc_has)
 	ASSERT_TRUE(stat("/proc/acpi", &st) < 0 || strstr(out, "Read-only file system") != NULL);
 }
 
+/* A mask that cannot be made (no /dev/null to clone) fails the exec: the command never runs unmasked. */
+TEST(exec_proc_mask_that_cannot_be_made_fails_closed)
+{
+	char cmd[PATH_MAX * 2], line[512] = "";
+	FILE *f;
+	int rc;
+
+	layoutf("xn.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
+	snprintf(cmd, sizeof(cmd), "unshare -m --propagation private sh -c 'mount -t tmpfs none /dev && "
+		 "exec %s exec %s -- /bin/sh -c \"echo RAN\"' 2>&1", bin, path("xn.yaml"));
+	f = popen(cmd, "r");
+	ASSERT_TRUE(f != NULL);
+	(void)!fgets(line, sizeof(line), f);
+	rc = pclose(f);
+	ASSERT_EQ(WEXITSTATUS(rc), 125);
+	ASSERT_CONTAINS(line, "rootasm: exec mask /proc paths: No such file or directory");
+	ASSERT_TRUE(strstr(line, "RAN") == NULL);
+	ASSERT_EQ(mounts_under(fix), 0);
+}
+
 TEST(exec_sandbox_denies_escapes)
 {
 	char *out, *err, cmd[4200];
