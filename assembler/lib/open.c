@@ -125,6 +125,8 @@ static int open_src(struct ostate *st, const struct rootasm_layout *l, int dirfd
 		fd = sys_openat2(dirfd, s->path, &how);
 		if (fd < 0)
 			return src_err(st, l, s, errno, NULL);
+		if (fstat(fd, &sb) < 0)
+			return src_err(st, l, s, errno, "fstat: %s", strerror(errno));
 	} else {
 		struct ra_chase c;
 		int r = ra_chase_with(&st->memo, dirfd, s->path, st->chase, &c);
@@ -143,8 +145,6 @@ static int open_src(struct ostate *st, const struct rootasm_layout *l, int dirfd
 			s->parent_mode = c.parent_st.st_mode;
 		}
 	}
-	if (s->kind == RA_SRC_USERNS && fstat(fd, &sb) < 0)
-		return src_err(st, l, s, errno, "fstat: %s", strerror(errno));
 	s->mode = sb.st_mode;
 	s->uid = sb.st_uid;
 	switch (s->kind) {
