@@ -149,7 +149,8 @@ set(CPACK_COMPONENTS_GROUPING IGNORE)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
-# Depends from the ELF files (dpkg-shlibdeps: jansson, libc); libyaml (dlopen()ed by
+# Depends from the ELF files (dpkg-shlibdeps: jansson (rootasmd, rootasm-runtime; the
+# rootasm command dlopen()s it), libc); libyaml (dlopen()ed by
 # the first layout parse), libarchive and libcrypto (by `rootasm import`) are named below
 # (librootasm.so.0 itself is found in the build tree; its Depends is the explicit one below)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)

@@ -104,6 +104,12 @@ int cli_errno(int err, const char *op);
 /* A usage error: one line (or JSON), exit status 2. */
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * Load libjansson, which the command's JSON functions load on first use
+ * (jansson-lazy.c; rootasm-cli-abi links it as usual): 0, or -errno with @e filled.
+ */
+int cli_jansson_load(struct rootasm_error *e);
+
 /* Print @o (taken) on stdout as --json asked (compact or pretty); -1 on failure. */
 struct json_t;
 int cli_json_out(struct json_t *o);

@@ -69,5 +69,22 @@ out 0 "Commands:" help
 for v in --version -v -V version; do out 0 "rootasm 0." $v; done
 out 0 '"version":' --json version
 out 0 '  "version":' --json=pretty version
+# libjansson is loaded by the first JSON call (jansson-lazy.c), not at every start: not
+# by a check without --json, by one with it (LD_DEBUG=libs: the loader's "calling init")
+lay=$(mktemp)
+printf 'version: 1\nlayers:\n  - dir: /usr\n' >"$lay"
+libs() { LD_DEBUG=libs "$bin" "$@" 2>&1 >/dev/null | grep -o 'calling init: .*' | sed 's#.*/##' | sort | xargs; }
+n=$((n + 1))
+case "$(libs check --offline "$lay")" in
+*libyaml*) case "$(libs check --offline "$lay")" in *jansson*) echo "FAIL: check loads libjansson"; fail=$((fail + 1)) ;; esac ;;
+*) echo "FAIL: check: LD_DEBUG shows no libyaml: $(libs check --offline "$lay")"; fail=$((fail + 1)) ;;
+esac
+n=$((n + 1))
+case "$(libs check --offline --json "$lay")" in
+*libjansson*) ;;
+*) echo "FAIL: check --json does not load libjansson: $(libs check --offline --json "$lay")"; fail=$((fail + 1)) ;;
+esac
+out 0 '"ops":[{"op":"layer"' check --offline --json "$lay"
+rm -f "$lay"
 echo "$((n - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]
