@@ -68,23 +68,24 @@ int cli_common(int c, int argc, char **argv, const char *help)
 	case 'h':
 		fputs(help, stdout);
 		return 0;
-	case 0x100:
+	case 0x100: {
+		struct rootasm_error e = { 0 };
+		bool first = !cli.json;
+
+		cli.json = true;
 		if (optarg && !strcmp(optarg, "pretty"))
 			cli.pretty = true;
 		else if (optarg)
 			return cli_usage("--json takes no value or 'pretty', not '%s'", optarg);
-		if (!cli.json) {
-			/* libjansson is loaded by the first JSON call (jansson-lazy.c): here, before anything is done */
-			struct rootasm_error e = { 0 };
-
-			if (cli_jansson_load(&e) < 0) {
-				/* as JSON if a second load works (the first ran out of memory), else one line */
-				cli.json = true;
-				return cli_fail(&e);
-			}
-		}
-		cli.json = true;
+		/*
+		 * libjansson is loaded by the first JSON call (jansson-lazy.c): here, before
+		 * anything is done. Its failure is printed as JSON if a second load works (the
+		 * first ran out of memory), else as one line.
+		 */
+		if (first && cli_jansson_load(&e) < 0)
+			return cli_fail(&e);
 		return CLI_GO_ON;
+	}
 	case 0x101:
 		cli.debug = true;
 		return CLI_GO_ON;

@@ -48,17 +48,25 @@ RA_DL_TABLE(jl, JANSSON_FUNCS, "libjansson.so.4", "load libjansson", "JSON needs
  * library that is not there (not a lack of memory) is also said once, as one
  * plain line (as JSON it would need libjansson).
  */
-static int need(void)
+static int load_failed(void)
 {
 	static bool said;
 	struct rootasm_error e = { 0 };
 
+	/* (once more, for the error: a load that ran out of memory may work now) */
 	if (ra_dl_load(&jl_dl, &e) == 0)
 		return 0;
-	if (!said && e.err != ENOMEM)
+	if (!said && e.err != ENOMEM) {
+		said = true;
 		fprintf(stderr, "rootasm: %s: %s\n", e.op, e.msg);
-	said = said || e.err != ENOMEM;
+	}
 	return -1;
+}
+
+/* every json_ call: no error structure (several KB) filled unless the load failed */
+static int need(void)
+{
+	return ra_dl_load(&jl_dl, NULL) == 0 ? 0 : load_failed();
 }
 
 int cli_jansson_load(struct rootasm_error *e)

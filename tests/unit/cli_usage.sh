@@ -67,6 +67,8 @@ done
 out 0 "Commands:" --help
 out 0 "Commands:" help
 for v in --version -v -V version; do out 0 "rootasm 0." $v; done
+# --json is in effect for its own usage error (it is set before its value is checked)
+t 2 '{"error":{"message":"usage: --json takes no value or '"'"'pretty'"'"', not '"'"'bad'"'"'' --json=bad version
 out 0 '"version":' --json version
 out 0 '  "version":' --json=pretty version
 # libjansson is loaded by the first JSON call (jansson-lazy.c), not at every start: not
