@@ -27,7 +27,8 @@ static const char help[] =
 	"  --send-fd-fd N  the same over fd N, a connected AF_UNIX stream or seqpacket\n"
 	"                  socket we inherited (e.g. one end of a runtime's socketpair)\n"
 	"  --peer-uid UID  the listener may also run as UID (repeatable); by default only\n"
-	"                  root or our own uid receives the tree (SO_PEERCRED)\n"
+	"                  root or our own uid receives the tree (SO_PEERCRED); a tree\n"
+	"                  that may go to another uid has its attributes locked\n"
 	"  --timeout MS    give up connecting and sending after MS milliseconds (5000)\n"
 	"  --via SOCKET    have rootasmd at SOCKET assemble LAYOUT (its path, made absolute;\n"
 	"                  '-': the text, sent inline) with its image cache, then deliver\n"
@@ -62,6 +63,7 @@ int cmd_assemble(int argc, char **argv)
 		CLI_ARG("via", 'v'), { 0 },
 	};
 	struct rootasm_send_opts so = { .size = sizeof(so) };
+	struct rootasm_assemble_opts ao = { .size = sizeof(ao) };
 	uid_t peers[64];
 	long sockfd = -1;
 	unsigned long long v;
@@ -133,7 +135,18 @@ int cmd_assemble(int argc, char **argv)
 			return cli_fail(&e);
 		}
 	}
-	fd = via ? cli_via_assemble(via, path, &e) : rootasm_assemble(cli_context(), l, &e);
+	/* a listener that may be someone else gets a tree it cannot loosen */
+	for (size_t i = 0; i < so.n_peer_uids; i++)
+		if (peers[i] != 0 && peers[i] != geteuid())
+			ao.flags |= ROOTASM_ASSEMBLE_LOCK;
+	fd = via ? cli_via_assemble(via, path, &e) : rootasm_assemble_with(cli_context(), l, &ao, &e);
+	/* rootasmd locks only the trees of the users it serves: an administrator's, we lock here */
+	if (fd >= 0 && via && (ao.flags & ROOTASM_ASSEMBLE_LOCK)) {
+		int locked = rootasm_tree_lock(fd, &e);
+
+		close(fd);
+		fd = locked;
+	}
 	rootasm_layout_free(l);
 	if (fd < 0) {
 		if (wfd >= 0)

@@ -26,7 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libgen.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -140,30 +142,83 @@ static int activated_socket(void)
 	return SD_LISTEN_FDS_START;
 }
 
+/* The socket file we bound (its device and inode): at the stop we remove it only if it is still ours. */
+static struct stat bound_st;
+
+/*
+ * Whether a daemon listens at @sa: a connect() that succeeds, or finds a full
+ * backlog, reaches a live listener; ECONNREFUSED is a socket file nobody
+ * listens on any more (a daemon that was killed). Returns the listener's pid
+ * (0 if unknown), -1 if none.
+ */
+static pid_t live_listener(const struct sockaddr_un *sa)
+{
+	struct timeval tv = { 1, 0 };
+	struct ucred cr = { 0 };
+	socklen_t len = sizeof(cr);
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	pid_t pid = -1;
+
+	if (s < 0)
+		return 0;	/* cannot tell: do not take it over */
+	setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(s, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
+		pid = getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 ? cr.pid : 0;
+	else if (errno != ECONNREFUSED && errno != ENOENT)
+		pid = 0;	/* EAGAIN (a full backlog), EPROTOTYPE (a stream listener): someone is there */
+	close(s);
+	return pid;
+}
+
 static int bound_socket(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	_cleanup_free_ char *dir = NULL;
 	struct stat st;
-	int fd;
+	int fd, dfd = -1;
+	pid_t live;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		rd_log(LOG_ERR, "--socket %s: path too long", path);
 		return -ENAMETOOLONG;
 	}
 	strcpy(sa.sun_path, path);
-	/* a socket left by a daemon that was killed: replace it; anything else stays */
-	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+	/* two daemons starting at once: one looks and binds, then the other (the directory's lock) */
+	dir = strdup(path);
+	if (dir)
+		dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0)
+		flock(dfd, LOCK_EX);
+	/* a socket left by a daemon that was killed: replace it; a live daemon's, or anything else, stays */
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+		live = live_listener(&sa);
+		if (live >= 0) {
+			if (live > 0)
+				rd_log(LOG_ERR, "--socket %s: a live rootasmd (pid %d) listens there; stop it first, or "
+				       "give another --socket", path, (int)live);
+			else
+				rd_log(LOG_ERR, "--socket %s: something listens there; stop it first, or give another "
+				       "--socket", path);
+			if (dfd >= 0)
+				close(dfd);
+			return -EADDRINUSE;
+		}
 		unlink(path);
+	}
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(path, 0666) < 0 || listen(fd, 128) < 0) {
+	    chmod(path, 0666) < 0 || lstat(path, &bound_st) < 0 || listen(fd, 128) < 0) {
 		int r = -errno;
 
 		rd_log(LOG_ERR, "listen at %s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
+		if (dfd >= 0)
+			close(dfd);
 		return r;
 	}
+	if (dfd >= 0)
+		close(dfd);
 	return fd;
 }
 
@@ -441,6 +496,7 @@ int main(int argc, char **argv)
 	bool bound = false;
 	sigset_t mask;
 	struct rlimit rl;
+	struct stat st;
 
 	rd_log_init();
 	D.max_clients = 256;
@@ -565,7 +621,8 @@ int main(int argc, char **argv)
 	}
 	r = 0;
 	stop();
-	if (bound)
+	/* only our own socket file: another daemon's that took its place (after we were stopped) stays */
+	if (bound && lstat(sock_path, &st) == 0 && st.st_dev == bound_st.st_dev && st.st_ino == bound_st.st_ino)
 		unlink(sock_path);
 	close(lfd);
 	rootasm_ctx_free(D.ctx);	/* dissolves every cached image mount */

@@ -77,9 +77,9 @@ extern "C" {
 #endif
 
 #define ROOTASM_VERSION_MAJOR	0
-#define ROOTASM_VERSION_MINOR	4
+#define ROOTASM_VERSION_MINOR	5
 #define ROOTASM_VERSION_PATCH	0
-#define ROOTASM_VERSION_STRING	"0.4.0"
+#define ROOTASM_VERSION_STRING	"0.5.0"
 #define ROOTASM_VERSION_NUMBER	(ROOTASM_VERSION_MAJOR * 10000 + ROOTASM_VERSION_MINOR * 100 + ROOTASM_VERSION_PATCH)
 
 /* The library's version at run time ("0.2.0"). */
@@ -397,6 +397,15 @@ uint64_t rootasm_layout_needs(struct rootasm_ctx *ctx, const struct rootasm_layo
 int rootasm_assemble(struct rootasm_ctx *ctx, const struct rootasm_layout *l, struct rootasm_error *e);
 
 #define ROOTASM_ASSEMBLE_USERNS	0x1u	/* userns_fd: build the tree for a caller in that user namespace */
+/*
+ * Lock the tree's attributes as the kernel locks mounts it copies into a less
+ * privileged mount namespace: its receiver cannot clear read-only, nodev,
+ * nosuid, noexec or the atime flags (EPERM, even with every capability in its
+ * own user and mount namespace) nor unmount a volume to see what it covers.
+ * For a tree going to someone who is not an administrator; a layout whose
+ * principal is not one is always locked.
+ */
+#define ROOTASM_ASSEMBLE_LOCK	0x2u
 
 struct rootasm_assemble_opts {
 	size_t size;			/* sizeof(struct rootasm_assemble_opts) */
@@ -419,6 +428,16 @@ struct rootasm_assemble_opts {
 /* rootasm_assemble() with options (@opts may be NULL: the same as rootasm_assemble()). */
 int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *l,
 			  const struct rootasm_assemble_opts *opts, struct rootasm_error *e);
+
+/*
+ * A clone of the detached tree @tree_fd whose attributes are locked as
+ * ROOTASM_ASSEMBLE_LOCK locks them, for a tree that came from elsewhere
+ * (rootasmd, another process) and goes on to someone who is not an
+ * administrator. Returns the clone's O_PATH fd (the caller owns it); @tree_fd
+ * is used up (moved into a helper's mount namespace): the caller still closes
+ * it, and attaches only the clone. Needs CAP_SYS_ADMIN and user namespaces.
+ */
+int rootasm_tree_lock(int tree_fd, struct rootasm_error *e);
 
 /* Attach the tree @tree_fd at @dir with one move_mount(). */
 int rootasm_attach(int tree_fd, const char *dir, struct rootasm_error *e);

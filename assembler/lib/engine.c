@@ -50,6 +50,7 @@
 #include "cache.h"
 #include "context.h"
 #include "layout.h"
+#include "lock.h"
 #include "plan.h"
 #include "principal.h"
 #include "probe.h"
@@ -724,6 +725,9 @@ static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, const struc
 			r = setattr(x.root, &a, true, "the tree", e);
 			break;
 		}
+		case RA_OP_TREE_LOCK:
+			r = ra_tree_lock(&x.root, e);
+			break;
 		}
 		/* point the error at the layout line that asked for this operation */
 		if (r < 0 && e && !e->file[0] && op->loc.line) {
@@ -778,9 +782,9 @@ int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *
 			  NULL, e);
 	if (r < 0)
 		return r;
-	if (flags & ~ROOTASM_ASSEMBLE_USERNS)
+	if (flags & ~(ROOTASM_ASSEMBLE_USERNS | ROOTASM_ASSEMBLE_LOCK))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble", NULL, "unknown flags 0x%x",
-				   flags & ~ROOTASM_ASSEMBLE_USERNS);
+				   flags & ~(ROOTASM_ASSEMBLE_USERNS | ROOTASM_ASSEMBLE_LOCK));
 	if ((flags & ROOTASM_ASSEMBLE_USERNS) && o->size < RA_OPT_END(struct rootasm_assemble_opts, userns_fd))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble", NULL,
 				   "ROOTASM_ASSEMBLE_USERNS needs rootasm_assemble_opts.userns_fd");
@@ -793,7 +797,7 @@ int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *
 	/* the tree's user namespace: the caller's word, else the principal's */
 	xo.userns_fd = flags & ROOTASM_ASSEMBLE_USERNS ? ASSEMBLE_OPT(o, userns_fd, -EBADF) :
 		       l->principal ? l->principal->userns_fd : -EBADF;
-	pflags = ra_plan_flags(c, l, xo.userns_fd >= 0);
+	pflags = ra_plan_flags(c, l, xo.userns_fd >= 0, flags & ROOTASM_ASSEMBLE_LOCK);
 	if (xo.userns_fd >= 0) {
 		r = no_own_idmaps(l, e);
 		if (r < 0)

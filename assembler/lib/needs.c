@@ -19,10 +19,12 @@ uint64_t ra_plan_have(struct rootasm_ctx *ctx, const struct rootasm_layout *l, u
 	return have;
 }
 
-unsigned int ra_plan_flags(struct rootasm_ctx *ctx, const struct rootasm_layout *l, bool userns)
+unsigned int ra_plan_flags(struct rootasm_ctx *ctx, const struct rootasm_layout *l, bool userns, bool lock)
 {
 	unsigned int flags = ra_ctx(ctx)->images ? RA_PLAN_CACHE : 0;
 
+	if (lock)
+		flags |= RA_PLAN_LOCK;
 	if (!ra_principal_admin(l->principal))
 		flags |= RA_PLAN_USER;
 	if (userns || (l->principal && l->principal->userns_fd >= 0))
@@ -33,7 +35,7 @@ unsigned int ra_plan_flags(struct rootasm_ctx *ctx, const struct rootasm_layout 
 /* @l's plan for @ctx, as `rootasm check` and rootasm_layout_needs() see it (no user namespace of the caller's) */
 static int ctx_plan(struct rootasm_ctx *ctx, const struct rootasm_layout *l, struct ra_plan **ret)
 {
-	unsigned int flags = ra_plan_flags(ctx, l, false);
+	unsigned int flags = ra_plan_flags(ctx, l, false, false);
 
 	return ra_plan_build(l, ra_plan_have(ctx, l, flags), flags, ret, NULL);
 }

@@ -125,6 +125,7 @@ static void op_fields(struct pr *pr, const struct ra_plan *p, const struct ra_op
 		[RA_OP_OVERLAY] = { "overlay", "%s" }, [RA_OP_ROOT_LAYER] = { "root-layer", "root is %s itself" },
 		[RA_OP_VOLUME] = { "volume", "%s" }, [RA_OP_ROOT_ATTRS] = { "root-attributes", "root %s" },
 		[RA_OP_TREE_ATTRS] = { "tree-attributes", "every mount of the %s" },
+		[RA_OP_TREE_LOCK] = { "tree-lock", "the %s's attributes locked" },
 	};
 	const struct rootasm_layout *l = p->l;
 	const struct ra_mount *m = op->mount;
@@ -189,6 +190,9 @@ static void op_fields(struct pr *pr, const struct ra_plan *p, const struct ra_op
 		break;
 	case RA_OP_ROOT_ATTRS:
 		attrs(pr, "attributes", " ", &l->attributes);
+		break;
+	case RA_OP_TREE_LOCK:
+		em_txt(pr, ": its receiver cannot clear them or unmount a volume");
 		break;
 	case RA_OP_TREE_ATTRS:
 		force.recursive = true;

@@ -27,9 +27,9 @@ const char *ra_route_name(enum ra_route r)
 	static const char *const names[] = {
 		"-", "o_path-fd", "open_tree-clone", "loop+fsmount", "tmpfs+mkdirat", "mkdirat",
 		"fsconfig-set-fd+fsmount", "open_tree+mount_setattr", "open_tree_attr", "fsmount", "nested-plan",
-		"mount_setattr", "cached-mount",
+		"mount_setattr", "cached-mount", "userns-copy+open_tree",
 	};
-	_Static_assert(ARRAY_SIZE(names) == RA_ROUTE_CACHED + 1, "a name for each route");
+	_Static_assert(ARRAY_SIZE(names) == RA_ROUTE_LOCK + 1, "a name for each route");
 
 	return r < ARRAY_SIZE(names) ? names[r] : "?";
 }
@@ -102,8 +102,8 @@ int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int fl
 	p->l = l;
 	p->flags = flags;
 	p->who = l->principal;
-	/* at most: every layer, upper, overlay or root layer, every mount, root and tree attributes */
-	p->ops = calloc(l->nlayers + l->nmounts + 4, sizeof(*p->ops));
+	/* at most: every layer, upper, overlay or root layer, every mount, root and tree attributes, lock */
+	p->ops = calloc(l->nlayers + l->nmounts + 5, sizeof(*p->ops));
 	if (!p->ops) {
 		free(p);
 		return ra_oom(e, "plan");
@@ -208,6 +208,13 @@ int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int fl
 		/* whoever attaches it, nothing in it runs set-uid or opens a device node */
 		op->attr_force = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
 		op->why = "the tree is not for an administrator";
+	}
+	if ((flags & (RA_PLAN_USER | RA_PLAN_LOCK)) && !(flags & RA_PLAN_NESTED)) {
+		struct ra_op *op = add(p, RA_OP_TREE_LOCK, RA_ROUTE_LOCK, (struct ra_loc){ 0, 0 }, RA_F(MOUNT_API), "tree", -1);
+
+		/* what it was given it keeps: no one it reaches clears an attribute, unmounts a volume */
+		op->why = flags & RA_PLAN_USER ? "the tree is not for an administrator" :
+			  "the tree goes to a receiver who may not be an administrator";
 	}
 	*ret = p;
 	return 0;

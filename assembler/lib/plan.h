@@ -25,6 +25,7 @@ enum ra_op_kind {
 	RA_OP_VOLUME,		/* a mount moved onto the detached root */
 	RA_OP_ROOT_ATTRS,	/* mount_setattr() of the root */
 	RA_OP_TREE_ATTRS,	/* mount_setattr(AT_RECURSIVE) of the whole tree: what the principal may not have */
+	RA_OP_TREE_LOCK,	/* the tree's attributes locked: its receiver cannot clear them (lock.c) */
 };
 
 enum ra_route {
@@ -41,6 +42,7 @@ enum ra_route {
 	RA_ROUTE_NESTED,	/* the nested layout's own plan, assembled into a tree */
 	RA_ROUTE_SETATTR,	/* mount_setattr() */
 	RA_ROUTE_CACHED,	/* image: the context's cached detached mount (cache.h): as a layer fd, or cloned */
+	RA_ROUTE_LOCK,		/* a user and mount namespace's copy of the tree, cloned (lock_mnt_tree()) */
 };
 
 struct ra_plan;
@@ -85,6 +87,7 @@ struct ra_plan {
 #define RA_PLAN_USERNS	0x2u	/* a tree for a caller in a user namespace: images and tmpfs idmapped into it */
 #define RA_PLAN_USER	0x4u	/* a tree for a principal that is not an administrator: nosuid,nodev throughout */
 #define RA_PLAN_NESTED	0x8u	/* a nested layout's plan (the tree-wide steps are the top plan's) */
+#define RA_PLAN_LOCK	0x10u	/* the tree goes to someone who is not an administrator: its attributes locked */
 
 /* How the engine carries a plan out beyond the layout: rootasm_assemble_with()'s options. */
 struct ra_xopts {
@@ -114,10 +117,11 @@ int ra_plan_print(const struct ra_plan *p, FILE *out, unsigned int flags);
 /*
  * The answers a plan is built with, asked of the context and the kernel in
  * needs.c (the plan stage asks nothing): the plan flags for @l's principal
- * (and an explicit user namespace, for rootasm_assemble_with()); the mask of
+ * (and an explicit user namespace and receiver who is not an administrator,
+ * for rootasm_assemble_with()); the mask of
  * the features ra_plan_consults(@l, @flags) names that the kernel has.
  */
-unsigned int ra_plan_flags(struct rootasm_ctx *ctx, const struct rootasm_layout *l, bool userns);
+unsigned int ra_plan_flags(struct rootasm_ctx *ctx, const struct rootasm_layout *l, bool userns, bool lock);
 uint64_t ra_plan_have(struct rootasm_ctx *ctx, const struct rootasm_layout *l, unsigned int flags);
 
 #endif

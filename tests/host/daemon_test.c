@@ -899,6 +899,55 @@ TEST(daemon_killed_mid_assembly_then_restarted)
 	stop(&d);
 }
 
+/* A second rootasmd on a live daemon's socket: refused in one line, the first one still reachable. */
+TEST(daemon_refuses_a_socket_a_live_daemon_listens_on)
+{
+	struct daemon d = start("s7", NULL);
+	char out[4096] = "";
+	size_t len = 0;
+	ssize_t n;
+	int p[2], st;
+	pid_t pid;
+	json_t *j;
+
+	ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 2);
+		execl(daemon_bin, daemon_bin, "--socket", d.sock, "--policy", path("policy.json"), (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	/* it must end by itself: one that serves instead is stopped once it says so */
+	while (len < sizeof(out) - 1 && (n = read(p[0], out + len, sizeof(out) - 1 - len)) > 0) {
+		out[len += n] = '\0';
+		if (strstr(out, "serving on"))
+			kill(pid, SIGKILL);
+	}
+	close(p[0]);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) == 0)
+		FAILF("a second rootasmd on %s did not fail (status %d): %s", d.sock, st, out);
+	ASSERT_CONTAINS(out, "a live rootasmd (pid ");
+	ASSERT_TRUE(strstr(out, "serving on") == NULL);
+	/* the first one still serves at its path */
+	j = status(&d);
+	ASSERT_TRUE(counter(j, "refused") >= 0);
+	json_decref(j);
+	{
+		struct rootasm_error e = { 0 };
+		int fd = via(&d, path("layouts/t.yaml"), &e);
+
+		if (fd < 0)
+			FAILF("the first daemon after the second was refused: %s", err_line(&e));
+		close(fd);
+	}
+	no_leaks(&d);
+	stop(&d);
+	/* stopped, it took its socket file with it: a new one binds (and a stale one is replaced: s6) */
+	ASSERT_TRUE(access(d.sock, F_OK) < 0);
+}
+
 TEST(daemon_notices_an_image_replaced_while_cached)
 {
 	struct daemon d = start("s7", NULL);
@@ -1186,6 +1235,66 @@ TEST(daemon_principal_rootless_rw_bind_of_roots_directory_is_read_only)
 		FAILF("attack (daemon log: %s)", daemon_log(&d));
 	ASSERT_STR(slurp(path("src/rw/rootfile")), "root\n");
 	ASSERT_TRUE(access(path("src/rw/new"), F_OK) < 0);
+	no_leaks(&d);
+	stop(&d);
+}
+
+/*
+ * The tree a user was sent stays as it was sent: in a user and mount
+ * namespace of its own, where it has every capability, the user cannot
+ * clear the tree's nosuid,nodev (so the device node in its own image opens
+ * nothing), nor unmount a volume of it once attached.
+ */
+static void loosen_client(void *arg)
+{
+	struct attack *a = arg;
+	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout_text = a->text, .name = "loosen" };
+	struct mount_attr clr = { .attr_clr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
+	struct rootasm_client *c;
+	struct rootasm_error e = { 0 };
+	int fd, dev;
+
+	ASSERT_EQ(rootasm_client_connect(a->d->sock, &c, &e), 0);
+	fd = rootasm_client_assemble(c, &o, &e);
+	rootasm_client_close(c);
+	if (fd < 0)
+		FAILF("assemble: %s", err_line(&e));
+	ASSERT_ERRNO(openat(fd, "dev/zero", O_RDONLY | O_CLOEXEC), EACCES);
+	own_namespaces();
+	if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &clr, sizeof(clr)) == 0) {
+		dev = openat(fd, "dev/zero", O_RDONLY | O_CLOEXEC);
+		FAILF("uid %d cleared nosuid,nodev on the tree it was sent; its device node then %s", UNPRIV,
+		      dev >= 0 ? "opened" : "still did not open");
+	}
+	ASSERT_EQ(errno, EPERM);
+	/* nodev alone, the root alone: the same */
+	clr.attr_clr = MOUNT_ATTR_NODEV;
+	ASSERT_ERRNO(syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &clr, sizeof(clr)), EPERM);
+	ASSERT_ERRNO(openat(fd, "dev/zero", O_RDONLY | O_CLOEXEC), EACCES);
+	/* attached in its own namespace: the volume on /vol cannot be taken off to see what it covers */
+	if (move_mount(fd, "", AT_FDCWD, path("rl/mnt"), MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		FAILF("move_mount into our namespace: %s", strerror(errno));
+	close(fd);
+	ASSERT_STR(slurp_at(AT_FDCWD, path("rl/mnt/vol/volfile")), "vol\n");
+	ASSERT_ERRNO(umount2(path("rl/mnt/vol"), MNT_DETACH), EINVAL);
+	ASSERT_ERRNO(mount(NULL, path("rl/mnt"), NULL, MS_REMOUNT | MS_BIND, NULL), EPERM);
+}
+
+TEST(daemon_principal_a_users_tree_cannot_be_loosened)
+{
+	struct daemon d;
+	char text[1024];
+	struct attack a = { .text = text };
+
+	if (!userns_allowed(UNPRIV))
+		SKIP("this kernel does not let an unprivileged uid make a user namespace");
+	d = start("sa7", NULL);
+	a.d = &d;
+	sh("mkdir -p %s/rl/mnt && chmod 0755 %s/rl %s/rl/mnt", fix, fix, fix);
+	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - image: %s/src/dev.sqfs\nupper: { tmpfs: {} }\n"
+		 "mounts:\n  - { image: %s/src/vol.sqfs, target: /vol }\n", fix, fix);
+	if (as_user(UNPRIV, loosen_client, &a))
+		FAILF("loosen (daemon log: %s)", daemon_log(&d));
 	no_leaks(&d);
 	stop(&d);
 }
@@ -1853,7 +1962,9 @@ int main(int argc, char **argv)
 	   "echo mine > src/l1/mine && chown %d:%d src/l1/mine && chmod 0600 src/l1/mine && "
 	   "echo l2 > src/l2/etc/motd && echo vol > src/vol/volfile && mkdir src/rw && echo root > src/rw/rootfile && "
 	   "mksquashfs src/l2 src/l2.sqfs -quiet -no-progress >/dev/null && "
-	   "mksquashfs src/vol src/vol.sqfs -quiet -no-progress >/dev/null && ln -s / src/out",
+	   "mksquashfs src/vol src/vol.sqfs -quiet -no-progress >/dev/null && ln -s / src/out && "
+	   /* a user's own image with a device node in it (the pseudo-file: /dev/zero's numbers) */
+	   "mkdir -p src/dev/dev && mksquashfs src/dev src/dev.sqfs -quiet -no-progress -p 'dev/zero c 0666 0 0 1 5' >/dev/null",
 	   fix, UNPRIV + 100, UNPRIV + 100, UNPRIV, UNPRIV);
 	put("layouts/t.yaml", "version: 1\nlayers:\n  - dir: ../src/l1\n  - image: ../src/l2.sqfs\nupper: { tmpfs: {} }\n"
 	    "mounts:\n  - { image: ../src/vol.sqfs, target: /vol }\n  - { tmpfs: /tmp }\n");

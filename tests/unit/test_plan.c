@@ -74,6 +74,7 @@ static void test_admin(void **state)
 		assert_int_equal(p->ops[i].attr_force, 0);
 		assert_false(p->ops[i].to_userns);
 		assert_int_not_equal(p->ops[i].kind, RA_OP_TREE_ATTRS);
+		assert_int_not_equal(p->ops[i].kind, RA_OP_TREE_LOCK);
 	}
 	/* without open_tree_attr an idmapped bind is clone + mount_setattr; with it, one call */
 	assert_int_equal(find(p, "mounts[4]")->route, RA_ROUTE_BIND_CLONE);
@@ -84,6 +85,14 @@ static void test_admin(void **state)
 	ra_plan_free(p);
 	/* the plan asks only for what decides a route */
 	assert_int_equal(ra_plan_consults(l, 0), F(OPEN_TREE_ATTR));
+	/* an administrator's tree for a receiver who may not be one: locked, nothing else forced */
+	p = plan(l, 0, ra_plan_flags(NULL, l, false, true));
+	assert_int_equal(p->ops[p->n - 1].kind, RA_OP_TREE_LOCK);
+	assert_int_equal(p->ops[p->n - 1].route, RA_ROUTE_LOCK);
+	assert_string_equal(p->ops[p->n - 1].why, "the tree goes to a receiver who may not be an administrator");
+	for (size_t i = 0; i < p->n; i++)
+		assert_int_equal(p->ops[i].attr_force, 0);
+	ra_plan_free(p);
 	rootasm_layout_free(l);
 }
 
@@ -100,16 +109,20 @@ static void test_user(void **state)
 	/* authorize.c's word on mounts[0] */
 	l->mounts[0].src.auth_ro = true;
 	l->mounts[0].src.auth_why = "read-only: uid 1771 cannot write /srv/data";
-	p = plan(l, 0, ra_plan_flags(NULL, l, false));
+	p = plan(l, 0, ra_plan_flags(NULL, l, false, false));
 	assert_true(p->flags & RA_PLAN_USER);
 	op = find(p, "mounts[0]");
 	assert_int_equal(op->attr_force, MOUNT_ATTR_RDONLY);
 	assert_string_equal(op->why, "read-only: uid 1771 cannot write /srv/data");
 	assert_int_equal(find(p, "mounts[1]")->attr_force, 0);
-	op = &p->ops[p->n - 1];
+	op = &p->ops[p->n - 2];
 	assert_int_equal(op->kind, RA_OP_TREE_ATTRS);
 	assert_int_equal(op->attr_force, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	assert_true(op->needs & F(MOUNT_SETATTR));
+	/* then locked: the user cannot clear what was forced (its last step) */
+	op = &p->ops[p->n - 1];
+	assert_int_equal(op->kind, RA_OP_TREE_LOCK);
+	assert_string_equal(op->why, "the tree is not for an administrator");
 	ra_plan_free(p);
 	l->mounts[0].src.auth_why = NULL;
 	l->principal = NULL;
@@ -168,12 +181,12 @@ static void test_user_view(void **state)
 
 	(void)state;
 	/* an administrator: the mounter's credential */
-	p = plan(l, 0, ra_plan_flags(NULL, l, false));
+	p = plan(l, 0, ra_plan_flags(NULL, l, false, false));
 	assert_false(find(p, "overlay")->user_view);
 	assert_false(find(p, "overlay")->needs & F(OVL_OVERRIDE_CREDS));
 	ra_plan_free(p);
 	l->principal = &u;
-	p = plan(l, 0, ra_plan_flags(NULL, l, false));
+	p = plan(l, 0, ra_plan_flags(NULL, l, false, false));
 	op = find(p, "overlay");
 	assert_true(op->user_view);
 	assert_true(op->needs & F(OVL_OVERRIDE_CREDS));
@@ -194,7 +207,7 @@ static void test_user_view(void **state)
 	/* the directory on top covers nothing the user cannot see */
 	l = parse(on_top);
 	l->principal = &u;
-	p = plan(l, 0, ra_plan_flags(NULL, l, false));
+	p = plan(l, 0, ra_plan_flags(NULL, l, false, false));
 	assert_false(find(p, "overlay")->user_view);
 	ra_plan_free(p);
 	l->principal = NULL;
