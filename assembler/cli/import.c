@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* rootasm import [--store DIR] [--fs erofs|squashfs] [--tag NAME[:TAG]] [--tls-verify=BOOL] [--quiet] oci:DIR[:TAG]|docker-archive:FILE[:NAME]|docker://REF */
+/* rootasm import [--store DIR] [--fs erofs|squashfs] [--tag NAME[:TAG]] [--tls-verify=BOOL] [--max-expansion N] [--quiet] oci:DIR[:TAG]|docker-archive:FILE[:NAME]|docker://REF */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +32,8 @@ static const char help[] =
 	"                  sparse) or squashfs (zstd)\n"
 	"  --tls-verify=BOOL  docker://: check the registry's TLS certificate (default\n"
 	"                  true); false also allows plain HTTP (a local registry)\n"
+	"  --max-expansion N  a layer may unpack to N times its blob's size, at least\n"
+	"                  64 MiB (default 64): a compression bomb fills no store\n"
 	"  --quiet         no progress on stderr (without it: a line per layer, and for\n"
 	"                  docker:// a progress bar on a terminal)\n"
 	"  --json[=pretty] the result (layout, store, digests, each layer) as JSON; progress\n"
@@ -175,7 +177,7 @@ int cmd_import(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		CLI_COMMON_LONGOPTS, CLI_ARG("store", 's'), CLI_ARG("fs", 'f'), CLI_ARG("tls-verify", 'V'),
-		CLI_FLAG("quiet", 'q'), CLI_ARG("tag", 't'), { 0 },
+		CLI_FLAG("quiet", 'q'), CLI_ARG("tag", 't'), CLI_ARG("max-expansion", 'x'), { 0 },
 	};
 	struct rootasm_import_opts o = { .size = sizeof(o), .progress = progress, .download = download };
 	struct rootasm_import_result res;
@@ -211,6 +213,14 @@ int cmd_import(int argc, char **argv)
 		case 't':
 			o.tag = optarg;
 			break;
+		case 'x': {
+			unsigned long long v;
+
+			if (cli_number(optarg, 1, 1000000, &v) < 0)
+				return cli_usage("--max-expansion takes a factor (1-1000000), not '%s'", optarg);
+			o.max_expansion = (unsigned int)v;
+			break;
+		}
 		}
 	}
 	if (c == CLI_OPTS_EXIT)

@@ -20,7 +20,7 @@ _rootasm_options()
 	exec) echo "--network --preserve-fds --env --hostname --tty --privileged --report --via $_rootasm_common" ;;
 	probe) echo "--refresh $_rootasm_common" ;;
 	watch) echo "--mntns --count --timeout $_rootasm_common" ;;
-	import) echo "--store --fs --tag --tls-verify= $_rootasm_common" ;;
+	import) echo "--store --fs --tag --tls-verify= --max-expansion $_rootasm_common" ;;
 	images) echo "--store $_rootasm_common" ;;
 	rmi) echo "--store $_rootasm_common" ;;
 	store) echo "--store --dry-run $_rootasm_common" ;;
@@ -108,7 +108,7 @@ _rootasm()
 		--) ((dashdash)) || { dashdash=1; continue; } ;;
 		--attach | --send-fd | --send-fd-fd | --peer-uid | --timeout | --mntns | --count | --via | \
 			--network | --preserve-fds | --env | --hostname | --store | --fs | --layout | --tag | \
-			--upper | --tls-verify) ((dashdash)) || { skip=1; continue; } ;;
+			--upper | --tls-verify | --max-expansion) ((dashdash)) || { skip=1; continue; } ;;
 		esac
 		if ((dashdash)) || [[ $w != -* && $w != = && ${COMP_WORDS[i - 1]} != = ]]; then
 			operands=$((operands + 1))

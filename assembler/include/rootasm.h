@@ -759,7 +759,16 @@ struct rootasm_import_opts {
 	/* since 0.4 */
 	rootasm_import_download_fn download;	/* may be NULL; gets userdata */
 	const char *tag;		/* NULL: none; else NAME[:TAG] names the image in the store (rootasm_store_lookup()) */
+	/*
+	 * since 0.5: a layer may unpack to at most this many times its blob's
+	 * size (at least ROOTASM_IMPORT_EXPANSION_FLOOR bytes): a gzip bomb is
+	 * refused before it fills the store. 0: ROOTASM_IMPORT_EXPANSION.
+	 */
+	unsigned int max_expansion;
 };
+
+#define ROOTASM_IMPORT_EXPANSION	64u
+#define ROOTASM_IMPORT_EXPANSION_FLOOR	(64ull << 20)
 
 /* docker://: no TLS certificate check, and plain HTTP when the registry speaks no TLS (a local registry) */
 #define ROOTASM_IMPORT_TLS_NO_VERIFY	(1u << 0)

@@ -212,6 +212,64 @@ def push(host, repo, tag, layout):
     req("PUT", f"http://{host}/v2/{repo}/manifests/{tag}", data, mt)
 
 
+def make_bomb(layout, mib):
+    """An OCI layout whose one layer is a gzip bomb: a tar of one file of @mib MiB of zeros (about 1000:1)."""
+    import gzip
+    import tarfile
+    blobs = os.path.join(layout, "blobs", "sha256")
+    os.makedirs(blobs)
+    raw, gz = hashlib.sha256(), hashlib.sha256()
+    tmp = os.path.join(layout, "layer.tmp")
+
+    class Tee:
+        def __init__(self, f):
+            self.f = f
+
+        def write(self, b):
+            raw.update(b)
+            return self.f.write(b)
+
+        def tell(self):
+            return self.f.tell()
+
+    class Zeros:
+        def __init__(self, n):
+            self.n = n
+
+        def read(self, k=-1):
+            k = self.n if k < 0 else min(k, self.n)
+            self.n -= k
+            return bytes(k)
+    with open(tmp, "wb") as f:
+        with gzip.GzipFile(fileobj=f, mode="wb", compresslevel=9, mtime=0) as z:
+            with tarfile.open(fileobj=Tee(z), mode="w|", format=tarfile.PAX_FORMAT) as t:
+                ti = tarfile.TarInfo("zero")
+                ti.size = mib << 20
+                t.addfile(ti, Zeros(ti.size))
+    data = open(tmp, "rb").read()
+    os.unlink(tmp)
+    gz.update(data)
+
+    def put(b):
+        d = hashlib.sha256(b).hexdigest()
+        with open(os.path.join(blobs, d), "wb") as f:
+            f.write(b)
+        return {"digest": "sha256:" + d, "size": len(b)}
+    layer = put(data)
+    layer["mediaType"] = "application/vnd.oci.image.layer.v1.tar+gzip"
+    config = put(json.dumps({"architecture": "amd64", "os": "linux", "config": {},
+                             "rootfs": {"type": "layers", "diff_ids": ["sha256:" + raw.hexdigest()]}}).encode())
+    config["mediaType"] = "application/vnd.oci.image.config.v1+json"
+    manifest = put(json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                               "config": config, "layers": [layer]}).encode())
+    manifest["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
+    with open(os.path.join(layout, "index.json"), "w") as f:
+        json.dump({"schemaVersion": 2, "manifests": [manifest]}, f)
+    with open(os.path.join(layout, "oci-layout"), "w") as f:
+        json.dump({"imageLayoutVersion": "1.0.0"}, f)
+    return len(data)
+
+
 def liar_handler(layout):
     """A registry that lies, by repository name; its image is @layout's (one manifest)."""
     blobs = os.path.join(layout, "blobs", "sha256")
@@ -261,6 +319,19 @@ def liar_handler(layout):
                 data = data[:4] + bytes([data[4] ^ 1]) + data[5:]	# gzip's MTIME: still decompresses
             if case == "loop" and is_layer:
                 return self.send(302, headers=[("Location", self.path)])
+            if case == "endless" and is_layer:
+                # no length: the blob, then zeros until the client hangs up
+                self.send_response(200)
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                try:
+                    self.wfile.write(data)
+                    for _ in range(4096):
+                        self.wfile.write(bytes(65536))
+                except OSError:
+                    pass
+                return
             if case == "truncated" and is_layer and len(data) > 1000:
                 self.send_response(200)
                 self.send_header("Content-Length", str(len(data)))
@@ -519,7 +590,8 @@ def main():
         lhost = f"127.0.0.1:{liar.server_address[1]}"
         for case, words, code in [("baddigest", "its sha256 is", 2), ("truncated", "truncated", 2),
                                   ("loop", "redirect", 2), ("huge", "larger than 4194304", 2),
-                                  ("badconfig", "its sha256 is", 2)]:
+                                  ("badconfig", "its sha256 is", 2),
+                                  ("endless", "more than its descriptor's", 2)]:
             store = f"{T}/lie-{case}"
             t0 = time.monotonic()
             p = run(bin_, "import", "--quiet", "--store", store, "--tls-verify=false",
@@ -545,6 +617,23 @@ def main():
         ok(p.returncode == 0 and p.stdout.strip().endswith(os.path.basename(ref_layout)),
            "a connection closed before the manifest's answer: asked again", p.stdout + p.stderr)
         liar.shutdown()
+
+        # 5. a layer that is a compression bomb: 128 MiB of zeros in about 130 KB of gzip
+        bsize = make_bomb(f"{T}/bomb", 128)
+        bomb = serve(liar_handler(f"{T}/bomb"))
+        bhost = f"127.0.0.1:{bomb.server_address[1]}"
+        p = run(bin_, "import", "--quiet", "--store", f"{T}/bomb-s1", "--tls-verify=false",
+                f"docker://{bhost}/bomb:v1", env=env)
+        lines = p.stderr.strip().splitlines()
+        ok(p.returncode == 2 and len(lines) == 1 and "compression bomb" in lines[0] and
+           f"docker://{bhost}/bomb@sha256:" in lines[0] and files(f"{T}/bomb-s1") == [],
+           f"a gzip bomb ({bsize} bytes of layer, 128 MiB unpacked): refused, exit 2, one line, nothing stored",
+           f"exit {p.returncode}: {p.stderr} files: {files(f'{T}/bomb-s1')}")
+        p = run(bin_, "import", "--quiet", "--store", f"{T}/bomb-s2", "--tls-verify=false", "--max-expansion", "4000",
+                f"docker://{bhost}/bomb:v1", env=env)
+        ok(p.returncode == 0 and p.stdout.strip().endswith(".layout.json"),
+           "the same layer with --max-expansion 4000: imported", p.stdout + p.stderr)
+        bomb.shutdown()
         print(f"# import oci: {t_oci:.2f} s; skopeo copy oci: -> docker-registry {t_push:.2f} s; "
               f"import docker:// {t_pull:.2f} s (4 layers, {os.path.getsize(f'{T}/l3.tar') >> 20} MiB tar); "
               f"whole test {time.monotonic() - t_all:.1f} s")

@@ -153,7 +153,9 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct ra_
 {
 	const char *name;
 	static const struct ra_tmpfs stage_opts = { .mode = 0755, .has_mode = true };
-	struct ra_unpack_limits lim = { .max_bytes = RA_UNPACK_MAX_BYTES, .max_entries = RA_UNPACK_MAX_ENTRIES };
+	struct ra_unpack_limits lim = { .max_bytes = ra_unpack_cap(ly->d.size, img->max_expansion),
+					.max_entries = RA_UNPACK_MAX_ENTRIES,
+					.expansion = img->max_expansion ? img->max_expansion : ROOTASM_IMPORT_EXPANSION };
 	_cleanup_close_ int blob = -EBADF, stage = -EBADF, img_fd = -EBADF, log = -EBADF, tmp = -EBADF;
 	_cleanup_free_ char *what = NULL, *at = NULL;
 	char tool[64], src[PATH_MAX + 8], rec[RA_DIGEST_HEX + 64], img_digest[RA_DIGEST_MAX];
@@ -477,6 +479,7 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 		r = ra_oci_open(dir, tag, &img, e);
 	if (r < 0)
 		goto out;
+	img->max_expansion = OPT(o, max_expansion, 0u);
 	RA_TRACE(ctx, "import %s: manifest %s, %zu layers", ref, img->manifest.digest, img->nlayers);
 	if (img->remote)
 		ra_registry_progress(img->remote, OPT(o, download, NULL), ud);

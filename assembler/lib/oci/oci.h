@@ -55,6 +55,7 @@ struct ra_oci_image {
 	size_t nlayers;
 	struct ra_oci_remote *remote;		/* docker://: a registry's image (oci/registry.h); dir is its name */
 	struct json_t *run;			/* the config's "config" (Env, Cmd, ...); NULL when none */
+	unsigned int max_expansion;		/* what a layer may unpack to, times its blob's size (import's) */
 };
 
 /* Parse "oci:DIR[:TAG]" (DIR ends at the first ':' after "oci:"). Caller frees *dir and *tag. */

@@ -361,13 +361,16 @@ static void *stream_main(void *arg)
 	for (tries = 1;; tries++) {
 		struct xfer x = { .st = s };
 		uint64_t from = s->got;
+		struct rootasm_error re = { 0 };
 		bool again;
 		int r;
 
-		r = request(rem, path, NULL, from, "pull blob", s->d.digest, &x, &s->e);
+		r = request(rem, path, NULL, from, "pull blob", s->d.digest, &x, &re);
 		rg_xfer_free(&x);
+		/* more bytes than the descriptor's: rg_stream_write() said so, not curl's "failed writing" */
 		if (s->r < 0)
-			break;		/* more bytes than the descriptor's: rg_stream_write() said so */
+			break;
+		s->e = re;
 		if (s->reader_gone || __atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
 			s->r = -EPIPE;
 			break;

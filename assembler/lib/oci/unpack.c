@@ -375,8 +375,10 @@ static int apply(struct up *u, struct archive_entry *ae)
 		if (size < 0)
 			return up_ent_err(u, EINVAL, raw, "negative size");
 		if ((uint64_t)size > u->lim->max_bytes - u->st->file_bytes)
-			return up_ent_err(u, EFBIG, raw, "%lld bytes: the layer's files would exceed %llu bytes",
-				       (long long)size, (unsigned long long)u->lim->max_bytes);
+			return up_ent_err(u, EFBIG, raw, "%lld bytes: the layer's files would exceed %llu bytes%s",
+				       (long long)size, (unsigned long long)u->lim->max_bytes,
+				       u->lim->expansion ? " (a layer unpacks to at most --max-expansion times its "
+				       "blob's size, at least 64 MiB: a compression bomb?)" : "");
 		u->st->file_bytes += size;
 		fd = openat(dir, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0)

@@ -18,9 +18,22 @@
 struct ra_unpack_limits {
 	uint64_t max_bytes;		/* sum of the entries' (apparent) file sizes */
 	uint64_t max_entries;
+	unsigned int expansion;		/* what max_bytes was made of (ra_unpack_cap()), for messages; 0: none */
 };
 
 #define RA_UNPACK_MAX_BYTES	(64ull << 30)
+
+/*
+ * The most a layer of @blob_size bytes may unpack to: @expansion (0: the
+ * default) times its size, at least the floor, at most RA_UNPACK_MAX_BYTES.
+ */
+static inline uint64_t ra_unpack_cap(uint64_t blob_size, unsigned int expansion)
+{
+	uint64_t x = expansion ? expansion : ROOTASM_IMPORT_EXPANSION;
+	uint64_t cap = blob_size > RA_UNPACK_MAX_BYTES / x ? RA_UNPACK_MAX_BYTES : blob_size * x;
+
+	return cap < ROOTASM_IMPORT_EXPANSION_FLOOR ? ROOTASM_IMPORT_EXPANSION_FLOOR : cap;
+}
 #define RA_UNPACK_MAX_ENTRIES	(4u << 20)
 
 struct ra_unpack_stats {
