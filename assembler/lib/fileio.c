@@ -208,3 +208,84 @@ int ra_check_readable_file(int fd, char *why, size_t size)
 	return 0;
 }
 
+
+int ra_admin_trusted(int fd, int dirfd, char *why, size_t size)
+{
+	_cleanup_close_ int cur = -EBADF;
+	struct stat st, up;
+
+	if (fstat(fd, &st) < 0) {
+		snprintf(why, size, "fstat: %s", strerror(errno));
+		return -errno;
+	}
+	if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		snprintf(why, size, "is not an administrator's (root's, writable by nobody else): %s (mode %04o, "
+			 "owner uid %u)", st.st_uid != 0 ? "not root's" : "writable by group or others",
+			 (unsigned int)(st.st_mode & 07777), (unsigned int)st.st_uid);
+		return -EPERM;
+	}
+	if (!S_ISDIR(st.st_mode) && dirfd < 0) {
+		snprintf(why, size, "its directory is not known");
+		return -EINVAL;
+	}
+	cur = fcntl(S_ISDIR(st.st_mode) ? fd : dirfd, F_DUPFD_CLOEXEC, 3);
+	if (cur < 0) {
+		snprintf(why, size, "dup: %s", strerror(errno));
+		return -errno;
+	}
+	/* every directory above it: root's, not writable by group or others unless sticky (sshd's StrictModes) */
+	for (int depth = 0; depth < 256; depth++) {
+		int next;
+
+		if (fstat(cur, &st) < 0) {
+			snprintf(why, size, "fstat of a directory above it: %s", strerror(errno));
+			return -errno;
+		}
+		if (st.st_uid != 0 || ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))) {
+			char p[256] = "";
+
+			ra_fd_path(cur, p, sizeof(p));
+			snprintf(why, size, "the directory %s above it is %s (mode %04o, owner uid %u): another user could "
+				 "replace what it holds", p[0] ? p : "(unknown)", st.st_uid != 0 ? "not root's" :
+				 "writable by group or others without the sticky bit", (unsigned int)(st.st_mode & 07777),
+				 (unsigned int)st.st_uid);
+			return -EPERM;
+		}
+		next = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (next < 0) {
+			snprintf(why, size, "a directory above it: %s", strerror(errno));
+			return -errno;
+		}
+		if (fstat(next, &up) < 0 || (up.st_dev == st.st_dev && up.st_ino == st.st_ino)) {
+			close(next);
+			return 0;	/* the root */
+		}
+		close(cur);
+		cur = next;
+	}
+	snprintf(why, size, "more than 256 directories above it");
+	return -ELOOP;
+}
+
+int ra_admin_trusted_path(int fd, const char *path, char *why, size_t size)
+{
+	_cleanup_close_ int dfd = -EBADF;
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+	struct stat a, b;
+
+	if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else if (slash)
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* the directory we hold is the one @fd is in: the same name there is the same inode */
+	if (dfd < 0 || fstat(fd, &a) < 0 || fstatat(dfd, slash ? slash + 1 : path, &b, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		snprintf(why, size, "its directory %s: %s", dir, dfd < 0 ? strerror(errno) : "it was replaced meanwhile");
+		return -EBUSY;
+	}
+	return ra_admin_trusted(fd, dfd, why, size);
+}

@@ -171,6 +171,17 @@ bool ra_is_userns(int fd);
 uint64_t ra_fd_mount_id(int fd, bool *is_root);
 
 /*
+ * The one trust rule for what an administrator's configuration names (a
+ * layout file, runtime.conf, a state directory): @fd is root's and not
+ * writable by group or others, and so is every directory from @dirfd (the one
+ * holding it; ignored when @fd is a directory itself: from @fd) up to the
+ * root, but for sticky ones (sshd's StrictModes). 0, or -errno with @why.
+ */
+int ra_admin_trusted(int fd, int dirfd, char *why, size_t size);
+/* The same for @fd, opened at @path: its directory opened by path and checked to hold it. */
+int ra_admin_trusted_path(int fd, const char *path, char *why, size_t size);
+
+/*
  * Read @fd until its end or @max bytes, whichever comes first, into a new
  * NUL-terminated buffer (caller frees *ret): 0 or -errno (fileio.c; its
  * sibling ra_read_all() of open.h fails with -EFBIG past @max instead).

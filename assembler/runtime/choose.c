@@ -24,8 +24,9 @@
  *                             daemon judges the runtime, root, not the bundle's
  *                             owner)
  *
- * The directories must be root's and writable by nobody else: their contents
- * are trusted as the administrator's.
+ * The directories, the file chosen and every directory above it must be root's
+ * and writable by nobody else (ra_admin_trusted(): sticky ones excepted): their
+ * contents are trusted as the administrator's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,17 +60,17 @@ static int beneath_admin_dir(const char *ann, const char *value, const char *dir
 	struct open_how dh = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
 	struct open_how fh = { .flags = O_PATH | O_CLOEXEC,
 			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	_cleanup_close_ int dfd = -EBADF, fd = -EBADF;
-	_cleanup_free_ char *real = NULL;
+	_cleanup_close_ int dfd = -EBADF, fd = -EBADF, pfd = -EBADF;
+	_cleanup_free_ char *real = NULL, *parent = NULL;
 	const char *rel = value;
-	struct stat st;
+	struct stat st, st2;
+	char why[512];
 
 	dfd = sys_openat2(AT_FDCWD, dir, &dh);
 	if (dfd < 0)
 		return rt_error("annotation %s '%s': %s %s: %s", ann, value, what, dir, strerror(errno));
-	if (fstat(dfd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022))
-		return rt_error("annotation %s '%s': %s %s is not an administrator's (owned by root, writable by "
-				"nobody else)", ann, value, what, dir);
+	if (ra_admin_trusted(dfd, -EBADF, why, sizeof(why)) < 0)
+		return rt_error("annotation %s '%s': %s %s %s", ann, value, what, dir, why);
 	real = rt_fd_path(dfd);
 	if (!real)
 		return rt_error("annotation %s '%s': %s %s: its absolute path", ann, value, what, dir);
@@ -98,6 +99,25 @@ static int beneath_admin_dir(const char *ann, const char *value, const char *dir
 		return rt_error("annotation %s '%s': in the %s %s: %s", ann, value, what, dir, strerror(errno));
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return rt_error("annotation %s '%s': not a regular file", ann, value);
+	/*
+	 * The file and the directories between it and @dir are the administrator's too: a
+	 * file another user owns or may write, or one in a subdirectory another user may
+	 * write, is that user's layout, assembled with root's rights.
+	 */
+	parent = strdup(rel);
+	if (!parent)
+		return rt_error("out of memory");
+	if (strrchr(parent, '/'))
+		*strrchr(parent, '/') = '\0';
+	else
+		strcpy(parent, ".");
+	pfd = sys_openat2(dfd, parent, &(struct open_how){ .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			  .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS });
+	if (pfd < 0 || fstatat(pfd, strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel, &st2, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    st2.st_dev != st.st_dev || st2.st_ino != st.st_ino)
+		return rt_error("annotation %s '%s': in the %s %s: it changed while it was opened", ann, value, what, dir);
+	if (ra_admin_trusted(fd, pfd, why, sizeof(why)) < 0)
+		return rt_error("annotation %s '%s': in the %s %s: %s", ann, value, what, dir, why);
 	*ret = rt_fd_path(fd);
 	if (!*ret)
 		return rt_error("annotation %s '%s': its absolute path", ann, value);

@@ -82,7 +82,7 @@ static int mkdir_p(const char *p)
 int rt_state_lock(const char *root, const char *id, bool create, struct rt_state *s)
 {
 	struct stat st;
-	char *dir;
+	char *dir, why[512];
 
 	memset(s, 0, sizeof(*s));
 	s->dir = s->fd = -EBADF;
@@ -102,6 +102,12 @@ int rt_state_lock(const char *root, const char *id, bool create, struct rt_state
 	if (s->dir < 0 || fstat(s->dir, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022)) {
 		rt_error("%s: %s", dir, s->dir < 0 ? strerror(errno) : "not a directory of root's that nobody else "
 			 "can write");
+		free(dir);
+		return -1;
+	}
+	/* and every directory above it (a 0777 --root: another user could move ours away and put its own) */
+	if (ra_admin_trusted(s->dir, -EBADF, why, sizeof(why)) < 0) {
+		rt_error("%s: %s", dir, why);
 		free(dir);
 		return -1;
 	}

@@ -213,6 +213,16 @@ TEST(annotations_that_leave_the_administrators_directories_are_refused)
 	sh("chmod 0777 %s/layouts", fix);
 	refused("{'org.rootasm.layout': 'small.json'}", "is not an administrator's");
 	sh("chmod 0755 %s/layouts", fix);
+	/* nor a layout file in it that another user owns or may write, nor one below a directory a user owns */
+	sh("cp %s/layouts/small.json %s/layouts/users.json && chown 4242 %s/layouts/users.json", fix, fix, fix);
+	refused("{'org.rootasm.layout': 'users.json'}", "is not an administrator's (root's, writable by nobody else): "
+		"not root's");
+	sh("chown 0 %s/layouts/users.json && chmod 0666 %s/layouts/users.json", fix, fix);
+	refused("{'org.rootasm.layout': 'users.json'}", "writable by group or others");
+	sh("mkdir -p %s/layouts/sub && cp %s/layouts/small.json %s/layouts/sub/small.json && chown 4242 %s/layouts/sub",
+	   fix, fix, fix, fix);
+	refused("{'org.rootasm.layout': 'sub/small.json'}", "/layouts/sub above it is not root's");
+	sh("rm -rf %s/layouts/users.json %s/layouts/sub", fix, fix);
 }
 
 TEST(create_killed_midway_is_cleaned_up_by_delete_and_by_the_next_create)
