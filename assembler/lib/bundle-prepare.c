@@ -29,26 +29,18 @@
 #include "util.h"
 
 /*
- * The one place where a bundle's tree is loaded and assembled: @text, the
- * layout prepare made (every host path in it absolute), named @name in
- * messages. Returns the tree's fd (the caller owns it).
+ * Who the bundle's tree is for (*ret NULL: an administrator):
+ *
+ * The principal: the bundle's owner, as fstat of the bundle's fd says (or,
+ * in root's bundle, config.json's owner when that is not root: the one who
+ * wrote what it asks for). root's bundle is an administrator's; anyone
+ * else's is that user's: the layout file it names is read, and the layout's
+ * host objects are opened, with its rights; it gets no more than it could
+ * reach itself, and its tree is nosuid,nodev and locked (authorize.c).
  */
-static int bundle_assemble(struct rootasm_ctx *ctx, struct bundle *b, const char *text, size_t len,
-			   const char *name, struct rootasm_error *e)
+static int bundle_principal(struct bundle *b, struct rootasm_principal **ret, struct rootasm_error *e)
 {
-	struct rootasm_load_opts lo = { .size = sizeof(lo), .name = name };
-	struct rootasm_principal *p = NULL;
-	struct rootasm_layout *l = NULL;
-	int r;
-
-	/*
-	 * The principal: the bundle's owner, as fstat of the bundle's fd says
-	 * (or, in root's bundle, config.json's owner when that is not root: the
-	 * one who wrote what it asks for). root's bundle is an administrator's;
-	 * anyone else's is that user's: the layout's host objects are opened
-	 * with its rights, it gets no more than it could reach itself, and its
-	 * tree is nosuid,nodev (authorize.c).
-	 */
+	*ret = NULL;
 	if (b->author != 0) {
 		struct passwd pw, *pwp = NULL;
 		char buf[4096];
@@ -63,15 +55,42 @@ static int bundle_assemble(struct rootasm_ctx *ctx, struct bundle *b, const char
 		} else {
 			n = 0;
 		}
-		r = rootasm_principal_user(b->author, gid, groups, (size_t)n, -EBADF, &p, e);
-		if (r < 0)
-			return r;
-		lo.principal = p;
+		return rootasm_principal_user(b->author, gid, groups, (size_t)n, -EBADF, ret, e);
 	}
+	return 0;
+}
+
+struct layout_read {
+	struct bundle *b;
+	const char *path;
+	json_t **base;
+	char **shown;
+	struct rootasm_error *e;
+};
+
+static int layout_read(void *ud)
+{
+	struct layout_read *x = ud;
+
+	return bd_read_layout(x->b, x->path, x->base, x->shown, x->e);
+}
+
+/*
+ * The one place where a bundle's tree is loaded and assembled: @text, the
+ * layout prepare made (every host path in it absolute), named @name in
+ * messages, for @p (bundle_principal()). Returns the tree's fd (the caller
+ * owns it).
+ */
+static int bundle_assemble(struct rootasm_ctx *ctx, struct bundle *b, const struct rootasm_principal *p,
+			   const char *text, size_t len, const char *name, struct rootasm_error *e)
+{
+	struct rootasm_load_opts lo = { .size = sizeof(lo), .name = name, .principal = p };
+	struct rootasm_layout *l = NULL;
+	int r;
+
 	RA_TRACE(ctx, "bundle %s: owned by %u:%u, assembling %s for %s", b->path, (unsigned)b->st.st_uid,
 		 (unsigned)b->st.st_gid, name, rootasm_principal_describe(p));
 	r = rootasm_layout_load_mem(ctx, text, len, &lo, &l, e);
-	rootasm_principal_free(p);
 	if (r < 0)
 		return r;
 	r = rootasm_assemble_with(ctx, l, NULL, e);
@@ -93,6 +112,8 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 	size_t origlen = 0, llen = 0, clen = 0, rlen = 0, i;
 	json_t *ann, *linux_, *m, *lmounts, *idmap = NULL;
 	struct stat rst;
+	struct rootasm_principal *who = NULL;
+	bool from_annotation = false;
 	bool idmapped = false, made_root = false, made_state = false, published = false, attached = false;
 	int readonly = 0, r;		/* readonly: read to check its type; the runtime's to act on */
 	uint64_t id;
@@ -134,8 +155,10 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 			  "bundle cleanup first", b.records_path, b.record);
 		goto out;
 	}
-	if (!layout && json_is_object(ann))
+	if (!layout && json_is_object(ann)) {
 		layout = json_string_value(json_object_get(ann, ANN_LAYOUT));
+		from_annotation = true;
+	}
 	if (!layout) {
 		r = USAGE(e, &b, EINVAL, bd_in_bundle(&b, "config.json"), "no layout: give --layout or the annotation "
 			  ANN_LAYOUT);
@@ -148,7 +171,21 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 	r = bd_root_rel(&b, rootpath, &rel, e);
 	if (r < 0)
 		goto out;
-	r = bd_read_layout(&b, layout, &base, &lshown, e);
+	/*
+	 * The annotation's layout file is read with the principal's rights (the
+	 * bundle's author wrote it): nothing it could not read itself is parsed or
+	 * quoted. --layout is the caller's word, read with the caller's.
+	 */
+	r = bundle_principal(&b, &who, e);
+	if (r < 0)
+		goto out;
+	{
+		struct layout_read lr = { &b, layout, &base, &lshown, e };
+
+		r = rootasm_principal_run(from_annotation ? who : NULL, layout_read, &lr);
+		if (r < 0 && e && !e->err)
+			r = ra_err(e, -r, -EBADF, "read layout", layout, "as %s", rootasm_principal_describe(who));
+	}
 	if (r < 0)
 		goto out;
 	{
@@ -276,7 +313,7 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 		r = ra_oom(e, b.op);
 		goto out;
 	}
-	tree_fd = bundle_assemble(ctx, &b, ltext, llen, lname, e);
+	tree_fd = bundle_assemble(ctx, &b, who, ltext, llen, lname, e);
 	if (tree_fd < 0) {
 		r = tree_fd;
 		goto out;
@@ -392,6 +429,7 @@ out:
 	if (made_root)
 		unlinkat(made_parent, made_name, AT_REMOVEDIR);
 out_done:
+	rootasm_principal_free(who);
 	bd_bundle_done(&b);
 	return r;
 }

@@ -319,6 +319,16 @@ int bd_write_at(struct bundle *b, int dirfd, const char *name, const char *shown
 		}
 		done += n;
 	}
+	/* what it replaces keeps its owner (a user's config.json stays the user's, after cleanup too) */
+	{
+		struct stat old;
+
+		if (fstatat(dirfd, name, &old, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(old.st_mode) &&
+		    (old.st_uid != geteuid() || old.st_gid != getegid()) && fchown(fd, old.st_uid, old.st_gid) < 0) {
+			r = ra_err(e, errno, -EBADF, "write", bd_in_bundle(b, shown), "keep its owner");
+			goto fail;
+		}
+	}
 	if (fchmod(fd, 0644) < 0 || (durable && fsync(fd) < 0)) {
 		r = ra_err(e, errno, -EBADF, "write", bd_in_bundle(b, shown), NULL);
 		goto fail;

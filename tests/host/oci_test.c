@@ -1083,6 +1083,45 @@ TEST(bundle_owned_by_a_user_gets_what_the_user_may_have)
 	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
 }
 
+/* A user's bundle's layout annotation is read with the user's rights; its config.json stays the user's. */
+TEST(bundle_layout_annotation_is_read_with_the_owners_rights)
+{
+	char *out;
+	struct stat st;
+
+	fresh();
+	sh("chmod 0755 %s && mkdir -p %s/rootonly && cp %s %s/rootonly/l.json && chmod 0700 %s/rootonly", fix, fix,
+	   import_small(), fix, fix);
+	/* root's 0600 file: an error, and not one word of it */
+	mkbundle("/etc/shadow", false, NULL, "true");
+	sh("chown -R 1771:1771 %s/B", fix);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 1);
+	ASSERT_CONTAINS(out, "Permission denied");
+	ASSERT_TRUE(strstr(out, "near") == NULL && strstr(out, "'root") == NULL && strstr(out, "root:") == NULL);
+	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
+	/* a valid layout in a directory only root may read: not the user's to use */
+	mkbundle(P("rootonly/l.json"), false, NULL, "true");
+	sh("chown -R 1771:1771 %s/B", fix);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 1);
+	ASSERT_CONTAINS(out, "Permission denied");
+	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
+	/* one it may read: prepared; after prepare and after cleanup config.json is still uid 1771's */
+	mkbundle(import_small(), false, NULL, "true");
+	sh("chown -R 1771:1771 %s/B", fix);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 0);
+	ASSERT_EQ(stat(P("B/config.json"), &st), 0);
+	ASSERT_EQ(st.st_uid, 1771);
+	ASSERT_EQ(st.st_gid, 1771);
+	ASSERT_EQ(run_sh(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_EQ(stat(P("B/config.json"), &st), 0);
+	ASSERT_EQ(st.st_uid, 1771);
+	ASSERT_EQ(st.st_gid, 1771);
+	ASSERT_EQ(run_sh(NULL, "cmp %s/B/config.json %s/config.orig", fix, fix), 0);
+	/* root may name a layout of its own with --layout: the caller's word, read with the caller's rights */
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare --layout %s/rootonly/l.json %s/B", bin, fix, fix), 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+}
+
 /* root's sticky bundle directory with a user's config.json: that user asked, that user gets */
 TEST(bundle_config_written_by_a_user_in_roots_directory_is_that_users)
 {
