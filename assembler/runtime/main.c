@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -257,7 +258,7 @@ static int run_delegate(char **argv, bool quiet)
 {
 	static const int fwd[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH };
 	sigset_t set, old;
-	pid_t pid;
+	pid_t pid, self;
 	int st;
 
 	sigemptyset(&set);
@@ -267,12 +268,20 @@ static int run_delegate(char **argv, bool quiet)
 	sigprocmask(SIG_BLOCK, &set, &old);
 	rt_log_flush();
 	fflush(stdout);
+	self = getpid();
 	pid = fork();
 	if (pid < 0) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return rt_error("fork: %s", strerror(errno));
 	}
 	if (pid == 0) {
+		/*
+		 * The delegate dies with us: a create killed midway must not leave a
+		 * delegate that goes on creating the container after the engine's
+		 * delete -f found nothing to delete (and so holds the tree's mounts).
+		 */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != self)
+			_exit(127);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		if (quiet) {
 			int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -641,6 +650,8 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 	status = run_delegate(argv, false);
 	if (status != 0)
 		rt_state_cleanup(&s);
+	else
+		rt_state_created(&s);
 	r = status;
 out:
 	rt_state_unlock(&s);

@@ -82,8 +82,16 @@ struct rt_state {
 /* Open (@create: make) and lock the state of @id; 1 when there is none (without @create). */
 int rt_state_lock(const char *root, const char *id, bool create, struct rt_state *s);
 void rt_state_unlock(struct rt_state *s);
-/* Detach what rootasm attached for the container and remove its state (under the lock). */
+/*
+ * Detach what rootasm attached for the container and remove its state (under
+ * the lock). A create that did not finish (no rt_state_created() mark) may
+ * have left delegate processes that outlived it: every process whose
+ * arguments name the private bundle is killed first (their mount namespaces,
+ * which hold the tree, go with them).
+ */
 int rt_state_cleanup(struct rt_state *s);
+/* The delegate's create of the id succeeded: its processes are the delegate's to delete from now on. */
+void rt_state_created(struct rt_state *s);
 /*
  * Make the private bundle from @cfg (the engine's config.json, changed here;
  * @bundle its absolute directory), owned by @uid:@gid like the engine's, with

@@ -21,6 +21,7 @@
  * it runs on delete, and on the next create or delete of an id whose create
  * failed or was killed (the directory is still there).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -182,9 +184,145 @@ static int via_cleanup(struct rt_state *s, int bfd)
 	return 0;
 }
 
+/*
+ * What is left in the private bundle @dfd after its tree is detached: files a
+ * killed create (or prepare) left half written (.config.json.XXXX), and
+ * .rootasm/ of a prepare killed before its record. Ours alone (a directory of
+ * root's 0700 parent); never across a mount (a directory that is one stays,
+ * and so does its parent: rmdir then fails, as it must). 0 or -errno.
+ */
+static int remove_leftovers(int dfd, int depth)
+{
+	_cleanup_close_ int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct statx stx;
+	struct dirent *de;
+	DIR *d;
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d)
+		return -errno;
+	fd = -EBADF;	/* the DIR's now */
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || (depth == 0 && !strcmp(de->d_name, "rootfs")))
+			continue;
+		if (statx(dirfd(d), de->d_name, AT_SYMLINK_NOFOLLOW, STATX_TYPE, &stx) < 0) {
+			r = -errno;
+			break;
+		}
+		if (S_ISDIR(stx.stx_mode)) {
+			_cleanup_close_ int sub = -EBADF;
+
+			if ((stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) || depth >= 4)
+				continue;
+			sub = openat(dirfd(d), de->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub < 0 || remove_leftovers(sub, depth + 1) < 0 ||
+			    unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0) {
+				r = -errno;
+				break;
+			}
+		} else if (unlinkat(dirfd(d), de->d_name, 0) < 0) {
+			r = -errno;
+			break;
+		}
+	}
+	closedir(d);
+	return r;
+}
+
+#define CREATED_MARK	"created"
+
+void rt_state_created(struct rt_state *s)
+{
+	int fd = openat(s->fd, CREATED_MARK, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Whether /proc/@pid's arguments hold @arg as one of them. */
+static bool argv_has(int proc, const char *pid, const char *arg)
+{
+	char p[64], buf[8192];
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/cmdline", pid);
+	fd = openat(proc, p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	for (char *a = buf; a < buf + n; a += strlen(a) + 1)
+		if (!strcmp(a, arg))
+			return true;
+	return false;
+}
+
+/* Whether /proc/@pid is gone or a zombie (its namespaces, and what they held, released). */
+static bool dead(int proc, const char *pid)
+{
+	char p[64], buf[512], *rp;
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/stat", pid);
+	fd = openat(proc, p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	rp = strrchr(buf, ')');
+	return !rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X';
+}
+
+/*
+ * Kill what a create that did not finish left running for this id: the
+ * delegate's processes (its forked container init, before the delegate wrote
+ * any state of its own) outlive a killed create, each in mount namespaces
+ * that hold the tree. They are found by their arguments (--bundle and the
+ * private bundle's path: ours alone, and no process of the container's own,
+ * which runs what the config says, has it) and waited for until dead.
+ */
+static void kill_strays(struct rt_state *s)
+{
+	_cleanup_close_ int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char pids[64][16];
+	size_t n = 0;
+	struct dirent *de;
+	DIR *d;
+	int fd;
+
+	if (proc < 0 || (fd = dup(proc)) < 0 || !(d = fdopendir(fd)))
+		return;
+	while ((de = readdir(d)) && n < ARRAY_SIZE(pids)) {
+		if (!strspn(de->d_name, "0123456789") || de->d_name[strspn(de->d_name, "0123456789")] ||
+		    atoi(de->d_name) == getpid())
+			continue;
+		if (argv_has(proc, de->d_name, s->bundle) && kill(atoi(de->d_name), SIGKILL) == 0)
+			snprintf(pids[n++], sizeof(pids[0]), "%s", de->d_name);
+	}
+	closedir(d);
+	for (size_t i = 0; i < n; i++)
+		for (int t = 0; t < 2000 && !dead(proc, pids[i]); t++)
+			usleep(1000);
+}
+
 int rt_state_cleanup(struct rt_state *s)
 {
-	_cleanup_close_ int bfd = openat(s->fd, "bundle", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int bfd = -EBADF;
+
+	if (faccessat(s->fd, CREATED_MARK, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+		kill_strays(s);
+	bfd = openat(s->fd, "bundle", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (bfd >= 0) {
 		struct rootasm_error e = { 0 };
@@ -196,7 +334,7 @@ int rt_state_cleanup(struct rt_state *s)
 		if (!via && rootasm_bundle_cleanup(ctx(), s->bundle, NULL, NULL, &e) < 0 &&
 		    !(e.err == ENOENT && rootasm_error_is_usage(&e)))
 			return lib_error(&e);
-		if ((unlinkat(bfd, "config.json", 0) < 0 && errno != ENOENT) ||
+		if (remove_leftovers(bfd, 0) < 0 ||
 		    (unlinkat(bfd, "rootfs", AT_REMOVEDIR) < 0 && errno != ENOENT) ||
 		    unlinkat(s->fd, "bundle", AT_REMOVEDIR) < 0)
 			return rt_error("remove %s: %s", s->bundle, strerror(errno));
@@ -205,6 +343,8 @@ int rt_state_cleanup(struct rt_state *s)
 	}
 	if (unlinkat(s->fd, VIA_RECORD, 0) < 0 && errno != ENOENT)
 		return rt_error("remove %s/" VIA_RECORD ": %s", s->path, strerror(errno));
+	if (unlinkat(s->fd, CREATED_MARK, 0) < 0 && errno != ENOENT)
+		return rt_error("remove %s/" CREATED_MARK ": %s", s->path, strerror(errno));
 	if (unlinkat(s->dir, s->id, AT_REMOVEDIR) < 0)
 		return rt_error("remove %s: %s", s->path, strerror(errno));
 	return 0;

@@ -255,6 +255,8 @@ TEST(create_killed_midway_is_cleaned_up_by_delete_and_by_the_next_create)
 		sh("kill -KILL $(cat %s/slow.pid)", fix);
 		ASSERT_TRUE(count_mounts_under(path("root/.rootasm/c-kill/bundle/rootfs")) > 0);
 		if (round == 0) {
+			/* a write that was killed midway left its temporary file: nothing the id's delete cannot free */
+			sh("touch %s/root/.rootasm/c-kill/bundle/.config.json.0123456789abcdef", fix);
 			/* crun never heard of it: delete says so, and detaches rootasm's tree all the same */
 			run_sh(&out, RT " delete c-kill", RTARGS);
 			nothing_left();
@@ -266,6 +268,68 @@ TEST(create_killed_midway_is_cleaned_up_by_delete_and_by_the_next_create)
 			nothing_left();
 		}
 	}
+}
+
+/*
+ * SIGKILL of create at any point (the delays span a whole create): the id is
+ * freed by the engine's delete -f, with nothing left (no state, no mount, no
+ * loop device), and no delegate outlives the create it was started by.
+ */
+TEST(create_killed_anywhere_is_freed_by_delete)
+{
+	char *out;
+	int caught_delegate = 0;
+
+	fresh();
+	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "sleep 30", false);
+	/* the delegate says its pid, then is crun */
+	sh("printf '#!/bin/sh\ncase \" $* \" in *\" create \"*) echo $$ >>%s/deleg.pids;; esac\nexec crun \"$@\"\n' "
+	   ">%s/deleg && chmod +x %s/deleg", fix, fix, fix);
+	for (int round = 0; round < 24; round++) {
+		pid_t pid;
+		int st;
+
+		sh("rm -f %s/deleg.pids", fix);
+		pid = fork();
+		ASSERT_TRUE(pid >= 0);
+		if (pid == 0) {
+			int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+			dup2(null, 1);
+			dup2(null, 2);
+			execl(rt, rt, "--delegate", path("deleg"), "--root", path("root"), "--cgroup-manager=disabled",
+			      "create", "-b", path("B"), "c-any", (char *)NULL);
+			_exit(127);
+		}
+		usleep(round * 2500);
+		kill(pid, SIGKILL);
+		ASSERT_EQ(waitpid(pid, &st, 0), pid);
+		/* the delegate it had started is gone with it, or had finished (dead: a zombie of the harness's, at most) */
+		if (access(path("deleg.pids"), F_OK) == 0) {
+			for (int i = 0; i < 20; i++) {
+				if (run_sh(&out, "for p in $(cat %s/deleg.pids); do ps -o stat= -p $p | grep -qv Z && echo $p; done",
+					   fix) == 0 && !*out)
+					break;
+				usleep(10000);
+			}
+			if (*out) {
+				char *ps;
+
+				*strchrnul(out, '\n') = '\0';
+				run_sh(&ps, "ps -o pid,ppid,sid,stat,wchan:20,args -p %s; grep -E 'PPid|State' /proc/%s/status; "
+				       "ps -eo pid,ppid,sid,stat,args | grep -E 'crun|deleg' | grep -v grep", out, out);
+				FAILF("round %d (killed after %d ms): the delegate outlived the create: %s", round,
+				      round * 5 / 2, ps);
+			}
+			caught_delegate++;
+		}
+		if (run_sh(&out, RT " delete -f c-any", RTARGS) != 0)
+			FAILF("round %d (killed after %d ms): delete -f: %s", round, round * 5 / 2, out);
+		nothing_left();
+		ASSERT_EQ(run_sh(&out, "crun --root %s/root list -q | grep -c c-any", fix), 1);
+	}
+	/* the delays reached the delegate's part of create */
+	ASSERT_TRUE(caught_delegate > 0);
 }
 
 TEST(twenty_containers_at_once)
