@@ -269,22 +269,6 @@ static int check_userns(struct req *q)
 	return 0;
 }
 
-/* --debug: the plan this request's principal gets, as `rootasm check --as` prints it */
-static void log_plan(struct req *q, const struct rootasm_layout *l)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	if (!f)
-		return;
-	if (rootasm_plan_print(q->c->d->ctx, l, f, 0) == 0 && fflush(f) == 0)
-		rd_log(LOG_DEBUG, "uid %u pid %d: plan of %s:\n%s", (unsigned int)q->c->uid, (int)q->c->pid, q->what,
-		       text);
-	fclose(f);
-	free(text);
-}
-
 static int op_assemble(struct req *q, json_t **reply, int *ret_fd)
 {
 	static const char *const allowed[] = { "rootasm", "op", "layout", "layout_text", "name", "userns", NULL };
@@ -328,9 +312,13 @@ static int op_assemble(struct req *q, json_t **reply, int *ret_fd)
 		ao.flags = ROOTASM_ASSEMBLE_USERNS;
 		ao.userns_fd = q->fd;
 	}
+	/*
+	 * nosuid,nodev and the lock of a tree that is not an administrator's are
+	 * steps of its plan; with --debug the library's trace logs the plan it
+	 * executes (its user namespace included), the one `rootasm check --as` prints
+	 */
 	if (q->c->d->debug)
-		log_plan(q, l);
-	/* nosuid,nodev for a tree that is not an administrator's is a step of its plan */
+		rd_log(LOG_DEBUG, "uid %u pid %d: assembling %s", (unsigned int)q->c->uid, (int)q->c->pid, q->what);
 	tree = rootasm_assemble_with(q->c->d->ctx, l, &ao, &q->e);
 	rootasm_layout_free(l);
 	if (tree < 0)

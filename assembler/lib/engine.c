@@ -809,6 +809,18 @@ int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *
 	r = ra_plan_build(l, ra_plan_have(c, l, pflags), pflags, &p, e);
 	if (r < 0)
 		return r;
+	/* --debug: the plan as `rootasm check` prints it, this very one (its user namespace and lock included) */
+	if (c->debug) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		if (f && ra_plan_print(p, f, 0) == 0 && fflush(f) == 0)
+			ra_trace(c, "the plan it executes:\n%s", text);
+		if (f)
+			fclose(f);
+		free(text);
+	}
 	/* Stop before touching anything when the kernel cannot do all of it. */
 	r = ra_require(c, p->needs, e);
 	if (r == 0)

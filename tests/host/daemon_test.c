@@ -1157,6 +1157,106 @@ TEST(daemon_rootless_client_gets_a_tree_idmapped_into_its_namespace)
 	stop(&d);
 }
 
+/*
+ * --debug logs the plan the daemon executes, not one built again beside it: an
+ * administrator's tree for a user namespace shows every image and tmpfs
+ * idmapped into it (the plan the log used to print had no user namespace).
+ */
+struct debug_req {
+	struct daemon *d;
+	struct rootasm_client_assemble_opts *o;
+	int fd;
+	struct rootasm_error e;
+	int done;
+};
+
+static void *debug_req_main(void *arg)
+{
+	struct debug_req *r = arg;
+	struct rootasm_client *c;
+
+	r->fd = rootasm_client_connect(r->d->sock, &c, &r->e);
+	if (r->fd == 0) {
+		r->fd = rootasm_client_assemble(c, r->o, &r->e);
+		rootasm_client_close(c);
+	}
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+TEST(daemon_debug_logs_the_plan_it_executes)
+{
+	static const char *const extra[] = { "--debug", NULL };
+	struct daemon d = start("s10", extra);
+	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout = path("layouts/t.yaml"),
+						  .flags = ROOTASM_CLIENT_USERNS };
+	struct rootasm_error e = { 0 };
+	int go[2], back[2], st, fd;
+	char p[64], *log;
+	pid_t pid;
+
+	/* a user namespace of root's that maps 0 (to 100000): the child holds it while we write its maps */
+	ASSERT_EQ(pipe2(go, O_CLOEXEC), 0);
+	ASSERT_EQ(pipe2(back, O_CLOEXEC), 0);
+	pid = fork();
+	if (pid == 0) {
+		char b;
+
+		if (unshare(CLONE_NEWUSER) < 0)
+			_exit(1);
+		(void)!write(back[1], "u", 1);
+		(void)!read(go[0], &b, 1);
+		_exit(0);
+	}
+	{
+		char b;
+
+		ASSERT_EQ(read(back[0], &b, 1), 1);
+	}
+	snprintf(p, sizeof(p), "/proc/%d/uid_map", (int)pid);
+	sh("echo '0 100000 65536' >%s && echo '0 100000 65536' >/proc/%d/gid_map", p, (int)pid);
+	snprintf(p, sizeof(p), "/proc/%d/ns/user", (int)pid);
+	o.userns_fd = open(p, O_RDONLY | O_CLOEXEC);
+	ASSERT_TRUE(o.userns_fd >= 0);
+	ASSERT_EQ(write(go[1], "x", 1), 1);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	/* the request in a thread of its own: its trace is more than a pipe holds, and we read it meanwhile */
+	{
+		static char buf[1 << 20];
+		struct debug_req r = { .d = &d, .o = &o, .fd = -1 };
+		size_t len = 0;
+		pthread_t t;
+
+		ASSERT_EQ(pthread_create(&t, NULL, debug_req_main, &r), 0);
+		for (;;) {
+			struct pollfd pf = { d.err, POLLIN, 0 };
+			ssize_t n;
+			int fin = __atomic_load_n(&r.done, __ATOMIC_ACQUIRE);
+
+			poll(&pf, 1, 50);
+			while (len < sizeof(buf) - 1 && (n = read(d.err, buf + len, sizeof(buf) - 1 - len)) > 0)
+				len += n;
+			if (fin)
+				break;
+		}
+		pthread_join(t, NULL);
+		buf[len] = '\0';
+		fd = r.fd;
+		e = r.e;
+		log = buf;
+	}
+	if (fd < 0)
+		FAILF("assemble for a user namespace: %s", err_line(&e));
+	close(fd);
+	close(o.userns_fd);
+	ASSERT_CONTAINS(log, "the plan it executes:");
+	ASSERT_CONTAINS(log, "layers[1] image");
+	ASSERT_CONTAINS(log, "idmap=principal's-user-namespace");
+	ASSERT_CONTAINS(log, "upper/,work/=owned-by-the-user-namespace's-root");
+	no_leaks(&d);
+	stop(&d);
+}
+
 /* ------------------------------------------------------- principals: attacks */
 
 /* What a client of uid UNPRIV may not be given (rootasm.h, "principals"). */
