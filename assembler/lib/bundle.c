@@ -75,6 +75,7 @@
 #include <jansson.h>
 
 #include "bundle.h"
+#include "layout-json.h"
 #include "context.h"
 #include "exec.h"
 #include "layout.h"
@@ -553,7 +554,10 @@ int bd_read_layout(struct bundle *b, const char *path, json_t **ret, char **show
 		if (r < 0)
 			return r;
 	}
-	return bd_parse_object(b, buf, len, *shown, ret, e);
+	/* JSON as it is; YAML (what `rootasm check` takes) checked as check checks it, then as JSON */
+	if (buf[strspn(buf, " \t\r\n")] == '{')
+		return bd_parse_object(b, buf, len, *shown, ret, e);
+	return ra_layout_to_json(buf, len, *shown, ret, e);
 }
 
 /* Remove what prepare wrote in .rootasm/ (and .rootasm/ itself when it made it). */

@@ -1083,6 +1083,33 @@ TEST(bundle_owned_by_a_user_gets_what_the_user_may_have)
 	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
 }
 
+/* A YAML layout, as `rootasm check` takes it, is a bundle's layout too; its errors are check's. */
+TEST(bundle_takes_a_yaml_layout_with_checks_errors)
+{
+	char *out, *chk;
+
+	fresh();
+	sh("python3 -c \"import json, sys, yaml; l = json.load(open('%s')); l['mounts'] = [{'tmpfs': '/yt'}]; "
+	   "open('%s/l.yaml', 'w').write('# a comment: YAML, not JSON\\n' + yaml.safe_dump(l, default_flow_style=False))\"",
+	   import_small(), fix);
+	mkbundle(P("l.yaml"), false, NULL, "true");
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 0);
+	ASSERT_TRUE(count_mounts_under(P("B/rootfs")) >= 2);	/* the tree and its /yt tmpfs */
+	ASSERT_EQ(run_sh(&out, "findmnt -n -o FSTYPE %s/B/rootfs/yt", fix), 0);
+	ASSERT_STR(out, "tmpfs\n");
+	ASSERT_EQ(run_sh(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
+	/* a mistake in it: the file, line and column check gives */
+	sh("printf 'version: 1\\nlayers:\\n  - image: x.sqfs\\n    bogus: 1\\n' >%s/bad.yaml", fix);
+	mkbundle(P("bad.yaml"), false, NULL, "true");
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 2);
+	ASSERT_EQ(run_sh(&chk, "%s check --offline %s/bad.yaml", bin, fix), 2);
+	ASSERT_CONTAINS(out, "bad.yaml:4:");
+	ASSERT_CONTAINS(chk, "bad.yaml:4:");
+	ASSERT_CONTAINS(out, "bogus");
+	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
+}
+
 /* A user's bundle's layout annotation is read with the user's rights; its config.json stays the user's. */
 TEST(bundle_layout_annotation_is_read_with_the_owners_rights)
 {
