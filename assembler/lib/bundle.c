@@ -178,6 +178,7 @@ int bd_bundle_open(struct bundle *b, const char *dir, struct rootasm_error *e)
 static int check_private(struct bundle *b, int fd, const char *path, struct rootasm_error *e)
 {
 	struct stat st;
+	char why[512];
 
 	if (fstat(fd, &st) < 0)
 		return ra_err(e, errno, -EBADF, b->op, path, NULL);
@@ -185,6 +186,9 @@ static int check_private(struct bundle *b, int fd, const char *path, struct root
 		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, b->op, path,
 				   "owned by uid %u with mode %04o: the bundle records must be in a directory of root's "
 				   "that nobody else can write", (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+	/* and so is every directory above it (the one trust rule) */
+	if (ra_admin_trusted(fd, -EBADF, why, sizeof(why)) < 0)
+		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, b->op, path, "the bundle records: %s", why);
 	return 0;
 }
 

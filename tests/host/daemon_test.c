@@ -1984,6 +1984,12 @@ TEST(daemon_policy_owned_by_another_uid_is_refused)
 {
 	sh("cp %s/policy.json %s/pown.json && chown %d %s/pown.json", fix, fix, UNPRIV, fix);
 	policy_refused_at_start("pown.json", "is owned by uid 4242, not root");
+	/* root's 0644 file in a directory another uid owns: that uid could put its own policy there */
+	sh("mkdir -p %s/pdir && cp %s/policy.json %s/pdir/p.json && chown %d %s/pdir", fix, fix, fix, UNPRIV, fix);
+	policy_refused_at_start("pdir/p.json", "/pdir above it is not root's");
+	sh("chown 0 %s/pdir && chmod 0777 %s/pdir", fix, fix);
+	policy_refused_at_start("pdir/p.json", "/pdir above it is writable by group or others without the sticky bit");
+	sh("rm -rf %s/pdir", fix);
 }
 
 TEST(daemon_policy_that_is_a_symlink_is_refused)

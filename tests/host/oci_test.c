@@ -216,6 +216,22 @@ TEST(import_squashfs_keeps_xattrs_and_whiteouts)
 	ASSERT_EQ(s.st_size, 50 << 20);
 }
 
+/* root's store below a directory another user may change: that user could put a store of its own in its place */
+TEST(store_below_a_users_directory_is_refused)
+{
+	char *out;
+
+	fresh();
+	sh("mkdir -p %s/ustore && chown 1771 %s/ustore", fix, fix);
+	ASSERT_EQ(import("img:v1", "ustore/st", NULL, &out), 1);
+	ASSERT_CONTAINS(out, "/ustore above it is not root's");
+	ASSERT_EQ(run_sh(&out, "%s images --store %s/ustore/st", bin, fix), 1);
+	ASSERT_CONTAINS(out, "/ustore above it is not root's");
+	/* root's again: fine */
+	sh("chown 0 %s/ustore", fix);
+	ASSERT_EQ(import("img:v1", "ustore/st", NULL, &out), 0);
+}
+
 TEST(second_import_writes_nothing)
 {
 	fresh();

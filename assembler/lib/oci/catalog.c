@@ -100,6 +100,12 @@ int cat_open(const char *opt, int lock, struct cat *c, struct rootasm_error *e)
 		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "open store", path,
 				   "owned by uid %u with mode %04o: a store must belong to its user (or root) and be "
 				   "writable by nobody else", (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+	if (st.st_uid == 0) {
+		char why[512];
+
+		if (ra_admin_trusted(c->fd, -EBADF, why, sizeof(why)) < 0)
+			return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "open store", path, "%s", why);
+	}
 	n = ra_fd_path(c->fd, c->path, sizeof(c->path));
 	if (n <= 0 || c->path[0] != '/')
 		return ra_err(e, n < 0 ? (int)-n : EINVAL, -EBADF, "open store", path, "its absolute path");

@@ -124,6 +124,13 @@ static int store_open(const char *path, struct ra_store *s, struct rootasm_error
 		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "open store", path,
 				   "owned by uid %u with mode %04o: a store must belong to its user and be writable by "
 				   "nobody else", (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+	/* root's store: every directory above it root's too (another user could move it away and put its own) */
+	if (st.st_uid == 0) {
+		char why[512];
+
+		if (ra_admin_trusted(s->fd, -EBADF, why, sizeof(why)) < 0)
+			return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "open store", path, "%s", why);
+	}
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", s->fd);
 	n = readlink(p, abs, sizeof(abs) - 1);
 	if (n <= 0 || abs[0] != '/')
