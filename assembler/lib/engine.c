@@ -726,7 +726,7 @@ static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, const struc
 			break;
 		}
 		case RA_OP_TREE_LOCK:
-			r = ra_tree_lock(&x.root, e);
+			r = ra_tree_lock(x.ctx, &x.root, e);
 			break;
 		}
 		/* point the error at the layout line that asked for this operation */

@@ -6,18 +6,25 @@
  * mount_setattr() and mount -o remount refuse to clear (EPERM) whoever asks,
  * even a caller with every capability in its own user and mount namespace;
  * the mounts below the root become MNT_LOCKED (no umount reveals what they
- * cover). A detached mount is never copied that way, so we make it be:
+ * cover). A detached mount is never copied that way, so we make it be.
  *
- *   helper (clone3 CLONE_NEWNS, our fd table):
- *     "/" rprivate (nothing we do here propagates to the host)
- *     move_mount(tree) over "/"; fchdir(tree)
- *     pivot_root(".", "."); umount2(".", MNT_DETACH)   (the namespace is the tree alone,
- *                                                        so the copy below copies only it;
- *                                                        a root without a parent, as an
- *                                                        initramfs is, stays: then the
- *                                                        copy takes the whole namespace)
- *     unshare(CLONE_NEWUSER | CLONE_NEWNS)              the copy: lock_mnt_tree()
- *     open_tree(".", OPEN_TREE_CLONE | AT_RECURSIVE)    a detached clone keeps the locks
+ * Once per context, a mount namespace of one private tmpfs (the host's mounts
+ * are not copied for every tree: a node may have thousands):
+ *
+ *   helper (clone3 CLONE_NEWNS): its /proc/self/ns/mnt; "/" rprivate; a tmpfs
+ *   with a directory t over "/"; pivot_root(".", "."); umount2(".",
+ *   MNT_DETACH); the namespace's fd -> ctx->lock_ns
+ *   (a root without a parent, as an initramfs is, cannot be pivoted: there the
+ *   namespace keeps the copy under the tmpfs)
+ *
+ * Then for each tree:
+ *
+ *   helper (clone3, our fd table):
+ *     setns(lock_ns); unshare(CLONE_NEWNS)           a copy of it, ours alone
+ *     move_mount(tree) onto /t; fchdir(tree)       (over "/" the root would be
+ *                                                   covered: a chroot, to unshare)
+ *     unshare(CLONE_NEWUSER | CLONE_NEWNS)           the copy: lock_mnt_tree()
+ *     open_tree(".", OPEN_TREE_CLONE | AT_RECURSIVE) a detached clone keeps the locks
  *     dup3() onto the slot the parent reserved
  *
  * The helper's namespaces die with it; the clone is ours. The tree we were
@@ -25,7 +32,9 @@
  * takes the locked clone in its place. A receiver may still add attributes,
  * never clear one; an idmap cannot be changed on an idmapped mount, and a
  * receiver that is not CAP_SYS_ADMIN over a superblock's user namespace
- * cannot idmap its mounts at all.
+ * cannot idmap its mounts at all. setns() puts the helper at that
+ * namespace's root, so a caller in a chroot can lock too (unshare of a user
+ * namespace refuses a chrooted process).
  */
 #include <fcntl.h>
 #include <sched.h>
@@ -35,18 +44,111 @@
 #include <sys/syscall.h>
 
 #include "child.h"
+#include "context.h"
 #include "lock.h"
 #include "sysmnt.h"
 #include "util.h"
 
 struct lock_arg {
 	int tree;	/* the tree (moved into the helper's namespace) */
-	int slot;	/* the fd number the locked clone is dup3()ed onto */
+	int ns;		/* the context's lock namespace */
+	int slot;	/* the fd number the result is dup3()ed onto */
 };
 
-enum { L_PRIVATE, L_ATTACH, L_PIVOT, L_USERNS, L_CLONE, L_SLOT };
+enum { N_PRIVATE, N_TMPFS, N_PIVOT, N_NS };
+static const char *const ns_steps[] = {
+	"make / private", "mount a tmpfs over /", "pivot_root", "open its namespace", NULL,
+};
+
+static int ns_child(void *arg, int *step)
+{
+	const struct lock_arg *a = arg;
+	int fs, m, fd;
+
+	/* our new namespace (clone3 made it), while /proc is still in it */
+	*step = N_NS;
+	fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	*step = N_PRIVATE;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -errno;
+	*step = N_TMPFS;
+	fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return -errno;
+	if (fsconfig(fs, FSCONFIG_SET_STRING, "size", "4k", 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0755", 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		close(fs);
+		return -errno;
+	}
+	m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	close(fs);	/* (our fd table is the caller's: what we open, we close) */
+	if (m < 0 || mkdirat(m, "t", 0700) < 0 || move_mount(m, "", AT_FDCWD, "/", MOVE_MOUNT_F_EMPTY_PATH) < 0 ||
+	    fchdir(m) < 0)
+		return -errno;
+	close(m);
+	*step = N_PIVOT;
+	if (syscall(SYS_pivot_root, ".", ".") == 0) {
+		if (umount2(".", MNT_DETACH) < 0)
+			return -errno;
+	} else if (errno != EINVAL) {
+		return -errno;
+	}
+	*step = N_NS;
+	if (dup3(fd, a->slot, O_CLOEXEC) < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+/* A new fd for a helper to dup3() its result onto (it shares our fd table). */
+static int slot_open(struct rootasm_error *e)
+{
+	int slot = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (slot < 0)
+		return ra_err(e, errno, -EBADF, "open", "/dev/null", "a slot for the lock helper's result");
+	return slot;
+}
+
+/* The context's lock namespace, made once. */
+static int lock_ns(struct rootasm_ctx *c, struct rootasm_error *e)
+{
+	_cleanup_close_ int slot = -EBADF;
+	struct lock_arg a;
+	struct ra_child ch;
+	struct stat st;
+	int r;
+
+	pthread_mutex_lock(&c->lock);
+	r = c->lock_ns;
+	pthread_mutex_unlock(&c->lock);
+	if (r >= 0)
+		return r;
+	slot = slot_open(e);
+	if (slot < 0)
+		return slot;
+	a = (struct lock_arg){ .tree = -EBADF, .ns = -EBADF, .slot = slot };
+	r = ra_child_start(&ch, CLONE_NEWNS, RA_CHILD_FILES, ns_child, &a, "lock the tree: its namespace", e);
+	if (r == 0)
+		r = ra_child_finish(&ch, "lock the tree: make its namespace:", ns_steps, e);
+	if (r < 0)
+		return r;
+	if (fstat(slot, &st) < 0 || S_ISCHR(st.st_mode))
+		return ra_err(e, EIO, -EBADF, "lock the tree", NULL, "the helper reported a namespace it did not give");
+	pthread_mutex_lock(&c->lock);
+	if (c->lock_ns < 0)
+		c->lock_ns = take_fd(slot);
+	r = c->lock_ns;
+	pthread_mutex_unlock(&c->lock);
+	return r;
+}
+
+enum { L_SETNS, L_COPY, L_ATTACH, L_USERNS, L_CLONE, L_SLOT };
 static const char *const lock_steps[] = {
-	"make / private", "attach the tree over /", "pivot_root", "unshare a user and mount namespace",
+	"setns", "unshare a mount namespace", "attach the tree over /", "unshare a user and mount namespace",
 	"open_tree(OPEN_TREE_CLONE) of the copy", "dup3", NULL,
 };
 
@@ -55,20 +157,16 @@ static int lock_child(void *arg, int *step)
 	const struct lock_arg *a = arg;
 	int fd;
 
-	*step = L_PRIVATE;
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+	*step = L_SETNS;
+	if (setns(a->ns, CLONE_NEWNS) < 0)
 		return -errno;
+	*step = L_COPY;
+	if (unshare(CLONE_NEWNS) < 0)
+		return -errno;
+	/* on /t, not over "/": a root covered by another mount is a chroot to unshare() */
 	*step = L_ATTACH;
-	if (move_mount(a->tree, "", AT_FDCWD, "/", MOVE_MOUNT_F_EMPTY_PATH) < 0 || fchdir(a->tree) < 0)
+	if (move_mount(a->tree, "", AT_FDCWD, "/t", MOVE_MOUNT_F_EMPTY_PATH) < 0 || fchdir(a->tree) < 0)
 		return -errno;
-	*step = L_PIVOT;
-	if (syscall(SYS_pivot_root, ".", ".") == 0) {
-		if (umount2(".", MNT_DETACH) < 0)
-			return -errno;
-	} else if (errno != EINVAL) {
-		/* EINVAL: a root without a parent (an initramfs), or a shared tree: copy it all */
-		return -errno;
-	}
 	*step = L_USERNS;
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
 		return -errno;
@@ -83,20 +181,23 @@ static int lock_child(void *arg, int *step)
 	return 0;
 }
 
-int ra_tree_lock(int *tree, struct rootasm_error *e)
+int ra_tree_lock(struct rootasm_ctx *ctx, int *tree, struct rootasm_error *e)
 {
+	struct rootasm_ctx *c = ra_ctx(ctx);
 	_cleanup_close_ int slot = -EBADF;
 	struct lock_arg a = { .tree = *tree };
 	struct ra_child ch;
 	struct stat st;
 	int r;
 
-	/* a number in our fd table for the helper to put the clone at (it shares the table) */
-	slot = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	a.ns = lock_ns(c, e);
+	if (a.ns < 0)
+		return a.ns;
+	slot = slot_open(e);
 	if (slot < 0)
-		return ra_err(e, errno, -EBADF, "open", "/dev/null", "a slot for the locked tree");
+		return slot;
 	a.slot = slot;
-	r = ra_child_start(&ch, CLONE_NEWNS, RA_CHILD_FILES, lock_child, &a, "lock the tree", e);
+	r = ra_child_start(&ch, 0, RA_CHILD_FILES, lock_child, &a, "lock the tree", e);
 	if (r < 0)
 		return r;
 	r = ra_child_finish(&ch, "lock the tree:", lock_steps, e);
@@ -118,6 +219,6 @@ int rootasm_tree_lock(int tree_fd, struct rootasm_error *e)
 	t = fcntl(tree_fd, F_DUPFD_CLOEXEC, 3);
 	if (t < 0)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, errno, "lock the tree", NULL, "fd %d", tree_fd);
-	r = ra_tree_lock(&t, e);
+	r = ra_tree_lock(NULL, &t, e);
 	return r < 0 ? r : take_fd(t);
 }

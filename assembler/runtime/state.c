@@ -242,22 +242,31 @@ void rt_state_created(struct rt_state *s)
 		close(fd);
 }
 
-/* Whether /proc/@pid's arguments hold @arg as one of them. */
-static bool argv_has(int proc, const char *pid, const char *arg)
+/* /proc/@pid/@what into @buf (NUL-terminated): its length, or 0 when it cannot be read (gone). */
+static ssize_t proc_read(int proc, const char *pid, const char *what, char *buf, size_t size)
 {
-	char p[64], buf[8192];
+	char p[64];
 	ssize_t n;
 	int fd;
 
-	snprintf(p, sizeof(p), "%s/cmdline", pid);
+	snprintf(p, sizeof(p), "%s/%s", pid, what);
 	fd = openat(proc, p, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
+		return 0;
+	n = read(fd, buf, size - 1);
 	close(fd);
 	if (n <= 0)
-		return false;
+		return 0;
 	buf[n] = '\0';
+	return n;
+}
+
+/* Whether /proc/@pid's arguments hold @arg as one of them. */
+static bool argv_has(int proc, const char *pid, const char *arg)
+{
+	char buf[8192];
+	ssize_t n = proc_read(proc, pid, "cmdline", buf, sizeof(buf));
+
 	for (char *a = buf; a < buf + n; a += strlen(a) + 1)
 		if (!strcmp(a, arg))
 			return true;
@@ -267,19 +276,10 @@ static bool argv_has(int proc, const char *pid, const char *arg)
 /* Whether /proc/@pid is gone or a zombie (its namespaces, and what they held, released). */
 static bool dead(int proc, const char *pid)
 {
-	char p[64], buf[512], *rp;
-	ssize_t n;
-	int fd;
+	char buf[512], *rp;
 
-	snprintf(p, sizeof(p), "%s/stat", pid);
-	fd = openat(proc, p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!proc_read(proc, pid, "stat", buf, sizeof(buf)))
 		return true;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = '\0';
 	rp = strrchr(buf, ')');
 	return !rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X';
 }
