@@ -331,8 +331,20 @@ int cmd_exec(int argc, char **argv)
 	o.env = env;
 	/* no file (or a directory): an image of the store by name or digest ($ROOTASM_STORE, else the default) */
 	if (strcmp(path, "-") && (stat(path, &st) < 0 || S_ISDIR(st.st_mode))) {
+		bool missing = errno == ENOENT;
+		const char *dot = strrchr(path, '.');
+
 		r = rootasm_store_lookup(NULL, path, &image, NULL, &e);
 		if (r < 0 && !(rootasm_error_is_usage(&e) && e.err == ENOENT)) {
+			free(env);
+			return failed(cli_fail(&e));
+		}
+		/* a name, not a path: the store's "no such image" is the answer, not "open layout" */
+		if (r < 0 && missing && !strchr(path, '/') &&
+		    !(dot && (!strcmp(dot, ".yaml") || !strcmp(dot, ".yml") || !strcmp(dot, ".json")))) {
+			size_t len = strlen(e.msg);
+
+			snprintf(e.msg + len, sizeof(e.msg) - len, ", nor a layout file of that name");
 			free(env);
 			return failed(cli_fail(&e));
 		}
@@ -347,6 +359,17 @@ int cmd_exec(int argc, char **argv)
 		return failed(r);
 	/* the sandbox is set up (its init started in its namespaces) while the tree is assembled */
 	r = rootasm_exec_prepare(cli_context(), l, argv + optind, &o, &pending, &e);
+	if (r < 0 && e.err == EPERM && geteuid() != 0) {
+		/* what it needs, not which call said no */
+		char was[sizeof(e.op)];
+
+		snprintf(was, sizeof(was), "%s", e.op);
+		snprintf(e.msg, sizeof(e.msg), "rootasm exec needs root: its sandbox is new namespaces and mounts "
+			 "(CAP_SYS_ADMIN; the kernel refused %s)", was);
+		snprintf(e.op, sizeof(e.op), "exec");
+		snprintf(e.path, sizeof(e.path), "%s", path);
+		e.kind = ROOTASM_ERROR_PERMISSION;
+	}
 	if (r < 0) {
 		rootasm_layout_free(l);
 		free(env);

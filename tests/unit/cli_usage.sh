@@ -87,6 +87,23 @@ case "$(libs check --offline --json "$lay")" in
 *) echo "FAIL: check --json does not load libjansson: $(libs check --offline --json "$lay")"; fail=$((fail + 1)) ;;
 esac
 out 0 '"ops":[{"op":"layer"' check --offline --json "$lay"
+# exec of a name that is neither a file nor a stored image: the store's word, not "open layout"
+st=$(mktemp -d)
+ROOTASM_STORE=$st t 125 "image no-such-image: " exec no-such-image -- /bin/true
+ROOTASM_STORE=$st t 125 "nor a layout file of that name" exec no-such-image -- /bin/true
+rmdir "$st"
+# exec without root: what it needs, not only which call said no (as nobody when we are root)
+n=$((n + 1))
+if [ "$(id -u)" = 0 ]; then
+	chmod a+r "$lay"
+	err=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$bin" exec "$lay" -- /bin/true 2>&1); rc=$?
+else
+	err=$("$bin" exec "$lay" -- /bin/true 2>&1); rc=$?
+fi
+case "$rc:$err" in
+"125:rootasm: exec $lay: Operation not permitted (rootasm exec needs root:"*) ;;
+*) echo "FAIL: exec without root -> rc=$rc: $err"; fail=$((fail + 1)) ;;
+esac
 rm -f "$lay"
 echo "$((n - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]
