@@ -185,6 +185,20 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct ra_
 	r = ra_unpack_layer(blob, ly->comp, stage, &lim, lower, &st, what, e);
 	if (img->remote)	/* the download's error (a lying registry), if any, says more than the reader's */
 		r = ra_registry_stream_done(img->remote, blob, r, e);
+	/*
+	 * A blob that is not what its descriptor says is that, whatever its tar looks
+	 * like: a local blob is hashed to its end before a bad entry is reported (a
+	 * registry's is hashed as it arrives, and its mismatch reported by the stream).
+	 */
+	if (r < 0 && !img->remote && e && rootasm_error_is_usage(e)) {
+		char got[RA_DIGEST_MAX];
+		uint64_t bytes = 0;
+
+		if (ra_sha256_fd(blob, got, &bytes) == 0 && (bytes != ly->d.size || strcmp(got, ly->d.digest)))
+			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "verify blob", what,
+					   "its sha256 is %s (%llu bytes), its descriptor says %s (%llu bytes)", got,
+					   (unsigned long long)bytes, ly->d.digest, (unsigned long long)ly->d.size);
+	}
 	if (r < 0)
 		return r;
 	*chained = st.implied || st.lower_links;
