@@ -374,9 +374,9 @@ TEST(layer_digest_mismatch_is_refused_and_nothing_is_published)
 	snprintf(dg, sizeof(dg), "%s", first_line(out));
 	sh("cd %s/bad/blobs/sha256 && printf 'X' | dd of=%s bs=1 seek=600 conv=notrunc status=none", fix, dg);
 	expect_refused("bad", "verify blob", dg);
-	/* a corruption that breaks the tar itself (its first header zeroed) is still reported as what it is */
+	/* a corruption that breaks the tar itself (its first header's checksum) is still reported as what it is */
 	mkimage("bad", "l2.tar:none");
-	sh("cd %s/bad/blobs/sha256 && dd if=/dev/zero of=%s bs=512 count=1 conv=notrunc status=none", fix, dg);
+	sh("cd %s/bad/blobs/sha256 && printf 'QQQQQQQQ' | dd of=%s bs=1 seek=148 conv=notrunc status=none", fix, dg);
 	expect_refused("bad", "verify blob", "its sha256 is");
 }
 
