@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* rootasm import [--store DIR] [--fs erofs|squashfs] [--tag NAME[:TAG]] [--tls-verify=BOOL] [--max-expansion N] [--quiet] oci:DIR[:TAG]|docker-archive:FILE[:NAME]|docker://REF */
+/* rootasm import [--store DIR] [--fs erofs|squashfs] [--tag NAME[:TAG]] [--tls-verify[=BOOL] [--max-expansion N] [--quiet] oci:DIR[:TAG]|docker-archive:FILE[:NAME]|docker://REF */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,8 +30,8 @@ static const char help[] =
 	"                  images` lists it, `rootasm exec`/`bundle create` take the name\n"
 	"  --fs FS         erofs (default: uncompressed, 4 KiB chunks: sparse files stay\n"
 	"                  sparse) or squashfs (zstd)\n"
-	"  --tls-verify=BOOL  docker://: check the registry's TLS certificate (default\n"
-	"                  true); false also allows plain HTTP (a local registry)\n"
+	"  --tls-verify[=BOOL]  docker://: check the registry's TLS certificate (default\n"
+	"                  true; bare: true); false also allows plain HTTP (a local registry)\n"
 	"  --max-expansion N  a layer may unpack to N times its blob's size, at least\n"
 	"                  64 MiB (default 64): a compression bomb fills no store\n"
 	"  --quiet         no progress on stderr (without it: a line per layer, and for\n"
@@ -176,7 +176,7 @@ static void progress(void *userdata, unsigned int i, unsigned int n, const struc
 int cmd_import(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		CLI_COMMON_LONGOPTS, CLI_ARG("store", 's'), CLI_ARG("fs", 'f'), CLI_ARG("tls-verify", 'V'),
+		CLI_COMMON_LONGOPTS, CLI_ARG("store", 's'), CLI_ARG("fs", 'f'), { "tls-verify", optional_argument, NULL, 'V' },
 		CLI_FLAG("quiet", 'q'), CLI_ARG("tag", 't'), CLI_ARG("max-expansion", 'x'), { 0 },
 	};
 	struct rootasm_import_opts o = { .size = sizeof(o), .progress = progress, .download = download };
@@ -199,6 +199,11 @@ int cmd_import(int argc, char **argv)
 				return cli_usage("--fs takes erofs or squashfs, not '%s'", optarg);
 			break;
 		case 'V':
+			/* as skopeo's and podman's: bare is true; the value after '=' (or, as before, the next word) */
+			if (!optarg && optind < argc && (!strcmp(argv[optind], "true") || !strcmp(argv[optind], "false")))
+				optarg = argv[optind++];
+			if (!optarg)
+				optarg = (char *)"true";
 			if (!strcmp(optarg, "false"))
 				o.flags |= ROOTASM_IMPORT_TLS_NO_VERIFY;
 			else if (!strcmp(optarg, "true"))

@@ -92,6 +92,13 @@ st=$(mktemp -d)
 ROOTASM_STORE=$st t 125 "image no-such-image: " exec no-such-image -- /bin/true
 ROOTASM_STORE=$st t 125 "nor a layout file of that name" exec no-such-image -- /bin/true
 rmdir "$st"
+# a bare --tls-verify is true, as skopeo's and podman's (no usage error); a bad value is one
+n=$((n + 1))
+err=$("$bin" import --tls-verify --store "$st.none" docker://127.0.0.1:1/x:1 2>&1); rc=$?
+case "$rc:$err" in
+2:*|*tls-verify*) echo "FAIL: import --tls-verify (bare) -> rc=$rc: $err"; fail=$((fail + 1)) ;;
+esac
+t 2 "--tls-verify takes true or false, not 'maybe'" import --tls-verify=maybe docker://127.0.0.1:1/x:1
 # exec without root: what it needs, not only which call said no (as nobody when we are root)
 n=$((n + 1))
 if [ "$(id -u)" = 0 ]; then
