@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* rootasm import [--store DIR] [--fs erofs|squashfs] [--tag NAME[:TAG]] [--tls-verify[=BOOL] [--max-expansion N] [--quiet] oci:DIR[:TAG]|docker-archive:FILE[:NAME]|docker://REF */
+/* rootasm import [--store DIR] [--fs erofs|squashfs] [--tag NAME[:TAG]] [--tls-verify[=BOOL]] [--max-expansion N] [--quiet] oci:DIR[:TAG]|docker-archive:FILE[:NAME]|docker://REF */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
