@@ -28,7 +28,7 @@ static const char help[] =
 	"                  socket we inherited (e.g. one end of a runtime's socketpair)\n"
 	"  --peer-uid UID  the listener may also run as UID (repeatable); by default only\n"
 	"                  root or our own uid receives the tree (SO_PEERCRED); a tree\n"
-	"                  that may go to another uid has its attributes locked\n"
+	"                  that may go to another uid is nosuid,nodev and locked\n"
 	"  --timeout MS    give up connecting and sending after MS milliseconds (5000)\n"
 	"  --via SOCKET    have rootasmd at SOCKET assemble LAYOUT (its path, made absolute;\n"
 	"                  '-': the text, sent inline) with its image cache, then deliver\n"
@@ -135,7 +135,7 @@ int cmd_assemble(int argc, char **argv)
 			return cli_fail(&e);
 		}
 	}
-	/* a listener that may be someone else gets a tree it cannot loosen */
+	/* a listener that may be someone else gets a tree as a user does: nosuid,nodev, and locked */
 	for (size_t i = 0; i < so.n_peer_uids; i++)
 		if (peers[i] != 0 && peers[i] != geteuid())
 			ao.flags |= ROOTASM_ASSEMBLE_LOCK;

@@ -1423,6 +1423,61 @@ TEST(daemon_principal_a_users_tree_cannot_be_loosened)
 	stop(&d);
 }
 
+/*
+ * An administrator's `rootasm assemble --send-fd --peer-uid UID` to a listener of
+ * another uid: the tree it gets is locked as a daemon user's is.
+ */
+TEST(send_fd_to_another_uid_sends_a_locked_tree)
+{
+	struct mount_attr clr = { .attr_clr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int ls, ready[2], st;
+	char *out, b;
+	pid_t pid;
+
+	if (!userns_allowed(UNPRIV))
+		SKIP("this kernel does not let an unprivileged uid make a user namespace");
+	put("layouts/sf.yaml", "version: 1\nlayers:\n  - image: ../src/dev.sqfs\nupper: { tmpfs: {} }\n");
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path("sf.sock"));
+	unlink(sa.sun_path);
+	ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ASSERT_EQ(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ASSERT_EQ(chmod(sa.sun_path, 0777), 0);
+	ASSERT_EQ(pipe2(ready, O_CLOEXEC), 0);
+	pid = fork();
+	if (pid == 0) {
+		char c = 0, ctl[CMSG_SPACE(sizeof(int))];
+		struct iovec iov = { &c, 1 };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+		int conn, fd, dev;
+
+		/* the listener is uid UNPRIV: SO_PEERCRED gives the credentials listen() was called with */
+		become(UNPRIV);
+		if (listen(ls, 1) < 0)
+			_exit(3);
+		(void)!write(ready[1], "r", 1);
+		conn = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+		if (conn < 0 || recvmsg(conn, &m, MSG_CMSG_CLOEXEC) < 1 || !CMSG_FIRSTHDR(&m))
+			FAILF("receive the tree: %s", strerror(errno));
+		memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof(int));
+		own_namespaces();
+		if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &clr, sizeof(clr)) == 0) {
+			dev = openat(fd, "dev/zero", O_RDONLY | O_CLOEXEC);
+			FAILF("uid %d cleared nosuid,nodev on the tree root sent it (its device node %s)", UNPRIV,
+			      dev >= 0 ? "then opened" : "still did not open");
+		}
+		if (errno != EPERM)
+			FAILF("mount_setattr: %s, not EPERM", strerror(errno));
+		_exit(0);
+	}
+	close(ls);
+	ASSERT_EQ(read(ready[0], &b, 1), 1);
+	ASSERT_EQ(run_sh(&out, "%s assemble %s --send-fd %s --peer-uid %d", cli_bin, path("layouts/sf.yaml"),
+			 sa.sun_path, UNPRIV), 0);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 /* A plain client (no user namespace) reads through the tree fd it was given, without attaching it. */
 struct peek {
 	struct daemon *d;

@@ -85,12 +85,14 @@ static void test_admin(void **state)
 	ra_plan_free(p);
 	/* the plan asks only for what decides a route */
 	assert_int_equal(ra_plan_consults(l, 0), F(OPEN_TREE_ATTR));
-	/* an administrator's tree for a receiver who may not be one: locked, nothing else forced */
+	/* an administrator's tree for a receiver who may not be one: nosuid,nodev and locked, nothing else forced */
 	p = plan(l, 0, ra_plan_flags(NULL, l, false, true));
 	assert_int_equal(p->ops[p->n - 1].kind, RA_OP_TREE_LOCK);
 	assert_int_equal(p->ops[p->n - 1].route, RA_ROUTE_LOCK);
 	assert_string_equal(p->ops[p->n - 1].why, "the tree goes to a receiver who may not be an administrator");
-	for (size_t i = 0; i < p->n; i++)
+	assert_int_equal(p->ops[p->n - 2].kind, RA_OP_TREE_ATTRS);
+	assert_int_equal(p->ops[p->n - 2].attr_force, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	for (size_t i = 0; i + 2 < p->n; i++)
 		assert_int_equal(p->ops[i].attr_force, 0);
 	ra_plan_free(p);
 	rootasm_layout_free(l);
