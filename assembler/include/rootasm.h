@@ -430,8 +430,8 @@ int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *
 			  const struct rootasm_assemble_opts *opts, struct rootasm_error *e);
 
 /*
- * A clone of the detached tree @tree_fd whose attributes are locked as
- * ROOTASM_ASSEMBLE_LOCK locks them, for a tree that came from elsewhere
+ * A clone of the detached tree @tree_fd, made nosuid,nodev on every mount
+ * and locked as ROOTASM_ASSEMBLE_LOCK locks it, for a tree that came from elsewhere
  * (rootasmd, another process) and goes on to someone who is not an
  * administrator. Returns the clone's O_PATH fd (the caller owns it); @tree_fd
  * is used up (moved into a helper's mount namespace): the caller still closes

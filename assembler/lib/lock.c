@@ -213,12 +213,16 @@ int ra_tree_lock(struct rootasm_ctx *ctx, int *tree, struct rootasm_error *e)
 
 int rootasm_tree_lock(int tree_fd, struct rootasm_error *e)
 {
+	struct mount_attr a = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
 	_cleanup_close_ int t = -EBADF;
 	int r;
 
 	t = fcntl(tree_fd, F_DUPFD_CLOEXEC, 3);
 	if (t < 0)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, errno, "lock the tree", NULL, "fd %d", tree_fd);
+	/* as a user's tree: nothing in it runs set-uid or opens a device node, and that is locked */
+	if (mount_setattr(t, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0)
+		return ra_err(e, errno, -EBADF, "mount_setattr", "the tree", "nosuid,nodev before the lock");
 	r = ra_tree_lock(NULL, &t, e);
 	return r < 0 ? r : take_fd(t);
 }

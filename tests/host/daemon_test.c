@@ -1427,7 +1427,7 @@ TEST(daemon_principal_a_users_tree_cannot_be_loosened)
  * An administrator's `rootasm assemble --send-fd --peer-uid UID` to a listener of
  * another uid: the tree it gets is locked as a daemon user's is.
  */
-TEST(send_fd_to_another_uid_sends_a_locked_tree)
+static void send_fd_round(const char *via)
 {
 	struct mount_attr clr = { .attr_clr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -1435,9 +1435,6 @@ TEST(send_fd_to_another_uid_sends_a_locked_tree)
 	char *out, b;
 	pid_t pid;
 
-	if (!userns_allowed(UNPRIV))
-		SKIP("this kernel does not let an unprivileged uid make a user namespace");
-	put("layouts/sf.yaml", "version: 1\nlayers:\n  - image: ../src/dev.sqfs\nupper: { tmpfs: {} }\n");
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path("sf.sock"));
 	unlink(sa.sun_path);
 	ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -1472,10 +1469,28 @@ TEST(send_fd_to_another_uid_sends_a_locked_tree)
 	}
 	close(ls);
 	ASSERT_EQ(read(ready[0], &b, 1), 1);
-	ASSERT_EQ(run_sh(&out, "%s assemble %s --send-fd %s --peer-uid %d", cli_bin, path("layouts/sf.yaml"),
-			 sa.sun_path, UNPRIV), 0);
+	close(ready[0]);
+	close(ready[1]);
+	if (run_sh(&out, "%s assemble %s%s %s --send-fd %s --peer-uid %d", cli_bin, via ? "--via " : "", via ? via : "",
+		   path("layouts/sf.yaml"), sa.sun_path, UNPRIV) != 0)
+		FAILF("assemble%s --send-fd --peer-uid: %s", via ? " --via" : "", out);
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
 	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+TEST(send_fd_to_another_uid_sends_a_locked_tree)
+{
+	struct daemon d;
+
+	if (!userns_allowed(UNPRIV))
+		SKIP("this kernel does not let an unprivileged uid make a user namespace");
+	put("layouts/sf.yaml", "version: 1\nlayers:\n  - image: ../src/dev.sqfs\nupper: { tmpfs: {} }\n");
+	send_fd_round(NULL);
+	/* the tree of rootasmd (an administrator's: root asked) is made so by the CLI before it goes on */
+	d = start("s11", NULL);
+	send_fd_round(d.sock);
+	no_leaks(&d);
+	stop(&d);
 }
 
 /* A plain client (no user namespace) reads through the tree fd it was given, without attaching it. */
