@@ -174,8 +174,9 @@ static int bound_socket(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	_cleanup_free_ char *dir = NULL;
+	_cleanup_close_ int dfd = -EBADF;
 	struct stat st;
-	int fd, dfd = -1;
+	int fd;
 	pid_t live;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
@@ -199,8 +200,6 @@ static int bound_socket(const char *path)
 			else
 				rd_log(LOG_ERR, "--socket %s: something listens there; stop it first, or give another "
 				       "--socket", path);
-			if (dfd >= 0)
-				close(dfd);
 			return -EADDRINUSE;
 		}
 		unlink(path);
@@ -213,12 +212,8 @@ static int bound_socket(const char *path)
 		rd_log(LOG_ERR, "listen at %s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
-		if (dfd >= 0)
-			close(dfd);
 		return r;
 	}
-	if (dfd >= 0)
-		close(dfd);
 	return fd;
 }
 

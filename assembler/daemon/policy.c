@@ -215,7 +215,7 @@ static int policy_open(const char *path, struct rootasm_error *e)
 			    (st.st_mode & S_IWGRP) && (st.st_mode & S_IWOTH) ? "group and others" :
 			    st.st_mode & S_IWGRP ? "its group" : "others", (unsigned int)(st.st_mode & 07777));
 	/* and the directories above it (the one trust rule: another user could put a policy of its own there) */
-	r = ra_admin_trusted_path(pfd, path, why, sizeof(why));
+	r = ra_admin_trusted_path(pfd, AT_FDCWD, path, 0, why, sizeof(why));
 	if (r < 0)
 		return perr(e, path, 0, 0, "policy", "%s", why);
 	fd = ra_reopen(pfd, O_RDONLY | O_NONBLOCK);

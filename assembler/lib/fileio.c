@@ -208,7 +208,6 @@ int ra_check_readable_file(int fd, char *why, size_t size)
 	return 0;
 }
 
-
 int ra_admin_trusted(int fd, int dirfd, char *why, size_t size)
 {
 	_cleanup_close_ int cur = -EBADF;
@@ -228,9 +227,11 @@ int ra_admin_trusted(int fd, int dirfd, char *why, size_t size)
 		snprintf(why, size, "its directory is not known");
 		return -EINVAL;
 	}
-	cur = fcntl(S_ISDIR(st.st_mode) ? fd : dirfd, F_DUPFD_CLOEXEC, 3);
+	/* a directory was checked above: from its parent on ("/" is its own) */
+	cur = S_ISDIR(st.st_mode) ? openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC) :
+				    fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
 	if (cur < 0) {
-		snprintf(why, size, "dup: %s", strerror(errno));
+		snprintf(why, size, "its directory: %s", strerror(errno));
 		return -errno;
 	}
 	/* every directory above it: root's, not writable by group or others unless sticky (sshd's StrictModes) */
@@ -267,8 +268,9 @@ int ra_admin_trusted(int fd, int dirfd, char *why, size_t size)
 	return -ELOOP;
 }
 
-int ra_admin_trusted_path(int fd, const char *path, char *why, size_t size)
+int ra_admin_trusted_path(int fd, int at, const char *path, uint64_t resolve, char *why, size_t size)
 {
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = resolve };
 	_cleanup_close_ int dfd = -EBADF;
 	const char *slash = strrchr(path, '/');
 	char dir[4096];
@@ -280,7 +282,7 @@ int ra_admin_trusted_path(int fd, const char *path, char *why, size_t size)
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
 	else
 		snprintf(dir, sizeof(dir), ".");
-	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	dfd = sys_openat2(at, dir, &how);
 	/* the directory we hold is the one @fd is in: the same name there is the same inode */
 	if (dfd < 0 || fstat(fd, &a) < 0 || fstatat(dfd, slash ? slash + 1 : path, &b, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    a.st_dev != b.st_dev || a.st_ino != b.st_ino) {

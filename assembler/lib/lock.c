@@ -38,6 +38,7 @@
  */
 #include <fcntl.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -103,23 +104,40 @@ static int ns_child(void *arg, int *step)
 	return 0;
 }
 
-/* A new fd for a helper to dup3() its result onto (it shares our fd table). */
-static int slot_open(struct rootasm_error *e)
+/*
+ * Run @fn(@a) in a helper (clone3 @clone_flags, our fd table) that dup3()s its
+ * result onto a->slot, a /dev/null we open for it; the result's fd (the
+ * caller's), once the helper reported success and the slot is /dev/null no
+ * more. @what names the helper in errors.
+ */
+static int helper_result(uint64_t clone_flags, ra_child_fn fn, struct lock_arg *a, const char *what,
+			 const char *const *steps, struct rootasm_error *e)
 {
-	int slot = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int slot = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	struct ra_child ch;
+	struct stat st;
+	char step_of[64];
+	int r;
 
 	if (slot < 0)
 		return ra_err(e, errno, -EBADF, "open", "/dev/null", "a slot for the lock helper's result");
-	return slot;
+	a->slot = slot;
+	snprintf(step_of, sizeof(step_of), "%s:", what);	/* "lock the tree: setns" */
+	r = ra_child_start(&ch, clone_flags, RA_CHILD_FILES, fn, a, what, e);
+	if (r == 0)
+		r = ra_child_finish(&ch, step_of, steps, e);
+	if (r < 0)
+		return r;
+	if (fstat(slot, &st) < 0 || S_ISCHR(st.st_mode))
+		return ra_err(e, EIO, -EBADF, what, NULL, "the helper reported a result it did not give");
+	return take_fd(slot);
 }
 
 /* The context's lock namespace, made once. */
 static int lock_ns(struct rootasm_ctx *c, struct rootasm_error *e)
 {
-	_cleanup_close_ int slot = -EBADF;
-	struct lock_arg a;
-	struct ra_child ch;
-	struct stat st;
+	_cleanup_close_ int ns = -EBADF;
+	struct lock_arg a = { .tree = -EBADF, .ns = -EBADF };
 	int r;
 
 	pthread_mutex_lock(&c->lock);
@@ -127,20 +145,12 @@ static int lock_ns(struct rootasm_ctx *c, struct rootasm_error *e)
 	pthread_mutex_unlock(&c->lock);
 	if (r >= 0)
 		return r;
-	slot = slot_open(e);
-	if (slot < 0)
-		return slot;
-	a = (struct lock_arg){ .tree = -EBADF, .ns = -EBADF, .slot = slot };
-	r = ra_child_start(&ch, CLONE_NEWNS, RA_CHILD_FILES, ns_child, &a, "lock the tree: its namespace", e);
-	if (r == 0)
-		r = ra_child_finish(&ch, "lock the tree: make its namespace:", ns_steps, e);
-	if (r < 0)
-		return r;
-	if (fstat(slot, &st) < 0 || S_ISCHR(st.st_mode))
-		return ra_err(e, EIO, -EBADF, "lock the tree", NULL, "the helper reported a namespace it did not give");
+	ns = helper_result(CLONE_NEWNS, ns_child, &a, "lock the tree: make its namespace", ns_steps, e);
+	if (ns < 0)
+		return ns;
 	pthread_mutex_lock(&c->lock);
 	if (c->lock_ns < 0)
-		c->lock_ns = take_fd(slot);
+		c->lock_ns = take_fd(ns);
 	r = c->lock_ns;
 	pthread_mutex_unlock(&c->lock);
 	return r;
@@ -148,7 +158,7 @@ static int lock_ns(struct rootasm_ctx *c, struct rootasm_error *e)
 
 enum { L_SETNS, L_COPY, L_ATTACH, L_USERNS, L_CLONE, L_SLOT };
 static const char *const lock_steps[] = {
-	"setns", "unshare a mount namespace", "attach the tree over /", "unshare a user and mount namespace",
+	"setns", "unshare a mount namespace", "attach the tree on /t", "unshare a user and mount namespace",
 	"open_tree(OPEN_TREE_CLONE) of the copy", "dup3", NULL,
 };
 
@@ -183,31 +193,23 @@ static int lock_child(void *arg, int *step)
 
 int ra_tree_lock(struct rootasm_ctx *ctx, int *tree, struct rootasm_error *e)
 {
-	struct rootasm_ctx *c = ra_ctx(ctx);
-	_cleanup_close_ int slot = -EBADF;
 	struct lock_arg a = { .tree = *tree };
-	struct ra_child ch;
 	struct stat st;
-	int r;
+	int locked;
 
-	a.ns = lock_ns(c, e);
+	a.ns = lock_ns(ra_ctx(ctx), e);
 	if (a.ns < 0)
 		return a.ns;
-	slot = slot_open(e);
-	if (slot < 0)
-		return slot;
-	a.slot = slot;
-	r = ra_child_start(&ch, 0, RA_CHILD_FILES, lock_child, &a, "lock the tree", e);
-	if (r < 0)
-		return r;
-	r = ra_child_finish(&ch, "lock the tree:", lock_steps, e);
-	if (r < 0)
-		return r;
-	/* the slot is the locked clone now (a directory, not /dev/null); the tree we had went to the helper */
-	if (fstat(slot, &st) < 0 || !S_ISDIR(st.st_mode))
+	locked = helper_result(0, lock_child, &a, "lock the tree", lock_steps, e);
+	if (locked < 0)
+		return locked;
+	if (fstat(locked, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		close(locked);
 		return ra_err(e, EIO, -EBADF, "lock the tree", NULL, "the helper reported success without the tree");
+	}
+	/* the locked clone; the tree we had went to the helper */
 	close(*tree);
-	*tree = take_fd(slot);
+	*tree = locked;
 	return 0;
 }
 

@@ -202,20 +202,16 @@ int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int fl
 	if (attrs_set(&l->attributes))
 		add(p, RA_OP_ROOT_ATTRS, RA_ROUTE_SETATTR, (struct ra_loc){ 0, 0 }, RA_F(MOUNT_SETATTR), "attributes", -1);
 	if ((flags & (RA_PLAN_USER | RA_PLAN_LOCK)) && !(flags & RA_PLAN_NESTED)) {
+		const char *why = flags & RA_PLAN_USER ? "the tree is not for an administrator" :
+				  "the tree goes to a receiver who may not be an administrator";
 		struct ra_op *op = add(p, RA_OP_TREE_ATTRS, RA_ROUTE_SETATTR, (struct ra_loc){ 0, 0 }, RA_F(MOUNT_SETATTR),
 				       "tree", -1);
 
 		/* whoever attaches it, nothing in it runs set-uid or opens a device node */
 		op->attr_force = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-		op->why = flags & RA_PLAN_USER ? "the tree is not for an administrator" :
-			  "the tree goes to a receiver who may not be an administrator";
-	}
-	if ((flags & (RA_PLAN_USER | RA_PLAN_LOCK)) && !(flags & RA_PLAN_NESTED)) {
-		struct ra_op *op = add(p, RA_OP_TREE_LOCK, RA_ROUTE_LOCK, (struct ra_loc){ 0, 0 }, RA_F(MOUNT_API), "tree", -1);
-
-		/* what it was given it keeps: no one it reaches clears an attribute, unmounts a volume */
-		op->why = flags & RA_PLAN_USER ? "the tree is not for an administrator" :
-			  "the tree goes to a receiver who may not be an administrator";
+		op->why = why;
+		/* and what it was given it keeps: no one it reaches clears an attribute, unmounts a volume */
+		add(p, RA_OP_TREE_LOCK, RA_ROUTE_LOCK, (struct ra_loc){ 0, 0 }, RA_F(MOUNT_API), "tree", -1)->why = why;
 	}
 	*ret = p;
 	return 0;

@@ -178,8 +178,11 @@ uint64_t ra_fd_mount_id(int fd, bool *is_root);
  * root, but for sticky ones (sshd's StrictModes). 0, or -errno with @why.
  */
 int ra_admin_trusted(int fd, int dirfd, char *why, size_t size);
-/* The same for @fd, opened at @path: its directory opened by path and checked to hold it. */
-int ra_admin_trusted_path(int fd, const char *path, char *why, size_t size);
+/*
+ * The same for @fd, opened at @path (relative to @at): its directory opened
+ * with openat2(@resolve) and checked to hold @fd under that name.
+ */
+int ra_admin_trusted_path(int fd, int at, const char *path, uint64_t resolve, char *why, size_t size);
 
 /*
  * Read @fd until its end or @max bytes, whichever comes first, into a new

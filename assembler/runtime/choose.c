@@ -60,10 +60,10 @@ static int beneath_admin_dir(const char *ann, const char *value, const char *dir
 	struct open_how dh = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
 	struct open_how fh = { .flags = O_PATH | O_CLOEXEC,
 			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	_cleanup_close_ int dfd = -EBADF, fd = -EBADF, pfd = -EBADF;
-	_cleanup_free_ char *real = NULL, *parent = NULL;
+	_cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+	_cleanup_free_ char *real = NULL;
 	const char *rel = value;
-	struct stat st, st2;
+	struct stat st;
 	char why[512];
 
 	dfd = sys_openat2(AT_FDCWD, dir, &dh);
@@ -104,19 +104,7 @@ static int beneath_admin_dir(const char *ann, const char *value, const char *dir
 	 * file another user owns or may write, or one in a subdirectory another user may
 	 * write, is that user's layout, assembled with root's rights.
 	 */
-	parent = strdup(rel);
-	if (!parent)
-		return rt_error("out of memory");
-	if (strrchr(parent, '/'))
-		*strrchr(parent, '/') = '\0';
-	else
-		strcpy(parent, ".");
-	pfd = sys_openat2(dfd, parent, &(struct open_how){ .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-			  .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS });
-	if (pfd < 0 || fstatat(pfd, strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel, &st2, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    st2.st_dev != st.st_dev || st2.st_ino != st.st_ino)
-		return rt_error("annotation %s '%s': in the %s %s: it changed while it was opened", ann, value, what, dir);
-	if (ra_admin_trusted(fd, pfd, why, sizeof(why)) < 0)
+	if (ra_admin_trusted_path(fd, dfd, rel, fh.resolve, why, sizeof(why)) < 0)
 		return rt_error("annotation %s '%s': in the %s %s: %s", ann, value, what, dir, why);
 	*ret = rt_fd_path(fd);
 	if (!*ret)

@@ -128,7 +128,7 @@ int rt_conf_load(struct rt_conf *c)
 	/* it names the runtime that runs as root: the administrator's alone */
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
 		return rt_error("%s: not a regular file of root's that nobody else can write", path);
-	if (ra_admin_trusted_path(fd, path, why, sizeof(why)) < 0)
+	if (ra_admin_trusted_path(fd, AT_FDCWD, path, 0, why, sizeof(why)) < 0)
 		return rt_error("%s: %s", path, why);
 	r = ra_read_all(fd, 64u << 10, NULL, NULL, &buf, &len);
 	if (r < 0)

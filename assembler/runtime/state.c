@@ -218,11 +218,11 @@ static int remove_leftovers(int dfd, int depth)
 			if ((stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) || depth >= 4)
 				continue;
 			sub = openat(dirfd(d), de->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub < 0 || remove_leftovers(sub, depth + 1) < 0 ||
-			    unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0) {
+			r = sub < 0 ? -errno : remove_leftovers(sub, depth + 1);
+			if (r == 0 && unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0)
 				r = -errno;
+			if (r < 0)
 				break;
-			}
 		} else if (unlinkat(dirfd(d), de->d_name, 0) < 0) {
 			r = -errno;
 			break;

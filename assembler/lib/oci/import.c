@@ -153,9 +153,7 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct ra_
 {
 	const char *name;
 	static const struct ra_tmpfs stage_opts = { .mode = 0755, .has_mode = true };
-	struct ra_unpack_limits lim = { .max_bytes = ra_unpack_cap(ly->d.size, img->max_expansion),
-					.max_entries = RA_UNPACK_MAX_ENTRIES,
-					.expansion = img->max_expansion ? img->max_expansion : ROOTASM_IMPORT_EXPANSION };
+	struct ra_unpack_limits lim = ra_unpack_limits_of(ly->d.size, img->max_expansion);
 	_cleanup_close_ int blob = -EBADF, stage = -EBADF, img_fd = -EBADF, log = -EBADF, tmp = -EBADF;
 	_cleanup_free_ char *what = NULL, *at = NULL;
 	char tool[64], src[PATH_MAX + 8], rec[RA_DIGEST_HEX + 64], img_digest[RA_DIGEST_MAX];

@@ -22,19 +22,22 @@ struct ra_unpack_limits {
 };
 
 #define RA_UNPACK_MAX_BYTES	(64ull << 30)
+#define RA_UNPACK_MAX_ENTRIES	(4u << 20)
 
 /*
- * The most a layer of @blob_size bytes may unpack to: @expansion (0: the
- * default) times its size, at least the floor, at most RA_UNPACK_MAX_BYTES.
+ * The limits of a layer of @blob_size bytes: it may unpack to @expansion
+ * (0: ROOTASM_IMPORT_EXPANSION) times its size, at least the floor, at most
+ * RA_UNPACK_MAX_BYTES.
  */
-static inline uint64_t ra_unpack_cap(uint64_t blob_size, unsigned int expansion)
+static inline struct ra_unpack_limits ra_unpack_limits_of(uint64_t blob_size, unsigned int expansion)
 {
-	uint64_t x = expansion ? expansion : ROOTASM_IMPORT_EXPANSION;
+	unsigned int x = expansion ? expansion : ROOTASM_IMPORT_EXPANSION;
 	uint64_t cap = blob_size > RA_UNPACK_MAX_BYTES / x ? RA_UNPACK_MAX_BYTES : blob_size * x;
 
-	return cap < ROOTASM_IMPORT_EXPANSION_FLOOR ? ROOTASM_IMPORT_EXPANSION_FLOOR : cap;
+	return (struct ra_unpack_limits){ .max_bytes = cap < ROOTASM_IMPORT_EXPANSION_FLOOR ?
+							ROOTASM_IMPORT_EXPANSION_FLOOR : cap,
+					  .max_entries = RA_UNPACK_MAX_ENTRIES, .expansion = x };
 }
-#define RA_UNPACK_MAX_ENTRIES	(4u << 20)
 
 struct ra_unpack_stats {
 	char blob_digest[RA_DIGEST_MAX];
