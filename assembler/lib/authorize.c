@@ -29,7 +29,12 @@
  *                     below it: refused (a clone without its submounts, or an
  *                     overlay layer, shows what the mount hides; a tree in the
  *                     user's own mount namespace could unmount it);
- *                   - the tree: nosuid,nodev on every mount (plan.c)
+ *                   - the tree: nosuid,nodev on every mount, locked
+ *
+ * Then, for the tree as it is handed over (ra_grant()): its tree-wide
+ * attributes and lock (a user's tree, or one whose receiver may not be an
+ * administrator), its user namespace, and the credential each overlay looks
+ * its layers up with. The plan carries the grant out; it decides nothing.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -39,6 +44,7 @@
 
 #include "chase.h"
 #include "mntinfo.h"
+#include "sysmnt.h"
 #include "principal.h"
 #include "util.h"
 #include "volume.h"
@@ -224,4 +230,93 @@ int ra_authorize(struct rootasm_layout *l, struct ra_diag *d, struct rootasm_err
 		return a.bad;
 	l->authorized = true;
 	return 0;
+}
+
+/* A layout whose mounts carry idmaps of their own cannot be idmapped into a user namespace too. */
+static int no_own_idmaps(const struct rootasm_layout *l, struct rootasm_error *e)
+{
+	for (size_t i = 0; i < l->nlayers; i++)
+		if (l->layers[i].idmap.set)
+			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble into a user namespace",
+					   l->layers[i].src.display, "layer %zu has an idmap of its own", i);
+	for (size_t i = 0; i < l->nmounts; i++) {
+		if (l->mounts[i].idmap.set)
+			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble into a user namespace",
+					   l->mounts[i].target, "mounts[%zu] has an idmap of its own", i);
+		if (l->mounts[i].nested) {
+			int r = no_own_idmaps(l->mounts[i].nested, e);
+
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+int ra_grant(const struct rootasm_layout *l, const struct ra_delivery *dl, struct ra_grant *g,
+	     struct rootasm_error *e)
+{
+	const struct rootasm_principal *p = l->principal;
+	int r;
+
+	*g = (struct ra_grant){ .who = p, .admin = ra_principal_admin(p), .userns_fd = -EBADF };
+	/* the tree's user namespace: the request's word, else the principal's */
+	if (dl && dl->userns_fd >= 0)
+		g->userns_fd = dl->userns_fd;
+	else if (p && p->userns_fd >= 0)
+		g->userns_fd = p->userns_fd;
+	if (g->userns_fd >= 0) {
+		r = no_own_idmaps(l, e);
+		if (r < 0)
+			return r;
+		r = ra_userns_root(g->userns_fd, &g->root_uid, &g->root_gid, e);
+		if (r < 0)
+			return r;
+	}
+	/*
+	 * Whoever attaches a tree that is not an administrator's, or that goes to
+	 * a receiver who may not be one, nothing in it runs set-uid or opens a
+	 * device node; and what it was given it keeps: no one it reaches clears
+	 * an attribute or unmounts a volume.
+	 */
+	if (!g->admin || (dl && dl->lock)) {
+		g->tree_force = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+		g->lock = true;
+		g->why = !g->admin ? "the tree is not for an administrator" :
+				     "the tree goes to a receiver who may not be an administrator";
+	}
+	return 0;
+}
+
+/* A directory layer with another layer above it. */
+static bool dir_covered(const struct rootasm_layout *l)
+{
+	for (size_t i = 0; i + 1 < l->nlayers; i++)
+		if (l->layers[i].kind == RA_LAYER_DIR)
+			return true;
+	return false;
+}
+
+enum ra_cred ra_grant_overlay_cred(const struct ra_grant *g, const struct rootasm_layout *l, bool userns_cred)
+{
+	/*
+	 * For a tree in a user namespace the credential is one inside it: the
+	 * layout's, or its root with every capability there where the kernel
+	 * records a credential without CAP_SYS_ADMIN (the principal's own
+	 * already); else the assembler's own.
+	 */
+	if (g->userns_fd >= 0 && l->creds.set)
+		return RA_CRED_LAYOUT_USERNS;
+	if (g->userns_fd >= 0 && userns_cred)
+		return RA_CRED_USERNS_ROOT;
+	if (l->creds.set)
+		return RA_CRED_LAYOUT;
+	/*
+	 * A directory layer under another layer, looked up with the assembler's
+	 * rights: a layer above could cover one of its directories the principal
+	 * may not search with one it may, and show what is inside.
+	 */
+	if (!g->admin && dir_covered(l))
+		return RA_CRED_PRINCIPAL;
+	return RA_CRED_MOUNTER;
 }

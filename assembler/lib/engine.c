@@ -22,10 +22,12 @@
  *              missing; then move_mount(volume, "", target, "", F_EMPTY_PATH | T_EMPTY_PATH)
  *   ROOT_ATTRS mount_setattr(attributes) on the root
  *
- * With a caller's user namespace (rootasm_assemble_with(), struct ra_xopts)
- * every mount of the tree is a mount of its own, idmapped into it
- * (MOUNT_ATTR_IDMAP); upper/ and work/ belong to its uid 0 / gid 0; the
- * override_creds credential is one inside it (mount.c joins it with setns).
+ * What it does beyond the layout is the plan's word, from the grant
+ * (authorize.c: struct ra_grant, ra_grant()); the engine decides nothing.
+ * With a user namespace in the grant every mount made for the tree is a
+ * mount of its own, idmapped into it (MOUNT_ATTR_IDMAP); upper/ and work/
+ * belong to its uid 0 / gid 0; the override_creds credential is the op's
+ * (one inside the namespace: mount.c joins it with setns).
  *
  * On failure every fd made so far is closed on the way out, and closing the
  * root's fd dissolves whatever was built. Layer fds stay open until
@@ -149,7 +151,7 @@ static void made_release(struct ra_made *m, size_t mark, bool undo)
 struct xstate {
 	struct rootasm_ctx *ctx;
 	const struct ra_plan *p;
-	const struct ra_xopts *xo;
+	struct ra_made *made;	/* what the engine creates on the way to targets, nested plans too */
 	int *slots;			/* layer fds, top first; LAYER_FD slots are borrowed */
 	bool *own;			/* whether slots[i] is ours to close */
 	struct ra_cache_entry **ents;	/* cache entries lent to slots[i] (RA_ROUTE_CACHED) */
@@ -204,10 +206,10 @@ static int setattr(int fd, const struct ra_attrs *a, bool recursive, const char 
 	return 0;
 }
 
-/* Idmap the detached mount @fd into the caller's user namespace (struct ra_xopts). */
+/* Idmap the detached mount @fd into the grant's user namespace. */
 static int userns_apply(struct xstate *x, int fd, bool recursive, const char *what, struct rootasm_error *e)
 {
-	struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = x->xo->userns_fd };
+	struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = x->p->g->userns_fd };
 
 	if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) < 0)
 		return ra_err(e, errno, -EBADF, "mount_setattr MOUNT_ATTR_IDMAP", what,
@@ -282,6 +284,7 @@ static int x_layer(struct xstate *x, const struct ra_op *op, struct rootasm_erro
 static int x_upper(struct xstate *x, const struct ra_op *op, struct rootasm_error *e)
 {
 	const struct ra_upper *u = &op->l->upper;
+	const struct ra_grant *g = x->p->g;
 	const char *what = u->kind == RA_UPPER_DIR ? u->src.display : "tmpfs upper";
 
 	if (u->kind == RA_UPPER_TMPFS) {
@@ -297,8 +300,8 @@ static int x_upper(struct xstate *x, const struct ra_op *op, struct rootasm_erro
 	if (mkdirat(x->ubase, "work", 0700) < 0 && errno != EEXIST)
 		return ra_err(e, errno, -EBADF, "mkdir", what, "work");
 	/* the caller's user namespace: its root owns what it writes to, and what overlayfs works in */
-	if (op->to_userns && (fchownat(x->ubase, "upper", x->xo->root_uid, x->xo->root_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
-			  fchownat(x->ubase, "work", x->xo->root_uid, x->xo->root_gid, AT_SYMLINK_NOFOLLOW) < 0))
+	if (op->to_userns && (fchownat(x->ubase, "upper", g->root_uid, g->root_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+			  fchownat(x->ubase, "work", g->root_uid, g->root_gid, AT_SYMLINK_NOFOLLOW) < 0))
 		return ra_err(e, errno, -EBADF, "chown", what, "upper/ and work/ to the user namespace's root");
 	x->ufd = openat(x->ubase, "upper", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (x->ufd < 0)
@@ -409,15 +412,16 @@ static int x_overlay(struct xstate *x, const struct ra_op *op, struct rootasm_er
 {
 	const struct rootasm_layout *l = op->l;
 	const struct ra_creds *c = &l->creds;
-	const struct rootasm_principal *who = x->p->who;
+	const struct rootasm_principal *who = x->p->g->who;
 	struct ra_cred_spec cs = {
 		.uid = c->uid, .gid = c->gid, .groups = c->groups, .ngroups = c->ngroups, .caps = c->caps,
-		.userns_fd = op->creds_in_userns ? x->xo->userns_fd : -EBADF,
+		.userns_fd = -EBADF,
 	};
 	bool upper = x->ufd >= 0;
 	int root;
 
-	if (op->user_view) {
+	switch (op->cred) {
+	case RA_CRED_PRINCIPAL: {
 		/*
 		 * The layers as the principal sees them: a read-only overlay whose
 		 * credential is its own ids with CAP_SYS_ADMIN (overlayfs clones
@@ -429,7 +433,7 @@ static int x_overlay(struct xstate *x, const struct ra_op *op, struct rootasm_er
 		struct ra_cred_spec u = { .caps = 1ULL << CAP_SYS_ADMIN, .userns_fd = -EBADF };
 		_cleanup_close_ int view = -EBADF;
 
-		if (ra_principal_admin(who))
+		if (!who)
 			return ra_err(e, EINVAL, -EBADF, "create overlay", l->file, "no principal for its credential");
 		u.uid = who->uid;
 		u.gid = who->gid;
@@ -439,17 +443,30 @@ static int x_overlay(struct xstate *x, const struct ra_op *op, struct rootasm_er
 		if (view < 0)
 			return view;
 		root = upper ? overlay_mount(x, op, view, true, NULL, e) : take_fd(view);
-	} else {
-		/* in a caller's namespace without a credential in the layout: its root, all capabilities there */
-		if (!c->set)
-			cs.caps = (1ULL << (CAP_LAST_CAP + 1)) - 1;
-		root = overlay_mount(x, op, -1, upper, c->set || op->creds_in_userns ? &cs : NULL, e);
+		break;
+	}
+	case RA_CRED_USERNS_ROOT:
+		/* the user namespace's root: uid 0, gid 0, every capability there */
+		cs = (struct ra_cred_spec){ .caps = (1ULL << (CAP_LAST_CAP + 1)) - 1, .userns_fd = x->p->g->userns_fd };
+		root = overlay_mount(x, op, -1, upper, &cs, e);
+		break;
+	case RA_CRED_LAYOUT_USERNS:
+		cs.userns_fd = x->p->g->userns_fd;
+		/* fall through */
+	case RA_CRED_LAYOUT:
+		root = overlay_mount(x, op, -1, upper, &cs, e);
+		break;
+	case RA_CRED_MOUNTER:
+	default:
+		root = overlay_mount(x, op, -1, upper, NULL, e);
+		break;
 	}
 	if (root < 0)
 		return root;
 	x->root = root;
 	RA_TRACE(x->ctx, "overlay: %zu layers%s%s%s -> root fd %d", x->p->nslots, upper ? ", upper" : "",
-		 c->set ? ", override_creds" : "", op->user_view ? ", the principal's view" : "", x->root);
+		 c->set ? ", override_creds" : "", op->cred == RA_CRED_PRINCIPAL ? ", the principal's view" : "",
+		 x->root);
 	return 0;
 }
 
@@ -617,7 +634,7 @@ static int resolve_target(int root, const struct stat *rst, const char *target, 
 }
 
 /* The layout's attributes of a volume, with what the authorize stage forces (plan: attr_force). */
-static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, const struct ra_xopts *xo,
+static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, struct ra_made *made,
 		   struct rootasm_error *e);
 
 /* --- the services of the volume kinds (volume.h) */
@@ -653,7 +670,7 @@ int ra_x_finish(struct xstate *x, const struct ra_op *op, int fd, const struct r
 
 int ra_x_nested(struct xstate *x, const struct ra_op *op, struct rootasm_error *e)
 {
-	return execute(x->ctx, op->sub, x->xo, e);
+	return execute(x->ctx, op->sub, x->made, e);
 }
 
 static int x_volume(struct xstate *x, const struct ra_op *op, struct rootasm_error *e)
@@ -668,7 +685,7 @@ static int x_volume(struct xstate *x, const struct ra_op *op, struct rootasm_err
 	/* the root's identity, once: a target must not resolve to it */
 	if (!x->root_st.st_ino && fstat(x->root, &x->root_st) < 0)
 		return ra_err(e, errno, -EBADF, "stat", "the root of the tree", NULL);
-	tfd = resolve_target(x->root, &x->root_st, m->target, dir, x->xo->made, e);
+	tfd = resolve_target(x->root, &x->root_st, m->target, dir, x->made, e);
 	if (tfd < 0)
 		return tfd;
 	if (move_mount(vfd, "", tfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
@@ -679,7 +696,7 @@ static int x_volume(struct xstate *x, const struct ra_op *op, struct rootasm_err
 }
 
 /* Execute @p; returns the tree's root fd (caller owns it) or -errno with @e filled. */
-static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, const struct ra_xopts *xo,
+static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, struct ra_made *made,
 		   struct rootasm_error *e)
 {
 	/* the operations that are one function each; the others below */
@@ -689,8 +706,8 @@ static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, const struc
 		[RA_OP_OVERLAY] = x_overlay,
 		[RA_OP_ROOT_LAYER] = x_root_layer,
 	};
-	struct xstate x = { .ctx = ctx, .p = p, .xo = xo, .ubase = -EBADF, .ufd = -EBADF, .wfd = -EBADF, .root = -EBADF };
-	size_t mark = xo->made->n;	/* what this plan (a nested one too) makes on the way to targets */
+	struct xstate x = { .ctx = ctx, .p = p, .made = made, .ubase = -EBADF, .ufd = -EBADF, .wfd = -EBADF, .root = -EBADF };
+	size_t mark = made->n;	/* what this plan (a nested one too) makes on the way to targets */
 	int r = 0;
 
 	x.slots = malloc(p->nslots * sizeof(*x.slots));
@@ -738,32 +755,11 @@ static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, const struc
 	}
 	/* a failure: what we made goes while the tree is whole, before closing the root dissolves it */
 	if (r < 0)
-		made_release(xo->made, mark, true);
+		made_release(made, mark, true);
 	if (r >= 0)
 		r = take_fd(x.root);
 	xstate_close(&x);
 	return r;
-}
-
-/* A layout whose mounts carry idmaps of their own cannot be idmapped into a caller's namespace too. */
-static int no_own_idmaps(const struct rootasm_layout *l, struct rootasm_error *e)
-{
-	for (size_t i = 0; i < l->nlayers; i++)
-		if (l->layers[i].idmap.set)
-			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble into a user namespace",
-					   l->layers[i].src.display, "layer %zu has an idmap of its own", i);
-	for (size_t i = 0; i < l->nmounts; i++) {
-		if (l->mounts[i].idmap.set)
-			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble into a user namespace",
-					   l->mounts[i].target, "mounts[%zu] has an idmap of its own", i);
-		if (l->mounts[i].nested) {
-			int r = no_own_idmaps(l->mounts[i].nested, e);
-
-			if (r < 0)
-				return r;
-		}
-	}
-	return 0;
 }
 
 #define ASSEMBLE_OPT(o, field, def)	RA_OPT(o, struct rootasm_assemble_opts, field, def)
@@ -773,8 +769,9 @@ int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *
 {
 	struct rootasm_ctx *c = ra_ctx(ctx);
 	struct ra_made made = { 0 };
-	struct ra_xopts xo = { .userns_fd = -EBADF, .made = &made };
-	unsigned int flags = ASSEMBLE_OPT(o, flags, 0u), pflags;
+	unsigned int flags = ASSEMBLE_OPT(o, flags, 0u);
+	struct ra_delivery dl = { .userns_fd = -EBADF, .lock = flags & ROOTASM_ASSEMBLE_LOCK };
+	struct ra_grant g;
 	struct ra_plan *p = NULL;
 	int r;
 
@@ -794,19 +791,13 @@ int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *
 	if (!l->authorized)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble", l->file,
 				   "the layout was not authorized for its principal");
-	/* the tree's user namespace: the caller's word, else the principal's */
-	xo.userns_fd = flags & ROOTASM_ASSEMBLE_USERNS ? ASSEMBLE_OPT(o, userns_fd, -EBADF) :
-		       l->principal ? l->principal->userns_fd : -EBADF;
-	pflags = ra_plan_flags(c, l, xo.userns_fd >= 0, flags & ROOTASM_ASSEMBLE_LOCK);
-	if (xo.userns_fd >= 0) {
-		r = no_own_idmaps(l, e);
-		if (r < 0)
-			return r;
-		r = ra_userns_root(xo.userns_fd, &xo.root_uid, &xo.root_gid, e);
-		if (r < 0)
-			return r;
-	}
-	r = ra_plan_build(l, ra_plan_have(c, l, pflags), pflags, &p, e);
+	/* how it is handed over is the caller's word; what that gives, authorize's (ra_grant()) */
+	if (flags & ROOTASM_ASSEMBLE_USERNS)
+		dl.userns_fd = ASSEMBLE_OPT(o, userns_fd, -EBADF);
+	r = ra_grant(l, &dl, &g, e);
+	if (r < 0)
+		return r;
+	r = ra_plan_build(l, &g, ra_plan_have(c, l, &g), ra_plan_flags(c), &p, e);
 	if (r < 0)
 		return r;
 	/* --debug: the plan as `rootasm check` prints it, this very one (its user namespace and lock included) */
@@ -824,7 +815,7 @@ int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *
 	/* Stop before touching anything when the kernel cannot do all of it. */
 	r = ra_require(c, p->needs, e);
 	if (r == 0)
-		r = execute(c, p, &xo, e);
+		r = execute(c, p, &made, e);
 	/* a failure is not in a hurry: it leaves nothing, not even mounts waiting to be dissolved */
 	if (r < 0)
 		rootasm_ctx_flush(c);

@@ -9,9 +9,9 @@
 #include "probe.h"
 #include "util.h"
 
-uint64_t ra_plan_have(struct rootasm_ctx *ctx, const struct rootasm_layout *l, unsigned int flags)
+uint64_t ra_plan_have(struct rootasm_ctx *ctx, const struct rootasm_layout *l, const struct ra_grant *g)
 {
-	uint64_t want = ra_plan_consults(l, flags), have = 0;
+	uint64_t want = ra_plan_consults(l, g), have = 0;
 
 	for (unsigned int f = 0; f < RA_FEAT_COUNT; f++)
 		if ((want & (1ULL << f)) && ra_feature(ctx, f) > 0)
@@ -19,35 +19,35 @@ uint64_t ra_plan_have(struct rootasm_ctx *ctx, const struct rootasm_layout *l, u
 	return have;
 }
 
-unsigned int ra_plan_flags(struct rootasm_ctx *ctx, const struct rootasm_layout *l, bool userns, bool lock)
+unsigned int ra_plan_flags(struct rootasm_ctx *ctx)
 {
-	unsigned int flags = ra_ctx(ctx)->images ? RA_PLAN_CACHE : 0;
-
-	if (lock)
-		flags |= RA_PLAN_LOCK;
-	if (!ra_principal_admin(l->principal))
-		flags |= RA_PLAN_USER;
-	if (userns || (l->principal && l->principal->userns_fd >= 0))
-		flags |= RA_PLAN_USERNS;
-	return flags;
+	return ra_ctx(ctx)->images ? RA_PLAN_CACHE : 0;
 }
 
-/* @l's plan for @ctx, as `rootasm check` and rootasm_layout_needs() see it (no user namespace of the caller's) */
-static int ctx_plan(struct rootasm_ctx *ctx, const struct rootasm_layout *l, struct ra_plan **ret)
+/*
+ * @l's plan for @ctx, as `rootasm check` and rootasm_layout_needs() see it:
+ * the tree handed to its principal (in the principal's user namespace, if
+ * `check --as` names one). *g is its grant; it must outlive the plan.
+ */
+static int ctx_plan(struct rootasm_ctx *ctx, const struct rootasm_layout *l, struct ra_grant *g, struct ra_plan **ret,
+		    struct rootasm_error *e)
 {
-	unsigned int flags = ra_plan_flags(ctx, l, false, false);
+	int r = ra_grant(l, NULL, g, e);
 
-	return ra_plan_build(l, ra_plan_have(ctx, l, flags), flags, ret, NULL);
+	if (r < 0)
+		return r;
+	return ra_plan_build(l, g, ra_plan_have(ctx, l, g), ra_plan_flags(ctx), ret, e);
 }
 
 int rootasm_plan_print(struct rootasm_ctx *ctx, const struct rootasm_layout *l, FILE *out, unsigned int flags)
 {
 	struct ra_plan *p = NULL;
+	struct ra_grant g;
 	int r;
 
 	if (flags & ~(ROOTASM_PLAN_JSON | ROOTASM_PLAN_PRETTY))
 		return -EINVAL;
-	r = ctx_plan(ctx, l, &p);
+	r = ctx_plan(ctx, l, &g, &p, NULL);
 	if (r < 0)
 		return r;
 	r = ra_plan_print(p, out, flags);
@@ -60,9 +60,10 @@ int rootasm_plan_print(struct rootasm_ctx *ctx, const struct rootasm_layout *l, 
 uint64_t rootasm_layout_needs(struct rootasm_ctx *ctx, const struct rootasm_layout *l)
 {
 	struct ra_plan *p = NULL;
+	struct ra_grant g;
 	uint64_t n;
 
-	if (ctx_plan(ctx, l, &p) < 0)
+	if (ctx_plan(ctx, l, &g, &p, NULL) < 0)
 		return 0;
 	n = p->needs;
 	ra_plan_free(p);

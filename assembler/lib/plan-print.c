@@ -106,6 +106,48 @@ static void creds(struct pr *pr, const struct ra_creds *c)
 	em_end(pr);
 }
 
+/* The credential the grant gives an overlay (authorize.c, ra_grant_overlay_cred()). */
+static void credential(struct pr *pr, enum ra_cred c, bool upper)
+{
+	static const char *const names[][2] = {
+		[RA_CRED_MOUNTER] = { "mounter", NULL },
+		[RA_CRED_LAYOUT] = { "layout", NULL },
+		[RA_CRED_LAYOUT_USERNS] = { "layout-in-userns", " (a credential in the user namespace)" },
+		[RA_CRED_USERNS_ROOT] = { "userns-root", " override_creds=the user namespace's root, every capability there" },
+		[RA_CRED_PRINCIPAL] = { "principal", " override_creds=the principal's uid, gid and groups, CAP_SYS_ADMIN only" },
+	};
+
+	/* JSON: its name; text: what it is, when it is not the mounter's or the layout's (printed in full) */
+	em_put(pr, "credential", names[c][1], names[c][0]);
+	if (c == RA_CRED_PRINCIPAL && upper)
+		em_txt(pr, " (a read-only overlay of the layers, under one with the upper)");
+}
+
+/* The grant (authorize.c): what the principal is given for the whole tree; per object, on its step. */
+static void grant(struct pr *pr, const struct ra_grant *g)
+{
+	struct ra_attrs force = { .set = g->tree_force };
+
+	em_obj(pr, "grant", "grant:");
+	em_yes(pr, "administrator", g->admin, " what the layout says (an administrator's tree)", NULL);
+	if (g->tree_force)
+		attrs(pr, "tree_forced", " every mount ", &force);
+	else
+		em_put(pr, "tree_forced", NULL, NULL);
+	em_yes(pr, "locked", g->lock, ", locked: its receiver cannot clear an attribute or unmount a volume", NULL);
+	em_put(pr, "why", " (%s)", g->why);
+	if (g->userns_fd >= 0) {
+		em_obj(pr, "userns", "; into a user namespace");
+		em_num(pr, "root_uid", " whose root is uid %s", g->root_uid);
+		em_num(pr, "root_gid", " gid %s outside", g->root_gid);
+		em_end(pr);
+	} else {
+		em_put(pr, "userns", NULL, NULL);
+	}
+	em_txt(pr, "\n");
+	em_end(pr);
+}
+
 static void features(struct pr *pr, uint64_t needs)
 {
 	em_list(pr, "needs", NULL, NULL, NULL);
@@ -210,12 +252,8 @@ static void op_fields(struct pr *pr, const struct ra_plan *p, const struct ra_op
 		op->kind == RA_OP_UPPER ? " upper/,work/=owned-by-the-user-namespace's-root" :
 	     op->kind == RA_OP_OVERLAY ? NULL : " idmap=principal's-user-namespace");
 	em_flag(pr, "lent", op->lend, " lent");
-	em_flag(pr, "creds_in_userns", op->creds_in_userns,
-		l->creds.set ? " (a credential in the user namespace)" :
-			    " override_creds=the user namespace's root, every capability there");
-	em_flag(pr, "user_view", op->user_view, " override_creds=the principal's uid, gid and groups, CAP_SYS_ADMIN only");
-	if (op->user_view && l->upper.kind != RA_UPPER_NONE)
-		em_txt(pr, " (a read-only overlay of the layers, under one with the upper)");
+	if (op->kind == RA_OP_OVERLAY)
+		credential(pr, op->cred, l->upper.kind != RA_UPPER_NONE);
 	features(pr, op->needs);
 }
 
@@ -230,6 +268,7 @@ static void describe_plan(struct pr *pr, const struct ra_plan *p, int indent)
 		em_put(pr, "principal", "for %s", rootasm_principal_describe(l->principal));
 		em_yes(pr, "authorized", l->authorized, "\n",
 		       " (rights not checked: the host objects were not opened)\n");
+		grant(pr, p->g);
 	}
 	em_list(pr, "ops", "", NULL, NULL);
 	for (size_t i = 0; i < p->n; i++)

@@ -11,6 +11,12 @@
  *   single layer:  LAYER ROOT_LAYER
  *   then:          VOLUME ... (in layout order; a nested layout carries its own plan)
  *                  [ROOT_ATTRS]
+ *                  [TREE_ATTRS TREE_LOCK] (the grant's: authorize.c, ra_grant())
+ *
+ * What a principal is given comes from the authorize stage: per host object
+ * in the model (ra_src.auth_*), for the tree in the grant (struct ra_grant):
+ * its forced attributes and lock, its user namespace, each overlay's
+ * credential. This file turns them into steps and decides none of them.
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +24,7 @@
 #include <sys/mount.h>
 
 #include "plan.h"
+#include "principal.h"
 #include "util.h"
 #include "volume.h"
 
@@ -63,21 +70,12 @@ static bool attrs_set(const struct ra_attrs *a)
 	return a->set || a->clr || a->propagation;
 }
 
-/* A directory layer with another layer above it. */
-static bool dir_covered(const struct rootasm_layout *l)
-{
-	for (size_t i = 0; i + 1 < l->nlayers; i++)
-		if (l->layers[i].kind == RA_LAYER_DIR)
-			return true;
-	return false;
-}
-
-uint64_t ra_plan_consults(const struct rootasm_layout *l, unsigned int flags)
+uint64_t ra_plan_consults(const struct rootasm_layout *l, const struct ra_grant *g)
 {
 	uint64_t m = 0;
 
 	/* in a user namespace, an overlay without a credential of the layout's records one there if it can */
-	if ((flags & RA_PLAN_USERNS) && ra_is_overlay(l) && !l->creds.set)
+	if (g->userns_fd >= 0 && ra_is_overlay(l) && !l->creds.set)
 		m |= RA_F(OVL_CREDS_NOADMIN);
 	for (size_t i = 0; i < l->nmounts; i++) {
 		const struct ra_volume_kind *k = ra_volume_kind(&l->mounts[i]);
@@ -85,23 +83,24 @@ uint64_t ra_plan_consults(const struct rootasm_layout *l, unsigned int flags)
 		if (k->consults)
 			m |= k->consults(&l->mounts[i]);
 		if (l->mounts[i].nested)
-			m |= ra_plan_consults(l->mounts[i].nested, flags);
+			m |= ra_plan_consults(l->mounts[i].nested, g);
 	}
 	return m;
 }
 
-int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int flags, struct ra_plan **ret,
-		  struct rootasm_error *e)
+int ra_plan_build(const struct rootasm_layout *l, const struct ra_grant *g, uint64_t have, unsigned int flags,
+		  struct ra_plan **ret, struct rootasm_error *e)
 {
 	struct ra_plan *p = calloc(1, sizeof(*p));
-	bool overlay = ra_is_overlay(l), userns = flags & RA_PLAN_USERNS;
+	bool overlay = ra_is_overlay(l), userns = g->userns_fd >= 0;
 	int r;
 
 	if (!p)
 		return ra_oom(e, "plan");
+	flags = (flags & ~RA_PLAN_USERNS) | (userns ? RA_PLAN_USERNS : 0);
 	p->l = l;
 	p->flags = flags;
-	p->who = l->principal;
+	p->g = g;
 	/* at most: every layer, upper, overlay or root layer, every mount, root and tree attributes, lock */
 	p->ops = calloc(l->nlayers + l->nmounts + 5, sizeof(*p->ops));
 	if (!p->ops) {
@@ -131,42 +130,28 @@ int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int fl
 	}
 	if (overlay) {
 		uint64_t needs = RA_F(OVL_FD_LAYERS) | RA_F(FSCONFIG_OPATH) | RA_F(OVL_DETACHED_LAYERS);
+		/* the credential is the grant's; what it needs of the kernel, the plan's */
+		enum ra_cred cred = ra_grant_overlay_cred(g, l, have & RA_F(OVL_CREDS_NOADMIN));
+		struct ra_op *op;
 
 		if (l->upper.kind != RA_UPPER_NONE)
 			add(p, RA_OP_UPPER, l->upper.kind == RA_UPPER_TMPFS ? RA_ROUTE_UPPER_TMPFS : RA_ROUTE_UPPER_DIR,
 			    l->upper.loc, 0, "upper", -1)->to_userns = userns;
 		if (l->creds.set) {
 			needs |= RA_F(OVL_OVERRIDE_CREDS);
-			/* in a caller's user namespace no capability is CAP_SYS_ADMIN over the layers */
+			/* in a user namespace no capability is CAP_SYS_ADMIN over the layers */
 			if (!(l->creds.caps & (1ULL << CAP_SYS_ADMIN)) || userns)
 				needs |= RA_F(OVL_CREDS_NOADMIN);
 		}
-		/*
-		 * For a caller in a user namespace the credential is one inside it: the
-		 * layout's, or its root with every capability there where the kernel
-		 * records a credential without CAP_SYS_ADMIN; else the assembler's own.
-		 */
-		bool in_userns = userns && (l->creds.set || (have & RA_F(OVL_CREDS_NOADMIN)));
-		/*
-		 * A directory layer under another layer, looked up with the
-		 * assembler's rights: a layer above could cover one of its
-		 * directories the principal may not search with one it may, and
-		 * show what is inside. Not when the credential is the principal's
-		 * own already (in its user namespace).
-		 */
-		bool user_view = (flags & RA_PLAN_USER) && !in_userns && dir_covered(l);
-		struct ra_op *op;
-
-		if (in_userns)
+		if (cred == RA_CRED_USERNS_ROOT)
 			needs |= RA_F(OVL_CREDS_NOADMIN);
-		if (user_view)
+		if (cred == RA_CRED_PRINCIPAL)
 			needs |= RA_F(OVL_OVERRIDE_CREDS);
 		op = add(p, RA_OP_OVERLAY, RA_ROUTE_OVERLAY, l->creds.set ? l->creds.loc : l->layers[0].loc, needs,
 			 "overlay", -1);
 		op->to_userns = userns;
-		op->creds_in_userns = in_userns;
-		op->user_view = user_view;
-		if (user_view)
+		op->cred = cred;
+		if (cred == RA_CRED_PRINCIPAL)
 			op->why = "a directory layer lies under another layer: overlayfs looks the layers up with "
 				  "the principal's own rights";
 	} else {
@@ -189,30 +174,27 @@ int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int fl
 			op->why = m->src.auth_why;
 		}
 		if (m->nested) {
-			r = ra_plan_build(m->nested, have, flags | RA_PLAN_NESTED, &op->sub, e);
+			r = ra_plan_build(m->nested, g, have, flags | RA_PLAN_NESTED, &op->sub, e);
 			if (r < 0) {
 				ra_plan_free(p);
 				return r;
 			}
-			op->sub->who = p->who;
 			op->needs |= op->sub->needs;
 			p->needs |= op->sub->needs;
 		}
 	}
 	if (attrs_set(&l->attributes))
 		add(p, RA_OP_ROOT_ATTRS, RA_ROUTE_SETATTR, (struct ra_loc){ 0, 0 }, RA_F(MOUNT_SETATTR), "attributes", -1);
-	if ((flags & (RA_PLAN_USER | RA_PLAN_LOCK)) && !(flags & RA_PLAN_NESTED)) {
-		const char *why = flags & RA_PLAN_USER ? "the tree is not for an administrator" :
-				  "the tree goes to a receiver who may not be an administrator";
+	/* the grant's tree-wide attributes, then its lock: the top plan's last steps */
+	if (!(flags & RA_PLAN_NESTED) && g->tree_force) {
 		struct ra_op *op = add(p, RA_OP_TREE_ATTRS, RA_ROUTE_SETATTR, (struct ra_loc){ 0, 0 }, RA_F(MOUNT_SETATTR),
 				       "tree", -1);
 
-		/* whoever attaches it, nothing in it runs set-uid or opens a device node */
-		op->attr_force = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-		op->why = why;
-		/* and what it was given it keeps: no one it reaches clears an attribute, unmounts a volume */
-		add(p, RA_OP_TREE_LOCK, RA_ROUTE_LOCK, (struct ra_loc){ 0, 0 }, RA_F(MOUNT_API), "tree", -1)->why = why;
+		op->attr_force = g->tree_force;
+		op->why = g->why;
 	}
+	if (!(flags & RA_PLAN_NESTED) && g->lock)
+		add(p, RA_OP_TREE_LOCK, RA_ROUTE_LOCK, (struct ra_loc){ 0, 0 }, RA_F(MOUNT_API), "tree", -1)->why = g->why;
 	*ret = p;
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "layout.h"
+#include "principal.h"
 
 /* The bit of kernel feature ROOTASM_FEAT_@x in a needs/have mask. */
 #define RA_F(x) (1ULL << ROOTASM_FEAT_##x)
@@ -58,18 +59,18 @@ struct ra_op {
 	size_t slot;				/* RA_OP_LAYER: index of its fd (top layer = 0) */
 	struct ra_plan *sub;			/* RA_ROUTE_NESTED */
 	uint64_t needs;				/* features this operation needs */
-	/* the authorize stage's word on it (authorize.c) */
+	/* the authorize stage's word on it (authorize.c: ra_authorize(), ra_grant()) */
 	uint64_t attr_force;			/* mount attributes set whatever the layout says (MOUNT_ATTR_*) */
-	bool to_userns;				/* idmapped into the principal's user namespace */
+	bool to_userns;				/* idmapped into the tree's user namespace (ra_grant.userns_fd) */
 	bool lend;				/* RA_ROUTE_CACHED layer: the cached mount itself, lent to overlayfs */
-	bool creds_in_userns;			/* RA_OP_OVERLAY: override_creds recorded inside the user namespace */
 	/*
-	 * RA_OP_OVERLAY: the layers are looked up with the principal's own rights:
-	 * a read-only overlay of them whose override_creds is the principal's
-	 * uid, gid and groups with CAP_SYS_ADMIN only (no DAC capability), under
-	 * the overlay with the upper if there is one.
+	 * RA_OP_OVERLAY: the credential it looks its layers up with. With
+	 * RA_CRED_PRINCIPAL: a read-only overlay of the layers whose
+	 * override_creds is the principal's uid, gid and groups with
+	 * CAP_SYS_ADMIN only (no DAC capability), under the overlay with the
+	 * upper if there is one.
 	 */
-	bool user_view;
+	enum ra_cred cred;
 	const char *why;			/* why attr_force (or NULL) */
 };
 
@@ -80,33 +81,24 @@ struct ra_plan {
 	size_t nslots;				/* layer fds the overlay (or root layer) takes */
 	uint64_t needs;				/* the fold of the ops' needs, sub-plans included */
 	unsigned int flags;			/* RA_PLAN_* it was built with */
-	const struct rootasm_principal *who;	/* the top layout's principal (NULL: an administrator) */
+	const struct ra_grant *g;		/* the grant it carries out (borrowed: the caller's) */
 };
 
 #define RA_PLAN_CACHE	0x1u	/* the context has an image cache: images take RA_ROUTE_CACHED */
-#define RA_PLAN_USERNS	0x2u	/* a tree for a caller in a user namespace: images and tmpfs idmapped into it */
-#define RA_PLAN_USER	0x4u	/* a tree for a principal that is not an administrator: nosuid,nodev throughout */
+#define RA_PLAN_USERNS	0x2u	/* (plan.c's, from the grant) the tree is for a user namespace */
 #define RA_PLAN_NESTED	0x8u	/* a nested layout's plan (the tree-wide steps are the top plan's) */
-#define RA_PLAN_LOCK	0x10u	/* the tree goes to someone who is not an administrator: its attributes locked */
 
-/* How the engine carries a plan out beyond the layout: rootasm_assemble_with()'s options. */
-struct ra_xopts {
-	int userns_fd;		/* >= 0: idmap every mount into this user namespace */
-	uid_t root_uid;		/* what its uid 0 / gid 0 are outside (it must map them) */
-	gid_t root_gid;
-	struct ra_made *made;	/* what the engine creates on the way to targets (engine.c), nested plans too */
-};
-
-/* The features whose presence decides a route of @l's plan (with @flags): the caller probes these, once. */
-uint64_t ra_plan_consults(const struct rootasm_layout *l, unsigned int flags);
+/* The features whose presence decides a route of @l's plan under @g: the caller probes these, once. */
+uint64_t ra_plan_consults(const struct rootasm_layout *l, const struct ra_grant *g);
 
 /*
- * The plan of @l (opened and authorized, or parsed only) for the features in
- * @have (a mask of 1 << enum rootasm_feature, covering ra_plan_consults()),
- * with RA_PLAN_* @flags. No system calls.
+ * The plan of @l (opened and authorized, or parsed only) carrying out the
+ * grant @g (ra_grant(); it must outlive the plan), for the features in @have
+ * (a mask of 1 << enum rootasm_feature, covering ra_plan_consults()), with
+ * RA_PLAN_* @flags (the context's). No system calls.
  */
-int ra_plan_build(const struct rootasm_layout *l, uint64_t have, unsigned int flags, struct ra_plan **ret,
-		  struct rootasm_error *e);
+int ra_plan_build(const struct rootasm_layout *l, const struct ra_grant *g, uint64_t have, unsigned int flags,
+		  struct ra_plan **ret, struct rootasm_error *e);
 void ra_plan_free(struct ra_plan *p);
 
 const char *ra_route_name(enum ra_route r);
@@ -116,12 +108,10 @@ int ra_plan_print(const struct ra_plan *p, FILE *out, unsigned int flags);
 
 /*
  * The answers a plan is built with, asked of the context and the kernel in
- * needs.c (the plan stage asks nothing): the plan flags for @l's principal
- * (and an explicit user namespace and receiver who is not an administrator,
- * for rootasm_assemble_with()); the mask of
- * the features ra_plan_consults(@l, @flags) names that the kernel has.
+ * needs.c (the plan stage asks nothing): the context's plan flags; the mask
+ * of the features ra_plan_consults(@l, @g) names that the kernel has.
  */
-unsigned int ra_plan_flags(struct rootasm_ctx *ctx, const struct rootasm_layout *l, bool userns, bool lock);
-uint64_t ra_plan_have(struct rootasm_ctx *ctx, const struct rootasm_layout *l, unsigned int flags);
+unsigned int ra_plan_flags(struct rootasm_ctx *ctx);
+uint64_t ra_plan_have(struct rootasm_ctx *ctx, const struct rootasm_layout *l, const struct ra_grant *g);
 
 #endif

@@ -4,6 +4,7 @@
 #define ROOTASM_PRINCIPAL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "layout.h"
@@ -25,6 +26,60 @@ static inline bool ra_principal_admin(const struct rootasm_principal *p)
 {
 	return !p || p->admin;
 }
+
+/* How the tree is handed over: the request's word, judged by ra_grant(). */
+struct ra_delivery {
+	int userns_fd;		/* >= 0: the tree is for this user namespace (else the principal's, if any) */
+	bool lock;		/* its receiver may not be an administrator (--send-fd --peer-uid, a bundle's owner) */
+};
+
+/* The credential an overlay looks its layers up with (ra_grant_overlay_cred()). */
+enum ra_cred {
+	RA_CRED_MOUNTER,	/* the assembler's own */
+	RA_CRED_LAYOUT,		/* the layout's override_creds (administrators only) */
+	RA_CRED_LAYOUT_USERNS,	/* the layout's override_creds, inside the tree's user namespace */
+	RA_CRED_USERNS_ROOT,	/* the tree's user namespace's root, every capability there */
+	RA_CRED_PRINCIPAL,	/* the principal's uid, gid and groups with CAP_SYS_ADMIN only: its own view */
+};
+
+/*
+ * The authorize stage's answer for a whole tree: what its principal is given
+ * beyond what ra_authorize() recorded for each host object (ra_src.auth_*).
+ * The plan is built from the model, this and the kernel's features only; the
+ * engine carries the plan out and decides nothing.
+ */
+struct ra_grant {
+	const struct rootasm_principal *who;	/* NULL: an administrator */
+	bool admin;
+	uint64_t tree_force;	/* MOUNT_ATTR_* set on every mount of the tree, whatever the layout says */
+	bool lock;		/* the tree's attributes locked: its receiver cannot clear them (lock.c) */
+	const char *why;	/* why tree_force and lock */
+	/*
+	 * The tree's user namespace (borrowed), or -EBADF: what is made for the
+	 * tree (images, tmpfs, overlays, the upper) is idmapped into it, host
+	 * directories never; its root owns upper/ and work/.
+	 */
+	int userns_fd;
+	uid_t root_uid;
+	gid_t root_gid;
+};
+
+/*
+ * The grant for @l (authorized, or parsed only for a plan offline) handed
+ * over as @dl says (NULL: to its principal, in the principal's user
+ * namespace if it has one). Refuses what cannot be given that way (kind
+ * usage: a layout's own idmaps into a user namespace). Asks the kernel only
+ * who the user namespace's root is.
+ */
+int ra_grant(const struct rootasm_layout *l, const struct ra_delivery *dl, struct ra_grant *g,
+	     struct rootasm_error *e);
+
+/*
+ * The credential @l's overlay (a nested layout's too) gets under @g;
+ * @userns_cred: the kernel records a credential without CAP_SYS_ADMIN
+ * (ROOTASM_FEAT_OVL_CREDS_NOADMIN), which one in a user namespace is.
+ */
+enum ra_cred ra_grant_overlay_cred(const struct ra_grant *g, const struct rootasm_layout *l, bool userns_cred);
 
 /*
  * The authorize stage: what @l's principal (l->principal) is given of every

@@ -1277,6 +1277,9 @@ TEST(daemon_debug_logs_the_plan_it_executes)
 	ASSERT_CONTAINS(log, "layers[1] image");
 	ASSERT_CONTAINS(log, "idmap=principal's-user-namespace");
 	ASSERT_CONTAINS(log, "upper/,work/=owned-by-the-user-namespace's-root");
+	/* the grant it carries out: an administrator's, into the client's user namespace */
+	ASSERT_CONTAINS(log, "grant: what the layout says (an administrator's tree); into a user namespace whose root is "
+			"uid 100000 gid 100000 outside");
 	no_leaks(&d);
 	stop(&d);
 }

@@ -753,9 +753,12 @@ TEST(principal_check_as_shows_what_a_user_gets)
 		ASSERT_TRUE(m && nl && (!f || f > nl));
 	}
 	ASSERT_CONTAINS(out, "every mount of the tree nosuid,nodev,recursive");
+	/* the grant, before the steps: what the tree as a whole is given */
+	ASSERT_CONTAINS(out, "for uid 1771 gid 1771\ngrant: every mount nosuid,nodev, locked: its receiver cannot clear "
+			"an attribute or unmount a volume (the tree is not for an administrator)\n 1. ");
 	/* the same as the administrator: no reduction */
 	ASSERT_EQ(RUN_STDOUT(&out, "check", path("pa.yaml")), 0);
-	ASSERT_CONTAINS(out, "for administrator");
+	ASSERT_CONTAINS(out, "for administrator\ngrant: what the layout says (an administrator's tree)\n");
 	ASSERT_TRUE(!strstr(out, "forced="));
 	ASSERT_TRUE(!strstr(out, "every mount of the tree"));
 	/* what uid 1771 cannot read, it cannot name; the layout's own idmaps and host upper dirs are refused */
@@ -772,6 +775,8 @@ TEST(principal_check_as_shows_what_a_user_gets)
 	ASSERT_CONTAINS(out, "\"principal\":\"uid 1771");
 	ASSERT_CONTAINS(out, "\"forced\":[\"ro\"]");
 	ASSERT_CONTAINS(out, "\"op\":\"tree-attributes\"");
+	ASSERT_CONTAINS(out, "\"grant\":{\"administrator\":false,\"tree_forced\":[\"nosuid\",\"nodev\"],\"locked\":true,"
+			"\"why\":\"the tree is not for an administrator\",\"userns\":null}");
 }
 
 TEST(attach_adds_exactly_the_tree)

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The plan from stub feature sets and principals, without a kernel: the
- * layout is parsed only (no host object is opened), the principal is built
- * in memory and the authorize stage's word is set on the model as
- * authorize.c would; every decision must then be a step of the plan.
+ * The grant and the plan from stub feature sets and principals, without a
+ * kernel: the layout is parsed only (no host object is opened), the
+ * principal is built in memory, the authorize stage's word on each object is
+ * set on the model as authorize.c would, the grant is ra_grant()'s (or, for
+ * a user namespace, set as it would be); every decision must then be a step
+ * of the plan, and the plan must decide nothing the grant does not say.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,13 +37,40 @@ static struct rootasm_layout *parse(const char *text)
 	return l;
 }
 
-static struct ra_plan *plan(const struct rootasm_layout *l, uint64_t have, unsigned int flags)
+static struct ra_plan *plan_g(const struct rootasm_layout *l, const struct ra_grant *g, uint64_t have,
+			      unsigned int flags)
 {
 	struct ra_plan *p = NULL;
 	struct rootasm_error e = { 0 };
 
-	assert_int_equal(ra_plan_build(l, have, flags, &p, &e), 0);
+	assert_int_equal(ra_plan_build(l, g, have, flags, &p, &e), 0);
+	assert_ptr_equal(p->g, g);
 	return p;
+}
+
+/* The plan with ra_grant()'s grant for @l (handed to its principal, or locked for a receiver with @lock). */
+static struct ra_grant grant_of(const struct rootasm_layout *l, bool lock)
+{
+	struct ra_delivery dl = { .userns_fd = -EBADF, .lock = lock };
+	struct rootasm_error e = { 0 };
+	struct ra_grant g;
+
+	assert_int_equal(ra_grant(l, &dl, &g, &e), 0);
+	return g;
+}
+
+/* A grant for a user namespace, as ra_grant() makes it (without a namespace to ask who its root is). */
+static struct ra_grant userns_grant(const struct rootasm_principal *who)
+{
+	struct ra_grant g = { .who = who, .admin = ra_principal_admin(who), .userns_fd = 1000, .root_uid = 100000,
+			      .root_gid = 100000 };
+
+	if (!g.admin) {
+		g.tree_force = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+		g.lock = true;
+		g.why = "the tree is not for an administrator";
+	}
+	return g;
 }
 
 static const struct ra_op *find(const struct ra_plan *p, const char *key)
@@ -67,9 +96,13 @@ static const char *const layout =
 static void test_admin(void **state)
 {
 	struct rootasm_layout *l = parse(layout);
-	struct ra_plan *p = plan(l, 0, 0);
+	struct ra_grant g = grant_of(l, false), gl;
+	struct ra_plan *p = plan_g(l, &g, 0, 0);
 
 	(void)state;
+	assert_true(g.admin);
+	assert_false(g.lock);
+	assert_int_equal(g.tree_force, 0);
 	for (size_t i = 0; i < p->n; i++) {
 		assert_int_equal(p->ops[i].attr_force, 0);
 		assert_false(p->ops[i].to_userns);
@@ -79,14 +112,18 @@ static void test_admin(void **state)
 	/* without open_tree_attr an idmapped bind is clone + mount_setattr; with it, one call */
 	assert_int_equal(find(p, "mounts[4]")->route, RA_ROUTE_BIND_CLONE);
 	ra_plan_free(p);
-	p = plan(l, F(OPEN_TREE_ATTR), 0);
+	p = plan_g(l, &g, F(OPEN_TREE_ATTR), 0);
 	assert_int_equal(find(p, "mounts[4]")->route, RA_ROUTE_BIND_ATTR);
 	assert_true(find(p, "mounts[4]")->needs & F(OPEN_TREE_ATTR));
 	ra_plan_free(p);
 	/* the plan asks only for what decides a route */
-	assert_int_equal(ra_plan_consults(l, 0), F(OPEN_TREE_ATTR));
+	assert_int_equal(ra_plan_consults(l, &g), F(OPEN_TREE_ATTR));
 	/* an administrator's tree for a receiver who may not be one: nosuid,nodev and locked, nothing else forced */
-	p = plan(l, 0, ra_plan_flags(NULL, l, false, true));
+	gl = grant_of(l, true);
+	assert_true(gl.admin);
+	assert_true(gl.lock);
+	assert_int_equal(gl.tree_force, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	p = plan_g(l, &gl, 0, 0);
 	assert_int_equal(p->ops[p->n - 1].kind, RA_OP_TREE_LOCK);
 	assert_int_equal(p->ops[p->n - 1].route, RA_ROUTE_LOCK);
 	assert_string_equal(p->ops[p->n - 1].why, "the tree goes to a receiver who may not be an administrator");
@@ -104,6 +141,7 @@ static void test_user(void **state)
 	struct rootasm_layout *l = parse(layout);
 	struct rootasm_principal u = { .uid = 1771, .gid = 1771, .userns_fd = -EBADF };
 	const struct ra_op *op;
+	struct ra_grant g;
 	struct ra_plan *p;
 
 	(void)state;
@@ -111,8 +149,12 @@ static void test_user(void **state)
 	/* authorize.c's word on mounts[0] */
 	l->mounts[0].src.auth_ro = true;
 	l->mounts[0].src.auth_why = "read-only: uid 1771 cannot write /srv/data";
-	p = plan(l, 0, ra_plan_flags(NULL, l, false, false));
-	assert_true(p->flags & RA_PLAN_USER);
+	g = grant_of(l, false);
+	assert_false(g.admin);
+	assert_ptr_equal(g.who, &u);
+	assert_true(g.lock);
+	assert_int_equal(g.tree_force, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	p = plan_g(l, &g, 0, 0);
 	op = find(p, "mounts[0]");
 	assert_int_equal(op->attr_force, MOUNT_ATTR_RDONLY);
 	assert_string_equal(op->why, "read-only: uid 1771 cannot write /srv/data");
@@ -138,12 +180,14 @@ static void test_userns(void **state)
 		"version: 1\nlayers:\n  - image: base.sqfs\n  - dir: tools\nupper: { tmpfs: {} }\n"
 		"mounts:\n  - { bind: /srv/data, target: /data }\n  - { tmpfs: /tmp }\n  - { image: vol.sqfs, target: /vol }\n"
 		"  - { layout: sub.yaml, target: /sub }\n");
+	struct ra_grant g = userns_grant(NULL), none = grant_of(l, false);
 	struct ra_plan *p;
 	const struct ra_op *op;
 
 	(void)state;
-	assert_int_equal(ra_plan_consults(l, RA_PLAN_USERNS), F(OVL_CREDS_NOADMIN));
-	p = plan(l, 0, RA_PLAN_USERNS | RA_PLAN_CACHE);
+	assert_int_equal(ra_plan_consults(l, &g), F(OVL_CREDS_NOADMIN));
+	assert_int_equal(ra_plan_consults(l, &none), 0);
+	p = plan_g(l, &g, 0, RA_PLAN_CACHE);
 	assert_true(find(p, "layers[0]")->to_userns);
 	assert_false(find(p, "layers[0]")->lend);	/* an idmapped cached image is a clone of its own */
 	assert_false(find(p, "layers[1]")->to_userns);
@@ -153,16 +197,16 @@ static void test_userns(void **state)
 	assert_true(find(p, "mounts[2]")->to_userns);
 	assert_true(find(p, "upper")->to_userns);
 	op = find(p, "overlay");
-	assert_false(op->creds_in_userns);	/* the kernel cannot record one without CAP_SYS_ADMIN */
+	assert_int_equal(op->cred, RA_CRED_MOUNTER);	/* the kernel cannot record one without CAP_SYS_ADMIN */
 	assert_false(op->needs & F(OVL_CREDS_NOADMIN));
 	ra_plan_free(p);
-	p = plan(l, F(OVL_CREDS_NOADMIN), RA_PLAN_USERNS);
+	p = plan_g(l, &g, F(OVL_CREDS_NOADMIN), 0);
 	op = find(p, "overlay");
-	assert_true(op->creds_in_userns);
+	assert_int_equal(op->cred, RA_CRED_USERNS_ROOT);
 	assert_true(op->needs & F(OVL_CREDS_NOADMIN));
 	ra_plan_free(p);
 	/* without a user namespace a cached image is lent to overlayfs, not cloned */
-	p = plan(l, 0, RA_PLAN_CACHE);
+	p = plan_g(l, &none, 0, RA_PLAN_CACHE);
 	assert_true(find(p, "layers[0]")->lend);
 	assert_int_equal(find(p, "layers[0]")->route, RA_ROUTE_CACHED);
 	assert_false(find(p, "layers[0]")->needs & F(OPEN_TREE_DETACHED));
@@ -179,40 +223,75 @@ static void test_user_view(void **state)
 	struct rootasm_principal u = { .uid = 1771, .gid = 1771, .userns_fd = -EBADF };
 	struct rootasm_layout *l = parse(covered);
 	const struct ra_op *op;
+	struct ra_grant g = grant_of(l, false), gu;
 	struct ra_plan *p;
 
 	(void)state;
 	/* an administrator: the mounter's credential */
-	p = plan(l, 0, ra_plan_flags(NULL, l, false, false));
-	assert_false(find(p, "overlay")->user_view);
+	p = plan_g(l, &g, 0, 0);
+	assert_int_equal(find(p, "overlay")->cred, RA_CRED_MOUNTER);
 	assert_false(find(p, "overlay")->needs & F(OVL_OVERRIDE_CREDS));
 	ra_plan_free(p);
 	l->principal = &u;
-	p = plan(l, 0, ra_plan_flags(NULL, l, false, false));
+	g = grant_of(l, false);
+	p = plan_g(l, &g, 0, 0);
 	op = find(p, "overlay");
-	assert_true(op->user_view);
+	assert_int_equal(op->cred, RA_CRED_PRINCIPAL);
 	assert_true(op->needs & F(OVL_OVERRIDE_CREDS));
 	assert_non_null(op->why);
-	assert_ptr_equal(p->who, &u);
+	assert_ptr_equal(p->g->who, &u);
 	ra_plan_free(p);
 	/* in its user namespace, where the kernel records the namespace's root: that one is its own already */
-	p = plan(l, F(OVL_CREDS_NOADMIN), RA_PLAN_USER | RA_PLAN_USERNS);
-	assert_true(find(p, "overlay")->creds_in_userns);
-	assert_false(find(p, "overlay")->user_view);
+	gu = userns_grant(&u);
+	p = plan_g(l, &gu, F(OVL_CREDS_NOADMIN), 0);
+	assert_int_equal(find(p, "overlay")->cred, RA_CRED_USERNS_ROOT);
 	ra_plan_free(p);
 	/* where it cannot, the user's view again */
-	p = plan(l, 0, RA_PLAN_USER | RA_PLAN_USERNS);
-	assert_true(find(p, "overlay")->user_view);
+	p = plan_g(l, &gu, 0, 0);
+	assert_int_equal(find(p, "overlay")->cred, RA_CRED_PRINCIPAL);
 	ra_plan_free(p);
 	l->principal = NULL;
 	rootasm_layout_free(l);
 	/* the directory on top covers nothing the user cannot see */
 	l = parse(on_top);
 	l->principal = &u;
-	p = plan(l, 0, ra_plan_flags(NULL, l, false, false));
-	assert_false(find(p, "overlay")->user_view);
+	g = grant_of(l, false);
+	p = plan_g(l, &g, 0, 0);
+	assert_int_equal(find(p, "overlay")->cred, RA_CRED_MOUNTER);
 	ra_plan_free(p);
 	l->principal = NULL;
+	rootasm_layout_free(l);
+}
+
+/*
+ * The grant decides what the plan carries out: a layout's own credential
+ * (an administrator's, in or out of a user namespace), and its own idmaps
+ * refused for a user namespace before anything is asked of the kernel.
+ */
+static void test_grant(void **state)
+{
+	struct rootasm_layout *l = parse("version: 1\nlayers:\n  - image: base.sqfs\n  - dir: tools\n"
+					 "upper: { tmpfs: {} }\n"
+					 "overlay: { override_creds: { uid: 0, gid: 0, capabilities: [CAP_SYS_ADMIN] } }\n"
+					 "mounts:\n  - { bind: /srv/x, target: /x, idmap: { uids: [\"0:1000:1\"], "
+					 "gids: [\"0:1000:1\"] } }\n");
+	struct ra_delivery dl = { .userns_fd = 1000 };
+	struct rootasm_error e = { 0 };
+	struct ra_grant g = grant_of(l, false), gu = userns_grant(NULL);
+	struct ra_plan *p;
+
+	(void)state;
+	assert_int_equal(ra_grant_overlay_cred(&g, l, false), RA_CRED_LAYOUT);
+	assert_int_equal(ra_grant_overlay_cred(&g, l, true), RA_CRED_LAYOUT);
+	assert_int_equal(ra_grant_overlay_cred(&gu, l, false), RA_CRED_LAYOUT_USERNS);
+	p = plan_g(l, &gu, 0, 0);
+	assert_int_equal(find(p, "overlay")->cred, RA_CRED_LAYOUT_USERNS);
+	assert_true(find(p, "overlay")->needs & F(OVL_CREDS_NOADMIN));
+	ra_plan_free(p);
+	/* mounts[0]'s idmap cannot also go into a user namespace: refused by the grant, not at execution */
+	assert_int_equal(ra_grant(l, &dl, &g, &e), -EINVAL);
+	assert_int_equal(e.kind, ROOTASM_ERROR_USAGE);
+	assert_non_null(strstr(e.msg, "mounts[0] has an idmap of its own"));
 	rootasm_layout_free(l);
 }
 
@@ -223,6 +302,7 @@ int main(void)
 		cmocka_unit_test(test_user),
 		cmocka_unit_test(test_userns),
 		cmocka_unit_test(test_user_view),
+		cmocka_unit_test(test_grant),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
