@@ -14,7 +14,7 @@
 static const char help[] =
 	"Usage: rootasm check [OPTION...] LAYOUT\n"
 	"       rootasm check --live [OPTION...] DIR\n"
-	"       rootasm check --as USER[:USERNS] [OPTION...] LAYOUT\n"
+	"       rootasm check --as USER[:USERNS] [--layout-dir DIR]... [--source-dir DIR]... LAYOUT\n"
 	"Validate LAYOUT and print its plan: the operations `assemble` makes, in order,\n"
 	"with the layout line of each, its syscall route, idmaps, tmpfs options and the\n"
 	"override_creds credential. Every problem is reported, not only the first.\n"
@@ -29,6 +29,10 @@ static const char help[] =
 	"                 the layout read and its host objects opened with USER's rights,\n"
 	"                 what USER may not have refused or reduced; USERNS names a user\n"
 	"                 namespace file (/proc/PID/ns/user) the tree is for (needs root)\n"
+	"  --layout-dir DIR, --source-dir DIR\n"
+	"                 with --as: the limits of a rootasmd policy rule (its \"layouts\",\n"
+	"                 its \"sources\"): LAYOUT must lie in a layout directory, every\n"
+	"                 host object in a source directory (each option repeatable)\n"
 	"  --json[=pretty] the plan (or the mounts) as JSON; errors as JSON on stderr\n"
 	"  -q, --quiet    print no plan (nor mounts): validate only, the exit status says\n"
 	"  --debug        trace what is opened and probed\n"
@@ -80,10 +84,13 @@ static int principal_of(const char *arg, struct rootasm_principal **ret)
 int cmd_check(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		CLI_COMMON_LONGOPTS, CLI_FLAG("offline", 'o'), CLI_FLAG("live", 'l'), CLI_ARG("as", 'a'), { 0 },
+		CLI_COMMON_LONGOPTS, CLI_FLAG("offline", 'o'), CLI_FLAG("live", 'l'), CLI_ARG("as", 'a'),
+		CLI_ARG("layout-dir", 'L'), CLI_ARG("source-dir", 'S'), { 0 },
 	};
 	struct rootasm_principal *p = NULL;
-	const char *as = NULL;
+	const char *as = NULL, *ldirs[64], *sdirs[64];
+	size_t nl = 0, ns = 0;
+	bool lset = false, sset = false;
 	struct rootasm_layout *l;
 	bool live = false, offline = false;
 	const char *path;
@@ -97,6 +104,15 @@ int cmd_check(int argc, char **argv)
 			live = true;
 		else if (c == 'a')
 			as = optarg;
+		else if (c == 'L' || c == 'S') {
+			const char **v = c == 'L' ? ldirs : sdirs;
+			size_t *n = c == 'L' ? &nl : &ns;
+
+			if (*n == 64)
+				return cli_usage("at most 64 of --%s", c == 'L' ? "layout-dir" : "source-dir");
+			v[(*n)++] = optarg;
+			*(c == 'L' ? &lset : &sset) = true;
+		}
 	}
 	if (c == CLI_OPTS_EXIT)
 		return r;
@@ -122,10 +138,19 @@ int cmd_check(int argc, char **argv)
 	}
 	if (as && (live || offline))
 		return cli_usage("--as goes with neither --live nor --offline (the rights are judged on the host objects)");
+	if ((lset || sset) && !as)
+		return cli_usage("--layout-dir and --source-dir limit the principal of --as");
 	if (as) {
+		struct rootasm_error e = { 0 };
+
 		r = principal_of(as, &p);
 		if (r)
 			return r;
+		if ((lset && rootasm_principal_limit(p, ROOTASM_LIMIT_LAYOUTS, ldirs, nl, &e) < 0) ||
+		    (sset && rootasm_principal_limit(p, ROOTASM_LIMIT_SOURCES, sdirs, ns, &e) < 0)) {
+			rootasm_principal_free(p);
+			return cli_fail(&e);
+		}
 		cli.principal = p;
 	}
 	r = cli_load(path, CLI_LOAD_ALL_ERRORS | (offline ? ROOTASM_LOAD_OFFLINE : 0), &l);

@@ -15,7 +15,7 @@ _rootasm_common="--help --json --json=pretty --quiet --debug"
 _rootasm_options()
 {
 	case $1 in
-	check) echo "--offline --live --as $_rootasm_common" ;;
+	check) echo "--offline --live --as --layout-dir --source-dir $_rootasm_common" ;;
 	assemble) echo "--attach --send-fd --send-fd-fd --peer-uid --timeout --audit --via $_rootasm_common" ;;
 	exec) echo "--network --preserve-fds --env --hostname --tty --privileged --report --via $_rootasm_common" ;;
 	probe) echo "--refresh $_rootasm_common" ;;
@@ -129,7 +129,7 @@ _rootasm()
 	--attach) _rootasm_dirs "$cur"; return 0 ;;
 	--send-fd | --mntns | --via) _rootasm_files "$cur"; return 0 ;;
 	--network) COMPREPLY=($(compgen -W "host none" -- "$cur")); return 0 ;;
-	--store | --upper) _rootasm_dirs "$cur"; return 0 ;;
+	--store | --upper | --layout-dir | --source-dir) _rootasm_dirs "$cur"; return 0 ;;
 	--fs) COMPREPLY=($(compgen -W "erofs squashfs" -- "$cur")); return 0 ;;
 	--tls-verify) COMPREPLY=($(compgen -W "true false" -- "$cur")); return 0 ;;
 	--layout) _rootasm_layouts "$cur"; return 0 ;;

@@ -57,21 +57,7 @@ static int perr(struct rootasm_error *e, const char *path, int line, int col, co
 
 bool rd_path_clean(const char *p)
 {
-	if (!p || p[0] != '/' || strlen(p) >= 4096)
-		return false;
-	if (!strcmp(p, "/"))
-		return true;
-	for (const char *s = p; *s;) {
-		const char *c = ++s;	/* past '/' */
-		size_t len;
-
-		while (*s && *s != '/')
-			s++;
-		len = s - c;
-		if (len == 0 || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
-			return false;
-	}
-	return true;
+	return ra_path_clean(p);
 }
 
 bool rd_path_below(const char *path, const char *prefix)

@@ -5,11 +5,12 @@
  *
  *   recv      one SOCK_SEQPACKET message (proto.c: size cap, at most one fd)
  *   check     version, op, keys; the peer's rule (SO_PEERCRED/SO_PEERGROUPS at accept)
- *   assemble  layout by path: clean absolute path below one of the rule's "layouts",
- *             opened with RESOLVE_NO_SYMLINKS (so the path checked is the file read),
- *             loaded from that fd with its directory as the anchor;
+ *   assemble  layout by path: a clean absolute path, opened with the peer's rights
+ *             and RESOLVE_NO_SYMLINKS, loaded from that fd with its directory as the
+ *             anchor; its directory must lie below one of the rule's "layouts";
  *             inline: ROOTASM_LOAD_ABSOLUTE, and every host object it opened must lie
- *             below one of the rule's "sources" (checked on the open fds);
+ *             below one of the rule's "sources" (both limits of the peer's principal,
+ *             checked by the library's authorize stage on the fds it holds);
  *             userns: the fd must be a user namespace owned by the peer's uid;
  *             rootasm_assemble_with() on the daemon's context (its image cache);
  *             a tree for a peer other than root gets nosuid,nodev on every mount
@@ -74,7 +75,6 @@ static int deny(struct req *q, const char *op, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(q->e.msg, sizeof(q->e.msg), fmt, ap);
 	va_end(ap);
-	atomic_fetch_add(&q->c->d->n.refused, 1);
 	return -EPERM;
 }
 
@@ -174,26 +174,28 @@ static int read_as_peer(void *ud)
 	return 0;
 }
 
+/*
+ * Where a user's layout may come from and what it may name are limits of its
+ * principal (the rule's "layouts", or for an inline layout its "sources"),
+ * checked by the library's authorize stage on the fds it opened.
+ */
 static int load_path(struct req *q, const char *path, struct rootasm_layout **ret)
 {
 	struct rootasm_load_opts o = { .size = sizeof(o), .flags = ROOTASM_LOAD_DIR_FD, .name = path,
 				       .principal = q->p };
 	struct path_read pr = { .q = q, .path = path, .dfd = -EBADF };
-	bool ok = is_root(q);
 	int r;
 
 	if (!rd_path_clean(path))
 		return bad(q, EINVAL, "\"layout\" must be a clean absolute path (no '.', '..', '//'): %.256s", path);
-	for (size_t i = 0; q->rule && i < q->rule->nlayouts && !ok; i++)
-		ok = rd_path_below(path, q->rule->layouts[i]);
-	if (!ok)
-		return deny(q, "assemble", "uid %u may not assemble %.256s: it is in none of the policy's layout directories",
-			    (unsigned int)q->c->uid, path);
 	if (is_root(q)) {
 		o.flags = 0;
 		return rootasm_layout_load(q->c->d->ctx, path, &o, ret, &q->e);
 	}
-	r = rootasm_principal_run(q->p, read_as_peer, &pr);
+	r = rootasm_principal_limit(q->p, ROOTASM_LIMIT_LAYOUTS, (const char *const *)q->rule->layouts,
+				    q->rule->nlayouts, &q->e);
+	if (r == 0)
+		r = rootasm_principal_run(q->p, read_as_peer, &pr);
 	if (r < 0 && !q->e.err)
 		r = ra_err(&q->e, -r, -EBADF, "open layout", path, "as %s", rootasm_principal_describe(q->p));
 	if (r == 0) {
@@ -205,44 +207,21 @@ static int load_path(struct req *q, const char *path, struct rootasm_layout **re
 	return r;
 }
 
-struct src_check {
-	struct req *q;
-};
-
-static int check_source(const char *key, const char *display, int fd, void *ud)
-{
-	struct req *q = ((struct src_check *)ud)->q;
-	char target[4096];
-	ssize_t n = ra_fd_path(fd, target, sizeof(target));
-
-	if (n < 0)
-		return ra_err(&q->e, -n, -EBADF, "readlink", display, NULL);
-	for (size_t i = 0; target[0] == '/' && i < q->rule->nsources; i++)
-		if (rd_path_below(target, q->rule->sources[i]))
-			return 0;
-	return deny(q, "assemble", "%.64s %.256s is %.256s, in none of the policy's source directories", key, display,
-		    target);
-}
-
 static int load_inline(struct req *q, const char *text, size_t len, const char *name, struct rootasm_layout **ret)
 {
 	struct rootasm_load_opts o = { .size = sizeof(o), .flags = ROOTASM_LOAD_ABSOLUTE, .name = name ? name : "(inline)",
 				       .principal = q->p };
-	struct src_check sc = { q };
 	int r;
 
 	if (!is_root(q) && !q->rule->inline_ok)
 		return deny(q, "assemble", "uid %u may not send layouts inline", (unsigned int)q->c->uid);
-	r = rootasm_layout_load_mem(q->c->d->ctx, text, len, &o, ret, &q->e);
-	if (r < 0 || is_root(q))
-		return r;
-	r = rootasm_layout_sources(*ret, check_source, &sc);
-	if (r) {
-		rootasm_layout_free(*ret);
-		*ret = NULL;
-		return r < 0 ? r : -EPERM;
+	if (!is_root(q)) {
+		r = rootasm_principal_limit(q->p, ROOTASM_LIMIT_SOURCES, (const char *const *)q->rule->sources,
+					    q->rule->nsources, &q->e);
+		if (r < 0)
+			return r;
 	}
-	return 0;
+	return rootasm_layout_load_mem(q->c->d->ctx, text, len, &o, ret, &q->e);
 }
 
 #ifndef NS_GET_OWNER_UID
@@ -486,7 +465,10 @@ static int handle(struct rd_client *c, json_t *msg, int fd)
 	if (r < 0) {
 		char line[1024];
 
-		if (op && !strcmp(op, "assemble") && q.e.kind != ROOTASM_ERROR_PERMISSION && q.e.err != EPROTO)
+		/* refused: here, or by the library's authorize stage (a limit of the principal, a right it lacks) */
+		if (q.e.kind == ROOTASM_ERROR_PERMISSION)
+			atomic_fetch_add(&d->n.refused, 1);
+		else if (op && !strcmp(op, "assemble") && q.e.err != EPROTO)
 			atomic_fetch_add(&d->n.failed, 1);
 		rd_log(q.e.kind == ROOTASM_ERROR_PERMISSION ? LOG_NOTICE : LOG_WARNING, "uid %u pid %d: %s %s: %s",
 		       (unsigned int)c->uid, (int)c->pid, op ? op : "?", q.what,

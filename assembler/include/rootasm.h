@@ -177,16 +177,20 @@ void rootasm_ctx_set_log(struct rootasm_ctx *ctx, void (*fn)(void *userdata, con
  * its own. What a principal is given (the authorize stage; `rootasm check
  * --as` prints it):
  *
- *   administrator  everything the layout says; image files (and the directory
- *                  holding each) must be root-owned and not writable by group
- *                  or others (a root-owned sticky directory holds them safely),
- *                  unless the layout marks the image `trusted: true`
+ *   administrator  everything the layout says; image files (and every
+ *                  directory above each) must be root-owned and not writable by
+ *                  group or others (a root-owned sticky directory holds them
+ *                  safely), unless the layout marks the image `trusted: true`
  *   user           host objects opened with its own credentials (it reaches
  *                  only what it could reach itself); a rw bind only of what it
  *                  could write, else read-only (said in the plan); no idmaps of
  *                  the layout's own; no upper directory on the host (copies-up
  *                  there would be made with the assembler's rights); every mount
- *                  of the tree nosuid,nodev
+ *                  of the tree nosuid,nodev, and the tree locked
+ *
+ * No principal is no administrator: NULL is the calling process, judged
+ * (rootasm_principal_self()). Whatever a tree is given, the authorize stage
+ * decides it once, as a grant the plan carries out (`rootasm check` prints it).
  *   user namespace (a user with userns_fd) image layers, image and tmpfs volumes
  *                  are idmapped into it (its root owns what the image's root
  *                  owns); host directories (dir layers, binds) are not: there its
@@ -212,14 +216,35 @@ int rootasm_principal_user(uid_t uid, gid_t gid, const gid_t *groups, size_t ngr
  */
 int rootasm_principal_of_pidfd(int pidfd, uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
 			       struct rootasm_principal **ret, struct rootasm_error *e);
+/*
+ * What a front end limits @p to (since 0.5), checked by the authorize stage
+ * on the fds the open stage holds and printed with the grant by rootasm
+ * check: ROOTASM_LIMIT_LAYOUTS, the directory of the layout file (a file:
+ * rootasm_layout_load(), or _load_mem() with ROOTASM_LOAD_DIR_FD) must be one
+ * of @dirs or lie below one; ROOTASM_LIMIT_SOURCES, every host object the
+ * layout opens, nested layouts' too. @dirs: clean absolute paths; n == 0
+ * allows none. A second call for the same limit replaces it.
+ */
+#define ROOTASM_LIMIT_LAYOUTS	1u
+#define ROOTASM_LIMIT_SOURCES	2u
+int rootasm_principal_limit(struct rootasm_principal *p, unsigned int what, const char *const *dirs, size_t n,
+			    struct rootasm_error *e);
+/*
+ * The calling process, judged as rootasm_principal_of_pidfd() judges a peer
+ * (since 0.5): an administrator, or a user with its effective uid, gid and
+ * groups (uid 0 without CAP_SYS_ADMIN, root in a user namespace of its own).
+ * What a NULL principal means everywhere. Caller owns *ret.
+ */
+int rootasm_principal_self(struct rootasm_principal **ret, struct rootasm_error *e);
 int rootasm_principal_is_admin(const struct rootasm_principal *p);
 /* "administrator", "uid 1000 gid 1000 groups 100", "... in user namespace 4026532345" */
 const char *rootasm_principal_describe(const struct rootasm_principal *p);
 void rootasm_principal_free(struct rootasm_principal *p);
 /*
  * Run @fn(@userdata) with @p's file-system credentials (a thread with its
- * fsuid, fsgid and groups, and no effective capability; an administrator's
- * runs in the calling thread) and return what it returns.
+ * fsuid, fsgid and groups, and no effective capability; an administrator's,
+ * or the caller's own with @p NULL, runs in the calling thread) and return
+ * what it returns.
  */
 int rootasm_principal_run(const struct rootasm_principal *p, int (*fn)(void *userdata), void *userdata);
 
@@ -240,7 +265,8 @@ struct rootasm_load_opts {
 	const char *name;			/* rootasm_layout_load_mem(): the name in diagnostics */
 	int dir_fd;				/* with ROOTASM_LOAD_DIR_FD: anchor of relative paths */
 	/*
-	 * Who the tree is for (NULL: an administrator). A principal that is not
+	 * Who the tree is for (NULL: the calling process, judged:
+	 * rootasm_principal_self()). A principal that is not
 	 * one has the layout read and every host object opened with its own
 	 * file-system credentials (a thread of its uid, gid and groups, with no
 	 * capability), so it reaches nothing it could not reach on the host; then

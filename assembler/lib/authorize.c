@@ -6,9 +6,9 @@
  * decision as a step (plan.c) and `rootasm check --as` prints them.
  *
  *   administrator   image files: root-owned, not writable by group or others,
- *                   in a directory that is root-owned and not writable by
- *                   group or others unless sticky (sshd's StrictModes); else
- *                   refused, unless the layout marks the image `trusted: true`
+ *                   and so is every directory above them, unless sticky
+ *                   (sshd's StrictModes: ra_admin_trusted()); else refused,
+ *                   unless the layout marks the image `trusted: true`
  *   user            (runs with the user's file-system credentials, as the open
  *                   stage did, so each answer is the kernel's)
  *                   - layers' and volumes' own idmaps: refused (an idmap gives
@@ -30,6 +30,10 @@
  *                     overlay layer, shows what the mount hides; a tree in the
  *                     user's own mount namespace could unmount it);
  *                   - the tree: nosuid,nodev on every mount, locked
+ *
+ * Before all: what the principal's front end limits it to (a rootasmd
+ * policy's layout and source directories: rootasm_principal_limit()), on
+ * the fds the open stage holds.
  *
  * Then, for the tree as it is handed over (ra_grant()): its tree-wide
  * attributes and lock (a user's tree, or one whose receiver may not be an
@@ -95,27 +99,24 @@ static bool may(int fd, int mode)
 	return syscall(SYS_faccessat2, fd, "", mode, AT_EMPTY_PATH | AT_EACCESS) == 0;
 }
 
-static bool others_write(mode_t m)
-{
-	return m & (S_IWGRP | S_IWOTH);
-}
-
-/* An administrator's image: root's file in root's directory, or one the layout vouches for. */
+/*
+ * An administrator's image: root's file, every directory above it root's and
+ * writable by nobody else (sticky ones excepted): the one trust rule
+ * (ra_admin_trusted()), walked up from the directory the fd is in; or one
+ * the layout vouches for.
+ */
 static void trust_image(struct astate *a, const struct rootasm_layout *l, const struct ra_src *s)
 {
 	/* in a user namespace that hides host owners the kernel mounts no image for us anyway */
 	if (s->trusted || s->fd < 0 || !a->host_ids || !S_ISREG(s->mode))	/* an image is a file */
 		return;
-	if (s->uid != 0 || others_write(s->mode))
-		deny(a, l, s, s->loc, s->key, "the image file is %s%s (mode %04o, owner uid %u): another user could "
-		     "change what an administrator mounts; fix its owner and mode, or mark it `trusted: true`",
-		     s->uid != 0 ? "not owned by root" : "", s->uid == 0 ? "writable by group or others" : "",
-		     (unsigned int)(s->mode & 07777), (unsigned int)s->uid);
-	else if (s->has_parent && (s->parent_uid != 0 || (others_write(s->parent_mode) && !(s->parent_mode & S_ISVTX))))
-		deny(a, l, s, s->loc, s->key, "the directory holding the image is %s (mode %04o, owner uid %u): another "
-		     "user could replace the file; fix the directory, or mark the image `trusted: true`",
-		     s->parent_uid != 0 ? "not owned by root" : "writable by group or others without the sticky bit",
-		     (unsigned int)(s->parent_mode & 07777), (unsigned int)s->parent_uid);
+	/* the open stage's verdict, on the fd and the directory it found it in (open.c) */
+	if (s->admin_trust < 0)
+		deny(a, l, s, s->loc, s->key, "the image file %s: another user could change what an administrator "
+		     "mounts; fix its owner and mode (and its directories'), or mark it `trusted: true`",
+		     s->admin_why ? s->admin_why : strerror(-s->admin_trust));
+	else if (s->admin_trust > 0)
+		deny(a, l, s, s->loc, s->key, "the image file was not judged when it was opened");
 }
 
 /* A user's source with a mount at or below it: what the mount hides is not the user's to see. */
@@ -219,10 +220,59 @@ static int walk(struct astate *a, struct rootasm_layout *l)
 	return 0;
 }
 
+static bool in_dirs(const char *path, char *const *dirs, size_t n)
+{
+	for (size_t i = 0; path && path[0] == '/' && i < n; i++)
+		if (ra_path_below(path, dirs[i]))
+			return true;
+	return false;
+}
+
+/* ROOTASM_LIMIT_SOURCES: each host object, by its fd, in one of the principal's source directories. */
+static int source_limit(struct rootasm_layout *l, struct ra_src *s, struct ra_mount *m, void *ud)
+{
+	struct astate *a = ud;
+	char where[RA_PATH_MAX];
+	ssize_t n;
+
+	if (!s->path || s->fd < 0)
+		return 0;
+	n = ra_fd_path(s->fd, where, sizeof(where));
+	if (n < 0)
+		deny(a, l, s, s->loc, s->key, "cannot tell where it is (%s)", strerror((int)-n));
+	else if (!in_dirs(where, a->p->source_dirs, a->p->nsource_dirs))
+		deny(a, l, s, s->loc, s->key, "it is %s, in none of the source directories allowed to %s", where,
+		     rootasm_principal_describe(a->p));
+	return 0;
+}
+
+/* What the principal's front end limits it to (rootasm_principal_limit()), on what the open stage holds. */
+static int limits(struct astate *a, struct rootasm_layout *l)
+{
+	const struct rootasm_principal *p = a->p;
+
+	if (!p)
+		return 0;
+	if (p->limit_layouts && !in_dirs(l->anchor, p->layout_dirs, p->nlayout_dirs)) {
+		if (l->anchor)
+			deny(a, l, NULL, (struct ra_loc){ 0, 0 }, "layout", "the layout file lies in %s, in none of the "
+			     "layout directories allowed to %s", l->anchor, rootasm_principal_describe(p));
+		else
+			deny(a, l, NULL, (struct ra_loc){ 0, 0 }, "layout", "%s may load only layout files in the layout "
+			     "directories allowed to it, not a layout from memory", rootasm_principal_describe(p));
+	}
+	if (p->limit_sources)
+		return ra_layout_walk(l, RA_WALK_NESTED, source_limit, a);
+	return 0;
+}
+
 int ra_authorize(struct rootasm_layout *l, struct ra_diag *d, struct rootasm_error *e)
 {
 	struct astate a = { .p = l->principal, .d = d, .e = e, .host_ids = ra_host_ids() };
-	int r = walk(&a, l);
+	int r = limits(&a, l);
+
+	if (r == 0)
+		r = walk(&a, l);
 
 	if (r < 0)
 		return r;

@@ -39,14 +39,19 @@
 /* Whether this process sees host ids (the initial user namespace, or one mapping all of them). */
 bool ra_host_ids(void)
 {
+	/* read(2) into the stack, not stdio: a failed allocation must not make this answer "no" */
+	char buf[128];
 	unsigned long a = 1, b = 1, c = 0;
-	FILE *f = fopen("/proc/self/uid_map", "re");
+	int fd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 
-	if (f) {
-		if (fscanf(f, "%lu %lu %lu", &a, &b, &c) != 3)
-			c = 0;
-		fclose(f);
-	}
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	if (sscanf(buf, "%lu %lu %lu", &a, &b, &c) != 3)
+		return false;
 	return a == 0 && b == 0 && c == 4294967295UL;
 }
 
@@ -246,16 +251,22 @@ int ra_chase_with(struct ra_chase_memo *m, int dirfd, const char *path, unsigned
 	int cur, parent, r;
 
 	c->fd = -EBADF;
+	c->parent_fd = -EBADF;
 	c->has_parent = false;
 	c->why[0] = '\0';
 	if (!*path)
 		return -ENOENT;
-	if (m && lit && m->dir && m->flags == flags && m->len == dlen && !strncmp(path, m->dir, dlen)) {
+	if (m && lit && m->dir && (m->flags & RA_CHASE_NO_OWNERS) == (flags & RA_CHASE_NO_OWNERS) && m->len == dlen &&
+	    !strncmp(path, m->dir, dlen)) {
 		/* the path lies directly in the memo's directory: one step from it, the last (never followed) */
 		struct stat nst;
 		int next;
 
 		r = step(m->fd, &m->st, slash + 1, !(flags & RA_CHASE_NO_OWNERS), c, &next, &nst);
+		if (r == 0 && (flags & RA_CHASE_PARENT) && (c->parent_fd = fcntl(m->fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+			r = -errno;
+			close(next);
+		}
 		if (r == 0)
 			found(c, next, &nst, &m->st);
 		return r;
@@ -276,6 +287,10 @@ int ra_chase_with(struct ra_chase_memo *m, int dirfd, const char *path, unsigned
 		return -ENOMEM;
 	}
 	r = walk(cur, cst, buf, flags, c, &links, &parent);
+	if (r == 0 && (flags & RA_CHASE_PARENT) && parent >= 0 && (c->parent_fd = fcntl(parent, F_DUPFD_CLOEXEC, 3)) < 0) {
+		r = -errno;
+		close_fdp(&c->fd);
+	}
 	/* keep the directory of a path walked literally (the memo takes its fd) */
 	if (r == 0 && m && lit && !links && parent >= 0) {
 		char *d = strndup(path, dlen);

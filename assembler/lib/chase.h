@@ -12,10 +12,12 @@ struct ra_chase {
 	struct stat st;		/* its stat, taken on that fd */
 	bool has_parent;	/* parent_st is the directory holding it (false: the path named a directory itself) */
 	struct stat parent_st;
+	int parent_fd;		/* with RA_CHASE_PARENT: the directory holding it (owned; -EBADF without one) */
 	char why[320];		/* with -EXDEV: the transition that was refused */
 };
 
 #define RA_CHASE_NO_OWNERS	0x1u	/* only the symlink-count and procfs rules */
+#define RA_CHASE_PARENT		0x2u	/* keep the directory holding the object in c->parent_fd */
 
 /*
  * Resolve @path from @dirfd (absolute: from "/"). 0 with c->fd set, which the

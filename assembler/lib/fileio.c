@@ -291,3 +291,22 @@ int ra_admin_trusted_path(int fd, int at, const char *path, uint64_t resolve, ch
 	}
 	return ra_admin_trusted(fd, dfd, why, size);
 }
+
+bool ra_path_clean(const char *p)
+{
+	if (!p || p[0] != '/' || strlen(p) >= 4096)
+		return false;
+	if (!strcmp(p, "/"))
+		return true;
+	for (const char *s = p; *s;) {
+		const char *c = ++s;	/* past '/' */
+		size_t len;
+
+		while (*s && *s != '/')
+			s++;
+		len = s - c;
+		if (len == 0 || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+	}
+	return true;
+}

@@ -52,9 +52,13 @@ struct ra_src {
 	int fd;					/* open stage; -EBADF before and when offline */
 	mode_t mode;				/* st_mode of what was opened */
 	uid_t uid;				/* its owner */
-	bool has_parent;			/* the directory holding it was seen (parent_*) */
-	uid_t parent_uid;
-	mode_t parent_mode;
+	/*
+	 * A file (an image): the one trust rule's verdict (ra_admin_trusted()),
+	 * taken at open on the fd and the directory it was found in: 0, root's
+	 * throughout; -errno with admin_why saying why not. 1: not asked.
+	 */
+	int admin_trust;
+	char *admin_why;
 	bool trusted;				/* image: `trusted: true`, the layout vouches for the file */
 	/* the authorize stage (authorize.c): what the principal is given of it */
 	bool auth_ro;				/* bind: made read-only (auth_why says why) */
@@ -193,7 +197,9 @@ struct rootasm_layout {
 	struct ra_attrs attributes;		/* on the root mount */
 	struct ra_exec exec;
 	bool opened;				/* the open stage ran: every ra_src has its fd */
-	/* the top layout: who it was loaded for (authorize.c); NULL: an administrator */
+	/* the top layout, opened: where its file was read (its directory fd's path); NULL: from memory */
+	char *anchor;
+	/* the top layout: who it was loaded for (never NULL after a load: open.c); what it is given: authorize.c */
 	struct rootasm_principal *principal;
 	bool authorized;			/* the authorize stage ran */
 };

@@ -39,6 +39,7 @@ static void src_free(struct ra_src *s)
 	free(s->display);
 	free(s->key);
 	free(s->auth_why);
+	free(s->admin_why);
 }
 
 static void idmap_free(struct ra_idmap *m)
@@ -87,6 +88,7 @@ void rootasm_layout_free(struct rootasm_layout *l)
 	free(l->exec.user);
 	free(l->file);
 	free(l->dir);
+	free(l->anchor);
 	rootasm_principal_free(l->principal);
 	free(l);
 }

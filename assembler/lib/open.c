@@ -128,8 +128,11 @@ static int open_src(struct ostate *st, const struct rootasm_layout *l, int dirfd
 		if (fstat(fd, &sb) < 0)
 			return src_err(st, l, s, errno, "fstat: %s", strerror(errno));
 	} else {
+		/* what may be an image: the directory it is found in, for the trust rule below */
+		bool file = s->kind == RA_SRC_IMAGE || s->kind == RA_SRC_LOWER;
 		struct ra_chase c;
-		int r = ra_chase_with(&st->memo, dirfd, s->path, st->chase, &c);
+		int r = ra_chase_with(&st->memo, dirfd, s->path, st->chase | (file ? RA_CHASE_PARENT : 0), &c);
+		_cleanup_close_ int parent = -EBADF;
 
 		if (r == -ENOMEM)
 			return ra_oom(st->e, "open");
@@ -138,11 +141,21 @@ static int open_src(struct ostate *st, const struct rootasm_layout *l, int dirfd
 		if (r < 0)
 			return src_err(st, l, s, -r, NULL);
 		fd = c.fd;
+		parent = c.parent_fd;
 		sb = c.st;	/* taken on that fd */
-		if (c.has_parent) {
-			s->has_parent = true;
-			s->parent_uid = c.parent_st.st_uid;
-			s->parent_mode = c.parent_st.st_mode;
+		/*
+		 * A file an administrator's layout mounts as an image must be root's,
+		 * and every directory above it (ra_admin_trusted()): judged here on the
+		 * fd and the directory it was found in, not on a name looked up again
+		 * (authorize.c gives the verdict to the principal it concerns).
+		 */
+		s->admin_trust = 1;
+		if (file && S_ISREG(sb.st_mode)) {
+			char why[512];
+
+			s->admin_trust = ra_admin_trusted(fd, parent, why, sizeof(why));
+			if (s->admin_trust < 0 && !(s->admin_why = strdup(why)))
+				return ra_oom(st->e, "open");
 		}
 	}
 	s->mode = sb.st_mode;
@@ -371,6 +384,13 @@ int ra_layout_open(struct rootasm_ctx *ctx, struct rootasm_layout *l, int dirfd,
 		st.stack[0].ino = top->st_ino;
 		st.depth = 1;
 	}
+	/* a file's directory, as its fd says: what a principal's layout limit is checked on (authorize.c) */
+	if (dirfd >= 0) {
+		char t[RA_PATH_MAX];
+
+		if (ra_fd_path(dirfd, t, sizeof(t)) > 0 && t[0] == '/' && !(l->anchor = strdup(t)))
+			return ra_oom(e, "open layout");
+	}
 	r = open_layout(&st, l, dirfd);
 	ra_chase_memo_done(&st.memo);
 	/* an assembly-wide limit is a problem of the layout: EINVAL, as every other */
@@ -420,8 +440,8 @@ static int opts_check(const struct rootasm_load_opts *o, bool mem, const char *n
 #define OPT(o, field, def) RA_OPT(o, struct rootasm_load_opts, field, def)
 
 static int load(struct rootasm_ctx *ctx, const char *buf, size_t len, const char *name, const char *ddir,
-		int dirfd, struct stat *top, const struct rootasm_load_opts *o, struct rootasm_layout **ret,
-		struct rootasm_error *e)
+		int dirfd, struct stat *top, const struct rootasm_load_opts *o, const struct rootasm_principal *p,
+		struct rootasm_layout **ret, struct rootasm_error *e)
 {
 	struct ra_diag d = { .fn = OPT(o, diag, NULL), .userdata = OPT(o, userdata, NULL) };
 	struct rootasm_layout *l = NULL;
@@ -430,17 +450,20 @@ static int load(struct rootasm_ctx *ctx, const char *buf, size_t len, const char
 	/* reporting every problem: the open stage looks at what parsed, even after errors */
 	d.keep_partial = d.fn != NULL;
 	r = ra_layout_parse(buf, len, name, ddir, &d, &l, e);
+	/* who it is for (load_as(): never nobody), and what they are given of it (authorize.c) */
+	if (l && !l->principal) {
+		int rp = ra_principal_dup(p, &l->principal);
+
+		if (rp < 0) {
+			rootasm_layout_free(l);
+			return rp == -ENOMEM ? ra_oom(e, "load layout") : ra_err(e, -rp, -EBADF, "load layout", name,
+										  "keep the principal");
+		}
+	}
 	if ((r == 0 || (r == -EINVAL && l)) && !(OPT(o, flags, 0u) & ROOTASM_LOAD_OFFLINE)) {
 		int ro = ra_layout_open(ctx, l, dirfd, top, OPT(o, flags, 0u) & ROOTASM_LOAD_ABSOLUTE, &d, e);
 
 		r = r < 0 ? r : ro;
-		/* who it is for, and what they are given of it (authorize.c) */
-		if (r == 0 && OPT(o, principal, NULL)) {
-			r = ra_principal_dup(OPT(o, principal, NULL), &l->principal);
-			if (r < 0)
-				r = r == -ENOMEM ? ra_oom(e, "load layout") : ra_err(e, -r, -EBADF, "load layout", name,
-										 "keep the principal");
-		}
 		if (r == 0)
 			r = ra_authorize(l, &d, e);
 	}
@@ -453,7 +476,7 @@ static int load(struct rootasm_ctx *ctx, const char *buf, size_t len, const char
 }
 
 static int load_path(struct rootasm_ctx *ctx, const char *path, const struct rootasm_load_opts *o,
-		     struct rootasm_layout **ret, struct rootasm_error *e)
+		     const struct rootasm_principal *p, struct rootasm_layout **ret, struct rootasm_error *e)
 {
 	struct open_how dhow = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
 	struct open_how fhow = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
@@ -498,7 +521,7 @@ static int load_path(struct rootasm_ctx *ctx, const char *path, const struct roo
 				   RA_LAYOUT_MAX_BYTES);
 	if (r < 0)
 		return ra_err(e, r, -EBADF, "read layout", path, NULL);
-	r = load(ctx, buf, len, path, ddir, dirfd, &sb, o, ret, e);
+	r = load(ctx, buf, len, path, ddir, dirfd, &sb, o, p, ret, e);
 	if (r == 0)
 		RA_TRACE(ra_ctx(ctx), "loaded %s (%zu bytes)", path, len);
 	return r;
@@ -509,7 +532,7 @@ fail:
 }
 
 static int load_mem(struct rootasm_ctx *ctx, const void *buf, size_t len, const struct rootasm_load_opts *o,
-		    struct rootasm_layout **ret, struct rootasm_error *e)
+		    const struct rootasm_principal *p, struct rootasm_layout **ret, struct rootasm_error *e)
 {
 	_cleanup_free_ char *ddir = NULL;
 	const char *name;
@@ -531,7 +554,7 @@ static int load_mem(struct rootasm_ctx *ctx, const void *buf, size_t len, const 
 	}
 	if (!ddir)
 		return ra_oom(e, "load layout");
-	return load(ctx, buf ? buf : "", len, name ? name : "(memory)", ddir, dirfd, NULL, o, ret, e);
+	return load(ctx, buf ? buf : "", len, name ? name : "(memory)", ddir, dirfd, NULL, o, p, ret, e);
 }
 
 /* A load for a principal that is not an administrator runs with its credentials (principal.c). */
@@ -543,6 +566,7 @@ struct load_as {
 	const struct rootasm_load_opts *o;
 	struct rootasm_layout **ret;
 	struct rootasm_error *e;
+	const struct rootasm_principal *p;	/* the options' principal, or the caller judged */
 	bool ran;
 };
 
@@ -551,22 +575,32 @@ static int load_as_fn(void *ud)
 	struct load_as *a = ud;
 
 	a->ran = true;
-	return a->path ? load_path(a->ctx, a->path, a->o, a->ret, a->e) :
-			 load_mem(a->ctx, a->buf, a->len, a->o, a->ret, a->e);
+	return a->path ? load_path(a->ctx, a->path, a->o, a->p, a->ret, a->e) :
+			 load_mem(a->ctx, a->buf, a->len, a->o, a->p, a->ret, a->e);
 }
 
 static int load_as(struct load_as *a)
 {
-	const struct rootasm_principal *p = OPT(a->o, principal, NULL);
+	struct rootasm_principal *self = NULL;
 	int r;
 
-	if (ra_principal_admin(p) || (OPT(a->o, flags, 0u) & ROOTASM_LOAD_OFFLINE))
-		return load_as_fn(a);
-	r = rootasm_principal_run(p, load_as_fn, a);
+	/* no principal named: the calling process, judged as rootasmd judges a client */
+	a->p = OPT(a->o, principal, NULL);
+	if (!a->p) {
+		r = rootasm_principal_self(&self, a->e);
+		if (r < 0)
+			return r;
+		a->p = self;
+	}
+	if (ra_principal_admin(a->p) || (OPT(a->o, flags, 0u) & ROOTASM_LOAD_OFFLINE))
+		r = load_as_fn(a);
+	else
+		r = rootasm_principal_run(a->p, load_as_fn, a);
 	if (r < 0 && !a->ran)
-		return ra_err_kind(a->e, r == -EPERM ? ROOTASM_ERROR_PERMISSION : ROOTASM_ERROR_RUNTIME, -r,
-				   "load layout", a->path, "cannot take on the file-system credentials of %s%s",
-				   rootasm_principal_describe(p), r == -EPERM ? " (needs CAP_SETUID and CAP_SETGID)" : "");
+		r = ra_err_kind(a->e, r == -EPERM ? ROOTASM_ERROR_PERMISSION : ROOTASM_ERROR_RUNTIME, -r,
+				"load layout", a->path, "cannot take on the file-system credentials of %s%s",
+				rootasm_principal_describe(a->p), r == -EPERM ? " (needs CAP_SETUID and CAP_SETGID)" : "");
+	rootasm_principal_free(self);
 	return r;
 }
 

@@ -123,6 +123,17 @@ static void credential(struct pr *pr, enum ra_cred c, bool upper)
 		em_txt(pr, " (a read-only overlay of the layers, under one with the upper)");
 }
 
+/* A limit on the principal (rootasm_principal_limit()): its directories, or null without one. */
+static void dirs(struct pr *pr, const char *k, const char *t, bool set, char *const *v, size_t n)
+{
+	if (!set)
+		return em_put(pr, k, NULL, NULL);
+	em_list(pr, k, t, ",", "(none)");
+	for (size_t i = 0; i < n; i++)
+		em_put(pr, NULL, "%s", v[i]);
+	em_end(pr);
+}
+
 /* The grant (authorize.c): what the principal is given for the whole tree; per object, on its step. */
 static void grant(struct pr *pr, const struct ra_grant *g)
 {
@@ -144,6 +155,10 @@ static void grant(struct pr *pr, const struct ra_grant *g)
 	} else {
 		em_put(pr, "userns", NULL, NULL);
 	}
+	dirs(pr, "layouts", "; layout files only from ", g->who && g->who->limit_layouts, g->who ? g->who->layout_dirs : NULL,
+	     g->who ? g->who->nlayout_dirs : 0);
+	dirs(pr, "sources", "; host objects only from ", g->who && g->who->limit_sources, g->who ? g->who->source_dirs : NULL,
+	     g->who ? g->who->nsource_dirs : 0);
 	em_txt(pr, "\n");
 	em_end(pr);
 }

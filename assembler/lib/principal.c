@@ -123,12 +123,14 @@ int rootasm_principal_user(uid_t uid, gid_t gid, const gid_t *groups, size_t ngr
 	return 0;
 }
 
+static int dup_dirs(char *const *v, size_t n, char ***ret);
+
 int ra_principal_dup(const struct rootasm_principal *p, struct rootasm_principal **ret)
 {
 	struct rootasm_principal *c;
 
-	if (!p || p->admin)
-		return rootasm_principal_admin(ret, NULL);
+	if (!p)
+		return rootasm_principal_self(ret, NULL);
 	/* a copy of one made (and checked) already: no check again */
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -136,8 +138,14 @@ int ra_principal_dup(const struct rootasm_principal *p, struct rootasm_principal
 	*c = *p;
 	c->groups = NULL;
 	c->userns_fd = -EBADF;
+	c->layout_dirs = c->source_dirs = NULL;
+	if (dup_dirs(p->layout_dirs, p->nlayout_dirs, &c->layout_dirs) < 0 ||
+	    dup_dirs(p->source_dirs, p->nsource_dirs, &c->source_dirs) < 0) {
+		rootasm_principal_free(c);
+		return -ENOMEM;
+	}
 	if (p->ngroups && !(c->groups = malloc(p->ngroups * sizeof(*p->groups)))) {
-		free(c);
+		rootasm_principal_free(c);
 		return -ENOMEM;
 	}
 	if (p->ngroups)
@@ -159,47 +167,60 @@ static bool same_file(const char *a, const char *b)
 	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-/* The process behind @pidfd is an administrator (see rootasm.h). */
-static bool judge_admin(int pidfd)
+/* The first line of @path starting with @key, its rest in @val (read(2) into the stack: no allocation). */
+static int proc_field(const char *path, const char *key, char *val, size_t size)
 {
-	char p[64], line[256], a[64], b[64];
+	char buf[4096];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	const char *l;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	for (l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, key, strlen(key))) {
+			size_t len = strcspn(l + strlen(key), "\n");
+
+			snprintf(val, size, "%.*s", (int)len, l + strlen(key));
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/*
+ * The process behind @pidfd is an administrator (see rootasm.h): 1, or 0.
+ * Reads /proc with read(2) into the stack: a failed allocation cannot turn
+ * an administrator into a user (nor the reverse).
+ */
+static int judge_admin(int pidfd)
+{
+	char p[64], v[64], a[64], b[64];
 	unsigned long long caps = 0;
-	bool have_caps = false;
-	FILE *f;
 	int pid = -1;
 
 	snprintf(p, sizeof(p), "/proc/self/fdinfo/%d", pidfd);
-	f = fopen(p, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Pid: %d", &pid) == 1)
-			break;
-	fclose(f);
-	if (pid <= 0)
-		return false;
+	if (proc_field(p, "Pid:", v, sizeof(v)) < 0 || sscanf(v, "%d", &pid) != 1 || pid <= 0)
+		return 0;
 	snprintf(p, sizeof(p), "/proc/%d/status", pid);
-	f = fopen(p, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &caps) == 1) {
-			have_caps = true;
-			break;
-		}
-	fclose(f);
-	if (!have_caps || !(caps & (1ULL << 21 /* CAP_SYS_ADMIN */)))
-		return false;
+	if (proc_field(p, "CapEff:", v, sizeof(v)) < 0 || sscanf(v, "%llx", &caps) != 1)
+		return 0;
+	if (!(caps & (1ULL << 21 /* CAP_SYS_ADMIN */)))
+		return 0;
 	/* the initial user namespace: ours, and ours maps every id */
 	snprintf(a, sizeof(a), "/proc/%d/ns/user", pid);
 	if (!ra_host_ids() || !same_file(a, "/proc/self/ns/user"))
-		return false;
+		return 0;
 	snprintf(a, sizeof(a), "/proc/%d/ns/mnt", pid);
 	if (!same_file(a, "/proc/self/ns/mnt"))
-		return false;
+		return 0;
 	snprintf(b, sizeof(b), "/proc/%d/root", pid);
 	if (!same_file(b, "/"))
-		return false;
+		return 0;
 	/* still the process the pidfd names: the pid was not reused while we read */
 	return sys_pidfd_send_signal(pidfd, 0) == 0;
 }
@@ -212,6 +233,24 @@ int rootasm_principal_of_pidfd(int pidfd, uid_t uid, gid_t gid, const gid_t *gro
 	return rootasm_principal_user(uid, gid, groups, ngroups, -EBADF, ret, e);
 }
 
+int rootasm_principal_self(struct rootasm_principal **ret, struct rootasm_error *e)
+{
+	_cleanup_close_ int pidfd = sys_pidfd_open(getpid(), 0);
+	_cleanup_free_ gid_t *groups = NULL;
+	int n, r;
+
+	/* the judgment rootasmd makes of a client (judge_admin()): capabilities, user namespace, mounts, root */
+	if (pidfd >= 0 && judge_admin(pidfd))
+		return rootasm_principal_admin(ret, e);
+	n = getgroups(0, NULL);
+	if (n < 0 || !(groups = calloc((size_t)n + 1, sizeof(*groups))) || (n = getgroups(n, groups)) < 0)
+		return n < 0 ? ra_err(e, errno, -EBADF, "getgroups", NULL, NULL) : ra_oom(e, "principal");
+	r = rootasm_principal_user(geteuid(), getegid(), groups, (size_t)n, -EBADF, ret, e);
+	if (r == 0)
+		(*ret)->self = true;
+	return r;
+}
+
 int rootasm_principal_is_admin(const struct rootasm_principal *p)
 {
 	return ra_principal_admin(p);
@@ -222,10 +261,68 @@ const char *rootasm_principal_describe(const struct rootasm_principal *p)
 	return p ? p->desc : "administrator";
 }
 
+static void free_dirs(char **v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static int dup_dirs(char *const *v, size_t n, char ***ret)
+{
+	char **c;
+
+	*ret = NULL;
+	if (!v)
+		return 0;
+	c = calloc(n + 1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (!(c[i] = strdup(v[i]))) {
+			free_dirs(c, i);
+			return -ENOMEM;
+		}
+	*ret = c;
+	return 0;
+}
+
+int rootasm_principal_limit(struct rootasm_principal *p, unsigned int what, const char *const *dirs, size_t n,
+			    struct rootasm_error *e)
+{
+	char **v = NULL;
+	int r;
+
+	if (!p || (what != ROOTASM_LIMIT_LAYOUTS && what != ROOTASM_LIMIT_SOURCES) || (n && !dirs))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "principal limit", NULL,
+				   "a principal, ROOTASM_LIMIT_LAYOUTS or ROOTASM_LIMIT_SOURCES, and the directories");
+	for (size_t i = 0; i < n; i++)
+		if (!ra_path_clean(dirs[i]))
+			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "principal limit", dirs[i],
+					   "not a clean absolute path (no '.', '..', '//', trailing '/')");
+	r = dup_dirs((char *const *)dirs ? (char *const *)dirs : (char *const[]){ NULL }, n, &v);
+	if (r < 0)
+		return ra_oom(e, "principal limit");
+	if (what == ROOTASM_LIMIT_LAYOUTS) {
+		free_dirs(p->layout_dirs, p->nlayout_dirs);
+		p->layout_dirs = v;
+		p->nlayout_dirs = n;
+		p->limit_layouts = true;
+	} else {
+		free_dirs(p->source_dirs, p->nsource_dirs);
+		p->source_dirs = v;
+		p->nsource_dirs = n;
+		p->limit_sources = true;
+	}
+	return 0;
+}
+
 void rootasm_principal_free(struct rootasm_principal *p)
 {
 	if (!p)
 		return;
+	free_dirs(p->layout_dirs, p->nlayout_dirs);
+	free_dirs(p->source_dirs, p->nsource_dirs);
 	close_fdp(&p->userns_fd);
 	free(p->groups);
 	free(p);
@@ -256,10 +353,14 @@ static void *run_thread(void *arg)
 	struct ra_cap_header h = { 0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0 };
 	struct ra_cap_data d[2];
 
-	/* this thread's credentials only: the raw system calls (glibc's change every thread) */
-	if (syscall(SYS_setgroups, p->ngroups, p->groups) < 0 || syscall(SYS_setfsgid, p->gid) < 0 ||
+	/*
+	 * This thread's credentials only: the raw system calls (glibc's change
+	 * every thread). The calling process itself has them already (and, in a
+	 * user namespace that denies setgroups, could not set them again).
+	 */
+	if (!p->self && (syscall(SYS_setgroups, p->ngroups, p->groups) < 0 || syscall(SYS_setfsgid, p->gid) < 0 ||
 	    syscall(SYS_setfsuid, p->uid) < 0 || (uid_t)syscall(SYS_setfsuid, -1) != p->uid ||
-	    (gid_t)syscall(SYS_setfsgid, -1) != p->gid) {
+	    (gid_t)syscall(SYS_setfsgid, -1) != p->gid)) {
 		r->r = -EPERM;
 		return NULL;
 	}
@@ -282,7 +383,8 @@ int rootasm_principal_run(const struct rootasm_principal *p, int (*fn)(void *use
 	pthread_t t;
 	int err;
 
-	if (ra_principal_admin(p))
+	/* no principal: the caller itself, as it is */
+	if (!p || ra_principal_admin(p))
 		return fn(userdata);
 	err = pthread_create(&t, NULL, run_thread, &r);
 	if (err)

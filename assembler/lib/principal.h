@@ -11,20 +11,31 @@
 
 struct rootasm_principal {
 	bool admin;
+	bool self;		/* the calling process itself (rootasm_principal_self()): its own credentials already */
 	uid_t uid;
 	gid_t gid;
 	gid_t *groups;
 	size_t ngroups;
 	int userns_fd;		/* -EBADF, or the user namespace the tree is for (ours) */
+	/*
+	 * What its front end limits it to (rootasm_principal_limit()), checked
+	 * by the authorize stage on the fds the open stage holds: the layout
+	 * file's directory, and every host object, must lie in (or below) one of
+	 * these directories. Without the flag: no such limit.
+	 */
+	bool limit_layouts, limit_sources;
+	char **layout_dirs, **source_dirs;
+	size_t nlayout_dirs, nsource_dirs;
 	char desc[320];
 };
 
-/* A copy of @p (NULL: an administrator); caller owns *ret. */
+/* A copy of @p (NULL: the calling process, judged: rootasm_principal_self()); caller owns *ret. */
 int ra_principal_dup(const struct rootasm_principal *p, struct rootasm_principal **ret);
 
+/* No principal is no administrator: every load names one (NULL there is the caller, judged). */
 static inline bool ra_principal_admin(const struct rootasm_principal *p)
 {
-	return !p || p->admin;
+	return p && p->admin;
 }
 
 /* How the tree is handed over: the request's word, judged by ra_grant(). */

@@ -119,6 +119,9 @@ int ra_opts_check(const void *o, size_t size, size_t min, size_t known, const ch
 #define RA_OPT_END(type, field)	(offsetof(type, field) + sizeof(((type *)0)->field))
 #define RA_OPT(o, type, field, def)	((o) && (o)->size >= RA_OPT_END(type, field) ? (o)->field : (def))
 
+/* Whether @p is a clean absolute path: no "." or ".." component, no "//", no trailing "/" (fileio.c). */
+bool ra_path_clean(const char *p);
+
 /*
  * Whether the absolute path @path is @top or lies beneath it, component-wise
  * ("/a/b" is below "/a", "/ab" is not; @top's trailing slashes do not count):

@@ -480,7 +480,7 @@ TEST(daemon_policy_refuses_what_it_does_not_allow)
 	/* no rule names the uid */
 	REFUSED(STRANGER, path("layouts/t.yaml"), NULL, EPERM, "no rule of the policy names uid 4343");
 	/* a layout outside the rule's directories (it exists, root could assemble it) */
-	REFUSED(UNPRIV, path("other/t.yaml"), NULL, EPERM, "in none of the policy's layout directories");
+	REFUSED(UNPRIV, path("other/t.yaml"), NULL, EPERM, "in none of the layout directories allowed to uid");
 	/* a symlink inside the allowed directory that leads out of it */
 	REFUSED(UNPRIV, path("layouts/link.yaml"), NULL, ELOOP, "a symlink on the way");
 	/* a path that is not clean */
@@ -488,11 +488,11 @@ TEST(daemon_policy_refuses_what_it_does_not_allow)
 	/* inline, with a host object outside the sources */
 	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - dir: %s\n  - image: %s\n", path("other/l1"),
 		 path("src/l2.sqfs"));
-	REFUSED(UNPRIV, NULL, text, EPERM, "in none of the policy's source directories");
+	REFUSED(UNPRIV, NULL, text, EPERM, "in none of the source directories allowed to uid");
 	/* inline, through a symlink in the sources that leads out of them: the fd is checked, not the name */
 	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - dir: %s/etc\n  - image: %s\n", path("src/out"),
 		 path("src/l2.sqfs"));
-	REFUSED(UNPRIV, NULL, text, EPERM, "in none of the policy's source directories");
+	REFUSED(UNPRIV, NULL, text, EPERM, "in none of the source directories allowed to uid");
 	/* inline, a relative path: it would resolve against the daemon's working directory */
 	REFUSED(UNPRIV, NULL, "version: 1\nlayers:\n  - dir: src/l1\n", EINVAL, "relative path in a layout sent inline");
 	/* a uid whose rule has no inline */

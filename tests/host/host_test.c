@@ -714,14 +714,19 @@ TEST(principal_admin_images_must_be_roots)
 	layoutf("pi1.yaml", "version: 1\nlayers:\n  - image: pi/ok/user.sqfs\n");
 	ASSERT_EQ(RUN(&err, "check", path("pi1.yaml")), 1);
 	ASSERT_CONTAINS(err, "layers[0].image");
-	ASSERT_CONTAINS(err, "not owned by root");
+	ASSERT_CONTAINS(err, "not root's");
 	layoutf("pi2.yaml", "version: 1\nlayers:\n  - image: pi/ok/mode.sqfs\n");
 	ASSERT_EQ(RUN(&err, "check", path("pi2.yaml")), 1);
 	ASSERT_CONTAINS(err, "writable by group or others");
 	layoutf("pi3.yaml", "version: 1\nlayers:\n  - dir: l1\nmounts:\n  - { image: pi/gw/a.sqfs, target: /v }\n");
 	ASSERT_EQ(RUN(&err, "check", path("pi3.yaml")), 1);
 	ASSERT_CONTAINS(err, "mounts[0].image");
-	ASSERT_CONTAINS(err, "the directory holding the image");
+	ASSERT_CONTAINS(err, "/pi/gw above it is writable by group or others without the sticky bit");
+	/* every directory above it: root's file in root's directory, in a directory a group may write, is not trusted */
+	sh("mkdir -p %s/pi/gw/sub && cp %s %s/pi/gw/sub/b.sqfs", fix, path("l2.sqfs"), fix);
+	layoutf("pi5.yaml", "version: 1\nlayers:\n  - image: pi/gw/sub/b.sqfs\n");
+	ASSERT_EQ(RUN(&err, "check", path("pi5.yaml")), 1);
+	ASSERT_CONTAINS(err, "/pi/gw above it is writable by group or others without the sticky bit");
 	/* the layout may vouch for them; root's own file in root's directory needs nothing */
 	layoutf("pi4.yaml", "version: 1\nlayers:\n  - image: pi/ok/user.sqfs\n    trusted: true\n  - image: pi/ok/good.sqfs\n"
 		"upper: { tmpfs: {} }\nmounts:\n  - { image: pi/gw/a.sqfs, target: /v, trusted: true }\n");
@@ -776,7 +781,39 @@ TEST(principal_check_as_shows_what_a_user_gets)
 	ASSERT_CONTAINS(out, "\"forced\":[\"ro\"]");
 	ASSERT_CONTAINS(out, "\"op\":\"tree-attributes\"");
 	ASSERT_CONTAINS(out, "\"grant\":{\"administrator\":false,\"tree_forced\":[\"nosuid\",\"nodev\"],\"locked\":true,"
-			"\"why\":\"the tree is not for an administrator\",\"userns\":null}");
+			"\"why\":\"the tree is not for an administrator\",\"userns\":null,\"layouts\":null,\"sources\":null}");
+	/*
+	 * A rootasmd rule's limits, as limits of the principal the authorize
+	 * stage checks on what it opened: within them, the grant names them ...
+	 */
+	{
+		char lim[8192], sdir[4096], ldir[4096];
+
+		snprintf(ldir, sizeof(ldir), "%s", fix);
+		snprintf(sdir, sizeof(sdir), "%s", path("pa"));
+		ASSERT_EQ(RUN_STDOUT(&out, "check", "--as", "1771", "--layout-dir", ldir, "--source-dir", path("l1"),
+				     "--source-dir", sdir, path("pa.yaml")), 0);
+		snprintf(lim, sizeof(lim), "; layout files only from %s; host objects only from %s,%s\n", ldir, path("l1"),
+			 sdir);
+		ASSERT_CONTAINS(out, lim);
+		/* ... a layout file outside the layout directories is refused ... */
+		ASSERT_EQ(RUN(&err, "check", "--as", "1771", "--layout-dir", sdir, path("pa.yaml")), 1);
+		snprintf(lim, sizeof(lim), "the layout file lies in %s, in none of the layout directories allowed to uid 1771",
+			 ldir);
+		ASSERT_CONTAINS(err, lim);
+		/* ... and a host object outside the source directories, by its fd: a symlink in them leading out too */
+		ASSERT_EQ(RUN(&err, "check", "--as", "1771", "--source-dir", sdir, path("pa.yaml")), 1);
+		ASSERT_CONTAINS(err, "layers[0].dir");
+		ASSERT_CONTAINS(err, "in none of the source directories allowed to uid 1771");
+		sh("ln -sfn %s %s/pa/up", fix, fix);
+		layoutf("pl.yaml", "version: 1\nlayers:\n  - dir: pa/up/l1\n");
+		ASSERT_EQ(RUN(&err, "check", "--as", "1771", "--source-dir", sdir, path("pl.yaml")), 1);
+		snprintf(lim, sizeof(lim), "it is %s, in none of the source directories", path("l1"));
+		ASSERT_CONTAINS(err, lim);
+		/* limits are --as's */
+		ASSERT_EQ(RUN(&err, "check", "--layout-dir", sdir, path("pa.yaml")), 2);
+		ASSERT_CONTAINS(err, "--layout-dir and --source-dir limit the principal of --as");
+	}
 }
 
 TEST(attach_adds_exactly_the_tree)
@@ -1832,6 +1869,51 @@ TEST(rootless_image_layer_is_not_permitted_not_missing)
 	ASSERT_EQ(WEXITSTATUS(rc), 1);
 	ASSERT_CONTAINS(line, "not permitted loop-configure");
 	ASSERT_TRUE(strstr(line, "kernel lacks") == NULL);
+}
+
+/*
+ * No principal is no administrator: the CLI judges itself as rootasmd judges
+ * a client. Root in a user namespace of its own (nobody's) gets a user's
+ * tree: nosuid,nodev, locked (it cannot remount it suid); uid 0 without
+ * CAP_SYS_ADMIN is shown a user's plan. Before, both were administrators.
+ */
+TEST(caller_without_cap_sys_admin_gets_a_users_tree)
+{
+	char dir[] = "/tmp/rootasm-self-XXXXXX", cmd[8192];
+	char *out = NULL;
+	FILE *f;
+	size_t len = 0;
+	int rc;
+
+	if (!mkdtemp(dir))
+		FAILF("mkdtemp");
+	sh("chmod 755 %s && mkdir -p %s/low/etc %s/m && echo hi > %s/low/etc/motd && chmod 777 %s/m && "
+	   "printf 'version: 1\\nlayers:\\n  - dir: low\\nupper: { tmpfs: {} }\\n' > %s/r.yaml && chmod -R a+rX %s/low %s/r.yaml",
+	   dir, dir, dir, dir, dir, dir, dir, dir);
+	snprintf(cmd, sizeof(cmd), "su nobody -s /bin/sh -c 'unshare -Urm sh -c \"%s assemble %s/r.yaml --attach %s/m && "
+		 "grep \\\" %s/m \\\" /proc/self/mountinfo && cat %s/m/etc/motd && "
+		 "if mount -o remount,bind,suid %s/m 2>/dev/null; then echo loosened; fi\"' 2>&1", bin, dir, dir, dir, dir, dir);
+	f = popen(cmd, "r");
+	ASSERT_TRUE(f != NULL);
+	(void)!getdelim(&out, &len, '\0', f);
+	rc = pclose(f);
+	if (WEXITSTATUS(rc) != 0)
+		FAILF("rootless assemble: %s", out ? out : "");
+	ASSERT_CONTAINS(out, "nosuid,nodev");
+	ASSERT_CONTAINS(out, "hi\n");
+	ASSERT_TRUE(!strstr(out, "loosened"));
+	free(out);
+	out = NULL;
+	snprintf(cmd, sizeof(cmd), "capsh --drop=cap_sys_admin -- -c '%s check %s/r.yaml' 2>&1", bin, dir);
+	f = popen(cmd, "r");
+	ASSERT_TRUE(f != NULL);
+	(void)!getdelim(&out, &len, '\0', f);
+	rc = pclose(f);
+	sh("rm -rf %s", dir);
+	ASSERT_EQ(WEXITSTATUS(rc), 0);
+	ASSERT_CONTAINS(out, "\nfor uid 0 gid 0");
+	ASSERT_CONTAINS(out, "\ngrant: every mount nosuid,nodev, locked");
+	free(out);
 }
 
 /* ---------------------------------------------------------------- the hand-off */

@@ -27,6 +27,9 @@
 
 #define F(x) (1ULL << ROOTASM_FEAT_##x)
 
+static struct rootasm_principal admin = { .admin = true, .userns_fd = -EBADF };
+
+/* A layout parsed only, for an administrator (a test may name another principal; lfree() forgets it). */
 static struct rootasm_layout *parse(const char *text)
 {
 	struct ra_diag d = { 0 };
@@ -34,7 +37,14 @@ static struct rootasm_layout *parse(const char *text)
 	struct rootasm_error e = { 0 };
 
 	assert_int_equal(ra_layout_parse(text, strlen(text), "t.yaml", "/srv", &d, &l, &e), 0);
+	l->principal = &admin;
 	return l;
+}
+
+static void lfree(struct rootasm_layout *l)
+{
+	l->principal = NULL;
+	rootasm_layout_free(l);
 }
 
 static struct ra_plan *plan_g(const struct rootasm_layout *l, const struct ra_grant *g, uint64_t have,
@@ -132,7 +142,7 @@ static void test_admin(void **state)
 	for (size_t i = 0; i + 2 < p->n; i++)
 		assert_int_equal(p->ops[i].attr_force, 0);
 	ra_plan_free(p);
-	rootasm_layout_free(l);
+	lfree(l);
 }
 
 /* A user: the rw bind it cannot write is read-only, and the tree nosuid,nodev, as steps. */
@@ -169,8 +179,7 @@ static void test_user(void **state)
 	assert_string_equal(op->why, "the tree is not for an administrator");
 	ra_plan_free(p);
 	l->mounts[0].src.auth_why = NULL;
-	l->principal = NULL;
-	rootasm_layout_free(l);
+	lfree(l);
 }
 
 /* A user namespace: images and tmpfs into it, host directories never; the credential in it where it can be. */
@@ -180,7 +189,7 @@ static void test_userns(void **state)
 		"version: 1\nlayers:\n  - image: base.sqfs\n  - dir: tools\nupper: { tmpfs: {} }\n"
 		"mounts:\n  - { bind: /srv/data, target: /data }\n  - { tmpfs: /tmp }\n  - { image: vol.sqfs, target: /vol }\n"
 		"  - { layout: sub.yaml, target: /sub }\n");
-	struct ra_grant g = userns_grant(NULL), none = grant_of(l, false);
+	struct ra_grant g = userns_grant(&admin), none = grant_of(l, false);
 	struct ra_plan *p;
 	const struct ra_op *op;
 
@@ -211,7 +220,7 @@ static void test_userns(void **state)
 	assert_int_equal(find(p, "layers[0]")->route, RA_ROUTE_CACHED);
 	assert_false(find(p, "layers[0]")->needs & F(OPEN_TREE_DETACHED));
 	ra_plan_free(p);
-	rootasm_layout_free(l);
+	lfree(l);
 }
 
 /* A directory layer under another layer: the user's overlay looks the layers up with the user's rights. */
@@ -250,8 +259,7 @@ static void test_user_view(void **state)
 	p = plan_g(l, &gu, 0, 0);
 	assert_int_equal(find(p, "overlay")->cred, RA_CRED_PRINCIPAL);
 	ra_plan_free(p);
-	l->principal = NULL;
-	rootasm_layout_free(l);
+	lfree(l);
 	/* the directory on top covers nothing the user cannot see */
 	l = parse(on_top);
 	l->principal = &u;
@@ -259,8 +267,7 @@ static void test_user_view(void **state)
 	p = plan_g(l, &g, 0, 0);
 	assert_int_equal(find(p, "overlay")->cred, RA_CRED_MOUNTER);
 	ra_plan_free(p);
-	l->principal = NULL;
-	rootasm_layout_free(l);
+	lfree(l);
 }
 
 /*
@@ -277,7 +284,7 @@ static void test_grant(void **state)
 					 "gids: [\"0:1000:1\"] } }\n");
 	struct ra_delivery dl = { .userns_fd = 1000 };
 	struct rootasm_error e = { 0 };
-	struct ra_grant g = grant_of(l, false), gu = userns_grant(NULL);
+	struct ra_grant g = grant_of(l, false), gu = userns_grant(&admin);
 	struct ra_plan *p;
 
 	(void)state;
@@ -288,11 +295,17 @@ static void test_grant(void **state)
 	assert_int_equal(find(p, "overlay")->cred, RA_CRED_LAYOUT_USERNS);
 	assert_true(find(p, "overlay")->needs & F(OVL_CREDS_NOADMIN));
 	ra_plan_free(p);
+	/* no principal is no administrator (a load always names one: the caller, judged) */
+	l->principal = NULL;
+	g = grant_of(l, false);
+	assert_false(g.admin);
+	assert_true(g.lock);
+	l->principal = &admin;
 	/* mounts[0]'s idmap cannot also go into a user namespace: refused by the grant, not at execution */
 	assert_int_equal(ra_grant(l, &dl, &g, &e), -EINVAL);
 	assert_int_equal(e.kind, ROOTASM_ERROR_USAGE);
 	assert_non_null(strstr(e.msg, "mounts[0] has an idmap of its own"));
-	rootasm_layout_free(l);
+	lfree(l);
 }
 
 int main(void)
