@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* rootasm import [--store DIR] [--fs erofs|squashfs] [--tag NAME[:TAG]] [--tls-verify[=BOOL]] [--max-expansion N] [--quiet] oci:DIR[:TAG]|docker-archive:FILE[:NAME]|docker://REF */
+/* rootasm import [--store DIR] [--fs erofs|squashfs] [--tag NAME[:TAG]] [--tls-verify[=BOOL]] [--creds USER[:PASS]] [--authfile FILE] [--max-expansion N] [--quiet] oci:DIR[:TAG]|docker-archive:FILE[:NAME]|docker://REF */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,6 +36,12 @@ static const char help[] =
 	"                  sparse) or squashfs (zstd)\n"
 	"  --tls-verify[=BOOL]  docker://: check the registry's TLS certificate (default\n"
 	"                  true; bare: true); false also allows plain HTTP (a local registry)\n"
+	"  --creds USER[:PASSWORD]  docker://: these credentials (without PASSWORD: asked\n"
+	"                  on the terminal); other users see a command line\n"
+	"  --authfile FILE docker://: credentials from FILE only (default: $REGISTRY_AUTH_FILE,\n"
+	"                  else as podman and skopeo: $XDG_RUNTIME_DIR/containers/auth.json\n"
+	"                  or /run/containers/UID/auth.json, ~/.config/containers/auth.json,\n"
+	"                  ~/.docker/config.json, ~/.dockercfg: the first with an entry)\n"
 	"  --max-expansion N  a layer may unpack to N times its blob's size, at least\n"
 	"                  64 MiB (default 64): a compression bomb fills no store\n"
 	"  --quiet         no progress on stderr (without it: a line per layer, and for\n"
@@ -173,12 +183,41 @@ static void progress(void *userdata, unsigned int i, unsigned int n, const struc
 	pthread_mutex_unlock(&bar.lock);
 }
 
+/* A password for @user from the controlling terminal (not stdin: a pipe may be the image), echo off. */
+static int ask_password(const char *user, char *pw, size_t size)
+{
+	struct termios old, quiet;
+	int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	size_t n = 0;
+	bool restore;
+	char c;
+
+	if (fd < 0)
+		return -errno;
+	dprintf(fd, "Password for %s: ", user);
+	restore = tcgetattr(fd, &old) == 0;
+	quiet = old;
+	quiet.c_lflag &= ~(ECHO | ECHONL);
+	if (restore)
+		tcsetattr(fd, TCSAFLUSH, &quiet);
+	while (n + 1 < size && read(fd, &c, 1) == 1 && c != '\n')
+		pw[n++] = c;
+	pw[n] = '\0';
+	if (restore)
+		tcsetattr(fd, TCSAFLUSH, &old);
+	(void)!write(fd, "\n", 1);
+	close(fd);
+	return 0;
+}
+
 int cmd_import(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		CLI_COMMON_LONGOPTS, CLI_ARG("store", 's'), CLI_ARG("fs", 'f'), { "tls-verify", optional_argument, NULL, 'V' },
-		CLI_FLAG("quiet", 'q'), CLI_ARG("tag", 't'), CLI_ARG("max-expansion", 'x'), { 0 },
+		CLI_FLAG("quiet", 'q'), CLI_ARG("tag", 't'), CLI_ARG("max-expansion", 'x'), CLI_ARG("creds", 'C'),
+		CLI_ARG("authfile", 'A'), { 0 },
 	};
+	char *creds = NULL;	/* the process ends soon after an early return: freed (and wiped) once used */
 	struct rootasm_import_opts o = { .size = sizeof(o), .progress = progress, .download = download };
 	struct rootasm_import_result res;
 	struct rootasm_error e = { 0 };
@@ -218,6 +257,28 @@ int cmd_import(int argc, char **argv)
 		case 't':
 			o.tag = optarg;
 			break;
+		case 'A':
+			o.authfile = optarg;
+			break;
+		case 'C':
+			free(creds);
+			if (!strchr(optarg, ':')) {
+				/* as skopeo: the password from the terminal, never echoed */
+				char pw[1024];
+
+				if (!*optarg)
+					return cli_usage("--creds takes USER[:PASSWORD]");
+				if (ask_password(optarg, pw, sizeof(pw)) < 0)
+					return cli_usage("--creds %s: no password given, and no terminal to ask on", optarg);
+				r = asprintf(&creds, "%s:%s", optarg, pw);
+				explicit_bzero(pw, sizeof(pw));
+				if (r < 0)
+					return cli_errno(ENOMEM, "--creds");
+			} else if (!(creds = strdup(optarg))) {
+				return cli_errno(ENOMEM, "--creds");
+			}
+			o.creds = creds;
+			break;
 		case 'x': {
 			unsigned long long v;
 
@@ -238,6 +299,10 @@ int cmd_import(int argc, char **argv)
 		return cli_usage("--store needs a directory");
 	bar.tty = isatty(STDERR_FILENO) && !cli.json;
 	r = rootasm_import(cli_context(), ref, &o, &res, &e);
+	if (creds) {
+		explicit_bzero(creds, strlen(creds));
+		free(creds);
+	}
 	pthread_mutex_lock(&bar.lock);
 	bar_clear();
 	pthread_mutex_unlock(&bar.lock);

@@ -20,7 +20,7 @@ _rootasm_options()
 	exec) echo "--network --preserve-fds --env --hostname --tty --privileged --report --via $_rootasm_common" ;;
 	probe) echo "--refresh $_rootasm_common" ;;
 	watch) echo "--mntns --count --timeout $_rootasm_common" ;;
-	import) echo "--store --fs --tag --tls-verify= --max-expansion $_rootasm_common" ;;
+	import) echo "--store --fs --tag --tls-verify= --creds --authfile --max-expansion $_rootasm_common" ;;
 	images) echo "--store $_rootasm_common" ;;
 	rmi) echo "--store $_rootasm_common" ;;
 	store) echo "--store --dry-run $_rootasm_common" ;;
@@ -108,7 +108,8 @@ _rootasm()
 		--) ((dashdash)) || { dashdash=1; continue; } ;;
 		--attach | --send-fd | --send-fd-fd | --peer-uid | --timeout | --mntns | --count | --via | \
 			--network | --preserve-fds | --env | --hostname | --store | --fs | --layout | --tag | \
-			--upper | --tls-verify | --max-expansion) ((dashdash)) || { skip=1; continue; } ;;
+			--upper | --tls-verify | --max-expansion | --creds | --authfile | --layout-dir | --source-dir)
+			((dashdash)) || { skip=1; continue; } ;;
 		esac
 		if ((dashdash)) || [[ $w != -* && $w != = && ${COMP_WORDS[i - 1]} != = ]]; then
 			operands=$((operands + 1))
@@ -127,13 +128,13 @@ _rootasm()
 	# A value for the option before the cursor.
 	case $prev in
 	--attach) _rootasm_dirs "$cur"; return 0 ;;
-	--send-fd | --mntns | --via) _rootasm_files "$cur"; return 0 ;;
+	--send-fd | --mntns | --via | --authfile) _rootasm_files "$cur"; return 0 ;;
 	--network) COMPREPLY=($(compgen -W "host none" -- "$cur")); return 0 ;;
 	--store | --upper | --layout-dir | --source-dir) _rootasm_dirs "$cur"; return 0 ;;
 	--fs) COMPREPLY=($(compgen -W "erofs squashfs" -- "$cur")); return 0 ;;
 	--tls-verify) COMPREPLY=($(compgen -W "true false" -- "$cur")); return 0 ;;
 	--layout) _rootasm_layouts "$cur"; return 0 ;;
-	--send-fd-fd | --peer-uid | --timeout | --count | --preserve-fds | --env | --hostname | --tag) return 0 ;;
+	--send-fd-fd | --peer-uid | --timeout | --count | --preserve-fds | --env | --hostname | --tag | --creds) return 0 ;;
 	esac
 
 	if [[ $cur == -* ]] && ! ((dashdash)) && ! [[ $cmd == exec && $operands -ge 2 ]]; then

@@ -791,6 +791,14 @@ struct rootasm_import_opts {
 	 * refused before it fills the store. 0: ROOTASM_IMPORT_EXPANSION.
 	 */
 	unsigned int max_expansion;
+	/*
+	 * since 0.5, docker:// only: the credentials, "USER:PASSWORD" (NULL: from
+	 * the auth files); the auth file to read them from, alone (NULL:
+	 * $REGISTRY_AUTH_FILE, else containers-auth.json(5)'s files in order
+	 * until one has an entry for the image, its longest match first)
+	 */
+	const char *creds;
+	const char *authfile;
 };
 
 #define ROOTASM_IMPORT_EXPANSION	64u

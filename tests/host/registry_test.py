@@ -11,7 +11,9 @@
   Docker manifest list (the platform picked), a second pull writes nothing;
 - the same registry with `auth: token`, its tokens (RS256 JWTs, openssl) from a
   small token endpoint this test serves: anonymous pulls refused, credentials
-  from $REGISTRY_AUTH_FILE accepted;
+  from $REGISTRY_AUTH_FILE accepted, and as containers-auth.json(5) says:
+  the files in order until one has the registry, the longest entry, --authfile,
+  --creds;
 - a registry that lies (this test's http.server): a blob with a wrong digest,
   a truncated blob, a redirect loop, a huge manifest, a config with a wrong
   digest -> one line naming the reference, exit 2, nothing in the store; a
@@ -554,6 +556,72 @@ def main():
         p = run(bin_, "import", "--quiet", "--store", f"{T}/s5", "--tls-verify=false",
                 f"docker://{areg.host}/test/img:v1", env=env)
         ok(p.returncode == 0, "credentials from $XDG_RUNTIME_DIR/containers/auth.json", p.stderr)
+
+        # containers-auth.json(5): the files in order until one has an entry for the image
+        good = {"auth": base64.b64encode(b"alice:s3cret").decode()}
+        wrong = {"auth": base64.b64encode(b"alice:wrong").decode()}
+
+        def pull(store, extra=(), env_=None):
+            return run(bin_, "import", "--quiet", "--store", f"{T}/{store}", "--tls-verify=false", *extra,
+                       f"docker://{areg.host}/test/img:v1", env=env_ or env)
+
+        def write(path, doc):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                json.dump(doc, f)
+
+        # (b) the XDG file names only another registry: the right entry is in ~/.docker/config.json
+        write(f"{T}/xdg/containers/auth.json", {"auths": {"other.example:5000": wrong}})
+        write(f"{T}/home/.docker/config.json", {"auths": {areg.host: good}})
+        p = pull("s5b")
+        ok(p.returncode == 0, "an auth file without the registry is passed over: ~/.docker/config.json's entry",
+           p.stderr)
+        os.unlink(f"{T}/home/.docker/config.json")
+        # (c) only in ~/.config/containers/auth.json
+        write(f"{T}/home/.config/containers/auth.json", {"auths": {areg.host: good}})
+        p = pull("s5c")
+        ok(p.returncode == 0, "credentials only in ~/.config/containers/auth.json", p.stderr)
+        os.unlink(f"{T}/home/.config/containers/auth.json")
+        # (d) in one file, the longest match: the namespace's entry before the registry's
+        write(f"{T}/xdg/containers/auth.json", {"auths": {areg.host: wrong, f"{areg.host}/test": good,
+                                                          f"{areg.host}/tes": wrong}})
+        p = pull("s5d")
+        ok(p.returncode == 0, "the longest matching entry wins (REGISTRY/NAMESPACE before REGISTRY)", p.stderr)
+        # (a) podman login as root without XDG_RUNTIME_DIR writes /run/containers/0/auth.json
+        run0 = f"/run/containers/{os.getuid()}/auth.json"
+        saved = open(run0, "rb").read() if os.path.exists(run0) else None
+        try:
+            write(run0, {"auths": {areg.host: good}})
+            noxdg = dict(env)
+            noxdg.pop("XDG_RUNTIME_DIR")
+            p = pull("s5a", env_=noxdg)
+            ok(p.returncode == 0, f"without XDG_RUNTIME_DIR: {run0}", p.stderr)
+        finally:
+            if saved is None:
+                os.unlink(run0)
+            else:
+                with open(run0, "wb") as f:
+                    f.write(saved)
+        # (e) --authfile: that file alone (the XDG file's wrong entry is not read), and it must exist
+        write(f"{T}/xdg/containers/auth.json", {"auths": {areg.host: wrong}})
+        write(f"{T}/given.json", {"auths": {f"{areg.host}/test/img": good}})
+        p = pull("s5e", ("--authfile", f"{T}/given.json"))
+        ok(p.returncode == 0, "--authfile FILE (an entry for the repository itself)", p.stderr)
+        p = pull("s5e2", ("--authfile", f"{T}/missing.json"))
+        ok(p.returncode == 2 and "missing.json" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+           "--authfile of a file that is not there: one line, exit 2", p.stderr)
+        # (f) --creds USER:PASS over every file; wrong ones are refused
+        p = pull("s5f", ("--creds", "alice:s3cret"))
+        ok(p.returncode == 0, "--creds USER:PASS", p.stderr)
+        p = pull("s5f2", ("--creds", "alice:nope", "--authfile", f"{T}/given.json"))
+        ok(p.returncode != 0 and "authenticate" in p.stderr and files(f"{T}/s5f2") == [],
+           "--creds wins over --authfile: wrong credentials refused, nothing stored", p.stderr)
+        p = subprocess.run([bin_, "import", "--quiet", "--store", f"{T}/s5f3", "--tls-verify=false", "--creds",
+                            "alice", f"docker://{areg.host}/test/img:v1"], env=env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        ok(p.returncode == 2 and "no terminal" in p.stderr, "--creds USER without a terminal: asked for, refused",
+           p.stderr)
+        os.unlink(f"{T}/xdg/containers/auth.json")
         areg.stop()
         stopped.remove(areg)
         tok.shutdown()

@@ -485,10 +485,14 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 	if (!name && ra_registry_is_ref(ref) && !strchr(ref, '@') &&
 	    rootasm_store_name_normalize(ref + strlen("docker://"), norm, sizeof(norm)) == 0)
 		name = ref + strlen("docker://");
-	if (ra_registry_is_ref(ref))
-		r = ra_oci_open_registry(ref, !(OPT(o, flags, 0u) & ROOTASM_IMPORT_TLS_NO_VERIFY), &img, e);
-	else
+	if (ra_registry_is_ref(ref)) {
+		struct ra_registry_how how = { .tls_verify = !(OPT(o, flags, 0u) & ROOTASM_IMPORT_TLS_NO_VERIFY),
+					       .authfile = OPT(o, authfile, NULL), .creds = OPT(o, creds, NULL) };
+
+		r = ra_oci_open_registry(ref, &how, &img, e);
+	} else {
 		r = ra_oci_open(dir, tag, &img, e);
+	}
 	if (r < 0)
 		goto out;
 	img->max_expansion = OPT(o, max_expansion, 0u);

@@ -661,11 +661,12 @@ void ra_oci_free(struct ra_oci_image *img)
 	free(img);
 }
 
-int ra_oci_open_registry(const char *ref, bool tls_verify, struct ra_oci_image **ret, struct rootasm_error *e)
+int ra_oci_open_registry(const char *ref, const struct ra_registry_how *how, struct ra_oci_image **ret,
+			 struct rootasm_error *e)
 {
 	struct ra_registry_manifest m = { 0 };
 	struct ra_oci_remote *rem;
-	int r = ra_registry_open(ref, tls_verify, &rem, &m, e);
+	int r = ra_registry_open(ref, how, &rem, &m, e);
 
 	if (r < 0)
 		return r;

@@ -68,7 +68,9 @@ void ra_oci_free(struct ra_oci_image *img);
 struct ra_oci_remote;
 
 /* "docker://...": the registry's image (oci/registry.h), its manifest fetched and walked. */
-int ra_oci_open_registry(const char *ref, bool tls_verify, struct ra_oci_image **ret, struct rootasm_error *e);
+struct ra_registry_how;
+int ra_oci_open_registry(const char *ref, const struct ra_registry_how *how, struct ra_oci_image **ret,
+			 struct rootasm_error *e);
 
 /*
  * A registry's image (oci/registry.h): @buf (@len bytes, sha256 @digest,

@@ -6,6 +6,7 @@
  * with those credentials as HTTP Basic).
  */
 #include <fcntl.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,71 +16,166 @@
 
 #include "open.h"
 #include "registry-http.h"
+#include "registry.h"
 #include "util.h"
 
 /* ---------------------------------------------------------- authentication */
 
+/* @in (@n bytes) as base64 into @out (of @size, NUL-terminated): 0, or -ENOSPC. */
+static int b64(const unsigned char *in, size_t n, char *out, size_t size)
+{
+	static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t o = 0;
+
+	if ((n + 2) / 3 * 4 + 1 > size)
+		return -ENOSPC;
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned int v = in[i] << 16 | (i + 1 < n ? in[i + 1] << 8 : 0) | (i + 2 < n ? in[i + 2] : 0);
+
+		out[o++] = t[v >> 18 & 63];
+		out[o++] = t[v >> 12 & 63];
+		out[o++] = i + 1 < n ? t[v >> 6 & 63] : '=';
+		out[o++] = i + 2 < n ? t[v & 63] : '=';
+	}
+	out[o] = '\0';
+	return 0;
+}
+
 /*
- * The credentials skopeo and podman use (containers-auth.json(5)):
- * $REGISTRY_AUTH_FILE, else ${XDG_RUNTIME_DIR}/containers/auth.json, else
- * ~/.docker/config.json; the first file that exists is read, and its entry
- * for the registry ("auths": {"HOST": {"auth": base64("user:password")}},
- * also as "https://HOST" or Docker Hub's "https://index.docker.io/v1/").
- * The base64 text is what HTTP Basic sends, so it is used as it is.
+ * How well the auth file's key @k names the image HOST/REPO of @rem: the
+ * length of what it matches (a registry, or a namespace of it: "HOST/NS"
+ * covers "HOST/NS/REPO", not "HOST/NSX"), or 0. Keys may carry a scheme and,
+ * as Docker writes them, a path ("https://index.docker.io/v1/" is docker.io).
  */
-int rg_load_auth(struct ra_oci_remote *rem, struct rootasm_error *e)
+static size_t key_match(const struct ra_oci_remote *rem, const char *k)
+{
+	char key[1024], want[1024];
+	size_t n;
+
+	if (!strncmp(k, "https://", 8))
+		k += 8;
+	else if (!strncmp(k, "http://", 7))
+		k += 7;
+	snprintf(key, sizeof(key), "%s", k);
+	if (!strcmp(key, "index.docker.io/v1/") || !strcmp(key, "index.docker.io/v1") || !strcmp(key, "index.docker.io"))
+		snprintf(key, sizeof(key), "docker.io");
+	/* a legacy key with a scheme names a registry only: its path is Docker's API version */
+	if (k != key && strchr(key, '/') && strstr(key, "/v1"))
+		*strchr(key, '/') = '\0';
+	n = strlen(key);
+	while (n > 1 && key[n - 1] == '/')
+		key[--n] = '\0';
+	snprintf(want, sizeof(want), "%s/%s", rem->auth_host, rem->repo);
+	if (!n || strncmp(want, key, n) || (want[n] != '/' && want[n] != '\0'))
+		return 0;
+	/* the registry itself, at least: "HOST" does not cover "HOSTX" */
+	return n >= strlen(rem->auth_host) ? n : 0;
+}
+
+/* The best entry of the auth file @path for @rem into rem->basic: 1 found, 0 none, or -errno. */
+static int auth_file(struct ra_oci_remote *rem, const char *path, bool legacy, struct rootasm_error *e)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	_cleanup_free_ char *buf = NULL;
+	const char *best = NULL, *bestkey = NULL, *k;
+	size_t bestlen = 0, len;
+	json_error_t je;
+	json_t *j, *auths, *v;
+	int r;
+
+	if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+		return 0;
+	if (fd < 0)
+		return ra_err(e, errno, -EBADF, "read auth file", path, NULL);
+	r = ra_read_all(fd, 1u << 20, NULL, NULL, &buf, &len);
+	if (r < 0)
+		return ra_err(e, r == -EFBIG ? EFBIG : -r, -EBADF, "read auth file", path, NULL);
+	j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+	if (!j)
+		return bad(e, "read auth file", path, "line %d column %d: %s", je.line, je.column, je.text);
+	/* ~/.dockercfg is the "auths" object itself */
+	auths = legacy ? j : json_object_get(j, "auths");
+	json_object_foreach(json_is_object(auths) ? auths : NULL, k, v) {
+		const char *a = NULL;
+		size_t m = key_match(rem, k);
+
+		if (m > bestlen && !json_unpack(v, "{s:s}", "auth", &a) && *a) {
+			best = a;
+			bestkey = k;
+			bestlen = m;
+		}
+	}
+	if (best && strspn(best, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") != strlen(best)) {
+		r = bad(e, "read auth file", path, "auths.\"%s\".auth is not base64", bestkey);
+		json_decref(j);
+		return r;
+	}
+	/* the base64 text is what HTTP Basic sends: used as it is */
+	if (best && asprintf(&rem->basic, "Authorization: Basic %s", best) < 0) {
+		rem->basic = NULL;
+		json_decref(j);
+		return ra_oom(e, "read auth file");
+	}
+	json_decref(j);
+	return best ? 1 : 0;
+}
+
+/*
+ * The credentials skopeo and podman use (containers-auth.json(5)): the ones
+ * given (--creds USER:PASSWORD), else the auth file given (--authfile, or
+ * $REGISTRY_AUTH_FILE) alone, else these in order until one has an entry for
+ * the image: ${XDG_RUNTIME_DIR}/containers/auth.json (without
+ * XDG_RUNTIME_DIR: /run/containers/UID/auth.json), ~/.config/containers/
+ * auth.json, ~/.docker/config.json, ~/.dockercfg. In a file, the entry
+ * naming the longest match wins: "HOST/NS/REPO", "HOST/NS", then "HOST"
+ * ("auths": {KEY: {"auth": base64("user:password")}}).
+ */
+int rg_load_auth(struct ra_oci_remote *rem, const struct ra_registry_how *how, struct rootasm_error *e)
 {
 	const char *env = getenv("REGISTRY_AUTH_FILE"), *xdg = getenv("XDG_RUNTIME_DIR"), *home = getenv("HOME");
-	char paths[3][4096];
+	const char *given = how && how->authfile ? how->authfile : env && *env ? env : NULL;
+	char paths[5][4096];
+	bool legacy[5] = { false };
 	size_t n = 0;
 
-	if (env && *env)
-		snprintf(paths[n++], sizeof(paths[0]), "%s", env);
+	if (how && how->creds) {
+		char enc[2048], hdr[2100];
+		const char *colon = strchr(how->creds, ':');
+
+		if (!colon || colon == how->creds)
+			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", rem->ref,
+					   "--creds: USER:PASSWORD expected");
+		if (b64((const unsigned char *)how->creds, strlen(how->creds), enc, sizeof(enc)) < 0)
+			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", rem->ref, "--creds: too long");
+		snprintf(hdr, sizeof(hdr), "Authorization: Basic %s", enc);
+		explicit_bzero(enc, sizeof(enc));
+		rem->basic = strdup(hdr);
+		explicit_bzero(hdr, sizeof(hdr));
+		return rem->basic ? 0 : ra_oom(e, "import");
+	}
+	if (given) {
+		int r = auth_file(rem, given, false, e);
+
+		/* a file named explicitly must be there */
+		if (r == 0 && access(given, F_OK) < 0)
+			return ra_err_kind(e, ROOTASM_ERROR_USAGE, errno, "read auth file", given, NULL);
+		return r < 0 ? r : 0;
+	}
 	if (xdg && *xdg)
 		snprintf(paths[n++], sizeof(paths[0]), "%s/containers/auth.json", xdg);
-	if (home && *home)
+	else
+		snprintf(paths[n++], sizeof(paths[0]), "/run/containers/%u/auth.json", (unsigned int)getuid());
+	if (home && *home) {
+		snprintf(paths[n++], sizeof(paths[0]), "%s/.config/containers/auth.json", home);
 		snprintf(paths[n++], sizeof(paths[0]), "%s/.docker/config.json", home);
+		legacy[n] = true;
+		snprintf(paths[n++], sizeof(paths[0]), "%s/.dockercfg", home);
+	}
 	for (size_t i = 0; i < n; i++) {
-		_cleanup_close_ int fd = open(paths[i], O_RDONLY | O_NOCTTY | O_CLOEXEC);
-		_cleanup_free_ char *buf = NULL;
-		char keys[3][512];
-		json_error_t je;
-		json_t *j, *auths;
-		size_t len;
-		int r;
+		int r = auth_file(rem, paths[i], legacy[i], e);
 
-		if (fd < 0 && errno == ENOENT)
-			continue;
-		if (fd < 0)
-			return ra_err(e, errno, -EBADF, "read auth file", paths[i], NULL);
-		r = ra_read_all(fd, 1u << 20, NULL, NULL, &buf, &len);
-		if (r < 0)
-			return ra_err(e, r == -EFBIG ? EFBIG : -r, -EBADF, "read auth file", paths[i], NULL);
-		j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
-		if (!j)
-			return bad(e, "read auth file", paths[i], "line %d column %d: %s", je.line, je.column, je.text);
-		auths = json_object_get(j, "auths");
-		snprintf(keys[0], sizeof(keys[0]), "%s", rem->auth_host);
-		snprintf(keys[1], sizeof(keys[1]), "https://%s", rem->auth_host);
-		snprintf(keys[2], sizeof(keys[2]), "%s", strcmp(rem->auth_host, "docker.io") ? "" :
-			 "https://index.docker.io/v1/");
-		for (size_t k = 0; json_is_object(auths) && k < 3 && !rem->basic; k++) {
-			const char *a = NULL;
-
-			if (!keys[k][0] || json_unpack(json_object_get(auths, keys[k]), "{s:s}", "auth", &a) || !*a)
-				continue;
-			if (strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") != strlen(a)) {
-				json_decref(j);
-				return bad(e, "read auth file", paths[i], "auths.\"%s\".auth is not base64", keys[k]);
-			}
-			if (asprintf(&rem->basic, "Authorization: Basic %s", a) < 0) {
-				rem->basic = NULL;
-				json_decref(j);
-				return ra_oom(e, "read auth file");
-			}
-		}
-		json_decref(j);
-		return 0;	/* the first file that exists is the one (as containers-auth.json(5) says) */
+		if (r != 0)
+			return r < 0 ? r : 0;	/* the first file with an entry for the image */
 	}
 	return 0;
 }

@@ -113,8 +113,9 @@ struct stream {
 	struct rootasm_error e;
 };
 
-/* registry-auth.c: the auth file's credentials for the registry; a token for the challenge @ch. */
-int rg_load_auth(struct ra_oci_remote *rem, struct rootasm_error *e);
+/* registry-auth.c: the credentials for the registry (given, or an auth file's); a token for the challenge @ch. */
+struct ra_registry_how;
+int rg_load_auth(struct ra_oci_remote *rem, const struct ra_registry_how *how, struct rootasm_error *e);
 int rg_authenticate(struct ra_oci_remote *rem, const char *ch, struct rootasm_error *e);
 /* registry-http.c */
 /* libcurl loaded (once): 0, or ELIBACC naming the package that brings it */

@@ -227,8 +227,8 @@ static void sha256_buf(const char *buf, size_t len, char out[RA_DIGEST_MAX])
 		out[0] = '\0';
 }
 
-int ra_registry_open(const char *ref, bool tls_verify, struct ra_oci_remote **ret, struct ra_registry_manifest *m,
-		     struct rootasm_error *e)
+int ra_registry_open(const char *ref, const struct ra_registry_how *how, struct ra_oci_remote **ret,
+		     struct ra_registry_manifest *m, struct rootasm_error *e)
 {
 	struct ra_oci_remote *rem;
 	struct xfer x = { .max = RA_OCI_MANIFEST_MAX };
@@ -244,7 +244,7 @@ int ra_registry_open(const char *ref, bool tls_verify, struct ra_oci_remote **re
 		return ra_oom(e, "import");
 	pthread_mutex_init(&rem->lock, NULL);
 	rem->owner = pthread_self();
-	rem->tls_verify = tls_verify;
+	rem->tls_verify = how->tls_verify;
 	rem->ref = strdup(ref);
 	if (!rem->ref) {
 		r = ra_oom(e, "import");
@@ -253,7 +253,7 @@ int ra_registry_open(const char *ref, bool tls_verify, struct ra_oci_remote **re
 	r = parse_ref(rem, ref, e);
 	if (r < 0)
 		goto fail;
-	r = rg_load_auth(rem, e);
+	r = rg_load_auth(rem, how, e);
 	if (r < 0)
 		goto fail;
 	r = ping(rem, e);

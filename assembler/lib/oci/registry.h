@@ -51,8 +51,15 @@ struct ra_registry_manifest {
  * allowed): the remote in *@ret (caller frees it, or hands it to
  * ra_oci_open_remote()) and its manifest in @m (ra_registry_manifest_free()).
  */
-int ra_registry_open(const char *ref, bool tls_verify, struct ra_oci_remote **ret, struct ra_registry_manifest *m,
-		     struct rootasm_error *e);
+/* How a registry is reached: rootasm_import_opts' TLS flag and credentials. */
+struct ra_registry_how {
+	bool tls_verify;
+	const char *authfile;	/* NULL: $REGISTRY_AUTH_FILE, else containers-auth.json(5)'s files in order */
+	const char *creds;	/* "USER:PASSWORD", or NULL: from the auth files */
+};
+
+int ra_registry_open(const char *ref, const struct ra_registry_how *how, struct ra_oci_remote **ret,
+		     struct ra_registry_manifest *m, struct rootasm_error *e);
 void ra_registry_manifest_free(struct ra_registry_manifest *m);
 void ra_registry_free(struct ra_oci_remote *rem);
 
