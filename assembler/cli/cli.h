@@ -106,9 +106,9 @@ int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * Load libjansson, which the command's JSON functions load on first use
- * (jansson-lazy.c; rootasm-cli-abi links it as usual): 0, or -errno with @e filled.
+ * (lib/jansson-lazy.c; rootasm-cli-abi links it as usual): 0, or -errno with @e filled.
  */
-int cli_jansson_load(struct rootasm_error *e);
+int ra_jansson_load(struct rootasm_error *e);
 
 /* Print @o (taken) on stdout as --json asked (compact or pretty); -1 on failure. */
 struct json_t;

@@ -82,7 +82,7 @@ int cli_common(int c, int argc, char **argv, const char *help)
 		 * anything is done. Its failure is printed as JSON if a second load works (the
 		 * first ran out of memory), else as one line.
 		 */
-		if (first && cli_jansson_load(&e) < 0)
+		if (first && ra_jansson_load(&e) < 0)
 			return cli_fail(&e);
 		return CLI_GO_ON;
 	}

@@ -57,4 +57,11 @@ struct ra_dl {
  */
 int ra_dl_load(struct ra_dl *d, struct rootasm_error *e);
 
+/*
+ * The rootasm command only (jansson-lazy.c, linked into its executable): load
+ * libjansson, which its json_ functions otherwise load on first use.
+ */
+struct rootasm_error;
+int ra_jansson_load(struct rootasm_error *e);
+
 #endif

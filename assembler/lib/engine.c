@@ -60,6 +60,7 @@
 #include "uapi.h"
 #include "util.h"
 #include "volume.h"
+#include "xstate.h"
 
 /* The entries the engine created, in order (resolve_target()); for all of one assembly. */
 struct ra_made {
@@ -148,19 +149,6 @@ static void made_release(struct ra_made *m, size_t mark, bool undo)
 	}
 }
 
-struct xstate {
-	struct rootasm_ctx *ctx;
-	const struct ra_plan *p;
-	struct ra_made *made;	/* what the engine creates on the way to targets, nested plans too */
-	int *slots;			/* layer fds, top first; LAYER_FD slots are borrowed */
-	bool *own;			/* whether slots[i] is ours to close */
-	struct ra_cache_entry **ents;	/* cache entries lent to slots[i] (RA_ROUTE_CACHED) */
-	int ubase, ufd, wfd;		/* the upper's base (tmpfs: ours; dir: borrowed), upper/, work/ */
-	bool own_ubase;
-	int root;
-	struct stat root_st;		/* the root's device and inode, for the volume targets */
-};
-
 /* The layer slots are done with (the overlay has cloned them): close ours, give back what was lent. */
 static void slots_release(struct xstate *x)
 {
@@ -188,42 +176,6 @@ static void xstate_close(struct xstate *x)
 	close_fdp(&x->ufd);
 	close_fdp(&x->wfd);
 	close_fdp(&x->root);
-}
-
-static int setattr(int fd, const struct ra_attrs *a, bool recursive, const char *what,
-		   struct rootasm_error *e)
-{
-	struct mount_attr ma = {
-		.attr_set = a->set,
-		.attr_clr = a->clr,
-		.propagation = a->propagation,
-	};
-
-	if (!ma.attr_set && !ma.attr_clr && !ma.propagation)
-		return 0;
-	if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &ma, sizeof(ma)) < 0)
-		return ra_err(e, errno, -EBADF, "mount_setattr", what, NULL);
-	return 0;
-}
-
-/* Idmap the detached mount @fd into the grant's user namespace. */
-static int userns_apply(struct xstate *x, int fd, bool recursive, const char *what, struct rootasm_error *e)
-{
-	struct mount_attr a = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = x->p->g->userns_fd };
-
-	if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) < 0)
-		return ra_err(e, errno, -EBADF, "mount_setattr MOUNT_ATTR_IDMAP", what,
-			      "into the caller's user namespace%s",
-			      errno == EINVAL ? ": the filesystem may not support idmapped mounts" : "");
-	return 0;
-}
-
-/* A clone of the cached detached mount @cfd (open_tree of a detached mount, Linux 6.15); caller owns it. */
-int ra_x_clone_cached(int cfd, const char *what, struct rootasm_error *e)
-{
-	int fd = open_tree(cfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-
-	return fd < 0 ? ra_err(e, errno, -EBADF, "open_tree of a cached image mount", what, NULL) : fd;
 }
 
 static int x_layer(struct xstate *x, const struct ra_op *op, struct rootasm_error *e)
@@ -274,7 +226,7 @@ static int x_layer(struct xstate *x, const struct ra_op *op, struct rootasm_erro
 	x->slots[op->slot] = fd;
 	x->own[op->slot] = true;
 	/* an idmapped layer is a mount of its own: a clone, or the image mount */
-	r = op->to_userns ? userns_apply(x, fd, false, ly->src.display, e) :
+	r = op->to_userns ? ra_x_userns_apply(x, fd, false, ly->src.display, e) :
 			    ra_idmap_apply(fd, &ly->idmap, false, ly->src.display, e);
 	RA_TRACE(x->ctx, "%s: %s %s -> fd %d", op->key, ra_route_name(op->route), ly->src.display, fd);
 	return r;
@@ -311,65 +263,6 @@ static int x_upper(struct xstate *x, const struct ra_op *op, struct rootasm_erro
 		return ra_err(e, errno, -EBADF, "open", what, "work");
 	RA_TRACE(x->ctx, "upper: %s: upper fd %d, work fd %d", what, x->ufd, x->wfd);
 	return 0;
-}
-
-int ra_x_set_fd(int fsfd, const char *key, int fd, const char *what, struct rootasm_error *e)
-{
-	char op[64];
-
-	if (fsconfig(fsfd, FSCONFIG_SET_FD, key, NULL, fd) == 0)
-		return 0;
-	snprintf(op, sizeof(op), "fsconfig %s", key);
-	return ra_err(e, errno, fsfd, op, what, NULL);
-}
-
-int ra_x_overlay_create(int fsfd, bool upper, const struct ra_cred_spec *cs, const char *what,
-			struct rootasm_error *e)
-{
-	bool caps_dac = cs && (cs->caps & (1ULL << CAP_DAC_OVERRIDE));
-	int r, mfd;
-
-	if (cs) {
-		r = ra_set_override_creds(fsfd, cs, e);
-		if (r < 0)
-			return r;
-	}
-	if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
-		int err = errno;
-
-		r = ra_err(e, err, fsfd, "create overlay", what, NULL);
-		/*
-		 * overlayfs makes its private work/work directory with mode 000 and
-		 * sets it up under the recorded credential: without CAP_DAC_OVERRIDE
-		 * that fails with EACCES and a message only in the kernel log.
-		 */
-		if (e && err == EACCES && cs && upper && !e->msg[0] && !caps_dac)
-			snprintf(e->msg, sizeof(e->msg), "with an upper layer the override_creds credential "
-				 "needs CAP_DAC_OVERRIDE: overlayfs sets up its mode-000 work directory under it");
-		return r;
-	}
-	mfd = fsmount(fsfd, FSMOUNT_CLOEXEC, upper ? 0 : MOUNT_ATTR_RDONLY);
-	if (mfd < 0)
-		return ra_err(e, errno, fsfd, "fsmount", "overlay", NULL);
-	if (upper) {
-		struct statfs sf;
-
-		/*
-		 * Some kernels (6.12) do not fail when the work directory cannot
-		 * be set up: they mount read-only and say so only in the kernel
-		 * log. A writable layout must not silently become read-only.
-		 */
-		r = fstatfs(mfd, &sf) < 0 ? errno : 0;
-		if (r || (sf.f_flags & ST_RDONLY)) {
-			close(mfd);
-			if (r)
-				return ra_err(e, r, -EBADF, "statfs", "overlay", NULL);
-			return ra_err(e, EROFS, -EBADF, "create overlay", what,
-				      "overlayfs could not set up its work directory and mounted read-only%s",
-				      cs && !caps_dac ? "; the override_creds credential needs CAP_DAC_OVERRIDE" : "");
-		}
-	}
-	return mfd;
 }
 
 /*
@@ -479,7 +372,7 @@ static int x_root_layer(struct xstate *x, const struct ra_op *op, struct rootasm
 	x->slots[0] = -EBADF;
 	if (op->route != RA_ROUTE_SETATTR)
 		return 0;
-	return setattr(x->root, &ro, false, op->l->layers[0].src.display, e);
+	return ra_x_setattr(x->root, &ro, false, op->l->layers[0].src.display, e);
 }
 
 /*
@@ -633,45 +526,9 @@ static int resolve_target(int root, const struct stat *rst, const char *target, 
 	return take_fd(fd);
 }
 
-/* The layout's attributes of a volume, with what the authorize stage forces (plan: attr_force). */
+/* (below: the state's x->nested, for a nested layout's plan) */
 static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, struct ra_made *made,
 		   struct rootasm_error *e);
-
-/* --- the services of the volume kinds (volume.h) */
-
-struct rootasm_ctx *ra_x_ctx(struct xstate *x)
-{
-	return x->ctx;
-}
-
-struct ra_attrs ra_x_attrs(const struct ra_op *op)
-{
-	struct ra_attrs a = op->mount->attrs;
-
-	a.set |= op->attr_force;
-	a.clr &= ~op->attr_force;
-	return a;
-}
-
-int ra_x_finish(struct xstate *x, const struct ra_op *op, int fd, const struct ra_attrs *a, bool recursive,
-		const char *what, struct rootasm_error *e)
-{
-	int r = op->to_userns ? userns_apply(x, fd, recursive, what, e) :
-				ra_idmap_apply(fd, &op->mount->idmap, recursive, what, e);
-
-	if (r == 0)
-		r = setattr(fd, a, recursive, what, e);
-	if (r < 0) {
-		close(fd);
-		return r;
-	}
-	return fd;
-}
-
-int ra_x_nested(struct xstate *x, const struct ra_op *op, struct rootasm_error *e)
-{
-	return execute(x->ctx, op->sub, x->made, e);
-}
 
 static int x_volume(struct xstate *x, const struct ra_op *op, struct rootasm_error *e)
 {
@@ -706,7 +563,7 @@ static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, struct ra_m
 		[RA_OP_OVERLAY] = x_overlay,
 		[RA_OP_ROOT_LAYER] = x_root_layer,
 	};
-	struct xstate x = { .ctx = ctx, .p = p, .made = made, .ubase = -EBADF, .ufd = -EBADF, .wfd = -EBADF, .root = -EBADF };
+	struct xstate x = { .ctx = ctx, .p = p, .made = made, .nested = execute, .ubase = -EBADF, .ufd = -EBADF, .wfd = -EBADF, .root = -EBADF };
 	size_t mark = made->n;	/* what this plan (a nested one too) makes on the way to targets */
 	int r = 0;
 
@@ -734,12 +591,12 @@ static int execute(struct rootasm_ctx *ctx, const struct ra_plan *p, struct ra_m
 			r = x_volume(&x, op, e);
 			break;
 		case RA_OP_ROOT_ATTRS:
-			r = setattr(x.root, &op->l->attributes, false, "/", e);
+			r = ra_x_setattr(x.root, &op->l->attributes, false, "/", e);
 			break;
 		case RA_OP_TREE_ATTRS: {
 			struct ra_attrs a = { .set = op->attr_force };
 
-			r = setattr(x.root, &a, true, "the tree", e);
+			r = ra_x_setattr(x.root, &a, true, "the tree", e);
 			break;
 		}
 		case RA_OP_TREE_LOCK:

@@ -36,7 +36,7 @@ enum ra_vauth {
 	RA_VAUTH_ADMIN,			/* for administrators only */
 };
 
-struct xstate;				/* the engine's (engine.c) */
+struct xstate;				/* the engine's state (xstate.h) */
 
 struct ra_volume_kind {
 	const char *name;		/* its key in a mount entry: "bind" */
@@ -71,7 +71,7 @@ const char *ra_volume_kinds_with(unsigned int vkey, char *buf, size_t size);
 /* "'bind', 'tmpfs', 'image' or 'layout'": every kind's key, into @buf. */
 const char *ra_volume_kind_names(char *buf, size_t size);
 
-/* engine.c's services for the kinds' mount(): */
+/* the engine's services for the kinds' mount() (engine-x.c): */
 struct rootasm_ctx *ra_x_ctx(struct xstate *x);
 /* The volume's attributes with what the authorize stage forces. */
 struct ra_attrs ra_x_attrs(const struct ra_op *op);

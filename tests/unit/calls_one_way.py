@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""No two source files call each other (the architecture's calls go one way).
+"""No circle of any length among assembler/'s source files (calls go one way).
 
 For every object file the build makes of assembler/ (library, CLI, daemon,
 runtime, tools), nm(1) says which functions and data it defines and which it
-uses; a pair of files where each uses something the other defines is a
-circle, and fails the test. Usage: calls_one_way.py BUILD_DIR
+uses: file A uses file B when A uses something B defines. The strongly
+connected components of that graph (Tarjan) must each be one file: a
+component of more is a circle (A uses B uses ... uses A), printed with the
+symbols of each edge in it, and fails the test. Usage: calls_one_way.py BUILD_DIR
 """
 import collections
 import os
@@ -40,15 +42,54 @@ for src, syms in uses.items():
             if d != src:
                 calls[src].add((d, s))
 
+# Tarjan's strongly connected components, iteratively (no recursion limit)
+graph = {a: sorted({d for d, _ in calls[a]}) for a in calls}
+nodes = sorted({src for _, src in objs})
+index, low, onstack, stack, comps = {}, {}, set(), [], []
+counter = 0
+for root in nodes:
+    if root in index:
+        continue
+    work = [(root, 0)]
+    while work:
+        v, i = work.pop()
+        if i == 0:
+            index[v] = low[v] = counter
+            counter += 1
+            stack.append(v)
+            onstack.add(v)
+        succ = graph.get(v, [])
+        if i < len(succ):
+            work.append((v, i + 1))
+            w = succ[i]
+            if w not in index:
+                work.append((w, 0))
+            elif w in onstack:
+                low[v] = min(low[v], index[w])
+            continue
+        # all successors done: fold the children's low links, then maybe pop a component
+        for w in succ:
+            if w in onstack:
+                low[v] = min(low[v], low[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                onstack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            comps.append(sorted(comp))
+
 bad = 0
-for a in sorted(calls):
-    for b in sorted({d for d, _ in calls[a]}):
-        if a < b:
-            fwd = sorted(s for d, s in calls[a] if d == b)
-            back = sorted(s for d, s in calls.get(b, ()) if d == a)
-            if back:
-                print("FAIL: %s calls %s (%s) and %s calls %s (%s)" % (a, b, ", ".join(fwd), b, a, ", ".join(back)))
-                bad += 1
-print("calls: %d source files, %d calling others, %d circles of two" %
-      (len({s for _, s in objs}), len(calls), bad))
+for comp in sorted(c for c in comps if len(c) > 1):
+    bad += 1
+    print("FAIL: a circle of %d files: %s" % (len(comp), " ".join(comp)))
+    inside = set(comp)
+    for a in comp:
+        for b in graph.get(a, []):
+            if b in inside:
+                print("    %s -> %s (%s)" % (a, b, ", ".join(sorted(s for d, s in calls[a] if d == b))))
+print("calls: %d source files, %d calling others, %d circles (strongly connected components of more than one file)" %
+      (len(nodes), len(calls), bad))
 sys.exit(1 if bad else 0)

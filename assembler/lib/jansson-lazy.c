@@ -16,7 +16,7 @@
  * it; librootasm.so, rootasmd and rootasm-runtime link libjansson as usual
  * (and the package depends on libjansson4 through them).
  *
- * --json loads it before the command starts (common.c: cli_jansson_load()), so
+ * --json loads it before the command starts (cli/common.c: ra_jansson_load()), so
  * a libjansson that cannot be loaded is one error before anything is done.
  * Later, each function returns what it returns when memory runs out, which
  * every caller handles (a missing library is also said once).
@@ -28,8 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli.h"
 #include "dl.h"
+#include "rootasm.h"
 
 #define JANSSON_FUNCS(X)										\
 	X(json_array) X(json_array_append_new) X(json_array_get) X(json_array_size) X(json_delete)	\
@@ -69,7 +69,7 @@ static int need(void)
 	return ra_dl_load(&jl_dl, NULL) == 0 ? 0 : load_failed();
 }
 
-int cli_jansson_load(struct rootasm_error *e)
+int ra_jansson_load(struct rootasm_error *e)
 {
 	return ra_dl_load(&jl_dl, e);
 }
