@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,9 +60,8 @@ static const char help[] =
 	"without it the index must list one manifest. A nested index is followed to the\n"
 	"manifest for linux and this machine's architecture.\n"
 	"docker:// pulls with the OCI distribution API (libcurl): a bearer token from the\n"
-	"registry's challenge, anonymous or with the credentials of $REGISTRY_AUTH_FILE,\n"
-	"$XDG_RUNTIME_DIR/containers/auth.json or ~/.docker/config.json (as skopeo and\n"
-	"podman); each layer is streamed into its layer image as it downloads, its\n"
+	"registry's challenge, anonymous or with credentials found as skopeo and podman\n"
+	"find them (see --authfile); each layer is streamed into its layer image as it downloads, its\n"
 	"digest checked as the bytes arrive; a dropped download resumes (HTTP Range).\n"
 	"REGISTRY defaults to docker.io, TAG to latest.\n"
 	"Exit status: 0, 1 failure, 2 bad usage or a bad image (a digest that does not match).\n";
@@ -108,11 +108,66 @@ static void bar_clear(void)
 	bar.drawn = false;
 }
 
+/* The terminal's width now (a window may be resized while a pull runs), 80 when it does not say. */
+static unsigned int columns(void)
+{
+	struct winsize ws;
+
+	return ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col ? ws.ws_col : 80;
+}
+
+/*
+ * The bar line, as wide as the terminal allows and never wider (a line that
+ * wraps cannot be redrawn with \r): the parts that do not fit are left out,
+ * least useful first (the "rootasm: import: " prefix, the rate, the layer),
+ * the bar itself shrinks from 20 cells to none, podman's way.
+ */
+static void bar_draw(unsigned long long got, unsigned long long all, double secs)
+{
+	unsigned int cols = columns(), room = cols > 1 ? cols - 1 : 0;	/* the last column would wrap */
+	char prefix[] = "rootasm: import: ", layer[32], amount[64], rate[32], cells[24], out[256];
+	const char *pre = prefix;
+	size_t fixed, w;
+
+	snprintf(layer, sizeof(layer), " layer %u/%u,", bar.layer, bar.count);
+	snprintf(amount, sizeof(amount), " %.1f of %.1f MB downloaded", got / 1e6, all / 1e6);
+	snprintf(rate, sizeof(rate), ", %.1f MB/s", secs > 0 ? got / 1e6 / secs : 0.0);
+	/* what must fit besides the bar: drop parts until it does, with at least a 5-cell bar */
+	for (int drop = 0;; drop++) {
+		if (drop >= 1)
+			pre = "";
+		if (drop >= 2)
+			rate[0] = '\0';
+		if (drop >= 3)
+			layer[0] = '\0';
+		if (drop >= 4)
+			snprintf(amount, sizeof(amount), " %.0f/%.0f MB", got / 1e6, all / 1e6);
+		fixed = strlen(pre) + 2 + strlen(layer) + strlen(amount) + strlen(rate);
+		if (fixed + 5 <= room || drop >= 4)
+			break;
+	}
+	w = room > fixed ? room - fixed : 0;
+	if (w > 20)
+		w = 20;
+	if (w) {
+		size_t f = all ? (size_t)((double)w * got / all) : 0;
+
+		memset(cells, '#', f);
+		memset(cells + f, '.', w - f);
+		cells[w] = '\0';
+	}
+	snprintf(out, sizeof(out), "%s%s%s%s%s%s%s", pre, w ? "[" : "", w ? cells : "", w ? "]" : "", layer, amount, rate);
+	/* and if even that is too wide, cut it: one line, whatever the width */
+	if (strlen(out) > room)
+		out[room] = '\0';
+	fprintf(stderr, "\r\033[K%s", out + (w ? 0 : (out[0] == ' ')));
+	bar.drawn = true;
+}
+
 static void download(void *userdata, const char *digest, unsigned long long done, unsigned long long size)
 {
 	unsigned long long all = 0, got = 0;
 	struct timespec now;
-	char line[48];
 	double secs;
 	size_t i;
 
@@ -147,16 +202,8 @@ static void download(void *userdata, const char *digest, unsigned long long done
 		all += bar.l[i].size;
 	}
 	secs = now.tv_sec - bar.t0.tv_sec + (now.tv_nsec - bar.t0.tv_nsec) / 1e9;
-	if (bar.tty) {
-		size_t w = all ? (size_t)(20.0 * got / all) : 0;
-
-		memset(line, '#', w);
-		memset(line + w, '.', 20 - w);
-		line[20] = '\0';
-		fprintf(stderr, "\r\033[Krootasm: import: [%s] layer %u/%u, %.1f of %.1f MB downloaded, %.1f MB/s",
-			line, bar.layer, bar.count, got / 1e6, all / 1e6, secs > 0 ? got / 1e6 / secs : 0.0);
-		bar.drawn = true;
-	}
+	if (bar.tty)
+		bar_draw(got, all, secs);
 	pthread_mutex_unlock(&bar.lock);
 }
 
@@ -174,10 +221,10 @@ static void progress(void *userdata, unsigned int i, unsigned int n, const struc
 	} else if (cli.json) {
 		progress_json(i, n, l);
 	} else if (l->cached) {
-		fprintf(stderr, "rootasm: import: layer %u/%u %.19s… in the store\n", i + 1, n, l->diff_id);
+		fprintf(stderr, "rootasm: import: layer %u/%u %.19s… in the store\n", i + 1, n, l->digest);
 	} else {
 		fprintf(stderr, "rootasm: import: layer %u/%u %.19s… %s %.1f MB -> %.1f MB tar in %.2f s (%.0f MB/s)\n",
-			i + 1, n, l->diff_id, mt ? mt + 1 : l->media_type, l->size / 1e6, l->tar_bytes / 1e6, l->seconds,
+			i + 1, n, l->digest, mt ? mt + 1 : l->media_type, l->size / 1e6, l->tar_bytes / 1e6, l->seconds,
 			l->seconds > 0 ? l->tar_bytes / 1e6 / l->seconds : 0.0);
 	}
 	pthread_mutex_unlock(&bar.lock);

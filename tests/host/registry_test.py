@@ -493,6 +493,16 @@ def main():
         ok(p.returncode == 0 and "\033[Krootasm: import: [" in p.stdout and "MB downloaded" in p.stdout and
            [x for x in lines if x][-1].endswith(os.path.basename(ref_layout)),
            "on a terminal: a progress bar, then the layout path as the last line", repr(p.stdout[-600:]))
+        # a 50-column terminal: each redraw fits on its line (it never wraps), layers named by blob digest
+        p = run("script", "-qec", f"stty cols 50; {bin_} import --store {T}/p4 --tls-verify=false "
+                f"docker://{reg.host}/test/img:v1", "/dev/null", env=env)
+        draws = [d for d in p.stdout.replace("\n", "\r").split("\r") if d.startswith("\033[K") and "downloaded" in d]
+        widest = max((len(d) - 3 for d in draws), default=0)
+        blob = sorted(want)[0][:19]
+        ok(p.returncode == 0 and draws and widest <= 49 and all("[" in d for d in draws) and
+           f"{blob}" in p.stdout,
+           f"on a 50-column terminal: {len(draws)} redraws, the widest {widest} columns; layers by blob digest",
+           repr(p.stdout[-400:]))
         p = run(bin_, "import", "--quiet", "--store", f"{T}/p3", "--tls-verify=false",
                 f"docker://{reg.host}/test/img:v1", env=env)
         ok(p.returncode == 0 and p.stderr == "" and len(p.stdout.splitlines()) == 1, "--quiet: no progress",
