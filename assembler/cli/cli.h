@@ -88,6 +88,7 @@ int cmd_exec(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
 int cmd_bundle(int argc, char **argv);
 int cmd_images(int argc, char **argv);
 int cmd_rmi(int argc, char **argv);
@@ -109,6 +110,16 @@ int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * (lib/jansson-lazy.c; rootasm-cli-abi links it as usual): 0, or -errno with @e filled.
  */
 int ra_jansson_load(struct rootasm_error *e);
+
+/*
+ * import's and inspect's registry options (import.c): --tls-verify[=BOOL]
+ * ('V'), --creds USER[:PASSWORD] ('C', the password asked on the terminal
+ * without one: *creds holds it), --authfile FILE ('A'). 0, or an exit status.
+ */
+struct rootasm_import_opts;
+int cli_registry_opt(int c, int argc, char **argv, struct rootasm_import_opts *o, char **creds);
+/* free *creds given, wiped */
+void cli_registry_done(char *creds);
 
 /* Print @o (taken) on stdout as --json asked (compact or pretty); -1 on failure. */
 struct json_t;

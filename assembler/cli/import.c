@@ -257,6 +257,63 @@ static int ask_password(const char *user, char *pw, size_t size)
 	return 0;
 }
 
+/* docker://'s options, import's and inspect's: --tls-verify[=BOOL] ('V'), --creds ('C'), --authfile ('A'). */
+int cli_registry_opt(int c, int argc, char **argv, struct rootasm_import_opts *o, char **creds)
+{
+	int r;
+
+	switch (c) {
+	case 'V':
+		/* as skopeo's and podman's: bare is true; the value after '=' (or, as before, the next word) */
+		if (!optarg && optind < argc && (!strcmp(argv[optind], "true") || !strcmp(argv[optind], "false")))
+			optarg = argv[optind++];
+		if (!optarg)
+			optarg = (char *)"true";
+		if (!strcmp(optarg, "false"))
+			o->flags |= ROOTASM_IMPORT_TLS_NO_VERIFY;
+		else if (!strcmp(optarg, "true"))
+			o->flags &= ~ROOTASM_IMPORT_TLS_NO_VERIFY;
+		else
+			return cli_usage("--tls-verify takes true or false, not '%s'", optarg);
+		return 0;
+	case 'A':
+		o->authfile = optarg;
+		return 0;
+	case 'C':
+		free(*creds);
+		*creds = NULL;
+		if (!strchr(optarg, ':')) {
+			/* as skopeo: the password from the terminal, never echoed */
+			char pw[1024];
+
+			if (!*optarg)
+				return cli_usage("--creds takes USER[:PASSWORD]");
+			if (ask_password(optarg, pw, sizeof(pw)) < 0)
+				return cli_usage("--creds %s: no password given, and no terminal to ask on", optarg);
+			r = asprintf(creds, "%s:%s", optarg, pw);
+			explicit_bzero(pw, sizeof(pw));
+			if (r < 0) {
+				*creds = NULL;
+				return cli_errno(ENOMEM, "--creds");
+			}
+		} else if (!(*creds = strdup(optarg))) {
+			return cli_errno(ENOMEM, "--creds");
+		}
+		o->creds = *creds;
+		return 0;
+	}
+	return 0;
+}
+
+/* The credentials given, wiped once used. */
+void cli_registry_done(char *creds)
+{
+	if (creds) {
+		explicit_bzero(creds, strlen(creds));
+		free(creds);
+	}
+}
+
 int cmd_import(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -285,17 +342,11 @@ int cmd_import(int argc, char **argv)
 				return cli_usage("--fs takes erofs or squashfs, not '%s'", optarg);
 			break;
 		case 'V':
-			/* as skopeo's and podman's: bare is true; the value after '=' (or, as before, the next word) */
-			if (!optarg && optind < argc && (!strcmp(argv[optind], "true") || !strcmp(argv[optind], "false")))
-				optarg = argv[optind++];
-			if (!optarg)
-				optarg = (char *)"true";
-			if (!strcmp(optarg, "false"))
-				o.flags |= ROOTASM_IMPORT_TLS_NO_VERIFY;
-			else if (!strcmp(optarg, "true"))
-				o.flags &= ~ROOTASM_IMPORT_TLS_NO_VERIFY;
-			else
-				return cli_usage("--tls-verify takes true or false, not '%s'", optarg);
+		case 'C':
+		case 'A':
+			r = cli_registry_opt(c, argc, argv, &o, &creds);
+			if (r)
+				return r;
 			break;
 		case 'q':
 			o.progress = NULL;
@@ -303,28 +354,6 @@ int cmd_import(int argc, char **argv)
 			break;
 		case 't':
 			o.tag = optarg;
-			break;
-		case 'A':
-			o.authfile = optarg;
-			break;
-		case 'C':
-			free(creds);
-			if (!strchr(optarg, ':')) {
-				/* as skopeo: the password from the terminal, never echoed */
-				char pw[1024];
-
-				if (!*optarg)
-					return cli_usage("--creds takes USER[:PASSWORD]");
-				if (ask_password(optarg, pw, sizeof(pw)) < 0)
-					return cli_usage("--creds %s: no password given, and no terminal to ask on", optarg);
-				r = asprintf(&creds, "%s:%s", optarg, pw);
-				explicit_bzero(pw, sizeof(pw));
-				if (r < 0)
-					return cli_errno(ENOMEM, "--creds");
-			} else if (!(creds = strdup(optarg))) {
-				return cli_errno(ENOMEM, "--creds");
-			}
-			o.creds = creds;
 			break;
 		case 'x': {
 			unsigned long long v;
@@ -346,10 +375,7 @@ int cmd_import(int argc, char **argv)
 		return cli_usage("--store needs a directory");
 	bar.tty = isatty(STDERR_FILENO) && !cli.json;
 	r = rootasm_import(cli_context(), ref, &o, &res, &e);
-	if (creds) {
-		explicit_bzero(creds, strlen(creds));
-		free(creds);
-	}
+	cli_registry_done(creds);
 	pthread_mutex_lock(&bar.lock);
 	bar_clear();
 	pthread_mutex_unlock(&bar.lock);

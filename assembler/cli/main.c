@@ -27,6 +27,7 @@ static const char usage[] =
 	"  import oci:DIR[:TAG]   import an OCI image layout into the store, print its layout\n"
 	"  import docker://REGISTRY/REPO[:TAG|@DIGEST]\n"
 	"                         pull an image from a registry into the store, the same way\n"
+	"  inspect oci:DIR[:TAG]|docker://REF  what an image is (manifest, config, layers), not imported\n"
 	"  images                 the images of the store: names, digests, layers, size, last use\n"
 	"  rmi NAME|DIGEST        remove an image's name, or the image, from the store\n"
 	"  store gc|verify        remove unused layer images; check what is stored\n"
@@ -108,6 +109,7 @@ int main(int argc, char **argv)
 		{ "probe", cmd_probe },
 		{ "watch", cmd_watch },
 		{ "import", cmd_import },
+		{ "inspect", cmd_inspect },
 		{ "bundle", cmd_bundle },
 		{ "images", cmd_images },
 		{ "rmi", cmd_rmi },

@@ -8,7 +8,7 @@
 # store, create|prepare|cleanup for bundle.
 # Needs nothing from the bash-completion package.
 
-_rootasm_commands="check assemble exec probe watch import images rmi store bundle version help"
+_rootasm_commands="check assemble exec probe watch import inspect images rmi store bundle version help"
 _rootasm_common="--help --json --json=pretty --quiet --debug"
 
 # The options of command $1.
@@ -21,6 +21,7 @@ _rootasm_options()
 	probe) echo "--refresh $_rootasm_common" ;;
 	watch) echo "--mntns --count --timeout $_rootasm_common" ;;
 	import) echo "--store --fs --tag --tls-verify= --creds --authfile --max-expansion $_rootasm_common" ;;
+	inspect) echo "--tls-verify= --creds --authfile $_rootasm_common" ;;
 	images) echo "--store $_rootasm_common" ;;
 	rmi) echo "--store $_rootasm_common" ;;
 	store) echo "--store --dry-run $_rootasm_common" ;;
@@ -153,7 +154,7 @@ _rootasm()
 	assemble)
 		((operands == 0)) && _rootasm_layouts "$cur"
 		;;
-	import)
+	import | inspect)
 		# (oci : DIR counts as two operands, the ':' its own word)
 		if ((operands == 0)) || [[ $cur == : && $prev == oci && $operands == 1 ]] ||
 			[[ $prev == : && $operands == 2 ]]; then

@@ -801,6 +801,19 @@ struct rootasm_import_opts {
 	const char *authfile;
 };
 
+/*
+ * What an image is, without importing it (since 0.5): @ref as rootasm_import()
+ * takes it (oci:DIR[:TAG], docker://REGISTRY/REPO[:TAG|@DIGEST]; of @o only
+ * flags' ROOTASM_IMPORT_TLS_NO_VERIFY, creds and authfile count), its manifest
+ * and config read and verified, no layer fetched, nothing written. *ret_json
+ * (caller frees) is a JSON document with skopeo inspect's fields (Name,
+ * Digest, Created, DockerVersion, Labels, Architecture, Os, Layers,
+ * LayersData, Env) and rootasm's (ManifestMediaType, Config, DiffIDs).
+ * Needs no privilege.
+ */
+int rootasm_inspect(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_import_opts *o, char **ret_json,
+		    struct rootasm_error *e);
+
 #define ROOTASM_IMPORT_EXPANSION	64u
 #define ROOTASM_IMPORT_EXPANSION_FLOOR	(64ull << 20)
 

@@ -450,6 +450,43 @@ def main():
             f"docker://{reg.host}/test/bad:v1", check=True)
         push(reg.host, "test/list", "v1", f"{T}/list")
 
+        # 0. inspect: what skopeo inspect says, from the registry and from the layout, nothing stored
+        fields = ("Name", "Digest", "Architecture", "Os", "Layers", "Labels", "Env", "Created")
+
+        def manifest_sizes(digest):
+            # the layers' sizes in the manifest (this skopeo has no LayersData)
+            try:
+                with open(f"{T}/img/blobs/sha256/{digest.split(':')[-1]}") as f:
+                    return [ly["size"] for ly in json.load(f)["layers"]]
+            except (OSError, ValueError, KeyError):
+                return None
+        sk = run("skopeo", "inspect", "--tls-verify=false", f"docker://{reg.host}/test/img:v1")
+        p = run(bin_, "inspect", "--tls-verify=false", f"docker://{reg.host}/test/img:v1", env=env)
+        try:
+            mine, theirs = json.loads(p.stdout), json.loads(sk.stdout)
+        except ValueError:
+            mine, theirs = {}, {"skopeo": sk.stderr}
+        diff = {k: (mine.get(k), theirs.get(k)) for k in fields if mine.get(k) != theirs.get(k)}
+        ok(p.returncode == 0 and sk.returncode == 0 and not diff and
+           [d["Digest"] for d in mine.get("LayersData", [])] == theirs.get("Layers") and
+           [d["Size"] for d in mine.get("LayersData", [])] == manifest_sizes(mine.get("Digest", "")) and
+           len(mine.get("DiffIDs", [])) == len(theirs.get("Layers", [])) and not os.path.exists(f"{T}/none"),
+           "inspect docker:// says what skopeo inspect says (Name, Digest, Architecture, Os, Layers, sizes, "
+           "Labels, Env, Created)", json.dumps(diff) + p.stderr)
+        p2 = run(bin_, "inspect", f"oci:{T}/img:v1")
+        mine2 = json.loads(p2.stdout) if p2.returncode == 0 else {}
+        ok(p2.returncode == 0 and mine2.get("Digest") == mine.get("Digest") and
+           mine2.get("Layers") == mine.get("Layers") and mine2.get("Name") == f"oci:{T}/img:v1",
+           "inspect oci: names the same manifest and layers as the registry's copy", p2.stderr)
+        p3 = run("setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", bin_, "--json", "inspect",
+                 "--tls-verify=false", f"docker://{reg.host}/test/img:v1",
+                 env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent"})
+        ok(p3.returncode == 0 and len(p3.stdout.splitlines()) == 1 and json.loads(p3.stdout).get("Digest") ==
+           mine.get("Digest"), "inspect needs no privilege (nobody); --json: one line", p3.stderr)
+        p4 = run(bin_, "inspect", "--tls-verify=false", f"docker://{reg.host}/test/nosuch:v1", env=env)
+        ok(p4.returncode != 0 and len(p4.stderr.strip().splitlines()) == 1 and "nosuch" in p4.stderr,
+           "inspect of an image the registry does not have: one line", p4.stderr)
+
         # 1. the same image, by tag
         t0 = time.monotonic()
         p = run(bin_, "import", "--store", f"{T}/s1", "--tls-verify=false", f"docker://{reg.host}/test/img:v1",

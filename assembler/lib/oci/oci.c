@@ -406,6 +406,8 @@ static int read_config(struct ra_oci_image *img, json_t *cfg, const char *where,
 		snprintf(ly->diff_id, sizeof(ly->diff_id), "%s", json_string_value(id));
 	}
 	/* what a container of the image runs: kept for its layout's exec: section (import.c) */
+	json_decref(img->config_doc);
+	img->config_doc = json_incref(cfg);
 	img->run = json_incref(json_object_get(cfg, "config"));
 	if (img->run && !json_is_object(img->run) && !json_is_null(img->run))
 		return bad(e, "read image config", where, "config is not an object");
@@ -653,6 +655,7 @@ void ra_oci_free(struct ra_oci_image *img)
 	desc_free(&img->manifest);
 	desc_free(&img->config);
 	json_decref(img->run);
+	json_decref(img->config_doc);
 	close_fdp(&img->dirfd);
 	close_fdp(&img->blobs);
 	ra_registry_free(img->remote);

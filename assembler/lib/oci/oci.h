@@ -55,6 +55,7 @@ struct ra_oci_image {
 	size_t nlayers;
 	struct ra_oci_remote *remote;		/* docker://: a registry's image (oci/registry.h); dir is its name */
 	struct json_t *run;			/* the config's "config" (Env, Cmd, ...); NULL when none */
+	struct json_t *config_doc;		/* the whole config (its digest checked): inspect's */
 	unsigned int max_expansion;		/* what a layer may unpack to, times its blob's size (import's) */
 };
 

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* rootasm inspect [--tls-verify[=BOOL]] [--creds USER[:PASS]] [--authfile FILE] oci:DIR[:TAG]|docker://REF */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "cli.h"
+
+static const char help[] =
+	"Usage: rootasm inspect [OPTION...] oci:DIR[:TAG] | docker://REGISTRY/REPO[:TAG|@DIGEST]\n"
+	"Print what an image is without importing it, as `skopeo inspect` does: its\n"
+	"manifest and config read and verified (a registry's fetched with the same TLS\n"
+	"and credentials as an import), no layer fetched, nothing written. A JSON\n"
+	"document: Name, Digest (the manifest's), Created, DockerVersion, Labels,\n"
+	"Architecture, Os, Layers (blob digests), LayersData (MIMEType, Digest, Size),\n"
+	"Env; and rootasm's: ManifestMediaType, Config (the config's digest), DiffIDs.\n"
+	"Needs no privilege.\n"
+	"\n"
+	"  --tls-verify[=BOOL]  docker://: check the registry's TLS certificate (default\n"
+	"                  true); false also allows plain HTTP (a local registry)\n"
+	"  --creds USER[:PASSWORD]  docker://: these credentials (without PASSWORD: asked\n"
+	"                  on the terminal)\n"
+	"  --authfile FILE docker://: credentials from FILE only (default: as import)\n"
+	"  --json[=pretty] the document on one line (pretty: indented, as without --json)\n"
+	"  -q, --quiet     (nothing else is printed anyway)\n"
+	"  --debug         trace what is read\n"
+	"  -h, --help      this text\n"
+	"\n"
+	"Exit status: 0, 1 failure, 2 bad usage or a bad image (a digest that does not match).\n";
+
+int cmd_inspect(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		CLI_COMMON_LONGOPTS, { "tls-verify", optional_argument, NULL, 'V' }, CLI_ARG("creds", 'C'),
+		CLI_ARG("authfile", 'A'), CLI_FLAG("quiet", 'q'), { 0 },
+	};
+	struct rootasm_import_opts o = { .size = sizeof(o) };
+	struct rootasm_error e = { 0 };
+	char *creds = NULL, *doc = NULL;
+	const char *ref;
+	json_error_t je;
+	json_t *j;
+	int c, r;
+
+	while ((c = cli_getopt(argc, argv, ":hq", opts, help, &r)) >= 0) {
+		if (c == 'V' || c == 'C' || c == 'A') {
+			r = cli_registry_opt(c, argc, argv, &o, &creds);
+			if (r)
+				return r;
+		}
+	}
+	if (c == CLI_OPTS_EXIT)
+		return r;
+	r = cli_last_operand(argc, argv, "image", "oci:DIR[:TAG] or docker://REGISTRY/REPO[:TAG|@DIGEST]", &ref);
+	if (r != CLI_GO_ON)
+		return r;
+	r = rootasm_inspect(cli_context(), ref, &o, &doc, &e);
+	cli_registry_done(creds);
+	if (r < 0)
+		return cli_fail(&e);
+	/* printed as every result is (non-ASCII as \\uXXXX): indented, or one line with --json */
+	j = json_loadb(doc, strlen(doc), JSON_REJECT_DUPLICATES, &je);
+	free(doc);
+	if (!cli.json)
+		cli.pretty = true;
+	return cli_json_out(j) < 0 ? EXIT_RUNTIME : 0;
+}
