@@ -7,15 +7,52 @@ runtime, tools), nm(1) says which functions and data it defines and which it
 uses: file A uses file B when A uses something B defines. The strongly
 connected components of that graph (Tarjan) must each be one file: a
 component of more is a circle (A uses B uses ... uses A), printed with the
-symbols of each edge in it, and fails the test. Usage: calls_one_way.py BUILD_DIR
+symbols of each edge in it, and fails the test.
+
+The files are also parts of the architecture (PARTS below, the table of
+assembler/ARCHITECTURE.md), and some parts never call others directly
+(FORBIDDEN): the plan is built without the engine or the probe (needs.c asks
+the probe for it), the parser knows nothing of the engine, and no part of the
+library calls the command line. Usage: calls_one_way.py BUILD_DIR
 """
 import collections
+import fnmatch
 import os
 import re
 import subprocess
 import sys
 
 build = sys.argv[1]
+
+# file -> part, the first pattern that matches (assembler/ARCHITECTURE.md)
+PARTS = [
+    ("CLI", ["assembler/cli/*"]),
+    ("Daemon", ["assembler/daemon/*"]),
+    ("Runtime", ["assembler/runtime/*"]),
+    ("Tools", ["assembler/tools/*"]),
+    ("OCI", ["assembler/lib/oci/*"]),
+    ("Bundle", ["assembler/lib/bundle*.c"]),
+    ("Parse", ["assembler/lib/layout*.c", "assembler/lib/yaml.c", "assembler/lib/model.c"]),
+    ("Open", ["assembler/lib/open.c", "assembler/lib/chase.c", "assembler/lib/mntinfo.c"]),
+    ("Authorize", ["assembler/lib/authorize.c", "assembler/lib/principal.c", "assembler/lib/passwd.c"]),
+    ("Plan", ["assembler/lib/plan.c", "assembler/lib/plan-print.c", "assembler/lib/emit.c"]),
+    ("Kinds", ["assembler/lib/volume*.c"]),
+    ("Engine", ["assembler/lib/engine*.c", "assembler/lib/mount.c", "assembler/lib/idmap.c", "assembler/lib/lock.c"]),
+    ("Deliver", ["assembler/lib/deliver.c", "assembler/lib/exec*.c", "assembler/lib/client.c",
+                 "assembler/lib/watch.c"]),
+    ("Probe", ["assembler/lib/probe*.c"]),
+    ("API", ["assembler/lib/*"]),
+]
+LIB = {"OCI", "Bundle", "Parse", "Open", "Authorize", "Plan", "Kinds", "Engine", "Deliver", "Probe", "API"}
+FORBIDDEN = {("Plan", "Engine"), ("Plan", "Probe"), ("Parse", "Engine")} | {(p, "CLI") for p in LIB}
+
+
+def part(f):
+    for name, pats in PARTS:
+        if any(fnmatch.fnmatch(f, p) for p in pats):
+            return name
+    return "?"
+
 objs = set()
 for line in open(os.path.join(build, "build.ninja")):
     m = re.match(r"build (CMakeFiles/[^ :]+\.dir/(assembler/[^ :]+\.c)\.o):", line)
@@ -90,6 +127,14 @@ for comp in sorted(c for c in comps if len(c) > 1):
         for b in graph.get(a, []):
             if b in inside:
                 print("    %s -> %s (%s)" % (a, b, ", ".join(sorted(s for d, s in calls[a] if d == b))))
-print("calls: %d source files, %d calling others, %d circles (strongly connected components of more than one file)" %
-      (len(nodes), len(calls), bad))
+for a in sorted(calls):
+    for d, sym in sorted(calls[a]):
+        if (part(a), part(d)) in FORBIDDEN:
+            print("FAIL: %s (%s) calls %s (%s): %s -> %s never" % (a, part(a), d, part(d), part(a), part(d)))
+            print("    %s" % sym)
+            bad += 1
+print("calls: %d source files, %d calling others, %d problems: circles (strongly connected components of more "
+      "than one file), calls across a forbidden edge (%s)" %
+      (len(nodes), len(calls), bad, ", ".join("%s -> %s" % e for e in sorted(FORBIDDEN) if e[1] != "CLI") +
+       ", the library -> CLI"))
 sys.exit(1 if bad else 0)
