@@ -114,7 +114,8 @@ int ra_jansson_load(struct rootasm_error *e);
 /*
  * import's and inspect's registry options (import.c): --tls-verify[=BOOL]
  * ('V'), --creds USER[:PASSWORD] ('C', the password asked on the terminal
- * without one: *creds holds it), --authfile FILE ('A'). 0, or an exit status.
+ * without one: *creds holds it), --authfile FILE ('A'), --cert-dir DIR ('D').
+ * 0, or an exit status.
  */
 struct rootasm_import_opts;
 int cli_registry_opt(int c, int argc, char **argv, struct rootasm_import_opts *o, char **creds);

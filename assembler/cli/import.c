@@ -43,6 +43,9 @@ static const char help[] =
 	"                  else as podman and skopeo: $XDG_RUNTIME_DIR/containers/auth.json\n"
 	"                  or /run/containers/UID/auth.json, ~/.config/containers/auth.json,\n"
 	"                  ~/.docker/config.json, ~/.dockercfg: the first with an entry)\n"
+	"  --cert-dir DIR  docker://: *.crt in DIR are trusted roots besides the system's, a\n"
+	"                  *.cert and its *.key the client certificate (default: as podman,\n"
+	"                  /etc/containers/certs.d/HOST:PORT, /etc/docker/certs.d/HOST:PORT)\n"
 	"  --max-expansion N  a layer may unpack to N times its blob's size, at least\n"
 	"                  64 MiB (default 64): a compression bomb fills no store\n"
 	"  --quiet         no progress on stderr (without it: a line per layer, and for\n"
@@ -257,7 +260,7 @@ static int ask_password(const char *user, char *pw, size_t size)
 	return 0;
 }
 
-/* docker://'s options, import's and inspect's: --tls-verify[=BOOL] ('V'), --creds ('C'), --authfile ('A'). */
+/* docker://'s options, import's and inspect's: --tls-verify[=BOOL] ('V'), --creds ('C'), --authfile ('A'), --cert-dir ('D'). */
 int cli_registry_opt(int c, int argc, char **argv, struct rootasm_import_opts *o, char **creds)
 {
 	int r;
@@ -278,6 +281,9 @@ int cli_registry_opt(int c, int argc, char **argv, struct rootasm_import_opts *o
 		return 0;
 	case 'A':
 		o->authfile = optarg;
+		return 0;
+	case 'D':
+		o->cert_dir = optarg;
 		return 0;
 	case 'C':
 		free(*creds);
@@ -319,7 +325,7 @@ int cmd_import(int argc, char **argv)
 	static const struct option opts[] = {
 		CLI_COMMON_LONGOPTS, CLI_ARG("store", 's'), CLI_ARG("fs", 'f'), { "tls-verify", optional_argument, NULL, 'V' },
 		CLI_FLAG("quiet", 'q'), CLI_ARG("tag", 't'), CLI_ARG("max-expansion", 'x'), CLI_ARG("creds", 'C'),
-		CLI_ARG("authfile", 'A'), { 0 },
+		CLI_ARG("authfile", 'A'), CLI_ARG("cert-dir", 'D'), { 0 },
 	};
 	char *creds = NULL;	/* the process ends soon after an early return: freed (and wiped) once used */
 	struct rootasm_import_opts o = { .size = sizeof(o), .progress = progress, .download = download };
@@ -344,6 +350,7 @@ int cmd_import(int argc, char **argv)
 		case 'V':
 		case 'C':
 		case 'A':
+		case 'D':
 			r = cli_registry_opt(c, argc, argv, &o, &creds);
 			if (r)
 				return r;

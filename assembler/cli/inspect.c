@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* rootasm inspect [--tls-verify[=BOOL]] [--creds USER[:PASS]] [--authfile FILE] oci:DIR[:TAG]|docker://REF */
+/* rootasm inspect [--tls-verify[=BOOL]] [--creds USER[:PASS]] [--authfile FILE] [--cert-dir DIR] oci:DIR[:TAG]|docker://REF */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +23,7 @@ static const char help[] =
 	"  --creds USER[:PASSWORD]  docker://: these credentials (without PASSWORD: asked\n"
 	"                  on the terminal)\n"
 	"  --authfile FILE docker://: credentials from FILE only (default: as import)\n"
+	"  --cert-dir DIR  docker://: the registry's certificates (default: as import)\n"
 	"  --json[=pretty] the document on one line (pretty: indented, as without --json)\n"
 	"  -q, --quiet     (nothing else is printed anyway)\n"
 	"  --debug         trace what is read\n"
@@ -34,7 +35,7 @@ int cmd_inspect(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		CLI_COMMON_LONGOPTS, { "tls-verify", optional_argument, NULL, 'V' }, CLI_ARG("creds", 'C'),
-		CLI_ARG("authfile", 'A'), CLI_FLAG("quiet", 'q'), { 0 },
+		CLI_ARG("authfile", 'A'), CLI_ARG("cert-dir", 'D'), CLI_FLAG("quiet", 'q'), { 0 },
 	};
 	struct rootasm_import_opts o = { .size = sizeof(o) };
 	struct rootasm_error e = { 0 };
@@ -45,7 +46,7 @@ int cmd_inspect(int argc, char **argv)
 	int c, r;
 
 	while ((c = cli_getopt(argc, argv, ":hq", opts, help, &r)) >= 0) {
-		if (c == 'V' || c == 'C' || c == 'A') {
+		if (c == 'V' || c == 'C' || c == 'A' || c == 'D') {
 			r = cli_registry_opt(c, argc, argv, &o, &creds);
 			if (r)
 				return r;

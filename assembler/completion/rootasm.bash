@@ -20,8 +20,8 @@ _rootasm_options()
 	exec) echo "--network --preserve-fds --env --hostname --tty --privileged --report --via $_rootasm_common" ;;
 	probe) echo "--refresh $_rootasm_common" ;;
 	watch) echo "--mntns --count --timeout $_rootasm_common" ;;
-	import) echo "--store --fs --tag --tls-verify= --creds --authfile --max-expansion $_rootasm_common" ;;
-	inspect) echo "--tls-verify= --creds --authfile $_rootasm_common" ;;
+	import) echo "--store --fs --tag --tls-verify= --creds --authfile --cert-dir --max-expansion $_rootasm_common" ;;
+	inspect) echo "--tls-verify= --creds --authfile --cert-dir $_rootasm_common" ;;
 	images) echo "--store $_rootasm_common" ;;
 	rmi) echo "--store $_rootasm_common" ;;
 	store) echo "--store --dry-run $_rootasm_common" ;;
@@ -109,7 +109,7 @@ _rootasm()
 		--) ((dashdash)) || { dashdash=1; continue; } ;;
 		--attach | --send-fd | --send-fd-fd | --peer-uid | --timeout | --mntns | --count | --via | \
 			--network | --preserve-fds | --env | --hostname | --store | --fs | --layout | --tag | \
-			--upper | --tls-verify | --max-expansion | --creds | --authfile | --layout-dir | --source-dir)
+			--upper | --tls-verify | --max-expansion | --creds | --authfile | --cert-dir | --layout-dir | --source-dir)
 			((dashdash)) || { skip=1; continue; } ;;
 		esac
 		if ((dashdash)) || [[ $w != -* && $w != = && ${COMP_WORDS[i - 1]} != = ]]; then
@@ -131,7 +131,7 @@ _rootasm()
 	--attach) _rootasm_dirs "$cur"; return 0 ;;
 	--send-fd | --mntns | --via | --authfile) _rootasm_files "$cur"; return 0 ;;
 	--network) COMPREPLY=($(compgen -W "host none" -- "$cur")); return 0 ;;
-	--store | --upper | --layout-dir | --source-dir) _rootasm_dirs "$cur"; return 0 ;;
+	--store | --upper | --layout-dir | --source-dir | --cert-dir) _rootasm_dirs "$cur"; return 0 ;;
 	--fs) COMPREPLY=($(compgen -W "erofs squashfs" -- "$cur")); return 0 ;;
 	--tls-verify) COMPREPLY=($(compgen -W "true false" -- "$cur")); return 0 ;;
 	--layout) _rootasm_layouts "$cur"; return 0 ;;

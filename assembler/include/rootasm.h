@@ -799,6 +799,12 @@ struct rootasm_import_opts {
 	 */
 	const char *creds;
 	const char *authfile;
+	/*
+	 * since 0.5, docker:// only: the registry's certificate directory (*.crt
+	 * roots trusted besides the system's, a *.cert and its *.key presented);
+	 * NULL: containers-certs.d(5)'s for the registry, if there is one
+	 */
+	const char *cert_dir;
 };
 
 /*

@@ -13,7 +13,8 @@
   small token endpoint this test serves: anonymous pulls refused, credentials
   from $REGISTRY_AUTH_FILE accepted, and as containers-auth.json(5) says:
   the files in order until one has the registry, the longest entry, --authfile,
-  --creds;
+  --creds; with TLS, its own CA and a client certificate: --cert-dir and
+  /etc/containers/certs.d as containers-certs.d(5) says;
 - a registry that lies (this test's http.server): a blob with a wrong digest,
   a truncated blob, a redirect loop, a huge manifest, a config with a wrong
   digest -> one line naming the reference, exit 2, nothing in the store; a
@@ -97,13 +98,15 @@ def records(store):
 class Registry:
     """Debian's docker-registry on 127.0.0.1:PORT, plain HTTP, storage in @tmp."""
 
-    def __init__(self, tmp, auth=None):
+    def __init__(self, tmp, auth=None, tls=None):
         self.port = free_port()
         self.host = f"127.0.0.1:{self.port}"
         os.makedirs(os.path.join(tmp, "data"), exist_ok=True)
         cfg = {"version": 0.1, "log": {"level": "error", "accesslog": {"disabled": True}},
                "storage": {"filesystem": {"rootdirectory": os.path.join(tmp, "data")}},
                "http": {"addr": self.host}}
+        if tls:
+            cfg["http"]["tls"] = tls
         if auth:
             cfg["auth"] = auth
         with open(os.path.join(tmp, "config.yml"), "w") as f:
@@ -699,6 +702,67 @@ def main():
             stopped.remove(breg)
         else:
             print("ok - # SKIP HTTP Basic: no bcrypt in this Python")
+
+        # 3c. TLS as containers-certs.d(5): a registry with a certificate of its own CA that asks for a
+        # client certificate; --cert-dir, /etc/containers/certs.d/HOST:PORT, a client cert without its key
+        c = f"{T}/tls"
+        os.makedirs(c)
+        with open(f"{c}/san", "w") as f:
+            f.write("subjectAltName=IP:127.0.0.1\n")
+        for cmd in (f"req -x509 -newkey rsa:2048 -nodes -keyout {c}/ca.key -out {c}/ca.crt -days 1 -subj /CN=rootasm-ca",
+                    f"req -newkey rsa:2048 -nodes -keyout {c}/srv.key -out {c}/srv.csr -subj /CN=127.0.0.1",
+                    f"x509 -req -in {c}/srv.csr -CA {c}/ca.crt -CAkey {c}/ca.key -CAcreateserial -out {c}/srv.crt "
+                    f"-days 1 -extfile {c}/san",
+                    f"req -newkey rsa:2048 -nodes -keyout {c}/client.key -out {c}/client.csr -subj /CN=client",
+                    f"x509 -req -in {c}/client.csr -CA {c}/ca.crt -CAkey {c}/ca.key -CAcreateserial "
+                    f"-out {c}/client.cert -days 1"):
+            run("openssl", *cmd.split(), check=True)
+        certs = f"{T}/certs"
+        os.makedirs(certs)
+        for n in ("ca.crt", "client.cert", "client.key"):
+            shutil.copy(f"{c}/{n}", f"{certs}/{n}")
+        treg = Registry(f"{T}/treg", tls={"certificate": f"{c}/srv.crt", "key": f"{c}/srv.key",
+                                          "clientcas": [f"{c}/ca.crt"]})
+        stopped.append(treg)
+        p = run("skopeo", "copy", "--quiet", "--dest-cert-dir", certs, f"oci:{T}/img:v1",
+                f"docker://{treg.host}/test/img:v1")
+        ok(p.returncode == 0, "skopeo copy to a TLS registry with a client certificate", p.stderr)
+
+        def tpull(store, extra=()):
+            return run(bin_, "import", "--quiet", "--store", f"{T}/{store}", *extra,
+                       f"docker://{treg.host}/test/img:v1", env=env)
+
+        p = tpull("t1")
+        ok(p.returncode != 0 and len(p.stderr.strip().splitlines()) == 1 and files(f"{T}/t1") == [],
+           "a registry whose CA is not trusted: refused in one line, nothing stored", p.stderr)
+        p = tpull("t2", ("--cert-dir", certs))
+        ok(p.returncode == 0 and p.stdout.strip().endswith(os.path.basename(ref_layout)),
+           "--cert-dir: its *.crt trusted, its client.cert/client.key presented", p.stderr)
+        # /etc/containers/certs.d/HOST:PORT: a copy of /etc/containers over it, in this test's mount namespace
+        etc = f"{T}/etc-containers"
+        shutil.copytree("/etc/containers", etc, symlinks=True)
+        os.makedirs(f"{etc}/certs.d/{treg.host}")
+        for n in ("ca.crt", "client.cert", "client.key"):
+            shutil.copy(f"{c}/{n}", f"{etc}/certs.d/{treg.host}/{n}")
+        run("mount", "--bind", etc, "/etc/containers", check=True)
+        try:
+            p = tpull("t3")
+            ok(p.returncode == 0, f"/etc/containers/certs.d/{treg.host}: used without an option", p.stderr)
+            p = run(bin_, "inspect", f"docker://{treg.host}/test/img:v1", env=env)
+            ok(p.returncode == 0 and json.loads(p.stdout).get("Layers"), "inspect over it too", p.stderr)
+            os.unlink(f"{etc}/certs.d/{treg.host}/client.key")
+            p = tpull("t4")
+            ok(p.returncode == 2 and "client.cert" in p.stderr and "without its key" in p.stderr and
+               len(p.stderr.strip().splitlines()) == 1, "a client certificate without its key: one line, exit 2",
+               p.stderr)
+            os.unlink(f"{etc}/certs.d/{treg.host}/client.cert")
+            p = tpull("t5")
+            ok(p.returncode != 0 and files(f"{T}/t5") == [],
+               "the CA alone, where the registry asks for a client certificate: refused", p.stderr)
+        finally:
+            run("umount", "/etc/containers")
+        treg.stop()
+        stopped.remove(treg)
 
         # 4. a registry that lies
         liar = serve(liar_handler(f"{T}/img"))

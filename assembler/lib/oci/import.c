@@ -487,7 +487,8 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 		name = ref + strlen("docker://");
 	if (ra_registry_is_ref(ref)) {
 		struct ra_registry_how how = { .tls_verify = !(OPT(o, flags, 0u) & ROOTASM_IMPORT_TLS_NO_VERIFY),
-					       .authfile = OPT(o, authfile, NULL), .creds = OPT(o, creds, NULL) };
+					       .authfile = OPT(o, authfile, NULL), .creds = OPT(o, creds, NULL),
+					       .cert_dir = OPT(o, cert_dir, NULL) };
 
 		r = ra_oci_open_registry(ref, &how, &img, e);
 	} else {

@@ -91,7 +91,8 @@ int rootasm_inspect(struct rootasm_ctx *ctx, const char *ref, const struct roota
 				   "an archive is inspected after it is imported (rootasm images shows it)");
 	if (ra_registry_is_ref(ref)) {
 		struct ra_registry_how how = { .tls_verify = !(OPT(o, flags, 0u) & ROOTASM_IMPORT_TLS_NO_VERIFY),
-					       .authfile = OPT(o, authfile, NULL), .creds = OPT(o, creds, NULL) };
+					       .authfile = OPT(o, authfile, NULL), .creds = OPT(o, creds, NULL),
+					       .cert_dir = OPT(o, cert_dir, NULL) };
 
 		r = ra_oci_open_registry(ref, &how, &img, e);
 		name = ref + strlen("docker://");

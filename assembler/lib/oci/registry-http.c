@@ -235,6 +235,15 @@ CURLcode rg_get(struct ra_oci_remote *rem, const char *url, struct curl_slist *h
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, x);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
+	if (rem->ca_blob) {
+		struct curl_blob b = { .data = rem->ca_blob, .len = rem->ca_len, .flags = CURL_BLOB_COPY };
+
+		curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &b);
+	}
+	if (rem->client_cert) {
+		curl_easy_setopt(c, CURLOPT_SSLCERT, rem->client_cert);
+		curl_easy_setopt(c, CURLOPT_SSLKEY, rem->client_key);
+	}
 	if (!rem->tls_verify) {
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);

@@ -65,6 +65,10 @@ struct ra_oci_remote {
 	char *reference;		/* the tag or the digest */
 	bool tls_verify, http;		/* http: plain HTTP (only with tls_verify false) */
 	char *basic;			/* "Authorization: Basic ..." from the auth file, or NULL */
+	/* containers-certs.d(5): the roots to trust (the system's and the directory's *.crt), a client certificate */
+	char *ca_blob;			/* NULL: libcurl's default roots */
+	size_t ca_len;
+	char *client_cert, *client_key;	/* paths, or NULL */
 	pthread_mutex_t lock;		/* guards authz (the download thread renews it too) */
 	char *authz;			/* "Authorization: ..." for the registry, or NULL */
 	char *challenge;		/* the last WWW-Authenticate */
@@ -116,6 +120,8 @@ struct stream {
 /* registry-auth.c: the credentials for the registry (given, or an auth file's); a token for the challenge @ch. */
 struct ra_registry_how;
 int rg_load_auth(struct ra_oci_remote *rem, const struct ra_registry_how *how, struct rootasm_error *e);
+/* registry-certs.c: the registry's certificate directory (--cert-dir, or certs.d's), into rem->ca_blob, client_* */
+int rg_load_certs(struct ra_oci_remote *rem, const struct ra_registry_how *how, struct rootasm_error *e);
 int rg_authenticate(struct ra_oci_remote *rem, const char *ch, struct rootasm_error *e);
 /* registry-http.c */
 /* libcurl loaded (once): 0, or ELIBACC naming the package that brings it */

@@ -176,6 +176,9 @@ void ra_registry_free(struct ra_oci_remote *rem)
 	free(rem->repo);
 	free(rem->reference);
 	free(rem->basic);
+	free(rem->ca_blob);
+	free(rem->client_cert);
+	free(rem->client_key);
 	free(rem->authz);
 	free(rem->challenge);
 	pthread_mutex_destroy(&rem->lock);
@@ -254,6 +257,8 @@ int ra_registry_open(const char *ref, const struct ra_registry_how *how, struct 
 	if (r < 0)
 		goto fail;
 	r = rg_load_auth(rem, how, e);
+	if (r == 0)
+		r = rg_load_certs(rem, how, e);
 	if (r < 0)
 		goto fail;
 	r = ping(rem, e);

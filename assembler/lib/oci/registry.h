@@ -56,6 +56,7 @@ struct ra_registry_how {
 	bool tls_verify;
 	const char *authfile;	/* NULL: $REGISTRY_AUTH_FILE, else containers-auth.json(5)'s files in order */
 	const char *creds;	/* "USER:PASSWORD", or NULL: from the auth files */
+	const char *cert_dir;	/* NULL: containers-certs.d(5)'s directory for the registry, if there is one */
 };
 
 int ra_registry_open(const char *ref, const struct ra_registry_how *how, struct ra_oci_remote **ret,
