@@ -21,7 +21,7 @@ _rootasm_options()
 	probe) echo "--refresh $_rootasm_common" ;;
 	watch) echo "--mntns --count --timeout $_rootasm_common" ;;
 	import) echo "--store --fs --tag --tls-verify= --creds --authfile --cert-dir --max-expansion $_rootasm_common" ;;
-	inspect) echo "--tls-verify= --creds --authfile --cert-dir $_rootasm_common" ;;
+	inspect) echo "--raw --store --tls-verify= --creds --authfile --cert-dir $_rootasm_common" ;;
 	images) echo "--store $_rootasm_common" ;;
 	rmi) echo "--store $_rootasm_common" ;;
 	store) echo "--store --dry-run $_rootasm_common" ;;

@@ -809,16 +809,20 @@ struct rootasm_import_opts {
 
 /*
  * What an image is, without importing it (since 0.5): @ref as rootasm_import()
- * takes it (oci:DIR[:TAG], docker://REGISTRY/REPO[:TAG|@DIGEST]; of @o only
- * flags' ROOTASM_IMPORT_TLS_NO_VERIFY, creds and authfile count), its manifest
- * and config read and verified, no layer fetched, nothing written. *ret_json
- * (caller frees) is a JSON document with skopeo inspect's fields (Name,
- * Digest, Created, DockerVersion, Labels, Architecture, Os, Layers,
- * LayersData, Env) and rootasm's (ManifestMediaType, Config, DiffIDs).
- * Needs no privilege.
+ * takes it (oci:DIR[:TAG], docker://REGISTRY/REPO[:TAG|@DIGEST],
+ * docker-archive:FILE[:NAME], unpacked to a private directory and removed),
+ * or an image of the store (a name or digest: what its record and layout
+ * keep); of @o only store, flags' ROOTASM_IMPORT_TLS_NO_VERIFY, creds,
+ * authfile and cert_dir count. Its manifest and config read and verified, no
+ * layer fetched, nothing written to the store. *ret (caller frees) is a JSON
+ * document with skopeo inspect's fields (Name, Digest, Created, DockerVersion,
+ * Labels, Architecture, Os, Layers, LayersData, Env) and rootasm's (Config:
+ * the config's section, ManifestMediaType, ConfigDigest, DiffIDs; Layout for
+ * a stored image); with ROOTASM_INSPECT_RAW the manifest's bytes as read.
  */
-int rootasm_inspect(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_import_opts *o, char **ret_json,
-		    struct rootasm_error *e);
+#define ROOTASM_INSPECT_RAW	0x1u
+int rootasm_inspect(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_import_opts *o, unsigned int flags,
+		    char **ret, struct rootasm_error *e);
 
 #define ROOTASM_IMPORT_EXPANSION	64u
 #define ROOTASM_IMPORT_EXPANSION_FLOOR	(64ull << 20)

@@ -486,6 +486,25 @@ def main():
                  env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent"})
         ok(p3.returncode == 0 and len(p3.stdout.splitlines()) == 1 and json.loads(p3.stdout).get("Digest") ==
            mine.get("Digest"), "inspect needs no privilege (nobody); --json: one line", p3.stderr)
+        raw = run(bin_, "inspect", "--raw", "--tls-verify=false", f"docker://{reg.host}/test/img:v1", env=env)
+        skraw = run("skopeo", "inspect", "--raw", "--tls-verify=false", f"docker://{reg.host}/test/img:v1")
+        ok(raw.returncode == 0 and raw.stdout == skraw.stdout and
+           "sha256:" + hashlib.sha256(raw.stdout.encode()).hexdigest() == mine.get("Digest"),
+           "inspect --raw: the manifest's bytes, as skopeo inspect --raw prints them (its sha256 the Digest)",
+           raw.stderr)
+        # a docker save archive (docker has no zstd: the gzip layers only), against its OCI layout
+        before = set(os.listdir("/tmp"))
+        run(sys.executable, mkoci, "layout", f"{T}/gz", "--tag", "v1", tars[0], tars[2], check=True)
+        run("skopeo", "copy", "--quiet", f"oci:{T}/gz:v1", f"docker-archive:{T}/gz.tar:test/gz:v1", check=True)
+        pa = run(bin_, "inspect", f"docker-archive:{T}/gz.tar")
+        po = run(bin_, "inspect", f"oci:{T}/gz:v1")
+        arch = json.loads(pa.stdout) if pa.returncode == 0 else {}
+        lay = json.loads(po.stdout) if po.returncode == 0 else {}
+        left = [f for f in set(os.listdir("/tmp")) - before if f.startswith("rootasm-inspect-")]
+        ok(pa.returncode == 0 and po.returncode == 0 and arch.get("DiffIDs") == lay.get("DiffIDs") and
+           len(arch.get("Layers", [])) == 2 and arch.get("Os") == lay.get("Os") and not left,
+           "inspect docker-archive: the diff ids of its OCI layout, its unpacked copy removed",
+           pa.stderr + po.stderr + str(left))
         p4 = run(bin_, "inspect", "--tls-verify=false", f"docker://{reg.host}/test/nosuch:v1", env=env)
         ok(p4.returncode != 0 and len(p4.stderr.strip().splitlines()) == 1 and "nosuch" in p4.stderr,
            "inspect of an image the registry does not have: one line", p4.stderr)
@@ -503,6 +522,11 @@ def main():
         p2 = run(bin_, "images", "--store", f"{T}/s1")
         ok(p2.returncode == 0 and f"{reg.host}/test/img:v1" in p2.stdout,
            "a pull by tag is named HOST/REPO:TAG in the store, as podman names it", p2.stdout + p2.stderr)
+        p2 = run(bin_, "inspect", "--store", f"{T}/s1", f"{reg.host}/test/img:v1")
+        st = json.loads(p2.stdout) if p2.returncode == 0 else {}
+        ok(p2.returncode == 0 and st.get("Digest") == mine.get("Digest") and st.get("Layers") == mine.get("Layers")
+           and st.get("DiffIDs") == mine.get("DiffIDs") and st.get("Layout", "").startswith(f"{T}/s1/"),
+           "inspect of a stored image by name: its digest, layers and layout", p2.stderr)
         if p.returncode == 0:
             os.makedirs(f"{T}/m1")
             run(bin_, "assemble", out[-1], "--attach", f"{T}/m1", check=True)

@@ -7,15 +7,19 @@
  * or podman user reads there reads the same here, and rootasm's own (the
  * config's digest, the diff ids the store keys layers by).
  */
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
+#include "catalog.h"
 #include "context.h"
 #include "json.h"
 #include "oci.h"
 #include "registry.h"
+#include "store.h"
 #include "util.h"
 
 #define OPT(o, field, def) RA_OPT(o, struct rootasm_import_opts, field, def)
@@ -55,9 +59,10 @@ static json_t *describe(const struct ra_oci_image *img, const char *name)
 	ra_jset(&b, o, "LayersData", data);
 	ra_jset(&b, o, "Env", json_incref(json_is_array(json_object_get(run, "Env")) ? json_object_get(run, "Env") :
 					  json_null()));
-	/* rootasm's: what the store keys an import by */
+	/* rootasm's: the config's own section (Cmd, Entrypoint, User, WorkingDir, ...), what the store keys by */
+	ra_jset(&b, o, "Config", json_incref(json_is_object(run) ? run : json_null()));
 	ra_jset(&b, o, "ManifestMediaType", ra_jstr(img->manifest.media_type));
-	ra_jset(&b, o, "Config", ra_jstr(img->config.digest));
+	ra_jset(&b, o, "ConfigDigest", ra_jstr(img->config.digest));
 	ra_jset(&b, o, "DiffIDs", diffs);
 	if (b.oom) {
 		json_decref(o);
@@ -66,14 +71,84 @@ static json_t *describe(const struct ra_oci_image *img, const char *name)
 	return o;
 }
 
-int rootasm_inspect(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_import_opts *o, char **ret_json,
-		    struct rootasm_error *e)
+/*
+ * An image of the store (@ref: a name or digest, rootasm_store_lookup()):
+ * what its record and layout say; the config itself is not kept, so no
+ * Created, Architecture or Os, and Config is the layout's exec section.
+ */
+static json_t *describe_stored(const char *store, const char *ref, struct rootasm_error *e)
 {
-	_cleanup_free_ char *dir = NULL, *tag = NULL;
+	_cleanup_free_ char *layout = NULL, *manifest = NULL;
+	struct ra_jb b = { false };
+	json_t *o = NULL, *rec = NULL, *lay = NULL, *layers, *data, *diffs, *l;
+	struct cat c = { .fd = -EBADF, .images = -EBADF, .layers = -EBADF, .lock = -EBADF };
+	char name[RA_DIGEST_HEX + 16];
+	size_t i;
+	int r;
+
+	r = rootasm_store_lookup(store, ref, &layout, &manifest, e);
+	if (r < 0)
+		return NULL;
+	r = cat_open(store, 0, &c, e);
+	if (r < 0)
+		return NULL;
+	snprintf(name, sizeof(name), "%s.json", manifest + strlen("sha256:"));
+	r = cat_load_json_at(c.images, name, RECORD_MAX, &rec);
+	if (r == 0)
+		r = cat_load_json_at(c.images, strrchr(layout, '/') + 1, RECORD_MAX, &lay);
+	cat_close(&c);
+	if (r < 0) {
+		ra_err(e, r == -EBADMSG ? EINVAL : -r, -EBADF, "inspect", ref, "its record in %s", ra_store_path(store));
+		goto out;
+	}
+	o = json_object();
+	layers = json_array();
+	data = json_array();
+	diffs = json_array();
+	ra_jset(&b, o, "Name", ra_jstr(ref));
+	ra_jset(&b, o, "Digest", ra_jstr(manifest));
+	json_array_foreach(json_object_get(rec, "layers"), i, l) {
+		json_t *d = json_object();
+
+		ra_japp(&b, layers, json_incref(json_object_get(l, "digest")));
+		ra_jset(&b, d, "MIMEType", json_incref(json_object_get(l, "mediaType")));
+		ra_jset(&b, d, "Digest", json_incref(json_object_get(l, "digest")));
+		ra_jset(&b, d, "Size", json_incref(json_object_get(l, "size")));
+		ra_jset(&b, d, "Annotations", json_null());
+		ra_japp(&b, data, d);
+		ra_japp(&b, diffs, json_incref(json_object_get(l, "diff_id")));
+	}
+	ra_jset(&b, o, "Layers", layers);
+	ra_jset(&b, o, "LayersData", data);
+	ra_jset(&b, o, "Env", json_incref(json_is_array(json_object_get(json_object_get(lay, "exec"), "env")) ?
+					  json_object_get(json_object_get(lay, "exec"), "env") : json_null()));
+	ra_jset(&b, o, "Config", json_incref(json_is_object(json_object_get(lay, "exec")) ?
+					     json_object_get(lay, "exec") : json_null()));
+	ra_jset(&b, o, "ConfigDigest", json_incref(json_object_get(rec, "config")));
+	ra_jset(&b, o, "DiffIDs", diffs);
+	ra_jset(&b, o, "Layout", ra_jstr(layout));
+	if (b.oom) {
+		json_decref(o);
+		o = NULL;
+		ra_oom(e, "inspect");
+	}
+out:
+	json_decref(rec);
+	json_decref(lay);
+	return o;
+}
+
+int rootasm_inspect(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_import_opts *o, unsigned int flags,
+		    char **ret, struct rootasm_error *e)
+{
+	_cleanup_free_ char *dir = NULL, *tag = NULL, *aname = NULL;
+	_cleanup_close_ int tmpfd = -EBADF;
 	struct ra_oci_image *img = NULL;
+	char tmp[] = "/tmp/rootasm-inspect-XXXXXX";
+	bool archive = ref && !strncmp(ref, "docker-archive:", strlen("docker-archive:")), made = false;
 	char *text = NULL;
 	const char *name;
-	json_t *doc;
+	json_t *doc = NULL;
 	int r;
 
 	ctx = ra_ctx(ctx);
@@ -81,14 +156,24 @@ int rootasm_inspect(struct rootasm_ctx *ctx, const char *ref, const struct roota
 			  ref, e);
 	if (r < 0)
 		return r;
-	if (!ret_json)
+	if (!ret)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "inspect", ref, "no result pointer");
-	*ret_json = NULL;
+	*ret = NULL;
+	if (flags & ~ROOTASM_INSPECT_RAW)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "inspect", ref, "unknown flags 0x%x",
+				   flags & ~ROOTASM_INSPECT_RAW);
 	if (!ref || !*ref)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "inspect", ref, "no image reference");
-	if (!strncmp(ref, "docker-archive:", strlen("docker-archive:")))
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EOPNOTSUPP, "inspect", ref,
-				   "an archive is inspected after it is imported (rootasm images shows it)");
+	if (!archive && !ra_registry_is_ref(ref) && strncmp(ref, "oci:", 4)) {
+		/* a name or digest of the store: what it keeps of the image */
+		if (flags & ROOTASM_INSPECT_RAW)
+			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "inspect", ref,
+					   "the store keeps no manifest to print raw; inspect its source");
+		doc = describe_stored(OPT(o, store, NULL), ref, e);
+		if (!doc)
+			return -(e && e->err ? e->err : EIO);
+		goto print;
+	}
 	if (ra_registry_is_ref(ref)) {
 		struct ra_registry_how how = { .tls_verify = !(OPT(o, flags, 0u) & ROOTASM_IMPORT_TLS_NO_VERIFY),
 					       .authfile = OPT(o, authfile, NULL), .creds = OPT(o, creds, NULL),
@@ -97,22 +182,46 @@ int rootasm_inspect(struct rootasm_ctx *ctx, const char *ref, const struct roota
 		r = ra_oci_open_registry(ref, &how, &img, e);
 		name = ref + strlen("docker://");
 	} else {
-		r = ra_oci_parse_ref(ref, &dir, &tag, e);
+		if (archive) {
+			/* an archive is read as import reads it: unpacked to an OCI layout, here a private one */
+			if (!mkdtemp(tmp))
+				return ra_err(e, errno, -EBADF, "mkdtemp", tmp, NULL);
+			made = true;
+			tmpfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			r = tmpfd < 0 ? ra_err(e, errno, -EBADF, "open", tmp, NULL) :
+					ra_docker_archive_unpack(ref, tmpfd, tmp, &dir, &aname, e);
+		} else {
+			r = ra_oci_parse_ref(ref, &dir, &tag, e);
+		}
 		if (r == 0)
 			r = ra_oci_open(dir, tag, &img, e);
 		name = ref;
 	}
 	if (r < 0)
-		return r;
+		goto out;
 	RA_TRACE(ctx, "inspect %s: manifest %s, %zu layers", ref, img->manifest.digest, img->nlayers);
+	if (flags & ROOTASM_INSPECT_RAW) {
+		text = img->manifest_raw ? strndup(img->manifest_raw, img->manifest_raw_len) : NULL;
+		r = text ? 0 : ra_oom(e, "inspect");
+		goto out;
+	}
 	/* a registry's image by its name, HOST/REPO, as skopeo names it */
 	doc = describe(img, img->remote && !strncmp(img->dir, "docker://", 9) ? img->dir + 9 : name);
+print:
 	if (doc)
 		text = json_dumps(doc, JSON_INDENT(4) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
 	json_decref(doc);
+	r = text ? 0 : ra_oom(e, "inspect");
+out:
 	ra_oci_free(img);
-	if (!text)
-		return ra_oom(e, "inspect");
-	*ret_json = text;
-	return 0;
+	if (made) {
+		if (dir && tmpfd >= 0)
+			ra_docker_archive_remove(tmpfd, strrchr(dir, '/') + 1);
+		rmdir(tmp);
+	}
+	if (r == 0)
+		*ret = text;
+	else
+		free(text);
+	return r;
 }

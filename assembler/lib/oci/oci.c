@@ -174,7 +174,7 @@ static int parse_json(const char *buf, size_t len, const char *what, json_t **re
 
 /* A blob named by @d: read (capped), verified, parsed. */
 static int load_blob(const struct ra_oci_image *img, const struct ra_oci_desc *d, size_t max, json_t **ret,
-		     struct rootasm_error *e)
+		     char **raw, size_t *rawlen, struct rootasm_error *e)
 {
 	_cleanup_free_ char *p = blob_path(img, d->hex), *buf = NULL;
 	_cleanup_close_ int fd = -EBADF;
@@ -190,7 +190,13 @@ static int load_blob(const struct ra_oci_image *img, const struct ra_oci_desc *d
 			   (unsigned long long)d->size, max, d->media_type);
 	if (img->remote) {
 		r = ra_registry_get(img->remote, d, max, &buf, &len, e);	/* size and sha256 checked */
-		return r < 0 ? r : parse_json(buf, len, p, ret, e);
+		if (r == 0)
+			r = parse_json(buf, len, p, ret, e);
+		if (r == 0 && raw) {
+			*raw = TAKE_PTR(buf);
+			*rawlen = len;
+		}
+		return r;
 	}
 	fd = ra_oci_blob_open(img, d, e);
 	if (fd < 0)
@@ -217,7 +223,12 @@ static int load_blob(const struct ra_oci_image *img, const struct ra_oci_desc *d
 			   (unsigned long long)d->size);
 	if (strcmp(got, d->digest))
 		return bad(e, "verify blob", p, "its sha256 is %s, its descriptor says %s", got, d->digest);
-	return parse_json(buf, len, p, ret, e);
+	r = parse_json(buf, len, p, ret, e);
+	if (r == 0 && raw) {
+		*raw = TAKE_PTR(buf);
+		*rawlen = len;
+	}
+	return r;
 }
 
 static void desc_free(struct ra_oci_desc *d)
@@ -459,7 +470,10 @@ static int walk(struct ra_oci_image *img, json_t *doc, struct ra_oci_desc *d, in
 		r = check_mt(d, *where, e);
 		if (r < 0)
 			goto out;
-		r = load_blob(img, d, is_index(d->media_type) ? RA_OCI_INDEX_MAX : RA_OCI_MANIFEST_MAX, &next, e);
+		free(img->manifest_raw);
+		img->manifest_raw = NULL;
+		r = load_blob(img, d, is_index(d->media_type) ? RA_OCI_INDEX_MAX : RA_OCI_MANIFEST_MAX, &next,
+			      &img->manifest_raw, &img->manifest_raw_len, e);
 		if (r < 0)
 			goto out;
 		json_decref(doc);
@@ -478,7 +492,7 @@ static int walk(struct ra_oci_image *img, json_t *doc, struct ra_oci_desc *d, in
 		r = ra_oom(e, "read image");
 		goto out;
 	}
-	r = load_blob(img, &img->config, RA_OCI_CONFIG_MAX, &doc, e);
+	r = load_blob(img, &img->config, RA_OCI_CONFIG_MAX, &doc, NULL, NULL, e);
 	if (r < 0)
 		goto out;
 	r = read_config(img, doc, *where, e);
@@ -628,6 +642,15 @@ int ra_oci_open_remote(struct ra_oci_remote *rem, const char *name, const char *
 	r = parse_json(buf, len, where, &doc, e);
 	if (r < 0)
 		goto out;
+	/* its bytes, if it is the manifest itself (walk() replaces them with each document it reads) */
+	img->manifest_raw = malloc(len + 1);
+	if (!img->manifest_raw) {
+		r = ra_oom(e, "read image");
+		goto out;
+	}
+	memcpy(img->manifest_raw, buf, len);
+	img->manifest_raw[len] = '\0';
+	img->manifest_raw_len = len;
 	/* the registry's Content-Type, else the document's own mediaType, else its shape */
 	v = json_object_get(doc, "mediaType");
 	if (!mt || !*mt || !strcmp(mt, "application/json"))
@@ -656,6 +679,7 @@ void ra_oci_free(struct ra_oci_image *img)
 	desc_free(&img->config);
 	json_decref(img->run);
 	json_decref(img->config_doc);
+	free(img->manifest_raw);
 	close_fdp(&img->dirfd);
 	close_fdp(&img->blobs);
 	ra_registry_free(img->remote);

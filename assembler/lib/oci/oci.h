@@ -56,6 +56,8 @@ struct ra_oci_image {
 	struct ra_oci_remote *remote;		/* docker://: a registry's image (oci/registry.h); dir is its name */
 	struct json_t *run;			/* the config's "config" (Env, Cmd, ...); NULL when none */
 	struct json_t *config_doc;		/* the whole config (its digest checked): inspect's */
+	char *manifest_raw;			/* the manifest's bytes, as read (digest checked): inspect --raw */
+	size_t manifest_raw_len;
 	unsigned int max_expansion;		/* what a layer may unpack to, times its blob's size (import's) */
 };
 
