@@ -4,8 +4,11 @@
 # Commands, the options of each (tests/unit/completion.sh checks them against
 # `rootasm COMMAND --help`), layout files (*.yaml, *.yml, *.json) for LAYOUT,
 # directories for --attach and check --live, host|none for --network, commands
-# for exec's CMD, oci: and then a directory (or docker://) for import's image, gc|verify for
-# store, create|prepare|cleanup for bundle.
+# for exec's CMD, the transports (oci: and then a directory, docker://,
+# docker-archive: and then a file) for import's and inspect's image, the names
+# of the store's images (`rootasm images`, the --store on the line) where an
+# image is taken (exec, inspect, rmi, bundle create), gc|verify for store,
+# create|prepare|cleanup for bundle.
 # Needs nothing from the bash-completion package.
 
 _rootasm_commands="check assemble exec probe watch import inspect images rmi store bundle version help"
@@ -52,25 +55,45 @@ _rootasm_paths()
 _rootasm_dirs() { _rootasm_paths -d "$1"; }
 _rootasm_files() { _rootasm_paths -f "$1"; }
 
-# import's oci:DIR: "oci:" (or "docker://", a registry's image), then the directories. Bash splits the word at ':'
-# (COMP_WORDBREAKS) and replaces only what follows it: oci : DIR is completed
-# with directories alone; with ':' not a word break, oci:DIR with "oci:" first.
+# import's and inspect's image: "oci:" then the directories, "docker-archive:" then the files, "docker://".
+# Bash splits the word at ':' (COMP_WORDBREAKS) and replaces only what follows
+# it: oci : DIR is completed with directories alone; with ':' not a word break,
+# oci:DIR with "oci:" first.
 _rootasm_oci()
 {
 	local cur=$1 prev=$2 prev2=$3 d IFS=$'\n'
 	if [[ $cur == : && $prev == oci ]]; then
 		_rootasm_dirs ""
+	elif [[ $cur == : && $prev == docker-archive ]]; then
+		_rootasm_files ""
 	elif [[ $prev == : && $prev2 == oci ]]; then
 		_rootasm_dirs "$cur"
+	elif [[ $prev == : && $prev2 == docker-archive ]]; then
+		_rootasm_files "$cur"
 	elif [[ $cur == oci:* ]]; then
 		for d in $(compgen -d -- "${cur#oci:}"); do
 			COMPREPLY+=("oci:$d/")
 		done
 		compopt -o nospace 2>/dev/null
+	elif [[ $cur == docker-archive:* ]]; then
+		for d in $(compgen -f -- "${cur#docker-archive:}"); do
+			COMPREPLY+=("docker-archive:$d")
+		done
 	else
-		COMPREPLY=($(compgen -W $'oci:\ndocker://' -- "$cur"))
+		COMPREPLY=($(compgen -W $'oci:\ndocker://\ndocker-archive:' -- "$cur"))
 		compopt -o nospace 2>/dev/null
 	fi
+}
+
+# Add the names of the store's images that start with $1 (the --store given on the line, else the default).
+_rootasm_images()
+{
+	local i store=() IFS=$'\n'
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		[[ ${COMP_WORDS[i]} == --store ]] && store=(--store "${COMP_WORDS[i + 1]}")
+	done
+	COMPREPLY+=($(compgen -W "$("${COMP_WORDS[0]}" images "${store[@]}" 2>/dev/null |
+		awk 'NR > 1 && $1 != "<none>" { print $1 }')" -- "$1"))
 }
 
 _rootasm()
@@ -156,16 +179,21 @@ _rootasm()
 		;;
 	import | inspect)
 		# (oci : DIR counts as two operands, the ':' its own word)
-		if ((operands == 0)) || [[ $cur == : && $prev == oci && $operands == 1 ]] ||
+		if ((operands == 0)) || [[ $cur == : && ($prev == oci || $prev == docker-archive) && $operands == 1 ]] ||
 			[[ $prev == : && $operands == 2 ]]; then
 			_rootasm_oci "$cur" "$prev" "${COMP_WORDS[COMP_CWORD - 2]}"
+			[[ $cmd == inspect && $cur != *:* && $prev != : && $cur != : ]] && _rootasm_images "$cur"
 		fi
+		;;
+	rmi)
+		_rootasm_images "$cur"
 		;;
 	bundle)
 		if ((operands == 0)); then
 			COMPREPLY=($(compgen -W "create prepare cleanup" -- "$cur"))
 		elif ((operands == 1)) && [[ ${COMP_WORDS[*]} == *" create "* ]]; then
 			_rootasm_layouts "$cur"
+			_rootasm_images "$cur"
 		elif ((operands >= 1)); then
 			((operands <= 2)) && _rootasm_dirs "$cur"
 		fi
@@ -176,6 +204,7 @@ _rootasm()
 	exec)
 		if ((operands == 0)); then
 			_rootasm_layouts "$cur"
+			_rootasm_images "$cur"
 		elif ((operands == 1)); then
 			COMPREPLY=($(compgen -c -- "$cur"))
 		else

@@ -85,9 +85,14 @@ has '!--report' rootasm exec a.yaml ls --r
 has notes.txt rootasm exec a.yaml ls no
 t "erofs squashfs" rootasm import --fs ""
 t "oci:" rootasm import --store rootfs o
-t "docker:// oci:" rootasm import --quiet ""
-t "docker://" rootasm import --tls-verify = false d
-t "docker://" rootasm import --tls-verify false d
+t "docker-archive: docker:// oci:" rootasm import --quiet ""
+t "docker-archive: docker://" rootasm import --tls-verify = false d
+t "docker-archive: docker://" rootasm import --tls-verify false d
+t "docker-archive: docker://" rootasm import docker
+# docker-archive:FILE: the files after the ':'
+has notes.txt rootasm import docker-archive :
+has notes.txt rootasm inspect docker-archive : ""
+t "docker-archive:notes.txt" rootasm import docker-archive:no
 t "false true" rootasm import --tls-verify = ""
 t "false" rootasm import --tls-verify = f
 # oci:DIR as bash splits it at ':' (COMP_WORDBREAKS): the directories after the ':'
@@ -102,6 +107,26 @@ t "cleanup create prepare" rootasm bundle ""
 t "gc verify" rootasm store ""
 t "rootfs sub" rootasm bundle prepare ""
 t "a.yaml" rootasm bundle prepare --layout a
+# the store's images, as `rootasm images` lists them (here a stand-in), of the --store on the line
+mkdir stub
+cat >stub/rootasm <<'STUB'
+#!/bin/sh
+[ "$1" = images ] || exit 1
+echo "NAME  DIGEST  LAYERS  SIZE  LAST USE"
+if [ "${2:-}" = --store ] && [ "${3:-}" = other ]; then echo "other.example/x:1  sha256:aa  1  1MB  -"; exit 0; fi
+echo "127.0.0.1:5000/test/img:v1  sha256:abc  4  14MB  -"
+echo "<none>  sha256:def  1  1MB  -"
+STUB
+chmod +x stub/rootasm
+PATH=$dir/stub:$PATH
+t "127.0.0.1:5000/test/img:v1" rootasm rmi ""
+t "other.example/x:1" rootasm rmi --store other ""
+t "127.0.0.1:5000/test/img:v1" rootasm exec 1
+t "127.0.0.1:5000/test/img:v1" rootasm bundle create 1
+has 127.0.0.1:5000/test/img:v1 rootasm inspect ""
+has docker:// rootasm inspect ""
+has '!127.0.0.1:5000/test/img:v1' rootasm import ""
+PATH=${PATH#"$dir/stub:"}
 
 # the same commands and options as the binary's --help
 n=$((n + 1))
