@@ -4,6 +4,7 @@
  * one file each; what they share is common.c.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,15 @@ int cmd_version(int argc, char **argv)
 	return r != CLI_GO_ON ? r : version();
 }
 
+/* -h or --help among a command's words (before "--") */
+static bool wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -148,6 +158,16 @@ int main(int argc, char **argv)
 		argv += optind;
 		argc -= optind;
 		optind = 0;	/* a fresh getopt for the subcommand (0: reinitialise) */
+		/* what every command but these reads of itself: its fds, its mounts, its namespaces */
+		if (strcmp(cli.cmd, "version") && !wants_help(argc, argv) && access("/proc/self/fd", F_OK) < 0) {
+			struct rootasm_error e = { .err = errno, .kind = ROOTASM_ERROR_RUNTIME };
+
+			snprintf(e.op, sizeof(e.op), "start");
+			snprintf(e.path, sizeof(e.path), "/proc/self/fd");
+			snprintf(e.msg, sizeof(e.msg), "rootasm reads its fds, mounts and namespaces in /proc: mount it "
+				 "(mount -t proc proc /proc)");
+			return cli_fail(&e);
+		}
 		return cmds[i].fn(argc, argv);
 	}
 	return cli_usage("unknown command '%s'", argv[optind]);

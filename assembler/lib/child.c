@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Helper processes: clone3 + pidfd + death signal + a report pipe (child.h). */
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -160,6 +161,25 @@ static void close_pipes(struct ra_child *c)
 	c->report = c->hold = c->child_ends[0] = c->child_ends[1] = -EBADF;
 }
 
+/*
+ * Why a step failed, when the cause is where we run, not what we do: "/" that
+ * is not a mount (a plain chroot) cannot be made private, and nothing can be
+ * mounted in a namespace of its own; no /proc, and nothing is known of fds.
+ */
+static const char *step_hint(const char *step, int err)
+{
+	struct statx sx;
+
+	if (!step || err != EINVAL || !strstr(step, "make / private"))
+		return NULL;
+	if (statx(AT_FDCWD, "/", AT_SYMLINK_NOFOLLOW, 0, &sx) == 0 && (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+	    !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+		return "/ is not a mount point here (a plain chroot): rootasm mounts in a private mount namespace, which "
+		       "needs / to be a mount; run it in a container, or bind-mount the chroot's directory onto itself "
+		       "before chroot";
+	return NULL;
+}
+
 int ra_child_finish(struct ra_child *c, const char *what, const char *const *steps, struct rootasm_error *e)
 {
 	struct ra_child_report rep = { 0, 0 };
@@ -182,7 +202,8 @@ int ra_child_finish(struct ra_child *c, const char *what, const char *const *ste
 			if (i == rep.step)
 				step = steps[i];
 		snprintf(op, sizeof(op), "%s%s%s", what, step ? " " : "", step ? step : "");
-		return ra_err(e, rep.err, -EBADF, op, NULL, NULL);
+		return ra_err(e, rep.err, -EBADF, op, NULL, step_hint(step, rep.err) ? "%s" : NULL,
+			      step_hint(step, rep.err));
 	}
 	if (si.si_code == CLD_EXITED && si.si_status == 0)
 		return 0;
@@ -295,7 +316,8 @@ int ra_child_spawn(const struct ra_spawn *x, const char *what, struct rootasm_er
 		char op[ROOTASM_ERR_OP_MAX];
 
 		snprintf(op, sizeof(op), "%s %s", what, spawn_steps[rep.step]);
-		r = ra_err(e, rep.err, -EBADF, op, x->path, NULL);
+		r = ra_err(e, rep.err, -EBADF, op, x->path, step_hint(op, rep.err) ? "%s" : NULL,
+			   step_hint(op, rep.err));
 	} else if (si.si_code == CLD_EXITED && si.si_status != 0) {
 		r = ra_err(e, EIO, -EBADF, what, x->path, "exited with status %d", si.si_status);
 	} else if (si.si_code != CLD_EXITED) {

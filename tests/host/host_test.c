@@ -1916,6 +1916,43 @@ TEST(caller_without_cap_sys_admin_gets_a_users_tree)
 	free(out);
 }
 
+/*
+ * Where rootasm runs, not what it does, is the cause: a plain chroot (its /
+ * no mount point: nothing can be made private) and a missing /proc are said
+ * so, in one line each; before, "exec make / private: Invalid argument" and
+ * errors about /proc/self/fd paths.
+ */
+TEST(chroot_and_missing_proc_are_explained)
+{
+	char dir[] = "/tmp/rootasm-chroot-XXXXXX", cmd[8192];
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!mkdtemp(dir))
+		FAILF("mkdtemp");
+	snprintf(cmd, sizeof(cmd),
+		 "unshare -m --propagation private sh -c 'C=%s/c; mkdir -p $C/usr $C/etc $C/proc $C/dev $C/l/etc && "
+		 "mount --bind /usr $C/usr && mount --bind /etc $C/etc && "
+		 "for d in bin sbin lib lib32 lib64 libx32; do [ -L /$d ] && ln -s $(readlink /$d) $C/$d; done; "
+		 "cp %s $C/rootasm && printf \"version: 1\\nlayers:\\n  - dir: /l\\n\" > $C/l.yaml && "
+		 "echo \"rc=$(chroot $C /rootasm exec /l.yaml -- /usr/bin/true 2>&1; echo \" $?\")\"; "
+		 "mount -t proc proc $C/proc && mount --rbind /dev $C/dev && "
+		 "echo \"rc=$(chroot $C /rootasm exec /l.yaml -- /usr/bin/true 2>&1; echo \" $?\")\"' 2>&1",
+		 dir, bin);
+	f = popen(cmd, "r");
+	ASSERT_TRUE(f != NULL);
+	(void)!getdelim(&out, &len, '\0', f);
+	pclose(f);
+	sh("rm -rf %s", dir);
+	ASSERT_CONTAINS(out, "rc=rootasm: start /proc/self/fd: No such file or directory (rootasm reads its fds, mounts "
+			"and namespaces in /proc: mount it (mount -t proc proc /proc))\n 1\n");
+	ASSERT_CONTAINS(out, "rc=rootasm: exec make / private: Invalid argument (/ is not a mount point here (a plain "
+			"chroot): rootasm mounts in a private mount namespace, which needs / to be a mount;");
+	ASSERT_CONTAINS(out, ")\n 125\n");
+	free(out);
+}
+
 /* ---------------------------------------------------------------- the hand-off */
 
 /* A listener on @sockpath made by a child running as @uid; returns the listening fd (ours too). */
