@@ -30,12 +30,13 @@ static const char help[] =
 	"caller's terminal is not its controlling terminal). The container dies with\n"
 	"rootasm.\n"
 	"Options go before CMD (the first operand after LAYOUT, or what follows '--').\n"
-	"LAYOUT that is no file is an image of the store ($ROOTASM_STORE, else\n"
-	"/var/lib/rootasm/store) by NAME[:TAG] or digest (rootasm images).\n"
+	"LAYOUT that is no file is an image of the store (--store, else $ROOTASM_STORE,\n"
+	"else /var/lib/rootasm/store) by NAME[:TAG] or digest (rootasm images).\n"
 	"The layout's exec: section (an imported image's config) gives the user, the\n"
 	"environment, the working directory and the command: its entrypoint, then CMD\n"
 	"[ARG...] if given, else its cmd (as `podman run IMAGE [CMD]`).\n"
 	"\n"
+	"  --store DIR          the store an image's NAME or digest is looked up in\n"
 	"  --network host|none  the host's network namespace (default), or a new one\n"
 	"                       with only loopback\n"
 	"  --preserve-fds N     pass fds 3 .. 3+N-1 to CMD (they must be open)\n"
@@ -236,14 +237,14 @@ int cmd_exec(int argc, char **argv)
 	static const struct option opts[] = {
 		CLI_COMMON_LONGOPTS, CLI_FLAG("report", 'r'), CLI_FLAG("privileged", 'P'),
 		CLI_ARG("network", 'n'), CLI_ARG("preserve-fds", 'f'), CLI_ARG("env", 'e'),
-		CLI_ARG("hostname", 'H'), CLI_FLAG("tty", 't'), CLI_ARG("via", 'v'), { 0 },
+		CLI_ARG("hostname", 'H'), CLI_FLAG("tty", 't'), CLI_ARG("via", 'v'), CLI_ARG("store", 's'), { 0 },
 	};
 	struct rootasm_error e = { 0 };
 	struct rootasm_exec_result res = { 0 };
 	struct rootasm_exec_opts o = { .size = sizeof(o) };
 	struct rootasm_exec_pending *pending = NULL;
 	struct rootasm_layout *l;
-	const char *path = NULL, **env = NULL, *via = NULL, *what;
+	const char *path = NULL, **env = NULL, *via = NULL, *what, *store = NULL;
 	char *image = NULL;
 	struct stat st;		/* the layout of an image of the store: lives as long as the process */
 	size_t nenv = 0;
@@ -313,6 +314,9 @@ int cmd_exec(int argc, char **argv)
 				o.flags |= ROOTASM_EXEC_TTY;
 				o.tty_master = &master;
 				break;
+			case 's':
+				store = optarg;
+				break;
 			case 'v':
 				via = optarg;
 				break;
@@ -334,7 +338,7 @@ int cmd_exec(int argc, char **argv)
 		bool missing = errno == ENOENT;
 		const char *dot = strrchr(path, '.');
 
-		r = rootasm_store_lookup(NULL, path, &image, NULL, &e);
+		r = rootasm_store_lookup(store, path, &image, NULL, &e);
 		if (r < 0 && !(rootasm_error_is_usage(&e) && e.err == ENOENT)) {
 			free(env);
 			return failed(cli_fail(&e));

@@ -527,6 +527,26 @@ def main():
         ok(p2.returncode == 0 and st.get("Digest") == mine.get("Digest") and st.get("Layers") == mine.get("Layers")
            and st.get("DiffIDs") == mine.get("DiffIDs") and st.get("Layout", "").startswith(f"{T}/s1/"),
            "inspect of a stored image by name: its digest, layers and layout", p2.stderr)
+        # LAST USE: set by a use (a lookup: exec --store NAME), not by a look (inspect), whatever the mount's atime
+        layout_file = st.get("Layout", f"{T}/none")
+        old = time.time() - 3 * 86400
+        record = os.path.join(os.path.dirname(layout_file), st.get("Digest", ":").split(":")[1] + ".json")
+        for f in (layout_file, record):		# as if imported and last used days ago
+            if os.path.exists(f):
+                os.utime(f, (old, old))
+
+        def last_used():
+            q = run(bin_, "images", "--json", "--store", f"{T}/s1")
+            return max((i["last_used"] for i in json.loads(q.stdout)), default=0) if q.returncode == 0 else 0
+
+        seen = last_used()
+        run(bin_, "inspect", "--store", f"{T}/s1", f"{reg.host}/test/img:v1")
+        looked = last_used()
+        px = run(bin_, "exec", "--store", f"{T}/s1", f"{reg.host}/test/img:v1", "--", "/no/such/command")
+        used = last_used()
+        ok(abs(seen - old) < 5 and abs(looked - old) < 5 and used > time.time() - 60 and px.returncode == 127,
+           "exec --store NAME: the image found in that store and its LAST USE now (inspect left it)",
+           f"{seen} {looked} {used} {px.returncode} {px.stderr}")
         if p.returncode == 0:
             os.makedirs(f"{T}/m1")
             run(bin_, "assemble", out[-1], "--attach", f"{T}/m1", check=True)

@@ -419,6 +419,12 @@ int cat_layout_of(struct cat *c, const char *hex, char *out, size_t size)
 int rootasm_store_lookup(const char *store, const char *ref, char **ret_layout, char **ret_manifest,
 			 struct rootasm_error *e)
 {
+	return ra_store_lookup(store, ref, true, ret_layout, ret_manifest, e);
+}
+
+int ra_store_lookup(const char *store, const char *ref, bool use, char **ret_layout, char **ret_manifest,
+		    struct rootasm_error *e)
+{
 	struct cat c;
 	char hex[RA_DIGEST_HEX + 1], name[RA_DIGEST_HEX + 64];
 	json_t *names = NULL;
@@ -440,6 +446,16 @@ int rootasm_store_lookup(const char *store, const char *ref, char **ret_layout, 
 	if (r == 0 && cat_layout_of(&c, hex, name, sizeof(name)) < 0)
 		r = ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref, "sha256:%s has no layout in %s", hex,
 				c.path);
+	/*
+	 * A lookup is a use: the layout's atime says when (images' LAST USE),
+	 * set here, as a relatime mount would not on a read. Best effort: a
+	 * store the caller may not write keeps what it had.
+	 */
+	if (r == 0 && use) {
+		const struct timespec t[2] = { { .tv_nsec = UTIME_NOW }, { .tv_nsec = UTIME_OMIT } };
+
+		(void)utimensat(c.images, name, t, AT_SYMLINK_NOFOLLOW);
+	}
 	if (r == 0 && ret_layout && asprintf(ret_layout, "%s/images/sha256/%s", c.path, name) < 0) {
 		*ret_layout = NULL;
 		r = ra_oom(e, "image");
@@ -460,7 +476,14 @@ int rootasm_store_lookup(const char *store, const char *ref, char **ret_layout, 
 
 int cat_load_json_at(int dir, const char *name, size_t max, json_t **ret)
 {
-	_cleanup_close_ int fd = sys_openat2(dir, name, (struct open_how *)&beneath_how);
+	/* reading a record or a layout is no use of the image: its atime (LAST USE) stays, where we may */
+	struct open_how how = beneath_how;
+	_cleanup_close_ int fd = -EBADF;
+
+	how.flags |= O_NOATIME;
+	fd = sys_openat2(dir, name, &how);
+	if (fd < 0 && errno == EPERM)
+		fd = sys_openat2(dir, name, (struct open_how *)&beneath_how);
 	_cleanup_free_ char *buf = NULL;
 	size_t len;
 	int r;

@@ -50,4 +50,8 @@ int cat_each_image(struct cat *c, int (*fn)(struct cat *c, const char *hex, void
 /* The layer images image @hex's layouts name, appended to @paths. */
 void cat_layers_of(struct cat *c, const char *hex, json_t *paths);
 
+/* rootasm_store_lookup(), which is a use of the image (its LAST USE) only with @use. */
+int ra_store_lookup(const char *store, const char *ref, bool use, char **ret_layout, char **ret_manifest,
+		    struct rootasm_error *e);
+
 #endif

@@ -86,7 +86,8 @@ static json_t *describe_stored(const char *store, const char *ref, struct rootas
 	size_t i;
 	int r;
 
-	r = rootasm_store_lookup(store, ref, &layout, &manifest, e);
+	/* looking is not using: its LAST USE stays */
+	r = ra_store_lookup(store, ref, false, &layout, &manifest, e);
 	if (r < 0)
 		return NULL;
 	r = cat_open(store, 0, &c, e);
