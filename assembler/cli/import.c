@@ -119,6 +119,29 @@ static unsigned int columns(void)
 	return ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col ? ws.ws_col : 80;
 }
 
+/* The columns @s takes on a terminal: UTF-8 continuation bytes take none ("…" is one). */
+static size_t display_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+/* @s cut to @cols columns, at a character's start. */
+static void cut_to(char *s, size_t cols)
+{
+	size_t w = 0;
+
+	for (char *p = s; *p; p++) {
+		if (((unsigned char)*p & 0xc0) != 0x80 && w++ == cols) {
+			*p = '\0';
+			return;
+		}
+	}
+}
+
 /*
  * The bar line, as wide as the terminal allows and never wider (a line that
  * wraps cannot be redrawn with \r): the parts that do not fit are left out,
@@ -133,7 +156,9 @@ static void bar_draw(unsigned long long got, unsigned long long all, double secs
 	size_t fixed, w;
 
 	snprintf(layer, sizeof(layer), " layer %u/%u,", bar.layer, bar.count);
-	snprintf(amount, sizeof(amount), " %.1f of %.1f MB downloaded", got / 1e6, all / 1e6);
+	/* the amount as wide as the total: the bar keeps its width while the count grows */
+	snprintf(amount, sizeof(amount), "%.1f", all / 1e6);
+	snprintf(amount, sizeof(amount), " %*.1f of %.1f MB downloaded", (int)strlen(amount), got / 1e6, all / 1e6);
 	snprintf(rate, sizeof(rate), ", %.1f MB/s", secs > 0 ? got / 1e6 / secs : 0.0);
 	/* what must fit besides the bar: drop parts until it does, with at least a 5-cell bar */
 	for (int drop = 0;; drop++) {
@@ -223,12 +248,26 @@ static void progress(void *userdata, unsigned int i, unsigned int n, const struc
 	if (!done) {
 	} else if (cli.json) {
 		progress_json(i, n, l);
-	} else if (l->cached) {
-		fprintf(stderr, "rootasm: import: layer %u/%u %.19s… in the store\n", i + 1, n, l->digest);
 	} else {
-		fprintf(stderr, "rootasm: import: layer %u/%u %.19s… %s %.1f MB -> %.1f MB tar in %.2f s (%.0f MB/s)\n",
-			i + 1, n, l->digest, mt ? mt + 1 : l->media_type, l->size / 1e6, l->tar_bytes / 1e6, l->seconds,
-			l->seconds > 0 ? l->tar_bytes / 1e6 / l->seconds : 0.0);
+		/* the whole line; on a terminal too narrow for it, the compact one, cut at its width at worst */
+		char line[256];
+		unsigned int room = bar.tty ? columns() - 1 : sizeof(line) - 1;
+
+		if (l->cached)
+			snprintf(line, sizeof(line), "rootasm: import: layer %u/%u %.19s… in the store", i + 1, n, l->digest);
+		else
+			snprintf(line, sizeof(line), "rootasm: import: layer %u/%u %.19s… %s %.1f MB -> %.1f MB tar in "
+				 "%.2f s (%.0f MB/s)", i + 1, n, l->digest, mt ? mt + 1 : l->media_type, l->size / 1e6,
+				 l->tar_bytes / 1e6, l->seconds, l->seconds > 0 ? l->tar_bytes / 1e6 / l->seconds : 0.0);
+		if (display_width(line) > room) {
+			if (l->cached)
+				snprintf(line, sizeof(line), "layer %u/%u %.19s… stored", i + 1, n, l->digest);
+			else
+				snprintf(line, sizeof(line), "layer %u/%u %.19s… %.1f MB %.1f s", i + 1, n, l->digest,
+					 l->size / 1e6, l->seconds);
+			cut_to(line, room);
+		}
+		fprintf(stderr, "%s\n", line);
 	}
 	pthread_mutex_unlock(&bar.lock);
 }

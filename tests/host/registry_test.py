@@ -582,10 +582,15 @@ def main():
                 f"docker://{reg.host}/test/img:v1", "/dev/null", env=env)
         draws = [d for d in p.stdout.replace("\n", "\r").split("\r") if d.startswith("\033[K") and "downloaded" in d]
         widest = max((len(d) - 3 for d in draws), default=0)
+        # and every line of progress (a layer's, compact there), all but the result (the layout's path)
+        shown = [x.replace("\033[K", "") for x in p.stdout.replace("\n", "\r").split("\r")]
+        shown = [x for x in shown if x.strip() and not x.endswith(".layout.json")]
+        widest = max([widest] + [len(x) for x in shown])
         blob = sorted(want)[0][:19]
         ok(p.returncode == 0 and draws and widest <= 49 and all("[" in d for d in draws) and
            f"{blob}" in p.stdout,
-           f"on a 50-column terminal: {len(draws)} redraws, the widest {widest} columns; layers by blob digest",
+           f"on a 50-column terminal: {len(draws)} redraws and {len(shown)} lines, the widest {widest} columns; "
+           "layers by blob digest",
            repr(p.stdout[-400:]))
         p = run(bin_, "import", "--quiet", "--store", f"{T}/p3", "--tls-verify=false",
                 f"docker://{reg.host}/test/img:v1", env=env)
