@@ -241,8 +241,9 @@ static int source_limit(struct rootasm_layout *l, struct ra_src *s, struct ra_mo
 	if (n < 0)
 		deny(a, l, s, s->loc, s->key, "cannot tell where it is (%s)", strerror((int)-n));
 	else if (!in_dirs(where, a->p->source_dirs, a->p->nsource_dirs))
-		deny(a, l, s, s->loc, s->key, "it is %s, in none of the source directories allowed to %s", where,
-		     rootasm_principal_describe(a->p));
+		deny(a, l, s, s->loc, s->key, "%s%s%sin none of the source directories allowed to %s",
+		     strcmp(where, s->display) ? "it is " : "", strcmp(where, s->display) ? where : "",
+		     strcmp(where, s->display) ? ", " : "", rootasm_principal_describe(a->p));
 	return 0;
 }
 
