@@ -41,6 +41,18 @@ int rt_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/*
+	 * Engines read a runtime's error as text: podman takes "no such file or
+	 * directory" for the container's command not found (exit 127) whatever
+	 * was missing. Said otherwise, a missing layout is the runtime's error.
+	 */
+	for (char *p; (p = strcasestr(msg, "No such file or directory"));) {
+		static const char said[] = "not found (ENOENT)";
+		size_t from = strlen("No such file or directory");
+
+		memmove(p + strlen(said), p + from, strlen(p + from) + 1);
+		memcpy(p, said, strlen(said));
+	}
 	if (log_id)
 		snprintf(line, sizeof(line), RT_NAME ": %s %s: %s", log_cmd, log_id, msg);
 	else

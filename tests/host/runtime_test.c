@@ -454,6 +454,15 @@ TEST(podman_runs_its_image_and_rootasms_tree)
 	ASSERT_CONTAINS(out, "rootasm-runtime: create ");
 	ASSERT_CONTAINS(out, "annotation org.rootasm.layout '/etc/passwd': outside the layout directory");
 	nothing_left();
+	/* a layout that is not there is the runtime's error, not "a command that was not found" (podman 4.3 exits 127 for both) */
+	rc = run_sh(&out, PODMAN RUN "--annotation org.rootasm.layout=missing.json localhost/rtimg:v1 true", PODMAN_ARGS);
+	fprintf(stderr, "  podman's exit status for a missing layout: %d\n", rc);
+	ASSERT_TRUE(rc != 0);
+	ASSERT_CONTAINS(out, "OCI runtime error: ");
+	ASSERT_CONTAINS(out, "annotation org.rootasm.layout 'missing.json': in the layout directory ");
+	ASSERT_CONTAINS(out, ": not found (ENOENT)");
+	ASSERT_TRUE(!strstr(out, "command that was not found"));
+	nothing_left();
 	ASSERT_EQ(run_sh(&out, PODMAN "ps -aq", PODMAN_ARGS), 0);
 	ASSERT_STR(out, "");
 	private_run_done("/run/crun", made[0]);
