@@ -135,12 +135,17 @@ int cmd_assemble(int argc, char **argv)
 			return cli_fail(&e);
 		}
 	}
-	/* a listener that may be someone else gets a tree as a user does: nosuid,nodev, and locked */
-	for (size_t i = 0; i < so.n_peer_uids; i++)
+	/* who it goes to: whether that makes it a user's tree (nosuid,nodev, locked) is the grant's */
+	ao.receivers = so.n_peer_uids ? peers : NULL;
+	ao.n_receivers = so.n_peer_uids;
+	fd = via ? cli_via_assemble(via, path, &e) : rootasm_assemble_with(cli_context(), l, &ao, &e);
+	/*
+	 * rootasmd locks only the trees of the users it serves: an administrator's
+	 * going to another uid is locked here, by the rule the grant follows
+	 */
+	for (size_t i = 0; via && i < so.n_peer_uids; i++)
 		if (peers[i] != 0 && peers[i] != geteuid())
 			ao.flags |= ROOTASM_ASSEMBLE_LOCK;
-	fd = via ? cli_via_assemble(via, path, &e) : rootasm_assemble_with(cli_context(), l, &ao, &e);
-	/* rootasmd locks only the trees of the users it serves: an administrator's, we lock here */
 	if (fd >= 0 && via && (ao.flags & ROOTASM_ASSEMBLE_LOCK)) {
 		int locked = rootasm_tree_lock(fd, &e);
 

@@ -449,6 +449,14 @@ struct rootasm_assemble_opts {
 	 * own is refused.
 	 */
 	int userns_fd;
+	/*
+	 * since 0.5: the uids the tree goes to (rootasm_send_fd_to()'s
+	 * peer_uids). The authorize stage locks it and makes it nosuid,nodev
+	 * (as ROOTASM_ASSEMBLE_LOCK) when one is neither root nor the caller's
+	 * effective uid: the plan says which uid.
+	 */
+	const uid_t *receivers;
+	size_t n_receivers;
 };
 
 /* rootasm_assemble() with options (@opts may be NULL: the same as rootasm_assemble()). */

@@ -310,7 +310,7 @@ int ra_grant(const struct rootasm_layout *l, const struct ra_delivery *dl, struc
 	const struct rootasm_principal *p = l->principal;
 	int r;
 
-	*g = (struct ra_grant){ .who = p, .admin = ra_principal_admin(p), .userns_fd = -EBADF };
+	*g = (struct ra_grant){ .who = p, .admin = ra_principal_admin(p), .userns_fd = -EBADF, .receiver = -1 };
 	/* the tree's user namespace: the request's word, else the principal's */
 	if (dl && dl->userns_fd >= 0)
 		g->userns_fd = dl->userns_fd;
@@ -335,7 +335,17 @@ int ra_grant(const struct rootasm_layout *l, const struct ra_delivery *dl, struc
 		g->lock = true;
 		g->why = !g->admin ? "the tree is not for an administrator" :
 				     "the tree goes to a receiver who may not be an administrator";
+		return 0;
 	}
+	/* a receiver that is neither root nor the caller is someone who may not be an administrator */
+	for (size_t i = 0; dl && dl->receivers && i < dl->n_receivers; i++)
+		if (dl->receivers[i] != 0 && dl->receivers[i] != geteuid()) {
+			g->tree_force = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+			g->lock = true;
+			g->why = "the tree goes to a receiver who may not be an administrator";
+			g->receiver = dl->receivers[i];
+			break;
+		}
 	return 0;
 }
 

@@ -651,6 +651,8 @@ int rootasm_assemble_with(struct rootasm_ctx *ctx, const struct rootasm_layout *
 	/* how it is handed over is the caller's word; what that gives, authorize's (ra_grant()) */
 	if (flags & ROOTASM_ASSEMBLE_USERNS)
 		dl.userns_fd = ASSEMBLE_OPT(o, userns_fd, -EBADF);
+	dl.receivers = ASSEMBLE_OPT(o, receivers, NULL);
+	dl.n_receivers = dl.receivers ? ASSEMBLE_OPT(o, n_receivers, 0) : 0;
 	r = ra_grant(l, &dl, &g, e);
 	if (r < 0)
 		return r;

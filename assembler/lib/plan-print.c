@@ -147,6 +147,10 @@ static void grant(struct pr *pr, const struct ra_grant *g)
 		em_put(pr, "tree_forced", NULL, NULL);
 	em_yes(pr, "locked", g->lock, ", locked: its receiver cannot clear an attribute or unmount a volume", NULL);
 	em_put(pr, "why", " (%s)", g->why);
+	if (g->receiver >= 0)
+		em_num(pr, "receiver", " (uid %s)", g->receiver);
+	else
+		em_put(pr, "receiver", NULL, NULL);
 	if (g->userns_fd >= 0) {
 		em_obj(pr, "userns", "; into a user namespace");
 		em_num(pr, "root_uid", " whose root is uid %s", g->root_uid);

@@ -41,7 +41,9 @@ static inline bool ra_principal_admin(const struct rootasm_principal *p)
 /* How the tree is handed over: the request's word, judged by ra_grant(). */
 struct ra_delivery {
 	int userns_fd;		/* >= 0: the tree is for this user namespace (else the principal's, if any) */
-	bool lock;		/* its receiver may not be an administrator (--send-fd --peer-uid, a bundle's owner) */
+	bool lock;		/* its receiver may not be an administrator (the caller's word: ROOTASM_ASSEMBLE_LOCK) */
+	const uid_t *receivers;	/* the uids it goes to (--send-fd --peer-uid): judged by ra_grant() */
+	size_t n_receivers;
 };
 
 /* The credential an overlay looks its layers up with (ra_grant_overlay_cred()). */
@@ -65,6 +67,7 @@ struct ra_grant {
 	uint64_t tree_force;	/* MOUNT_ATTR_* set on every mount of the tree, whatever the layout says */
 	bool lock;		/* the tree's attributes locked: its receiver cannot clear them (lock.c) */
 	const char *why;	/* why tree_force and lock */
+	long long receiver;	/* -1, or the receiver's uid that made it locked (ra_delivery.receivers) */
 	/*
 	 * The tree's user namespace (borrowed), or -EBADF: what is made for the
 	 * tree (images, tmpfs, overlays, the upper) is idmapped into it, host

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <unistd.h>
 
 #include "layout.h"
 #include "plan.h"
@@ -72,7 +73,8 @@ static struct ra_grant grant_of(const struct rootasm_layout *l, bool lock)
 /* A grant for a user namespace, as ra_grant() makes it (without a namespace to ask who its root is). */
 static struct ra_grant userns_grant(const struct rootasm_principal *who)
 {
-	struct ra_grant g = { .who = who, .admin = ra_principal_admin(who), .userns_fd = 1000, .root_uid = 100000,
+	struct ra_grant g = { .who = who, .admin = ra_principal_admin(who), .userns_fd = 1000, .receiver = -1,
+			      .root_uid = 100000,
 			      .root_gid = 100000 };
 
 	if (!g.admin) {
@@ -295,6 +297,20 @@ static void test_grant(void **state)
 	assert_int_equal(find(p, "overlay")->cred, RA_CRED_LAYOUT_USERNS);
 	assert_true(find(p, "overlay")->needs & F(OVL_CREDS_NOADMIN));
 	ra_plan_free(p);
+	/* the receivers are the delivery's word; whether that locks the tree, the grant's */
+	{
+		uid_t mine[] = { 0, geteuid() }, other[] = { 0, 4242 };
+		struct ra_delivery d1 = { .userns_fd = -EBADF, .receivers = mine, .n_receivers = 2 };
+		struct ra_delivery d2 = { .userns_fd = -EBADF, .receivers = other, .n_receivers = 2 };
+
+		assert_int_equal(ra_grant(l, &d1, &g, &e), 0);
+		assert_false(g.lock);
+		assert_int_equal(g.receiver, -1);
+		assert_int_equal(ra_grant(l, &d2, &g, &e), 0);
+		assert_true(g.lock);
+		assert_int_equal(g.tree_force, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+		assert_int_equal(g.receiver, 4242);
+	}
 	/* no principal is no administrator (a load always names one: the caller, judged) */
 	l->principal = NULL;
 	g = grant_of(l, false);
