@@ -350,13 +350,29 @@ static int p_fanotify_mnt(struct rootasm_ctx *c, char *d)
 	return 0;
 }
 
+/* Whether this process is chrooted: its / is no mount's root (the kernel then makes it no user namespace). */
+static bool chrooted(void)
+{
+	struct statx sx;
+
+	return statx(AT_FDCWD, "/", AT_SYMLINK_NOFOLLOW, 0, &sx) == 0 && (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+	       !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
 static int p_statmount_idmap(struct rootasm_ctx *c, char *d)
 {
 	struct ra_statmount *sm = NULL;
+	struct statx sx;
 	uint64_t id;
-	int r = ra_mount_id(AT_FDCWD, "/", &id);
+	int r;
 	bool ok;
 
+	/* the mount / is in (in a chroot, no mount's root: any mount of ours will do) */
+	if (statx(AT_FDCWD, "/", AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, RA_STATX_MNT_ID_UNIQUE, &sx) < 0)
+		r = -errno;
+	else
+		r = sx.stx_mask & RA_STATX_MNT_ID_UNIQUE ? 0 : -EOPNOTSUPP;
+	id = sx.stx_mnt_id;
 	if (r < 0)
 		return DETAIL(d, "statx STATX_MNT_ID_UNIQUE: %s", strerror(-r)), absent(r);
 	r = ra_statmount(id, RA_STATMOUNT_SUPPORTED_MASK, 0, &sm);
@@ -399,8 +415,13 @@ static int p_idmap_idmapped(struct rootasm_ctx *c, char *d)
 
 	if (mfd < 0)
 		return DETAIL(d, "tmpfs: %s", strerror(-mfd)), mfd == -EACCES ? -EPERM : mfd;
-	if (ra_idmap_apply(mfd, &m1, false, "tmpfs", &e) < 0)
+	if (ra_idmap_apply(mfd, &m1, false, "tmpfs", &e) < 0) {
+		/* a chrooted process gets no user namespace (EPERM): not the kernel's lack, this process's */
+		if (e.err == EPERM && chrooted())
+			return DETAIL(d, "first idmap: %s (a chroot: the kernel makes no user namespace for it)",
+				      strerror(e.err)), -EPERM;
 		return DETAIL(d, "first idmap: %s", strerror(e.err)), absent(-e.err);
+	}
 	ns = ra_userns_open(&m2, &e);
 	if (ns < 0)
 		return DETAIL(d, "user namespace: %s", strerror(e.err)), absent(ns);

@@ -1939,8 +1939,10 @@ TEST(chroot_and_missing_proc_are_explained)
 		 "cp %s $C/rootasm && printf \"version: 1\\nlayers:\\n  - dir: /l\\n\" > $C/l.yaml && "
 		 "echo \"rc=$(chroot $C /rootasm exec /l.yaml -- /usr/bin/true 2>&1; echo \" $?\")\"; "
 		 "mount -t proc proc $C/proc && mount --rbind /dev $C/dev && "
-		 "echo \"rc=$(chroot $C /rootasm exec /l.yaml -- /usr/bin/true 2>&1; echo \" $?\")\"' 2>&1",
-		 dir, bin);
+		 "echo \"rc=$(chroot $C /rootasm exec /l.yaml -- /usr/bin/true 2>&1; echo \" $?\")\"; "
+		 "echo \"probe=$(chroot $C /rootasm probe --refresh | awk '\\''{ printf \"%%s %%s;\", $1, $2 }'\\'')\"; "
+		 "echo \"hostprobe=$(%s probe --refresh | awk '\\''{ printf \"%%s %%s;\", $1, $2 }'\\'')\"' 2>&1",
+		 dir, bin, bin);
 	f = popen(cmd, "r");
 	ASSERT_TRUE(f != NULL);
 	(void)!getdelim(&out, &len, '\0', f);
@@ -1951,6 +1953,26 @@ TEST(chroot_and_missing_proc_are_explained)
 	ASSERT_CONTAINS(out, "rc=rootasm: exec make / private: Invalid argument (/ is not a mount point here (a plain "
 			"chroot): rootasm mounts in a private mount namespace, which needs / to be a mount;");
 	ASSERT_CONTAINS(out, ")\n 125\n");
+	/*
+	 * The probe in the chroot answers as outside, but where the chroot is the
+	 * cause: no user namespace for a chrooted process (idmap-of-idmapped:
+	 * not-permitted, not absent); statmount-idmap asked of a mount that is ours
+	 */
+	{
+		static const char was[] = "idmap-of-idmapped present;", now[] = "idmap-of-idmapped not-permitted;";
+		char *in = strstr(out, "\nprobe="), *host = strstr(out, "hostprobe="), h[4096], want[4200], *p;
+
+		ASSERT_TRUE(in && host);
+		snprintf(h, sizeof(h), "%.*s", (int)strcspn(host + strlen("hostprobe="), "\n"), host + strlen("hostprobe="));
+		p = strstr(h, was);
+		if (p)
+			snprintf(want, sizeof(want), "%.*s%s%s", (int)(p - h), h, now, p + strlen(was));
+		else
+			snprintf(want, sizeof(want), "%s", h);
+		in += strlen("\nprobe=");
+		in[strcspn(in, "\n")] = '\0';
+		ASSERT_STR(in, want);
+	}
 	free(out);
 }
 
