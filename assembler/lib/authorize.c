@@ -233,17 +233,19 @@ static int source_limit(struct rootasm_layout *l, struct ra_src *s, struct ra_mo
 {
 	struct astate *a = ud;
 	char where[RA_PATH_MAX];
+	bool moved;
 	ssize_t n;
 
 	if (!s->path || s->fd < 0)
 		return 0;
 	n = ra_fd_path(s->fd, where, sizeof(where));
+	moved = n >= 0 && strcmp(where, s->display);
 	if (n < 0)
 		deny(a, l, s, s->loc, s->key, "cannot tell where it is (%s)", strerror((int)-n));
 	else if (!in_dirs(where, a->p->source_dirs, a->p->nsource_dirs))
+		/* where it is, when that is not the path the layout names */
 		deny(a, l, s, s->loc, s->key, "%s%s%sin none of the source directories allowed to %s",
-		     strcmp(where, s->display) ? "it is " : "", strcmp(where, s->display) ? where : "",
-		     strcmp(where, s->display) ? ", " : "", rootasm_principal_describe(a->p));
+		     moved ? "it is " : "", moved ? where : "", moved ? ", " : "", rootasm_principal_describe(a->p));
 	return 0;
 }
 
@@ -324,28 +326,24 @@ int ra_grant(const struct rootasm_layout *l, const struct ra_delivery *dl, struc
 		if (r < 0)
 			return r;
 	}
+	/* a receiver that is neither root nor the caller is someone who may not be an administrator */
+	for (size_t i = 0; g->admin && dl && !dl->lock && dl->receivers && i < dl->n_receivers; i++)
+		if (dl->receivers[i] != 0 && dl->receivers[i] != geteuid()) {
+			g->receiver = dl->receivers[i];
+			break;
+		}
 	/*
 	 * Whoever attaches a tree that is not an administrator's, or that goes to
 	 * a receiver who may not be one, nothing in it runs set-uid or opens a
 	 * device node; and what it was given it keeps: no one it reaches clears
 	 * an attribute or unmounts a volume.
 	 */
-	if (!g->admin || (dl && dl->lock)) {
+	if (!g->admin || (dl && dl->lock) || g->receiver >= 0) {
 		g->tree_force = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
 		g->lock = true;
 		g->why = !g->admin ? "the tree is not for an administrator" :
 				     "the tree goes to a receiver who may not be an administrator";
-		return 0;
 	}
-	/* a receiver that is neither root nor the caller is someone who may not be an administrator */
-	for (size_t i = 0; dl && dl->receivers && i < dl->n_receivers; i++)
-		if (dl->receivers[i] != 0 && dl->receivers[i] != geteuid()) {
-			g->tree_force = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-			g->lock = true;
-			g->why = "the tree goes to a receiver who may not be an administrator";
-			g->receiver = dl->receivers[i];
-			break;
-		}
 	return 0;
 }
 
