@@ -55,11 +55,6 @@ static int perr(struct rootasm_error *e, const char *path, int line, int col, co
 	return -EINVAL;
 }
 
-bool rd_path_clean(const char *p)
-{
-	return ra_path_clean(p);
-}
-
 bool rd_path_below(const char *path, const char *prefix)
 {
 	return ra_path_below(path, prefix) != NULL;
@@ -106,7 +101,7 @@ static int prefixes(json_t *v, char **out, size_t *n, const char *file, const ch
 	json_array_foreach(v, i, x) {
 		const char *s = json_string_value(x);
 
-		if (!s || !rd_path_clean(s))
+		if (!s || !ra_path_clean(s))
 			return perr(e, file, 0, 0, key, "entry %zu: a clean absolute path (no '.', '..', '//', trailing '/')", i);
 		out[*n] = strdup(s);
 		if (!out[*n])

@@ -60,8 +60,6 @@ const struct rd_rule *rd_policy_match(const struct rd_policy *p, uid_t uid, gid_
 				      size_t ngroups);
 /* Whether @path (absolute, no "..", no "//") is @prefix itself or below it. */
 bool rd_path_below(const char *path, const char *prefix);
-/* Whether @path is a clean absolute path: no "." or ".." component, no "//", no trailing "/". */
-bool rd_path_clean(const char *path);
 
 struct rd_counters {
 	atomic_ulong requests, assembled, failed, refused, protocol_errors, busy, connections;

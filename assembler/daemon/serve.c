@@ -186,7 +186,7 @@ static int load_path(struct req *q, const char *path, struct rootasm_layout **re
 	struct path_read pr = { .q = q, .path = path, .dfd = -EBADF };
 	int r;
 
-	if (!rd_path_clean(path))
+	if (!ra_path_clean(path))
 		return bad(q, EINVAL, "\"layout\" must be a clean absolute path (no '.', '..', '//'): %.256s", path);
 	if (is_root(q)) {
 		o.flags = 0;

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Helper processes: clone3 + pidfd + death signal + a report pipe (child.h). */
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -168,12 +167,9 @@ static void close_pipes(struct ra_child *c)
  */
 static const char *step_hint(const char *step, int err)
 {
-	struct statx sx;
-
 	if (!step || err != EINVAL || !strstr(step, "make / private"))
 		return NULL;
-	if (statx(AT_FDCWD, "/", AT_SYMLINK_NOFOLLOW, 0, &sx) == 0 && (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
-	    !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+	if (ra_chrooted())
 		return "/ is not a mount point here (a plain chroot): rootasm mounts in a private mount namespace, which "
 		       "needs / to be a mount; run it in a container, or bind-mount the chroot's directory onto itself "
 		       "before chroot";

@@ -310,3 +310,11 @@ bool ra_path_clean(const char *p)
 	}
 	return true;
 }
+
+bool ra_chrooted(void)
+{
+	struct statx sx;
+
+	return statx(AT_FDCWD, "/", AT_SYMLINK_NOFOLLOW, 0, &sx) == 0 && (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+	       !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}

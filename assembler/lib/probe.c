@@ -350,15 +350,6 @@ static int p_fanotify_mnt(struct rootasm_ctx *c, char *d)
 	return 0;
 }
 
-/* Whether this process is chrooted: its / is no mount's root (the kernel then makes it no user namespace). */
-static bool chrooted(void)
-{
-	struct statx sx;
-
-	return statx(AT_FDCWD, "/", AT_SYMLINK_NOFOLLOW, 0, &sx) == 0 && (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
-	       !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
-}
-
 static int p_statmount_idmap(struct rootasm_ctx *c, char *d)
 {
 	struct ra_statmount *sm = NULL;
@@ -417,7 +408,7 @@ static int p_idmap_idmapped(struct rootasm_ctx *c, char *d)
 		return DETAIL(d, "tmpfs: %s", strerror(-mfd)), mfd == -EACCES ? -EPERM : mfd;
 	if (ra_idmap_apply(mfd, &m1, false, "tmpfs", &e) < 0) {
 		/* a chrooted process gets no user namespace (EPERM): not the kernel's lack, this process's */
-		if (e.err == EPERM && chrooted())
+		if (e.err == EPERM && ra_chrooted())
 			return DETAIL(d, "first idmap: %s (a chroot: the kernel makes no user namespace for it)",
 				      strerror(e.err)), -EPERM;
 		return DETAIL(d, "first idmap: %s", strerror(e.err)), absent(-e.err);

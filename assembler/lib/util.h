@@ -122,6 +122,9 @@ int ra_opts_check(const void *o, size_t size, size_t min, size_t known, const ch
 /* Whether @p is a clean absolute path: no "." or ".." component, no "//", no trailing "/" (fileio.c). */
 bool ra_path_clean(const char *p);
 
+/* Whether / is no mount's root here: a plain chroot (fileio.c). The kernel makes such a process no user namespace. */
+bool ra_chrooted(void);
+
 /*
  * Whether the absolute path @path is @top or lies beneath it, component-wise
  * ("/a/b" is below "/a", "/ab" is not; @top's trailing slashes do not count):
