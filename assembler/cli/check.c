@@ -90,7 +90,6 @@ int cmd_check(int argc, char **argv)
 	struct rootasm_principal *p = NULL;
 	const char *as = NULL, *ldirs[64], *sdirs[64];
 	size_t nl = 0, ns = 0;
-	bool lset = false, sset = false;
 	struct rootasm_layout *l;
 	bool live = false, offline = false;
 	const char *path;
@@ -111,7 +110,6 @@ int cmd_check(int argc, char **argv)
 			if (*n == 64)
 				return cli_usage("at most 64 of --%s", c == 'L' ? "layout-dir" : "source-dir");
 			v[(*n)++] = optarg;
-			*(c == 'L' ? &lset : &sset) = true;
 		}
 	}
 	if (c == CLI_OPTS_EXIT)
@@ -138,7 +136,7 @@ int cmd_check(int argc, char **argv)
 	}
 	if (as && (live || offline))
 		return cli_usage("--as goes with neither --live nor --offline (the rights are judged on the host objects)");
-	if ((lset || sset) && !as)
+	if ((nl || ns) && !as)
 		return cli_usage("--layout-dir and --source-dir limit the principal of --as");
 	if (as) {
 		struct rootasm_error e = { 0 };
@@ -146,8 +144,8 @@ int cmd_check(int argc, char **argv)
 		r = principal_of(as, &p);
 		if (r)
 			return r;
-		if ((lset && rootasm_principal_limit(p, ROOTASM_LIMIT_LAYOUTS, ldirs, nl, &e) < 0) ||
-		    (sset && rootasm_principal_limit(p, ROOTASM_LIMIT_SOURCES, sdirs, ns, &e) < 0)) {
+		if ((nl && rootasm_principal_limit(p, ROOTASM_LIMIT_LAYOUTS, ldirs, nl, &e) < 0) ||
+		    (ns && rootasm_principal_limit(p, ROOTASM_LIMIT_SOURCES, sdirs, ns, &e) < 0)) {
 			rootasm_principal_free(p);
 			return cli_fail(&e);
 		}

@@ -186,8 +186,7 @@ static void bar_draw(unsigned long long got, unsigned long long all, double secs
 	}
 	snprintf(out, sizeof(out), "%s%s%s%s%s%s%s", pre, w ? "[" : "", w ? cells : "", w ? "]" : "", layer, amount, rate);
 	/* and if even that is too wide, cut it: one line, whatever the width */
-	if (strlen(out) > room)
-		out[room] = '\0';
+	cut_to(out, room);
 	fprintf(stderr, "\r\033[K%s", out + (w ? 0 : (out[0] == ' ')));
 	bar.drawn = true;
 }
