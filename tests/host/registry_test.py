@@ -681,6 +681,13 @@ def main():
         p = pull("s5c")
         ok(p.returncode == 0, "credentials only in ~/.config/containers/auth.json", p.stderr)
         os.unlink(f"{T}/home/.config/containers/auth.json")
+        # (c2) a namespace that only looks like an API version ("test/v1") is a namespace: not this image's
+        write(f"{T}/xdg/containers/auth.json", {"auths": {f"{areg.host}/test/v1": wrong}})
+        write(f"{T}/home/.docker/config.json", {"auths": {areg.host: good}})
+        p = pull("s5c2")
+        ok(p.returncode == 0, "an entry for the namespace test/v1 is not one for test/img (the next file's is)",
+           p.stderr)
+        os.unlink(f"{T}/home/.docker/config.json")
         # (d) in one file, the longest match: the namespace's entry before the registry's
         write(f"{T}/xdg/containers/auth.json", {"auths": {areg.host: wrong, f"{areg.host}/test": good,
                                                           f"{areg.host}/tes": wrong}})

@@ -49,19 +49,20 @@ static int b64(const unsigned char *in, size_t n, char *out, size_t size)
  */
 static size_t key_match(const struct ra_oci_remote *rem, const char *k)
 {
-	char key[1024], want[1024];
+	char key[1024], want[1024], *slash;
+	bool scheme = !strncmp(k, "https://", 8) || !strncmp(k, "http://", 7);
 	size_t n;
 
-	if (!strncmp(k, "https://", 8))
-		k += 8;
-	else if (!strncmp(k, "http://", 7))
-		k += 7;
+	if (scheme)
+		k = strstr(k, "://") + 3;
 	snprintf(key, sizeof(key), "%s", k);
 	if (!strcmp(key, "index.docker.io/v1/") || !strcmp(key, "index.docker.io/v1") || !strcmp(key, "index.docker.io"))
 		snprintf(key, sizeof(key), "docker.io");
-	/* a legacy key with a scheme names a registry only: its path is Docker's API version */
-	if (k != key && strchr(key, '/') && strstr(key, "/v1"))
-		*strchr(key, '/') = '\0';
+	/* a legacy key with a scheme names a registry only: its path is Docker's API version, /v1/ or /v2/ */
+	slash = strchr(key, '/');
+	if (scheme && slash && (!strcmp(slash, "/v1") || !strcmp(slash, "/v1/") || !strcmp(slash, "/v2") ||
+				!strcmp(slash, "/v2/")))
+		*slash = '\0';
 	n = strlen(key);
 	while (n > 1 && key[n - 1] == '/')
 		key[--n] = '\0';
@@ -72,8 +73,12 @@ static size_t key_match(const struct ra_oci_remote *rem, const char *k)
 	return n >= strlen(rem->auth_host) ? n : 0;
 }
 
-/* The best entry of the auth file @path for @rem into rem->basic: 1 found, 0 none, or -errno. */
-static int auth_file(struct ra_oci_remote *rem, const char *path, bool legacy, struct rootasm_error *e)
+/*
+ * The best entry of the auth file @path for @rem into rem->basic: 1 found, 0
+ * none (or no such file, unless @must_exist), or -errno.
+ */
+static int auth_file(struct ra_oci_remote *rem, const char *path, bool legacy, bool must_exist,
+		     struct rootasm_error *e)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	_cleanup_free_ char *buf = NULL;
@@ -84,7 +89,7 @@ static int auth_file(struct ra_oci_remote *rem, const char *path, bool legacy, s
 	int r;
 
 	if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
-		return 0;
+		return must_exist ? ra_err_kind(e, ROOTASM_ERROR_USAGE, errno, "read auth file", path, NULL) : 0;
 	if (fd < 0)
 		return ra_err(e, errno, -EBADF, "read auth file", path, NULL);
 	r = ra_read_all(fd, 1u << 20, NULL, NULL, &buf, &len);
@@ -154,11 +159,9 @@ int rg_load_auth(struct ra_oci_remote *rem, const struct ra_registry_how *how, s
 		return rem->basic ? 0 : ra_oom(e, "import");
 	}
 	if (given) {
-		int r = auth_file(rem, given, false, e);
-
 		/* a file named explicitly must be there */
-		if (r == 0 && access(given, F_OK) < 0)
-			return ra_err_kind(e, ROOTASM_ERROR_USAGE, errno, "read auth file", given, NULL);
+		int r = auth_file(rem, given, false, true, e);
+
 		return r < 0 ? r : 0;
 	}
 	if (xdg && *xdg)
@@ -172,7 +175,7 @@ int rg_load_auth(struct ra_oci_remote *rem, const struct ra_registry_how *how, s
 		snprintf(paths[n++], sizeof(paths[0]), "%s/.dockercfg", home);
 	}
 	for (size_t i = 0; i < n; i++) {
-		int r = auth_file(rem, paths[i], legacy[i], e);
+		int r = auth_file(rem, paths[i], legacy[i], false, e);
 
 		if (r != 0)
 			return r < 0 ? r : 0;	/* the first file with an entry for the image */

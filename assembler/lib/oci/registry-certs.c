@@ -94,8 +94,8 @@ int rg_load_certs(struct ra_oci_remote *rem, const struct ra_registry_how *how, 
 	if (dfd < 0)
 		return ra_err_kind(e, errno == ENOENT || errno == ENOTDIR ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME,
 				   errno, "read certificate directory", dir, NULL);
-	/* in name order, as the directory lists nothing in any order of its own */
-	n = scandir(dir, &ents, NULL, alphasort);
+	/* in name order, as the directory lists nothing in any order of its own; the one we opened */
+	n = scandirat(dfd, ".", &ents, NULL, alphasort);
 	if (n < 0)
 		return ra_err(e, errno, -EBADF, "read certificate directory", dir, NULL);
 	for (int i = 0; i < n && r == 0; i++) {
