@@ -24,46 +24,65 @@
 
 #define OPT(o, field, def) RA_OPT(o, struct rootasm_import_opts, field, def)
 
+/* @o's member @k (a new reference) when it has json type @type, else @dflt. */
+static json_t *member(json_t *o, const char *k, json_type type, json_t *dflt)
+{
+	json_t *v = json_object_get(o, k);
+
+	if (v && json_typeof(v) == type) {
+		json_decref(dflt);
+		return json_incref(v);
+	}
+	return dflt;
+}
+
+/* The arrays both documents have, one layer each (references taken): Layers, LayersData, DiffIDs. */
+struct layers_json {
+	json_t *layers, *data, *diffs;
+};
+
+static void add_layer(struct ra_jb *b, struct layers_json *lj, json_t *digest, json_t *media_type, json_t *size,
+		      json_t *diff_id)
+{
+	json_t *d = json_object();
+
+	ra_japp(b, lj->layers, json_incref(digest));
+	ra_jset(b, d, "MIMEType", media_type);
+	ra_jset(b, d, "Digest", digest);
+	ra_jset(b, d, "Size", size);
+	ra_jset(b, d, "Annotations", json_null());
+	ra_japp(b, lj->data, d);
+	ra_japp(b, lj->diffs, diff_id);
+}
+
 /* The document of @img, named @name. */
 static json_t *describe(const struct ra_oci_image *img, const char *name)
 {
 	struct ra_jb b = { false };
-	json_t *o = json_object(), *layers = json_array(), *data = json_array(), *diffs = json_array();
-	json_t *cfg = img->config_doc, *run = img->run;
+	struct layers_json lj = { json_array(), json_array(), json_array() };
+	json_t *o = json_object(), *cfg = img->config_doc, *run = img->run;
 
 	ra_jset(&b, o, "Name", ra_jstr(name));
 	ra_jset(&b, o, "Digest", ra_jstr(img->manifest.digest));
-	ra_jset(&b, o, "Created", json_incref(json_is_string(json_object_get(cfg, "created")) ?
-					      json_object_get(cfg, "created") : json_null()));
-	ra_jset(&b, o, "DockerVersion", json_incref(json_is_string(json_object_get(cfg, "docker_version")) ?
-						    json_object_get(cfg, "docker_version") : json_string("")));
-	ra_jset(&b, o, "Labels", json_incref(json_is_object(json_object_get(run, "Labels")) ?
-					     json_object_get(run, "Labels") : json_null()));
-	ra_jset(&b, o, "Architecture", json_incref(json_is_string(json_object_get(cfg, "architecture")) ?
-						   json_object_get(cfg, "architecture") : json_string("")));
-	ra_jset(&b, o, "Os", json_incref(json_is_string(json_object_get(cfg, "os")) ? json_object_get(cfg, "os") :
-					 json_string("")));
+	ra_jset(&b, o, "Created", member(cfg, "created", JSON_STRING, json_null()));
+	ra_jset(&b, o, "DockerVersion", member(cfg, "docker_version", JSON_STRING, json_string("")));
+	ra_jset(&b, o, "Labels", member(run, "Labels", JSON_OBJECT, json_null()));
+	ra_jset(&b, o, "Architecture", member(cfg, "architecture", JSON_STRING, json_string("")));
+	ra_jset(&b, o, "Os", member(cfg, "os", JSON_STRING, json_string("")));
 	for (size_t i = 0; i < img->nlayers; i++) {
 		const struct ra_oci_layer *l = &img->layers[i];
-		json_t *d = json_object();
 
-		ra_japp(&b, layers, ra_jstr(l->d.digest));
-		ra_jset(&b, d, "MIMEType", ra_jstr(l->d.media_type));
-		ra_jset(&b, d, "Digest", ra_jstr(l->d.digest));
-		ra_jset(&b, d, "Size", json_integer((json_int_t)l->d.size));
-		ra_jset(&b, d, "Annotations", json_null());
-		ra_japp(&b, data, d);
-		ra_japp(&b, diffs, ra_jstr(l->diff_id));
+		add_layer(&b, &lj, ra_jstr(l->d.digest), ra_jstr(l->d.media_type), json_integer((json_int_t)l->d.size),
+			  ra_jstr(l->diff_id));
 	}
-	ra_jset(&b, o, "Layers", layers);
-	ra_jset(&b, o, "LayersData", data);
-	ra_jset(&b, o, "Env", json_incref(json_is_array(json_object_get(run, "Env")) ? json_object_get(run, "Env") :
-					  json_null()));
+	ra_jset(&b, o, "Layers", lj.layers);
+	ra_jset(&b, o, "LayersData", lj.data);
+	ra_jset(&b, o, "Env", member(run, "Env", JSON_ARRAY, json_null()));
 	/* rootasm's: the config's own section (Cmd, Entrypoint, User, WorkingDir, ...), what the store keys by */
 	ra_jset(&b, o, "Config", json_incref(json_is_object(run) ? run : json_null()));
 	ra_jset(&b, o, "ManifestMediaType", ra_jstr(img->manifest.media_type));
 	ra_jset(&b, o, "ConfigDigest", ra_jstr(img->config.digest));
-	ra_jset(&b, o, "DiffIDs", diffs);
+	ra_jset(&b, o, "DiffIDs", lj.diffs);
 	if (b.oom) {
 		json_decref(o);
 		return NULL;
@@ -80,7 +99,8 @@ static json_t *describe_stored(const char *store, const char *ref, struct rootas
 {
 	_cleanup_free_ char *layout = NULL, *manifest = NULL;
 	struct ra_jb b = { false };
-	json_t *o = NULL, *rec = NULL, *lay = NULL, *layers, *data, *diffs, *l;
+	struct layers_json lj;
+	json_t *o = NULL, *rec = NULL, *lay = NULL, *l;
 	struct cat c = { .fd = -EBADF, .images = -EBADF, .layers = -EBADF, .lock = -EBADF };
 	char name[RA_DIGEST_HEX + 16];
 	size_t i;
@@ -103,30 +123,18 @@ static json_t *describe_stored(const char *store, const char *ref, struct rootas
 		goto out;
 	}
 	o = json_object();
-	layers = json_array();
-	data = json_array();
-	diffs = json_array();
+	lj = (struct layers_json){ json_array(), json_array(), json_array() };
 	ra_jset(&b, o, "Name", ra_jstr(ref));
 	ra_jset(&b, o, "Digest", ra_jstr(manifest));
-	json_array_foreach(json_object_get(rec, "layers"), i, l) {
-		json_t *d = json_object();
-
-		ra_japp(&b, layers, json_incref(json_object_get(l, "digest")));
-		ra_jset(&b, d, "MIMEType", json_incref(json_object_get(l, "mediaType")));
-		ra_jset(&b, d, "Digest", json_incref(json_object_get(l, "digest")));
-		ra_jset(&b, d, "Size", json_incref(json_object_get(l, "size")));
-		ra_jset(&b, d, "Annotations", json_null());
-		ra_japp(&b, data, d);
-		ra_japp(&b, diffs, json_incref(json_object_get(l, "diff_id")));
-	}
-	ra_jset(&b, o, "Layers", layers);
-	ra_jset(&b, o, "LayersData", data);
-	ra_jset(&b, o, "Env", json_incref(json_is_array(json_object_get(json_object_get(lay, "exec"), "env")) ?
-					  json_object_get(json_object_get(lay, "exec"), "env") : json_null()));
-	ra_jset(&b, o, "Config", json_incref(json_is_object(json_object_get(lay, "exec")) ?
-					     json_object_get(lay, "exec") : json_null()));
+	json_array_foreach(json_object_get(rec, "layers"), i, l)
+		add_layer(&b, &lj, json_incref(json_object_get(l, "digest")), json_incref(json_object_get(l, "mediaType")),
+			  json_incref(json_object_get(l, "size")), json_incref(json_object_get(l, "diff_id")));
+	ra_jset(&b, o, "Layers", lj.layers);
+	ra_jset(&b, o, "LayersData", lj.data);
+	ra_jset(&b, o, "Env", member(json_object_get(lay, "exec"), "env", JSON_ARRAY, json_null()));
+	ra_jset(&b, o, "Config", member(lay, "exec", JSON_OBJECT, json_null()));
 	ra_jset(&b, o, "ConfigDigest", json_incref(json_object_get(rec, "config")));
-	ra_jset(&b, o, "DiffIDs", diffs);
+	ra_jset(&b, o, "DiffIDs", lj.diffs);
 	ra_jset(&b, o, "Layout", ra_jstr(layout));
 	if (b.oom) {
 		json_decref(o);
