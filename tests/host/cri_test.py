@@ -1,0 +1,576 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""rootasm-runtime on kubelet's path: containerd's CRI plugin driven as kubelet drives it.
+
+  cri_test.py ROOTASM-RUNTIME ROOTASM ROOTASMD MKOCI DEPLOY-DIR
+
+containerd 1.6 (Debian's) with its CRI plugin, started here on its own config,
+root, state and socket, in a private mount namespace (/run/containerd a tmpfs
+of the test's, /sys/fs/cgroup the unified hierarchy as crun wants it). Its
+runtime handler "rootasm" is deploy/containerd-rootasm.toml as shipped, with
+BinaryName pointed at this build's rootasm-runtime (a wrapper naming the
+test's runtime.conf); the default handler runs crun directly. Pods use the
+node's network (no CNI) and a pause image built here; images reach containerd
+by `ctr images import` (native snapshotter), rootasm's store by `rootasm import`.
+
+The client is this file: gRPC (python3-grpcio) to runtime.v1.RuntimeService
+with the messages encoded by hand from cri-api's api.proto (field numbers
+below). The calls, as kubelet makes them for a pod: Version,
+RunPodSandbox, CreateContainer (with the pod's sandbox config), StartContainer,
+ContainerStatus (until it exited), ExecSync, StopContainer, RemoveContainer,
+ListContainers, StopPodSandbox, RemovePodSandbox, ListPodSandbox.
+
+Cases: a pod of the default handler (crun); one of "rootasm" without
+annotations (passed through: the image's own rootfs); a pod annotated
+org.rootasm.layout (its containers on rootasm's tree, the pause container
+passed through, ExecSync inside the tree); a container annotated
+org.rootasm.image; a refused layout (the refusal in StartContainer's error);
+org.rootasm.via (rootasmd, started here, assembles); ten pods at once. After
+each: nothing mounted under the fixture, no loop device, no state of
+rootasm-runtime's.
+
+TAP output; exit 77 (skip) without root. containerd, ctr, crun and python3-grpcio
+missing is a failure (ci/deps installs them).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+n_ok = 0
+failed = []
+
+
+def ok(cond, name, detail=""):
+    global n_ok
+    n_ok += 1
+    print(("ok" if cond else "not ok") + f" {n_ok} - {name}")
+    if not cond:
+        failed.append(name)
+        for line in str(detail).splitlines()[-25:]:
+            print("#   " + line)
+    sys.stdout.flush()
+
+
+def run(*args, env=None, check=False):
+    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    if check and p.returncode:
+        raise RuntimeError(f"{args}: exit {p.returncode}: {p.stderr}")
+    return p
+
+
+def sh(cmd, check=True):
+    return run("sh", "-ec", cmd, check=check)
+
+
+# ---------------------------------------------------------------- protobuf, by hand
+
+def _varint(n):
+    n &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b = n & 0x7f
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def pb(*fields):
+    """A message from (field number, value) pairs: int -> varint, str -> string, bytes -> an
+    encoded message, list -> repeated, dict -> map<string, string>; None is left out."""
+    out = b""
+    for num, v in fields:
+        if v is None:
+            continue
+        if isinstance(v, (bool, int)):
+            out += _varint(num << 3) + _varint(int(v))
+        elif isinstance(v, (str, bytes)):
+            b = v.encode() if isinstance(v, str) else v
+            out += _varint(num << 3 | 2) + _varint(len(b)) + b
+        elif isinstance(v, list):
+            out += pb(*[(num, x) for x in v])
+        elif isinstance(v, dict):
+            out += pb(*[(num, pb((1, k), (2, x))) for k, x in v.items()])
+        else:
+            raise TypeError(v)
+    return out
+
+
+def _read_varint(data, i):
+    n = shift = 0
+    while True:
+        b = data[i]
+        i += 1
+        n |= (b & 0x7f) << shift
+        shift += 7
+        if not b & 0x80:
+            return n, i
+
+
+def unpb(data):
+    """A message's fields: number -> list of values (int, or bytes for length-delimited ones)."""
+    f, i = {}, 0
+    while i < len(data):
+        key, i = _read_varint(data, i)
+        num, wt = key >> 3, key & 7
+        if wt == 0:
+            v, i = _read_varint(data, i)
+        elif wt == 2:
+            n, i = _read_varint(data, i)
+            v, i = data[i:i + n], i + n
+        elif wt == 1:
+            v, i = data[i:i + 8], i + 8
+        elif wt == 5:
+            v, i = data[i:i + 4], i + 4
+        else:
+            raise ValueError(f"wire type {wt}")
+        f.setdefault(num, []).append(v)
+    return f
+
+
+def one(f, num, default=None):
+    return f[num][0] if num in f else default
+
+
+def text(f, num):
+    return one(f, num, b"").decode()
+
+
+# runtime.v1 (cri-api pkg/apis/runtime/v1/api.proto): the field numbers used here
+NODE, CONTAINER = 2, 1                                 # NamespaceMode
+CONTAINER_EXITED = 2                                    # ContainerState
+SANDBOX_READY = 0                                       # PodSandboxState
+
+
+def namespace_options(network, pid):                     # NamespaceOption: network 1, pid 2
+    return pb((1, network), (2, pid))
+
+
+def pod_config(T, name, annotations):
+    # PodSandboxConfig: metadata 1 (name 1, uid 2, namespace 3, attempt 4), log_directory 3,
+    # annotations 7, linux 8 (LinuxPodSandboxConfig: security_context 2 (namespace_options 1))
+    return pb((1, pb((1, name), (2, f"uid-{name}"), (3, "rootasm-test"), (4, 0))),
+              (3, f"{T}/logs/{name}"), (7, annotations),
+              (8, pb((2, pb((1, namespace_options(NODE, CONTAINER)))))))
+
+
+def container_config(name, image, cmd, annotations=None):
+    # ContainerConfig: metadata 1 (name 1), image 2 (ImageSpec: image 1), command 3, annotations 10,
+    # log_path 11, linux 15 (LinuxContainerConfig: security_context 2 (namespace_options 3))
+    return pb((1, pb((1, name))), (2, pb((1, image))), (3, cmd), (10, annotations or {}), (11, f"{name}.log"),
+              (15, pb((2, pb((3, namespace_options(NODE, CONTAINER)))))))
+
+
+class CRIError(Exception):
+    pass
+
+
+class CRI:
+    def __init__(self, sock, transcript=None):
+        import grpc
+        self.grpc = grpc
+        self.ch = grpc.insecure_channel(f"unix://{sock}")
+        self.transcript = transcript
+
+    def call(self, method, req, timeout=120):
+        fn = self.ch.unary_unary(f"/runtime.v1.RuntimeService/{method}")
+        try:
+            resp = unpb(fn(req, timeout=timeout))
+        except self.grpc.RpcError as e:
+            if self.transcript is not None:
+                self.transcript.append(f"{method} -> {e.code().name}: {e.details()}")
+            raise CRIError(f"{method}: {e.code().name}: {e.details()}") from None
+        return resp
+
+    def log(self, line):
+        if self.transcript is not None:
+            self.transcript.append(line)
+
+    def version(self):
+        r = self.call("Version", pb((1, "v1")))        # VersionResponse: runtime_name 2, runtime_api_version 4
+        return text(r, 2), text(r, 3), text(r, 4)
+
+    def run_pod(self, T, name, handler, annotations):
+        cfg = pod_config(T, name, annotations)
+        os.makedirs(f"{T}/logs/{name}", exist_ok=True)
+        pid = text(self.call("RunPodSandbox", pb((1, cfg), (2, handler))), 1)
+        self.log(f"RunPodSandbox(name={name}, runtime_handler={handler!r}, annotations={annotations}) -> {pid[:12]}")
+        return pid, cfg
+
+    def create(self, pod, cfg, name, image, cmd, annotations=None):
+        cid = text(self.call("CreateContainer", pb((1, pod), (2, container_config(name, image, cmd, annotations)),
+                                                     (3, cfg))), 1)
+        self.log(f"CreateContainer(pod={pod[:12]}, name={name}, image={image}, command={cmd}"
+                 + (f", annotations={annotations}" if annotations else "") + f") -> {cid[:12]}")
+        return cid
+
+    def start(self, cid):
+        self.call("StartContainer", pb((1, cid)))
+        self.log(f"StartContainer({cid[:12]})")
+
+    def status(self, cid):
+        # ContainerStatusResponse: status 1 (ContainerStatus: state 3, exit_code 7, reason 10, message 11)
+        s = unpb(one(self.call("ContainerStatus", pb((1, cid))), 1, b""))
+        return one(s, 3, 0), one(s, 7, 0), text(s, 10), text(s, 11)
+
+    def wait(self, cid, timeout=60):
+        end = time.monotonic() + timeout
+        while True:
+            st = self.status(cid)
+            if st[0] == CONTAINER_EXITED or time.monotonic() > end:
+                self.log(f"ContainerStatus({cid[:12]}) -> state {st[0]}, exit_code {st[1]}, reason {st[2]!r}")
+                return st
+            time.sleep(0.05)
+
+    def exec_sync(self, cid, cmd):
+        r = self.call("ExecSync", pb((1, cid), (2, cmd), (3, 30)))   # stdout 1, stderr 2, exit_code 3
+        out = one(r, 1, b"").decode()
+        self.log(f"ExecSync({cid[:12]}, {cmd}) -> exit {one(r, 3, 0)}, stdout {out!r}")
+        return one(r, 3, 0), out, one(r, 2, b"").decode()
+
+    def stop_container(self, cid):
+        self.call("StopContainer", pb((1, cid), (2, 0)))
+        self.log(f"StopContainer({cid[:12]}, timeout=0)")
+
+    def remove_container(self, cid):
+        self.call("RemoveContainer", pb((1, cid)))
+        self.log(f"RemoveContainer({cid[:12]})")
+
+    def list_containers(self, pod=None):
+        # ListContainersRequest: filter 1 (ContainerFilter: pod_sandbox_id 3); Container: id 1, state 6
+        r = self.call("ListContainers", pb((1, pb((3, pod)))) if pod else b"")
+        return [(text(c, 1), one(c, 6, 0)) for c in map(unpb, r.get(1, []))]
+
+    def list_pods(self):
+        return [text(unpb(p), 1) for p in self.call("ListPodSandbox", b"").get(1, [])]
+
+    def pod_state(self, pod):
+        return one(unpb(one(self.call("PodSandboxStatus", pb((1, pod))), 1, b"")), 3, 0)
+
+    def remove_pod(self, pod):
+        self.call("StopPodSandbox", pb((1, pod)))
+        self.call("RemovePodSandbox", pb((1, pod)))
+        self.log(f"StopPodSandbox({pod[:12]}); RemovePodSandbox({pod[:12]})")
+
+
+def cri_log(path):
+    """A container's output from containerd's CRI log (TIMESTAMP STREAM TAG TEXT per line)."""
+    try:
+        with open(path) as f:
+            return "".join(line.split(" ", 3)[3] for line in f if line.count(" ") >= 3)
+    except OSError as e:
+        return f"<{e}>"
+
+
+# ---------------------------------------------------------------- the test
+
+def main():
+    if len(sys.argv) != 6:
+        sys.exit("usage: cri_test.py ROOTASM-RUNTIME ROOTASM ROOTASMD MKOCI DEPLOY-DIR")
+    rt, cli, daemon, mkoci, deploy = (os.path.abspath(a) for a in sys.argv[1:])
+    if os.geteuid() != 0:
+        print("1..0 # SKIP needs root")
+        sys.exit(77)
+    missing = [t for t in ("containerd", "ctr", "crun") if not shutil.which(t)]
+    try:
+        import grpc  # noqa: F401
+    except ImportError:
+        missing.append("python3-grpcio")
+    if missing:
+        print(f"Bail out! missing {', '.join(missing)} (ci/deps installs them)")
+        sys.exit(1)
+    if not os.environ.get("_CRI_TEST_NS"):
+        os.environ["_CRI_TEST_NS"] = "1"
+        os.execvp("unshare", ["unshare", "-m", "--propagation", "private", sys.executable] + sys.argv)
+    T = tempfile.mkdtemp(prefix="rootasm-cri-", dir=os.environ.get("TMPDIR") or "/tmp")
+    os.chmod(T, 0o755)
+    procs = []
+    t_all = time.monotonic()
+    try:
+        try:
+            rc = test(T, rt, cli, daemon, mkoci, deploy, procs)
+        except Exception as e:                  # noqa: BLE001 (a CRI call failed: reported with containerd's log)
+            try:
+                log = open(f"{T}/containerd.log").read()
+            except OSError:
+                log = ""
+            ok(False, f"the test stopped: {e!r}", log)
+            rc = 1
+    finally:
+        if os.path.exists(f"{T}/ctd.sock"):     # a test that stopped midway: its pods go the CRI's way first
+            try:
+                c = CRI(f"{T}/ctd.sock")
+                for pod in c.list_pods():
+                    c.remove_pod(pod)
+            except Exception:                   # noqa: BLE001 (best effort; the shims are killed below)
+                pass
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        # shims still there (a test that stopped midway): their containers (the shims' children), then them
+        shims = run("pgrep", "-f", f"-address {T}/ctd.sock").stdout.split()
+        for pid in shims:
+            kids = run("sh", "-c", f"cat /proc/{pid}/task/*/children").stdout.split()
+            subprocess.run(["kill", "-KILL", *kids, pid], stderr=subprocess.DEVNULL)
+        subprocess.run(["sh", "-c", f"grep -o ' {T}[^ ]*' /proc/self/mountinfo | sort -r | xargs -r umount -l"],
+                       stderr=subprocess.DEVNULL)
+        shutil.rmtree(T, ignore_errors=True)
+    print(f"# whole test {time.monotonic() - t_all:.1f} s")
+    print(f"1..{n_ok}")
+    sys.exit(1 if failed or rc else 0)
+
+
+def mounts_under(T):
+    with open("/proc/self/mountinfo") as f:
+        return [line.split()[4] for line in f if line.split()[4].startswith(T + "/")]
+
+
+def loops_of(T):
+    return [line for line in run("losetup", "-a").stdout.splitlines() if T in line]
+
+
+def test(T, rt, cli, daemon, mkoci, deploy, procs):
+    # the node: /run/containerd private, the unified cgroup hierarchy as crun wants it
+    sh("mkdir -p /run/containerd && mount -t tmpfs -o mode=0700 rootasm-cri /run/containerd")
+    if run("stat", "-f", "-c", "%T", "/sys/fs/cgroup").stdout.strip() != "cgroup2fs":
+        sh("umount -R /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup")
+
+    # images: a busybox tree; the pod's image says hello-from-the-bundle, rootasm's store's image
+    # hello-from-rootasm, and the pause image sleeps
+    sh(f"cd {T} && mkdir -p tree/bin tree/etc tree/proc tree/dev tree/sys tree/scratch && cp /bin/busybox tree/bin/ && "
+       "for x in sh cat echo grep sleep; do ln -s busybox tree/bin/$x; done")
+    for name, msg, conf in (("pimg", "hello-from-the-bundle", '{"Cmd": ["/bin/sh"]}'),
+                            ("pause", "pause", '{"Entrypoint": ["/bin/sleep", "2147483647"]}'),
+                            ("img", "hello-from-rootasm", '{"Cmd": ["/bin/sh"]}')):
+        sh(f"cd {T} && echo {msg} >tree/etc/msg && tar -C tree --numeric-owner -cf {name}.tar . && "
+           f"{sys.executable} {mkoci} layout {name} --tag v1 --config '{conf}' {name}.tar:gzip >/dev/null")
+    p = run(cli, "import", "--json", "--tag", "rt-test/img:v1", "--store", f"{T}/st", f"oci:{T}/img")
+    ok(p.returncode == 0, "rootasm import: the store's image", p.stderr)
+    layout = json.loads(p.stdout)["layout"]
+    lay = json.load(open(layout))
+    lay["mounts"] = [{"tmpfs": "/scratch", "options": ["size=8m"]}]
+    os.makedirs(f"{T}/layouts")
+    json.dump(lay, open(f"{T}/layouts/small.json", "w"))
+
+    # containerd: the CRI plugin on, deploy/'s handler with this build's binary, crun for the default handler
+    os.makedirs(f"{T}/bin")
+    with open(f"{T}/bin/crun-nocg", "w") as f:
+        # no cgroups (the sandbox this test may run in cannot give crun its own): the handler's
+        # SystemdCgroup = true becomes the shim's --systemd-cgroup, dropped here
+        f.write('#!/bin/sh\nfor a; do shift; [ "$a" = --systemd-cgroup ] || set -- "$@" "$a"; done\n'
+                'exec crun --cgroup-manager=disabled "$@"\n')
+    with open(f"{T}/bin/rootasm-runtime", "w") as f:
+        f.write(f"#!/bin/sh\nexport ROOTASM_RUNTIME_CONFIG={T}/runtime.conf\nexec {rt} \"$@\"\n")
+    os.chmod(f"{T}/bin/crun-nocg", 0o755)
+    os.chmod(f"{T}/bin/rootasm-runtime", 0o755)
+    with open(f"{T}/runtime.conf", "w") as f:
+        f.write(f"delegate = {T}/bin/crun-nocg\nlayouts = {T}/layouts\nstore = {T}/st\nsocket = {T}/rootasmd.sock\n")
+    handler = open(f"{deploy}/containerd-rootasm.toml").read()
+    ok('BinaryName = "/usr/bin/rootasm-runtime"' in handler, "deploy/'s handler names /usr/bin/rootasm-runtime",
+       handler)
+    handler = handler.replace('BinaryName = "/usr/bin/rootasm-runtime"', f'BinaryName = "{T}/bin/rootasm-runtime"')
+    cri = '[plugins."io.containerd.grpc.v1.cri"]'
+    os.makedirs(f"{T}/cni")
+    with open(f"{T}/containerd.toml", "w") as f:
+        f.write(f'version = 2\nroot = "{T}/ctd/root"\nstate = "{T}/ctd/state"\n'
+                'disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.v1.btrfs", '
+                '"io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", '
+                '"io.containerd.snapshotter.v1.aufs"]\n'
+                f'[grpc]\n  address = "{T}/ctd.sock"\n[ttrpc]\n  address = "{T}/ctd-ttrpc.sock"\n'
+                f'{cri}\n  sandbox_image = "localhost/pause:v1"\n  disable_cgroup = true\n  disable_apparmor = true\n  restrict_oom_score_adj = true\n'
+                '  stream_server_address = "127.0.0.1"\n  stream_server_port = "0"\n'
+                f'{cri[:-1]}.cni]\n  bin_dir = "{T}/cni"\n  conf_dir = "{T}/cni"\n'
+                f'{cri[:-1]}.containerd]\n  snapshotter = "native"\n  default_runtime_name = "crun"\n'
+                f'{cri[:-1]}.containerd.runtimes.crun]\n  runtime_type = "io.containerd.runc.v2"\n'
+                f'{cri[:-1]}.containerd.runtimes.crun.options]\n  BinaryName = "{T}/bin/crun-nocg"\n'
+                + handler)
+    log = open(f"{T}/containerd.log", "w")
+    ctd = subprocess.Popen(["containerd", "--config", f"{T}/containerd.toml"], stdout=log, stderr=log)
+    procs.append(ctd)
+    for _ in range(500):
+        if os.path.exists(f"{T}/ctd.sock") or ctd.poll() is not None:
+            break
+        time.sleep(0.02)
+    ctr = ["ctr", "-a", f"{T}/ctd.sock", "-n", "k8s.io"]
+    for name, base in (("pause", "localhost/pause"), ("pimg", "localhost/rtimg")):
+        sh(f"tar -C {T}/{name} -cf {T}/{name}-oci.tar .")
+        p = run(*ctr, "images", "import", "--snapshotter", "native", "--base-name", base, f"{T}/{name}-oci.tar")
+        if p.returncode:
+            ok(False, f"ctr images import {base}", p.stderr + open(f"{T}/containerd.log").read())
+            return 1
+
+    transcript = []
+    c = CRI(f"{T}/ctd.sock")
+    state_dir = "/run/containerd/runc/k8s.io"     # the shim's --root: rootasm-runtime's private state beneath
+
+    def rootasm_state():
+        try:
+            return sorted(os.listdir(f"{state_dir}/.rootasm"))
+        except FileNotFoundError:
+            return []
+
+    def nothing_left(what):
+        for _ in range(100):            # a detached mount's last reference goes after its fd's close returned
+            left = (mounts_under(T), loops_of(T), rootasm_state(), c.list_pods())
+            if left == ([], [], [], []):
+                break
+            time.sleep(0.02)
+        ok(left == ([], [], [], []), f"{what}: nothing left (mounts under the fixture, loop devices, "
+           "rootasm-runtime's state, pods)", repr(left))
+
+    def one_shot(pod, cfg, name, cmd, annotations=None, image="localhost/rtimg:v1"):
+        cid = c.create(pod, cfg, name, image, cmd, annotations)
+        c.start(cid)
+        st = c.wait(cid)
+        return cid, st, cri_log(f"{T}/logs/{cfg_name(cfg)}/{name}.log")
+
+    def cfg_name(cfg):
+        return text(unpb(one(unpb(cfg), 1)), 1)
+
+    try:
+        name, version, api = c.version()
+    except CRIError as e:
+        ok(False, "CRI Version", f"{e}\n" + open(f"{T}/containerd.log").read())
+        return 1
+    ok(name == "containerd" and api == "v1", f"CRI Version: {name} {version}, API {api}", (name, version, api))
+
+    # 1. the default handler: crun alone, the pod's own image
+    pod, cfg = c.run_pod(T, "plain", "", {})
+    cid, st, out = one_shot(pod, cfg, "c", ["cat", "/etc/msg"])
+    ok(st[:2] == (CONTAINER_EXITED, 0) and out == "hello-from-the-bundle\n",
+       "default handler (crun): the pod's image", (st, out))
+    c.remove_pod(pod)
+    nothing_left("default handler")
+
+    # 2. handler rootasm, no annotation: passed through, the image's own rootfs
+    pod, cfg = c.run_pod(T, "passthrough", "rootasm", {})
+    cid, st, out = one_shot(pod, cfg, "c", ["cat", "/etc/msg"])
+    ok(st[:2] == (CONTAINER_EXITED, 0) and out == "hello-from-the-bundle\n" and rootasm_state() == [],
+       "handler rootasm without an annotation: passed through to crun (the pod's image, no state of rootasm's)",
+       (st, out, rootasm_state()))
+    c.remove_pod(pod)
+    nothing_left("handler rootasm, passed through")
+
+    # 3. a pod annotated org.rootasm.layout: its containers on rootasm's tree, its pause container passed through
+    c.transcript = transcript
+    pod, cfg = c.run_pod(T, "layout", "rootasm", {"org.rootasm.layout": "small.json"})
+    ok(c.pod_state(pod) == SANDBOX_READY and rootasm_state() == [],
+       "the annotated pod's sandbox is ready, its pause container passed through (no state of rootasm's)",
+       rootasm_state())
+    cid, st, out = one_shot(pod, cfg, "c1", ["sh", "-c", "cat /etc/msg; grep -c ' /scratch ' /proc/self/mountinfo"])
+    ok(st[:2] == (CONTAINER_EXITED, 0) and out == "hello-from-rootasm\n1\n",
+       "org.rootasm.layout on the pod: the container runs on the layout's tree (its tmpfs volume too)", (st, out))
+    cid2 = c.create(pod, cfg, "c2", "localhost/rtimg:v1", ["sleep", "1000"])
+    c.start(cid2)
+    ok(cid2 in rootasm_state() and pod not in rootasm_state(),
+       "while it runs, rootasm-runtime holds its state (and none for the sandbox)", rootasm_state())
+    rc, out, err = c.exec_sync(cid2, ["sh", "-c", "cat /etc/msg; test -d /scratch && echo scratch"])
+    ok(rc == 0 and out == "hello-from-rootasm\nscratch\n", "ExecSync runs inside rootasm's tree", (rc, out, err))
+    c.stop_container(cid2)
+    st = c.wait(cid2)
+    c.remove_container(cid2)
+    ok(st[0] == CONTAINER_EXITED and cid2 not in rootasm_state() and
+       sorted(x for x, _ in c.list_containers(pod)) == [cid],
+       "StopContainer + RemoveContainer: its tree and state gone", (st, rootasm_state(), c.list_containers(pod)))
+    c.remove_pod(pod)
+    c.transcript = None
+    nothing_left("annotated pod")
+
+    # org.rootasm.image on a pod: the store's image
+    pod, cfg = c.run_pod(T, "image", "rootasm", {"org.rootasm.image": "rt-test/img:v1"})
+    cid, st, out = one_shot(pod, cfg, "c", ["cat", "/etc/msg"])
+    ok(st[:2] == (CONTAINER_EXITED, 0) and out == "hello-from-rootasm\n",
+       "org.rootasm.image on the pod: its containers on the store's image", (st, out))
+    c.remove_pod(pod)
+    nothing_left("org.rootasm.image")
+
+    # 4. refusals: each StartContainer's error, nothing left
+    for ann, want in (({"org.rootasm.layout": "/etc/passwd"},
+                       "annotation org.rootasm.layout '/etc/passwd': outside the layout directory"),
+                      ({"org.rootasm.layout": "missing.json"},
+                       "annotation org.rootasm.layout 'missing.json': in the layout directory "),
+                      ({"org.rootasm.layout": "small.json", "org.rootasm.image": "rt-test/img:v1"},
+                       "annotations org.rootasm.layout and org.rootasm.image: give one of them, not both")):
+        pod, cfg = c.run_pod(T, "refused", "rootasm", ann)
+        cid = c.create(pod, cfg, "c", "localhost/rtimg:v1", ["true"])
+        try:
+            c.start(cid)
+            err = "started"
+        except CRIError as e:
+            err = str(e)
+        ok(err.startswith("StartContainer: ") and want in err and "command not found" not in err,
+           f"{ann}: refused, the refusal in StartContainer's error", err)
+        c.remove_pod(pod)
+        nothing_left("refused")
+
+    # 5. org.rootasm.via: rootasmd assembles (no rule in its policy: root is served as an administrator)
+    with open(f"{T}/policy.json", "w") as f:
+        f.write('{"rootasmd-policy": 1, "rules": []}\n')
+    dlog = open(f"{T}/rootasmd.log", "w")
+    d = subprocess.Popen([daemon, "--socket", f"{T}/rootasmd.sock", "--policy", f"{T}/policy.json"],
+                         stdout=dlog, stderr=dlog)
+    procs.append(d)
+    for _ in range(500):
+        if "serving on" in open(f"{T}/rootasmd.log").read() or d.poll() is not None:
+            break
+        time.sleep(0.02)
+    pod, cfg = c.run_pod(T, "via", "rootasm",
+                         {"org.rootasm.layout": "small.json", "org.rootasm.via": f"{T}/rootasmd.sock"})
+    cid = c.create(pod, cfg, "c", "localhost/rtimg:v1", ["sleep", "1000"])
+    c.start(cid)
+    rc, out, err = c.exec_sync(cid, ["cat", "/etc/msg"])
+    via = os.path.exists(f"{state_dir}/.rootasm/{cid}/via.mnt")
+    ok(rc == 0 and out == "hello-from-rootasm\n" and via,
+       "org.rootasm.via: the tree assembled by rootasmd (its mount received), ExecSync inside it", (rc, out, err, via))
+    c.remove_pod(pod)
+
+    # 6. ten pods at once, each with a container on rootasm's tree: five assembled by rootasm-runtime,
+    # five by rootasmd
+    results = {}
+
+    def pod_of(i):
+        ann = {"org.rootasm.layout": "small.json"}
+        if i % 2:
+            ann["org.rootasm.via"] = f"{T}/rootasmd.sock"
+        try:
+            pod, cfg = c.run_pod(T, f"many-{i}", "rootasm", ann)
+            cid, st, out = one_shot(pod, cfg, "c", ["sh", "-c", f"cat /etc/msg; echo {i}"])
+            results[i] = (st[:2], out)
+            c.remove_pod(pod)
+        except Exception as e:                  # noqa: BLE001 (reported below)
+            results[i] = repr(e)
+    t0 = time.monotonic()
+    threads = [threading.Thread(target=pod_of, args=(i,)) for i in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    t_many = time.monotonic() - t0
+    bad = {i: r for i, r in results.items() if r != ((CONTAINER_EXITED, 0), f"hello-from-rootasm\n{i}\n")}
+    ok(len(results) == 10 and not bad,
+       f"ten pods at once on rootasm's trees, half through rootasmd ({t_many:.1f} s, run to removed)", bad)
+    # rootasmd keeps one mount per image it served (its loop device) until it stops
+    d.terminate()
+    ok(d.wait(10) == 0, "rootasmd stops on SIGTERM", open(f"{T}/rootasmd.log").read())
+    nothing_left("ten pods, rootasmd stopped")
+
+    print("# the CRI calls of the annotated pod (case 3):")
+    for line in transcript:
+        print(f"#   {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    main()
