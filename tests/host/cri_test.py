@@ -23,11 +23,12 @@ ListContainers, StopPodSandbox, RemovePodSandbox, ListPodSandbox.
 Cases: a pod of the default handler (crun); one of "rootasm" without
 annotations (passed through: the image's own rootfs); a pod annotated
 org.rootasm.layout (its containers on rootasm's tree, the pause container
-passed through, ExecSync inside the tree); a container annotated
-org.rootasm.image; a refused layout (the refusal in StartContainer's error);
-org.rootasm.via (rootasmd, started here, assembles); ten pods at once. After
-each: nothing mounted under the fixture, no loop device, no state of
-rootasm-runtime's.
+passed through, ExecSync inside the tree); a pod annotated org.rootasm.image;
+refusals (each in StartContainer's error, a YAML layout's typo as `rootasm
+check` says it); org.rootasm.via with a YAML layout (rootasmd, started here,
+assembles); ten pods at once, half through rootasmd. After each: nothing
+mounted under the fixture, no loop device, no state of rootasm-runtime's, no
+pod.
 
 TAP output; exit 77 (skip) without root. containerd, ctr, crun and python3-grpcio
 missing is a failure (ci/deps installs them).
@@ -363,6 +364,9 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     lay["mounts"] = [{"tmpfs": "/scratch", "options": ["size=8m"]}]
     os.makedirs(f"{T}/layouts")
     json.dump(lay, open(f"{T}/layouts/small.json", "w"))
+    import yaml                                 # the same layout in YAML, as `rootasm check` takes it
+    with open(f"{T}/layouts/small.yaml", "w") as f:
+        f.write("# the layout of small.json, in YAML\n" + yaml.safe_dump(lay, sort_keys=False))
 
     # containerd: the CRI plugin on, deploy/'s handler with this build's binary, crun for the default handler
     os.makedirs(f"{T}/bin")
@@ -496,13 +500,20 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     c.remove_pod(pod)
     nothing_left("org.rootasm.image")
 
-    # 4. refusals: each StartContainer's error, nothing left
+    # 4. refusals: each StartContainer's error, nothing left; a YAML layout's error is `rootasm check`'s
+    with open(f"{T}/layouts/typo.yaml", "w") as f:
+        f.write(f"version: 1\nlayers:\n  - image: {lay['layers'][0]['image']}\n    tpye: erofs\n")
+    p = run(cli, "check", f"{T}/layouts/typo.yaml")
+    check_says = p.stderr.strip().removeprefix("rootasm: ")
+    ok(p.returncode == 2 and check_says.endswith("layers[0]: unknown key 'tpye' (expected one of: image, dir, type, "
+                                                  "idmap, trusted)"), "rootasm check: the typo's error", p.stderr)
     for ann, want in (({"org.rootasm.layout": "/etc/passwd"},
                        "annotation org.rootasm.layout '/etc/passwd': outside the layout directory"),
                       ({"org.rootasm.layout": "missing.json"},
                        "annotation org.rootasm.layout 'missing.json': in the layout directory "),
                       ({"org.rootasm.layout": "small.json", "org.rootasm.image": "rt-test/img:v1"},
-                       "annotations org.rootasm.layout and org.rootasm.image: give one of them, not both")):
+                       "annotations org.rootasm.layout and org.rootasm.image: give one of them, not both"),
+                      ({"org.rootasm.layout": "typo.yaml"}, check_says)):
         pod, cfg = c.run_pod(T, "refused", "rootasm", ann)
         cid = c.create(pod, cfg, "c", "localhost/rtimg:v1", ["true"])
         try:
@@ -527,21 +538,22 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
             break
         time.sleep(0.02)
     pod, cfg = c.run_pod(T, "via", "rootasm",
-                         {"org.rootasm.layout": "small.json", "org.rootasm.via": f"{T}/rootasmd.sock"})
+                         {"org.rootasm.layout": "small.yaml", "org.rootasm.via": f"{T}/rootasmd.sock"})
     cid = c.create(pod, cfg, "c", "localhost/rtimg:v1", ["sleep", "1000"])
     c.start(cid)
     rc, out, err = c.exec_sync(cid, ["cat", "/etc/msg"])
     via = os.path.exists(f"{state_dir}/.rootasm/{cid}/via.mnt")
     ok(rc == 0 and out == "hello-from-rootasm\n" and via,
-       "org.rootasm.via: the tree assembled by rootasmd (its mount received), ExecSync inside it", (rc, out, err, via))
+       "org.rootasm.via with a YAML layout: the tree assembled by rootasmd (its mount received), ExecSync inside it",
+       (rc, out, err, via))
     c.remove_pod(pod)
 
     # 6. ten pods at once, each with a container on rootasm's tree: five assembled by rootasm-runtime,
-    # five by rootasmd
+    # five by rootasmd, from the YAML layout and the JSON one
     results = {}
 
     def pod_of(i):
-        ann = {"org.rootasm.layout": "small.json"}
+        ann = {"org.rootasm.layout": "small.yaml" if i % 4 < 2 else "small.json"}
         if i % 2:
             ann["org.rootasm.via"] = f"{T}/rootasmd.sock"
         try:
