@@ -135,23 +135,14 @@ int cmd_assemble(int argc, char **argv)
 			return cli_fail(&e);
 		}
 	}
-	/* who it goes to: whether that makes it a user's tree (nosuid,nodev, locked) is the grant's */
+	/*
+	 * who it goes to: whether that makes it a user's tree (nosuid,nodev,
+	 * locked) is the grant's, here or rootasmd's (the receivers go with the request)
+	 */
 	ao.receivers = so.n_peer_uids ? peers : NULL;
 	ao.n_receivers = so.n_peer_uids;
-	fd = via ? cli_via_assemble(via, path, &e) : rootasm_assemble_with(cli_context(), l, &ao, &e);
-	/*
-	 * rootasmd locks only the trees of the users it serves: an administrator's
-	 * going to another uid is locked here, by the rule the grant follows
-	 */
-	for (size_t i = 0; via && i < so.n_peer_uids; i++)
-		if (peers[i] != 0 && peers[i] != geteuid())
-			ao.flags |= ROOTASM_ASSEMBLE_LOCK;
-	if (fd >= 0 && via && (ao.flags & ROOTASM_ASSEMBLE_LOCK)) {
-		int locked = rootasm_tree_lock(fd, &e);
-
-		close(fd);
-		fd = locked;
-	}
+	fd = via ? cli_via_assemble(via, path, ao.receivers, ao.n_receivers, &e) :
+		   rootasm_assemble_with(cli_context(), l, &ao, &e);
 	rootasm_layout_free(l);
 	if (fd < 0) {
 		if (wfd >= 0)

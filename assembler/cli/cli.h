@@ -139,6 +139,7 @@ int cli_load(const char *path, unsigned int flags, struct rootasm_layout **ret);
  * input, sent inline); returns the tree's fd (caller owns it) or -errno with
  * @e filled (via.c).
  */
-int cli_via_assemble(const char *sock, const char *path, struct rootasm_error *e);
+int cli_via_assemble(const char *sock, const char *path, const uid_t *receivers, size_t n_receivers,
+		     struct rootasm_error *e);
 
 #endif

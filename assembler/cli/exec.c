@@ -379,7 +379,7 @@ int cmd_exec(int argc, char **argv)
 		free(env);
 		return failed(cli_fail(&e));
 	}
-	fd = via ? cli_via_assemble(via, path, &e) : rootasm_assemble(cli_context(), l, &e);
+	fd = via ? cli_via_assemble(via, path, NULL, 0, &e) : rootasm_assemble(cli_context(), l, &e);
 	if (fd < 0) {
 		rootasm_layout_free(l);
 		free(env);

@@ -10,9 +10,10 @@
 #include "cli.h"
 #include "util.h"
 
-int cli_via_assemble(const char *sock, const char *path, struct rootasm_error *e)
+int cli_via_assemble(const char *sock, const char *path, const uid_t *receivers, size_t n_receivers,
+		     struct rootasm_error *e)
 {
-	struct rootasm_client_assemble_opts o = { .size = sizeof(o) };
+	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .receivers = receivers, .n_receivers = n_receivers };
 	struct rootasm_client *c = NULL;
 	char *abs = NULL, *text = NULL;
 	int r;

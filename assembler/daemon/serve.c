@@ -109,7 +109,7 @@ static int keys(struct req *q, const char *const *allowed, const char *types)
 		if (!allowed[i])
 			return bad(q, EINVAL, "unknown key \"%.64s\" for this op", k);
 		if ((types[i] == 's' && !json_is_string(v)) || (types[i] == 'b' && !json_is_boolean(v)) ||
-		    (types[i] == 'i' && !json_is_integer(v)))
+		    (types[i] == 'i' && !json_is_integer(v)) || (types[i] == 'a' && !json_is_array(v)))
 			return bad(q, EINVAL, "\"%s\" has the wrong type", k);
 	}
 	return 0;
@@ -250,16 +250,32 @@ static int check_userns(struct req *q)
 
 static int op_assemble(struct req *q, json_t **reply, int *ret_fd)
 {
-	static const char *const allowed[] = { "rootasm", "op", "layout", "layout_text", "name", "userns", NULL };
+	static const char *const allowed[] = { "rootasm", "op", "layout", "layout_text", "name", "userns", "receivers",
+						NULL };
 	struct rootasm_assemble_opts ao = { .size = sizeof(ao), .userns_fd = -EBADF };
 	struct rootasm_layout *l = NULL;
-	json_t *lj, *tj;
+	uid_t receivers[RA_PROTO_MAX_RECEIVERS];
+	json_t *lj, *tj, *rj, *v;
+	size_t i;
 	bool userns;
 	int r, tree;
 
-	r = keys(q, allowed, "issssb");
+	r = keys(q, allowed, "issssba");
 	if (r < 0)
 		return r;
+	/* who the tree goes on to: the grant locks it when one is neither root nor the client */
+	rj = json_object_get(q->msg, "receivers");
+	if (json_array_size(rj) > RA_PROTO_MAX_RECEIVERS)
+		return bad(q, EINVAL, "\"receivers\": at most %d uids", RA_PROTO_MAX_RECEIVERS);
+	json_array_foreach(rj, i, v) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 4294967294LL)
+			return bad(q, EINVAL, "\"receivers\" holds uids (integers 0-4294967294)");
+		receivers[i] = (uid_t)json_integer_value(v);
+	}
+	if (json_array_size(rj)) {
+		ao.receivers = receivers;
+		ao.n_receivers = json_array_size(rj);
+	}
 	lj = json_object_get(q->msg, "layout");
 	tj = json_object_get(q->msg, "layout_text");
 	userns = json_is_true(json_object_get(q->msg, "userns"));

@@ -725,6 +725,14 @@ struct rootasm_client_assemble_opts {
 	size_t layout_len;		/* its length; 0: strlen(layout_text) */
 	const char *name;		/* the inline layout's name in messages */
 	int userns_fd;			/* with ROOTASM_CLIENT_USERNS: /proc/self/ns/user, or one we own */
+	/*
+	 * since 0.5: the uids the tree goes on to (at most 64), sent with the
+	 * request: the daemon's grant locks the tree (as ROOTASM_ASSEMBLE_LOCK)
+	 * when one is neither root nor the client, as rootasm_assemble_opts'
+	 * receivers do for a tree assembled here
+	 */
+	const uid_t *receivers;
+	size_t n_receivers;
 };
 
 /*

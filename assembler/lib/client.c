@@ -156,6 +156,22 @@ int rootasm_client_assemble(struct rootasm_client *c, const struct rootasm_clien
 	}
 	if (flags & ROOTASM_CLIENT_USERNS)
 		ra_jset(&b, req, "userns", json_true());
+	if (OPT(o, receivers, (const uid_t *)NULL) && OPT(o, n_receivers, (size_t)0)) {
+		const uid_t *rv = OPT(o, receivers, (const uid_t *)NULL);
+		size_t n = OPT(o, n_receivers, (size_t)0);
+		json_t *a;
+
+		if (n > RA_PROTO_MAX_RECEIVERS) {
+			json_decref(req);
+			return ra_err_kind(e, ROOTASM_ERROR_USAGE, E2BIG, "assemble via rootasmd", layout,
+					   "at most %d receivers", RA_PROTO_MAX_RECEIVERS);
+		}
+		a = json_array();
+		for (size_t i = 0; a && i < n; i++)
+			if (json_array_append_new(a, json_integer(rv[i])) < 0)
+				b.oom = true;
+		ra_jset(&b, req, "receivers", a);
+	}
 	if (b.oom) {
 		json_decref(req);
 		return ra_oom(e, "request");

@@ -22,6 +22,7 @@
 
 #define RA_PROTO_VERSION	1
 #define RA_MSG_MAX		(64u * 1024)	/* one message, either way */
+#define RA_PROTO_MAX_RECEIVERS	64		/* an assemble request's "receivers" */
 
 /*
  * A socket of @type (close-on-exec) to connect to the AF_UNIX path @path,

@@ -667,6 +667,24 @@ static void hostile(void *arg)
 	ASSERT_STR(raw_reply(s), "EBADMSG");	/* duplicate keys */
 	raw_send(s, "{\"rootasm\":1,\"op\":\"assemble\",\"layout\":7}", 40, NULL, 0);
 	ASSERT_STR(raw_reply(s), "EINVAL");
+	/* receivers: uids, at most 64 of them */
+	static const char *const bad_receivers[] = { "5", "[-1]", "[4294967295]", "[\"root\"]", "[1.5]", "[[0]]" };
+	for (size_t i = 0; i < sizeof(bad_receivers) / sizeof(bad_receivers[0]); i++) {
+		const char *got;
+
+		snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"assemble\",\"layout\":\"%s\",\"receivers\":%s}",
+			 path("layouts/t.yaml"), bad_receivers[i]);
+		raw_send(s, req, strlen(req), NULL, 0);
+		got = raw_reply(s);
+		if (strcmp(got, "EINVAL"))
+			FAILF("\"receivers\": %s: %s, not EINVAL", bad_receivers[i], got);
+	}
+	snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"assemble\",\"layout\":\"%s\",\"receivers\":[0", path("layouts/t.yaml"));
+	for (int i = 0; i < 64; i++)
+		strcat(req, ",0");
+	strcat(req, "]}");
+	raw_send(s, req, strlen(req), NULL, 0);
+	ASSERT_STR(raw_reply(s), "EINVAL");
 	/* fds: two with one message; one with a request that takes none; wrong types for userns */
 	ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
 	snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"assemble\",\"layout\":\"%s\"}", path("layouts/t.yaml"));
