@@ -942,6 +942,28 @@ TEST(daemon_killed_mid_assembly_then_restarted)
 }
 
 /* A second rootasmd on a live daemon's socket: refused in one line, the first one still reachable. */
+/*
+ * rootasm probe --via: the daemon's answers, as the CLI prints its own (the
+ * same kernel and rights here, so the same lines); exit 0 only while it
+ * answers (the DaemonSet's readiness check), 1 once it is gone.
+ */
+TEST(probe_via_is_the_daemons_answer_and_its_readiness)
+{
+	struct daemon d = start("s15", NULL);
+	char *mine, *theirs;
+
+	ASSERT_EQ(run_sh(&mine, "%s probe", cli_bin), 0);
+	ASSERT_EQ(run_sh(&theirs, "%s probe --via %s", cli_bin, d.sock), 0);
+	ASSERT_STR(theirs, mine);
+	ASSERT_CONTAINS(theirs, "mount-api ");
+	ASSERT_EQ(run_sh(&theirs, "%s --json probe --via %s", cli_bin, d.sock), 0);
+	ASSERT_CONTAINS(theirs, "[{\"feature\":\"mount-api\",\"state\":\"present\"");
+	no_leaks(&d);
+	stop(&d);
+	ASSERT_EQ(run_sh(&theirs, "%s probe --via %s", cli_bin, d.sock), 1);
+	ASSERT_CONTAINS(theirs, d.sock);
+}
+
 TEST(daemon_refuses_a_socket_a_live_daemon_listens_on)
 {
 	struct daemon d = start("s7", NULL);
