@@ -42,6 +42,8 @@ import tempfile
 import threading
 import time
 
+import yaml
+
 n_ok = 0
 failed = []
 
@@ -355,7 +357,7 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     for name, msg, conf in (("pimg", "hello-from-the-bundle", '{"Cmd": ["/bin/sh"]}'),
                             ("pause", "pause", '{"Entrypoint": ["/bin/sleep", "2147483647"]}'),
                             ("img", "hello-from-rootasm", '{"Cmd": ["/bin/sh"]}')):
-        sh(f"cd {T} && echo {msg} >tree/etc/msg && tar -C tree --numeric-owner -cf {name}.tar . && "
+        sh(f"cd {T} && echo {msg} >tree/etc/msg && echo 'PRETTY_NAME=\"{msg}\"' >tree/etc/os-release && tar -C tree --numeric-owner -cf {name}.tar . && "
            f"{sys.executable} {mkoci} layout {name} --tag v1 --config '{conf}' {name}.tar:gzip >/dev/null")
     p = run(cli, "import", "--json", "--tag", "rt-test/img:v1", "--store", f"{T}/st", f"oci:{T}/img")
     ok(p.returncode == 0, "rootasm import: the store's image", p.stderr)
@@ -364,7 +366,7 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     lay["mounts"] = [{"tmpfs": "/scratch", "options": ["size=8m"]}]
     os.makedirs(f"{T}/layouts")
     json.dump(lay, open(f"{T}/layouts/small.json", "w"))
-    import yaml                                 # the same layout in YAML, as `rootasm check` takes it
+    # the same layout in YAML, as `rootasm check` takes it
     with open(f"{T}/layouts/small.yaml", "w") as f:
         f.write("# the layout of small.json, in YAML\n" + yaml.safe_dump(lay, sort_keys=False))
 
@@ -499,6 +501,29 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
        "org.rootasm.image on the pod: its containers on the store's image", (st, out))
     c.remove_pod(pod)
     nothing_left("org.rootasm.image")
+
+    # the example Pod of deploy/ as kubelet makes it: its RuntimeClass's handler, its annotations (the layout it
+    # names is small.yaml here), its container's name and command; the image is the test's (no registry here)
+    ex = yaml.safe_load(open(f"{deploy}/example-pod.yaml"))
+    rclass = yaml.safe_load(open(f"{deploy}/runtimeclass.yaml"))
+    ann = ex["metadata"]["annotations"]
+    shutil.copy(f"{T}/layouts/small.yaml", f"{T}/layouts/{ann['org.rootasm.layout']}")
+    spec = ex["spec"]["containers"][0]
+    ok(ex["spec"]["runtimeClassName"] == rclass["metadata"]["name"], "deploy/example-pod.yaml names the RuntimeClass")
+    pod, cfg = c.run_pod(T, ex["metadata"]["name"], rclass["handler"], ann)
+    cid = c.create(pod, cfg, spec["name"], "localhost/rtimg:v1", spec["command"])
+    c.start(cid)
+    for _ in range(200):
+        out = cri_log(f"{T}/logs/{ex['metadata']['name']}/{spec['name']}.log")
+        if out.strip():
+            break
+        time.sleep(0.05)
+    st = c.status(cid)
+    ok(st[0] == 1 and out == 'PRETTY_NAME="hello-from-rootasm"\n',
+       f"deploy/example-pod.yaml (handler {rclass['handler']!r}, {ann}): its command on the layout's tree, running",
+       (st, out))
+    c.remove_pod(pod)
+    nothing_left("the example pod")
 
     # 4. refusals: each StartContainer's error, nothing left; a YAML layout's error is `rootasm check`'s
     with open(f"{T}/layouts/typo.yaml", "w") as f:

@@ -9,7 +9,9 @@ and an image) -- the schema's required fields, checked here since kubectl
 handler, runs the runc v2 shim with BinaryName the installed rootasm-runtime
 and passes the org.rootasm.* pod annotations on; the DaemonSet runs the
 installed rootasmd on the socket runtime.conf allows and on the nodes the
-RuntimeClass schedules to; runtime.conf has only keys rootasm-runtime knows.
+RuntimeClass schedules to, ready when `rootasm probe --via` on that socket
+answers; the example Pod names the RuntimeClass and only annotations
+rootasm-runtime reads; runtime.conf has only keys rootasm-runtime knows.
 Usage: deploy.py SOURCE-DIR
 """
 import re
@@ -84,6 +86,23 @@ ok("--socket" in cmd and cmd[cmd.index("--socket") + 1:][:1] == [conf.get("socke
    f"rootasmd-daemonset.yaml: --socket is not runtime.conf's socket {conf.get('socket')}")
 ok(cmd[:5] == ["nsenter", "-t", "1", "-m", "--"] and pod.get("hostPID") is True,
    "rootasmd-daemonset.yaml: rootasmd must run in the node's mount namespace (hostPID, nsenter -t 1 -m)")
+
+probe = (containers[0].get("readinessProbe", {}).get("exec", {}).get("command", []) if containers else [])
+ok(probe[:5] == ["nsenter", "-t", "1", "-m", "--"] and probe[5:9] == ["/usr/bin/rootasm", "probe", "--via", conf.get("socket")],
+   "rootasmd-daemonset.yaml: the readiness probe is not `rootasm probe --via` on runtime.conf's socket in the node's "
+   "mount namespace")
+
+ex = load_yaml("example-pod.yaml")
+ok(ex.get("apiVersion") == "v1" and ex.get("kind") == "Pod", "example-pod.yaml: not a v1 Pod")
+ok(ex.get("spec", {}).get("runtimeClassName") == rc.get("metadata", {}).get("name"),
+   "example-pod.yaml: runtimeClassName is not the RuntimeClass's name")
+ann = ex.get("metadata", {}).get("annotations", {})
+ok(ann and all(k in ("org.rootasm.layout", "org.rootasm.image", "org.rootasm.via") for k in ann),
+   "example-pod.yaml: annotations other than org.rootasm.layout/image/via (what rootasm-runtime reads)")
+ok(all(re.fullmatch(p.replace(".", r"\.").replace("*", ".*"), k) for k in ann for p in h.get("pod_annotations", [])[:1]),
+   "example-pod.yaml: an annotation the handler's pod_annotations does not pass on")
+ok(all(c.get("name") and c.get("image") for c in ex.get("spec", {}).get("containers", [])) and
+   ex.get("spec", {}).get("containers"), "example-pod.yaml: containers with a name and an image")
 
 for m in fails:
     print(f"FAIL: {m}")
