@@ -64,9 +64,13 @@ static const char help[] =
 	"\n"
 	"The tree is assembled for the bundle's owner and attached in a private bundle under\n"
 	"ROOT/" RT_STATE_SUBDIR "/ID (ROOT: --root, else root=, default " RT_DEFAULT_ROOT ");\n"
-	"the engine's bundle and rootfs are left untouched; delete detaches it. Without\n"
-	"such an annotation, and for a Kubernetes pod's sandbox (pause) container, the\n"
-	"delegate is executed with the same arguments.\n"
+	"the engine's bundle and rootfs are left untouched; delete detaches it. A\n"
+	"Kubernetes container of containerd's without such an annotation runs on rootasm's\n"
+	"tree of its own image (unannotated = image, the default): containerd's manifest\n"
+	"of it, from the store, imported from containerd's content store when not there.\n"
+	"Without an annotation otherwise (unannotated = pass, podman, ctr run), and for a\n"
+	"Kubernetes pod's sandbox (pause) container, the delegate is executed with the\n"
+	"same arguments.\n"
 	"\n"
 	"Global options of rootasm-runtime's own (before COMMAND):\n"
 	"  --delegate PATH   the real runtime (else $ROOTASM_RUNTIME_DELEGATE, delegate= in\n"
@@ -77,7 +81,7 @@ static const char help[] =
 	"--systemd-cgroup, --cgroup-manager, --debug, ...).\n"
 	"\n"
 	"Config file: " RT_CONFIG " ($ROOTASM_RUNTIME_CONFIG), lines KEY = VALUE (delegate,\n"
-	"layouts, store, socket, root); the environment wins: ROOTASM_RUNTIME_DELEGATE,\n"
+	"layouts, store, socket, root, unannotated, containerd); the environment wins: ROOTASM_RUNTIME_DELEGATE,\n"
 	"ROOTASM_RUNTIME_LAYOUTS, ROOTASM_STORE, ROOTASM_RUNTIME_SOCKET, ROOTASM_RUNTIME_ROOT.\n"
 	"Exit status: the delegate's; 1 when rootasm-runtime fails or refuses.\n";
 
@@ -164,8 +168,16 @@ int rt_conf_load(struct rt_conf *c)
 			r = set_once(&c->socket, v);
 		else if (!strcmp(k, "root"))
 			r = set_once(&c->root, v);
+		else if (!strcmp(k, "containerd"))
+			r = set_once(&c->containerd, v);
+		else if (!strcmp(k, "unannotated") && (!strcmp(v, "image") || !strcmp(v, "pass")))
+			r = set_once(&c->unannotated, v);
+		else if (!strcmp(k, "unannotated"))
+			return rt_error("%s:%u: unannotated is 'image' or 'pass', not '%s'", path, lineno, v);
 		else
-			return rt_error("%s:%u: unknown key '%s' (delegate, layouts, store, socket, root)", path, lineno, k);
+			return rt_error("%s:%u: unknown key '%s' (delegate, layouts, store, socket, root, unannotated, "
+					"containerd)", path,
+					lineno, k);
 		if (r < 0)
 			return r;
 	}
@@ -182,7 +194,8 @@ static int conf_fill(struct rt_conf *c)
 	    set_once(&c->socket, secure_getenv("ROOTASM_RUNTIME_SOCKET")) < 0 ||
 	    set_once(&c->root, secure_getenv("ROOTASM_RUNTIME_ROOT")) < 0 || rt_conf_load(c) < 0 ||
 	    set_once(&c->layouts, RT_LAYOUTS) < 0 || set_once(&c->store, RT_STORE) < 0 ||
-	    set_once(&c->socket, RT_SOCKET) < 0 || set_once(&c->root, RT_DEFAULT_ROOT) < 0)
+	    set_once(&c->socket, RT_SOCKET) < 0 || set_once(&c->root, RT_DEFAULT_ROOT) < 0 ||
+	    set_once(&c->unannotated, "image") < 0)
 		return -1;
 	return 0;
 }
@@ -569,13 +582,30 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 	struct stat st;
 	uid_t author = 0;
 	gid_t author_gid = 0;
+	_cleanup_free_ char *own_image = NULL;
+	bool unannotated;
 	int r, status;
 
 	if (parse_create(cl, &ca) < 0)
 		return 1;
 	bfd = open(ca.bundle ? ca.bundle : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (bfd < 0 || read_config(&ca, bfd, &cfg, &author, &author_gid) < 0 || !cfg || is_sandbox(cfg) ||
-	    (!annotation(cfg, ANN_LAYOUT) && !annotation(cfg, ANN_IMAGE) && !annotation(cfg, ANN_VIA))) {
+	if (bfd >= 0 && read_config(&ca, bfd, &cfg, &author, &author_gid) == 0 && cfg && !is_sandbox(cfg)) {
+		unannotated = !annotation(cfg, ANN_LAYOUT) && !annotation(cfg, ANN_IMAGE) && !annotation(cfg, ANN_VIA);
+		/* a Kubernetes container of containerd's: its own image, from the store (cri-image.c) */
+		r = unannotated && !rt_cri_container(cfg);
+		if (unannotated && !r) {
+			rt_log_for(NULL, ca.id);
+			r = conf_fill(c) < 0 ? -1 : rt_cri_image(c, cfg, &own_image);
+		}
+		if (r < 0) {
+			json_decref(cfg);
+			return 1;
+		}
+		if (r > 0) {
+			json_decref(cfg);
+			return exec_delegate(cl) < 0 ? 1 : 0;	/* no change: the bundle as it came */
+		}
+	} else {
 		json_decref(cfg);
 		return exec_delegate(cl) < 0 ? 1 : 0;	/* no change: the bundle as it came */
 	}
@@ -602,8 +632,8 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		st.st_gid = author_gid;
 	}
 	if (conf_fill(c) < 0 ||
-	    rt_choose(c, annotation(cfg, ANN_LAYOUT), annotation(cfg, ANN_IMAGE), annotation(cfg, ANN_VIA),
-		      st.st_uid, &ch) < 0) {
+	    rt_choose(c, annotation(cfg, ANN_LAYOUT), own_image ? own_image : annotation(cfg, ANN_IMAGE),
+		      annotation(cfg, ANN_VIA), st.st_uid, &ch) < 0) {
 		json_decref(cfg);
 		return 1;
 	}

@@ -40,6 +40,8 @@ struct rt_conf {
 	char *store;		/* $ROOTASM_STORE, store= */
 	char *socket;		/* $ROOTASM_RUNTIME_SOCKET, socket=: the rootasmd an annotation may name */
 	char *root;		/* $ROOTASM_RUNTIME_ROOT, root=: the state's ROOT when the engine gives no --root */
+	char *unannotated;	/* unannotated=: "image" (a CRI container's own image, rootasm's tree) or "pass" */
+	char *containerd;	/* containerd=: its socket (else the shim's $TTRPC_ADDRESS without ".ttrpc") */
 };
 
 /* Where errors go: stderr, and --log (in --log-format) when the engine gave one. */
@@ -65,6 +67,17 @@ struct rt_choice {
 int rt_choose(const struct rt_conf *c, const char *layout, const char *image, const char *via, uid_t owner,
 	      struct rt_choice *ret);
 void rt_choice_done(struct rt_choice *ch);
+
+/*
+ * A Kubernetes container of containerd's without an annotation of rootasm's
+ * (cri-image.c): the manifest digest "sha256:HEX" of its own image in the
+ * store, imported from containerd's content store when it was not there, in
+ * *ret_image (caller frees): 0; 1: not such a container (or unannotated =
+ * pass); -1: refused or failed (said).
+ */
+int rt_cri_image(const struct rt_conf *c, json_t *cfg, char **ret_image);
+/* Whether @cfg is a CRI container of containerd's (before the configuration is read). */
+bool rt_cri_container(json_t *cfg);
 
 /*
  * The state of container @id under @root (ROOT/.rootasm/ID, a directory of

@@ -355,6 +355,7 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     sh(f"cd {T} && mkdir -p tree/bin tree/etc tree/proc tree/dev tree/sys tree/scratch && cp /bin/busybox tree/bin/ && "
        "for x in sh cat echo grep sleep; do ln -s busybox tree/bin/$x; done")
     for name, msg, conf in (("pimg", "hello-from-the-bundle", '{"Cmd": ["/bin/sh"]}'),
+                            ("other", "hello-from-another-image", '{"Cmd": ["/bin/sh"]}'),
                             ("pause", "pause", '{"Entrypoint": ["/bin/sleep", "2147483647"]}'),
                             ("img", "hello-from-rootasm", '{"Cmd": ["/bin/sh"]}')):
         sh(f"cd {T} && echo {msg} >tree/etc/msg && echo 'PRETTY_NAME=\"{msg}\"' >tree/etc/os-release && tar -C tree --numeric-owner -cf {name}.tar . && "
@@ -377,16 +378,22 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
         # SystemdCgroup = true becomes the shim's --systemd-cgroup, dropped here
         f.write('#!/bin/sh\nfor a; do shift; [ "$a" = --systemd-cgroup ] || set -- "$@" "$a"; done\n'
                 'exec crun --cgroup-manager=disabled "$@"\n')
-    with open(f"{T}/bin/rootasm-runtime", "w") as f:
-        f.write(f"#!/bin/sh\nexport ROOTASM_RUNTIME_CONFIG={T}/runtime.conf\nexec {rt} \"$@\"\n")
+    for conf, extra in (("runtime", ""), ("runtime-pass", "unannotated = pass\n")):
+        wrapper = f"{T}/bin/rootasm-{conf}"
+        with open(wrapper, "w") as f:
+            f.write(f"#!/bin/sh\nexport ROOTASM_RUNTIME_CONFIG={T}/{conf}.conf\nexec {rt} \"$@\"\n")
+        os.chmod(wrapper, 0o755)
+        with open(f"{T}/{conf}.conf", "w") as f:
+            f.write(f"delegate = {T}/bin/crun-nocg\nlayouts = {T}/layouts\nstore = {T}/st\nsocket = {T}/rootasmd.sock\n"
+                    + extra)
     os.chmod(f"{T}/bin/crun-nocg", 0o755)
-    os.chmod(f"{T}/bin/rootasm-runtime", 0o755)
-    with open(f"{T}/runtime.conf", "w") as f:
-        f.write(f"delegate = {T}/bin/crun-nocg\nlayouts = {T}/layouts\nstore = {T}/st\nsocket = {T}/rootasmd.sock\n")
     handler = open(f"{deploy}/containerd-rootasm.toml").read()
     ok('BinaryName = "/usr/bin/rootasm-runtime"' in handler, "deploy/'s handler names /usr/bin/rootasm-runtime",
        handler)
-    handler = handler.replace('BinaryName = "/usr/bin/rootasm-runtime"', f'BinaryName = "{T}/bin/rootasm-runtime"')
+    # the handler as shipped, and a second one whose runtime.conf says unannotated = pass
+    handler = (handler.replace('BinaryName = "/usr/bin/rootasm-runtime"', f'BinaryName = "{T}/bin/rootasm-runtime"') +
+               handler.replace('runtimes.rootasm', 'runtimes.rootasm-pass')
+               .replace('BinaryName = "/usr/bin/rootasm-runtime"', f'BinaryName = "{T}/bin/rootasm-runtime-pass"'))
     cri = '[plugins."io.containerd.grpc.v1.cri"]'
     os.makedirs(f"{T}/cni")
     with open(f"{T}/containerd.toml", "w") as f:
@@ -394,7 +401,7 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
                 'disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.v1.btrfs", '
                 '"io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", '
                 '"io.containerd.snapshotter.v1.aufs"]\n'
-                f'[grpc]\n  address = "{T}/ctd.sock"\n[ttrpc]\n  address = "{T}/ctd-ttrpc.sock"\n'
+                f'[grpc]\n  address = "{T}/ctd.sock"\n'            # ttrpc: its default, ctd.sock.ttrpc
                 f'{cri}\n  sandbox_image = "localhost/pause:v1"\n  disable_cgroup = true\n  disable_apparmor = true\n  restrict_oom_score_adj = true\n'
                 '  stream_server_address = "127.0.0.1"\n  stream_server_port = "0"\n'
                 f'{cri[:-1]}.cni]\n  bin_dir = "{T}/cni"\n  conf_dir = "{T}/cni"\n'
@@ -410,7 +417,7 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
             break
         time.sleep(0.02)
     ctr = ["ctr", "-a", f"{T}/ctd.sock", "-n", "k8s.io"]
-    for name, base in (("pause", "localhost/pause"), ("pimg", "localhost/rtimg")):
+    for name, base in (("pause", "localhost/pause"), ("pimg", "localhost/rtimg"), ("other", "localhost/other")):
         sh(f"tar -C {T}/{name} -cf {T}/{name}-oci.tar .")
         p = run(*ctr, "images", "import", "--snapshotter", "native", "--base-name", base, f"{T}/{name}-oci.tar")
         if p.returncode:
@@ -460,14 +467,40 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     c.remove_pod(pod)
     nothing_left("default handler")
 
-    # 2. handler rootasm, no annotation: passed through, the image's own rootfs
-    pod, cfg = c.run_pod(T, "passthrough", "rootasm", {})
-    cid, st, out = one_shot(pod, cfg, "c", ["cat", "/etc/msg"])
-    ok(st[:2] == (CONTAINER_EXITED, 0) and out == "hello-from-the-bundle\n" and rootasm_state() == [],
-       "handler rootasm without an annotation: passed through to crun (the pod's image, no state of rootasm's)",
+    # 2. handler rootasm, no annotation: rootasm's tree of the pod's own image, imported from containerd's
+    # content store into rootasm's once (its manifest digest containerd's); the engine's rootfs is a plain
+    # directory (native snapshotter), rootasm's tree an overlay
+    on_overlay = "cat /etc/msg; grep ' / / ' /proc/self/mountinfo | grep -c ' - overlay ' || true"
+    ctd_digest = run(*ctr, "images", "ls", "name==localhost/rtimg:v1").stdout.split("\n")[1].split()[2]
+    t0 = time.monotonic()
+    pod, cfg = c.run_pod(T, "own-image", "rootasm", {})
+    cid, st, out = one_shot(pod, cfg, "c", ["sh", "-c", on_overlay])
+    t_first = time.monotonic() - t0
+    p = run(cli, "images", "--store", f"{T}/st", "--json")
+    stored = ({n: i.get("manifest") for i in json.loads(p.stdout or "[]") for n in i.get("names", [])}
+              if p.returncode == 0 else p.stderr)
+    ok(st[:2] == (CONTAINER_EXITED, 0) and out == "hello-from-the-bundle\n1\n" and
+       isinstance(stored, dict) and stored.get("localhost/rtimg:v1") == ctd_digest,
+       "handler rootasm without an annotation: rootasm's tree of the pod's own image, imported from containerd's "
+       "content store under its name and containerd's manifest digest", (st, out, stored, ctd_digest))
+    before = sorted(os.listdir(f"{T}/st/layers/sha256"))
+    t0 = time.monotonic()
+    cid, st, out = one_shot(pod, cfg, "c2", ["sh", "-c", on_overlay])
+    t_second = time.monotonic() - t0
+    ok(st[:2] == (CONTAINER_EXITED, 0) and out == "hello-from-the-bundle\n1\n" and
+       sorted(os.listdir(f"{T}/st/layers/sha256")) == before,
+       f"its second container: from the store, nothing imported again (first {t_first:.2f} s with the pod, "
+       f"second {t_second:.2f} s)", (st, out))
+    c.remove_pod(pod)
+    nothing_left("handler rootasm, the pod's own image")
+    # runtime.conf's unannotated = pass: the engine's rootfs as it came
+    pod, cfg = c.run_pod(T, "passthrough", "rootasm-pass", {})
+    cid, st, out = one_shot(pod, cfg, "c", ["sh", "-c", on_overlay])
+    ok(st[:2] == (CONTAINER_EXITED, 0) and out == "hello-from-the-bundle\n0\n" and rootasm_state() == [],
+       "unannotated = pass: passed through to crun (the engine's rootfs, no state of rootasm's)",
        (st, out, rootasm_state()))
     c.remove_pod(pod)
-    nothing_left("handler rootasm, passed through")
+    nothing_left("unannotated = pass")
 
     # 3. a pod annotated org.rootasm.layout: its containers on rootasm's tree, its pause container passed through
     c.transcript = transcript
@@ -502,12 +535,11 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     c.remove_pod(pod)
     nothing_left("org.rootasm.image")
 
-    # the example Pod of deploy/ as kubelet makes it: its RuntimeClass's handler, its annotations (the layout it
-    # names is small.yaml here), its container's name and command; the image is the test's (no registry here)
+    # the example Pod of deploy/ as kubelet makes it: its RuntimeClass's handler, its annotations (none: the
+    # pod's own image), its container's name and command; the image is the test's (no registry here)
     ex = yaml.safe_load(open(f"{deploy}/example-pod.yaml"))
     rclass = yaml.safe_load(open(f"{deploy}/runtimeclass.yaml"))
-    ann = ex["metadata"]["annotations"]
-    shutil.copy(f"{T}/layouts/small.yaml", f"{T}/layouts/{ann['org.rootasm.layout']}")
+    ann = ex["metadata"].get("annotations", {})
     spec = ex["spec"]["containers"][0]
     ok(ex["spec"]["runtimeClassName"] == rclass["metadata"]["name"], "deploy/example-pod.yaml names the RuntimeClass")
     pod, cfg = c.run_pod(T, ex["metadata"]["name"], rclass["handler"], ann)
@@ -519,9 +551,9 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
             break
         time.sleep(0.05)
     st = c.status(cid)
-    ok(st[0] == 1 and out == 'PRETTY_NAME="hello-from-rootasm"\n',
-       f"deploy/example-pod.yaml (handler {rclass['handler']!r}, {ann}): its command on the layout's tree, running",
-       (st, out))
+    ok(st[0] == 1 and out == 'PRETTY_NAME="hello-from-the-bundle"\n' and cid in rootasm_state() and not ann,
+       f"deploy/example-pod.yaml (handler {rclass['handler']!r}, no annotation): its command on rootasm's tree of "
+       "its own image, running", (st, out, ann))
     c.remove_pod(pod)
     nothing_left("the example pod")
 
@@ -573,17 +605,24 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
        (rc, out, err, via))
     c.remove_pod(pod)
 
-    # 6. ten pods at once, each with a container on rootasm's tree: five assembled by rootasm-runtime,
-    # five by rootasmd, from the YAML layout and the JSON one
+    # 6. ten pods at once, each with a container on rootasm's tree: four of an image rootasm's store does not
+    # have yet (unannotated: all four ask for its import at once), six of a layout (YAML or JSON), half of
+    # those through rootasmd
     results = {}
+    # what a create killed during an import would leave: the next import removes it
+    os.makedirs(f"{T}/st/.engine-export/oci/blobs")
+
+    def want(i):
+        return f"hello-from-{'another-image' if i % 3 == 0 else 'rootasm'}\n{i}\n"
 
     def pod_of(i):
-        ann = {"org.rootasm.layout": "small.yaml" if i % 4 < 2 else "small.json"}
-        if i % 2:
+        ann = {} if i % 3 == 0 else {"org.rootasm.layout": "small.yaml" if i % 4 < 2 else "small.json"}
+        if ann and i % 2:
             ann["org.rootasm.via"] = f"{T}/rootasmd.sock"
         try:
             pod, cfg = c.run_pod(T, f"many-{i}", "rootasm", ann)
-            cid, st, out = one_shot(pod, cfg, "c", ["sh", "-c", f"cat /etc/msg; echo {i}"])
+            cid, st, out = one_shot(pod, cfg, "c", ["sh", "-c", f"cat /etc/msg; echo {i}"],
+                                    image="localhost/other:v1" if i % 3 == 0 else "localhost/rtimg:v1")
             results[i] = (st[:2], out)
             c.remove_pod(pod)
         except Exception as e:                  # noqa: BLE001 (reported below)
@@ -595,9 +634,14 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     for t in threads:
         t.join()
     t_many = time.monotonic() - t0
-    bad = {i: r for i, r in results.items() if r != ((CONTAINER_EXITED, 0), f"hello-from-rootasm\n{i}\n")}
-    ok(len(results) == 10 and not bad,
-       f"ten pods at once on rootasm's trees, half through rootasmd ({t_many:.1f} s, run to removed)", bad)
+    bad = {i: r for i, r in results.items() if r != ((CONTAINER_EXITED, 0), want(i))}
+    p = run(cli, "images", "--store", f"{T}/st", "--json")
+    named = [n for i in json.loads(p.stdout or "[]") for n in i.get("names", [])]
+    ok(len(results) == 10 and not bad and named.count("localhost/other:v1") == 1,
+       f"ten pods at once on rootasm's trees: the new image imported once for four, half the layouts' through "
+       f"rootasmd ({t_many:.1f} s, run to removed)", (bad, named))
+    ok(not os.path.exists(f"{T}/st/.engine-export"),
+       "the export an import unpacked is gone, and so is what a killed one left", os.listdir(f"{T}/st"))
     # rootasmd keeps one mount per image it served (its loop device) until it stops
     d.terminate()
     ok(d.wait(10) == 0, "rootasmd stops on SIGTERM", open(f"{T}/rootasmd.log").read())

@@ -10,7 +10,7 @@ handler, runs the runc v2 shim with BinaryName the installed rootasm-runtime
 and passes the org.rootasm.* pod annotations on; the DaemonSet runs the
 installed rootasmd on the socket runtime.conf allows and on the nodes the
 RuntimeClass schedules to, ready when `rootasm probe --via` on that socket
-answers; the example Pod names the RuntimeClass and only annotations
+answers; the example Pod names the RuntimeClass and no annotation but those
 rootasm-runtime reads; runtime.conf has only keys rootasm-runtime knows.
 Usage: deploy.py SOURCE-DIR
 """
@@ -63,7 +63,7 @@ with open(f"{src}/deploy/runtime.conf") as f:
         if not line or line.startswith("#"):
             continue
         k, eq, v = line.partition("=")
-        ok(eq and k.strip() in ("delegate", "layouts", "store", "socket", "root"),
+        ok(eq and k.strip() in ("delegate", "layouts", "store", "socket", "root", "unannotated", "containerd"),
            f"runtime.conf:{n}: not a KEY = VALUE rootasm-runtime knows")
         conf[k.strip()] = v.strip()
 
@@ -97,7 +97,7 @@ ok(ex.get("apiVersion") == "v1" and ex.get("kind") == "Pod", "example-pod.yaml: 
 ok(ex.get("spec", {}).get("runtimeClassName") == rc.get("metadata", {}).get("name"),
    "example-pod.yaml: runtimeClassName is not the RuntimeClass's name")
 ann = ex.get("metadata", {}).get("annotations", {})
-ok(ann and all(k in ("org.rootasm.layout", "org.rootasm.image", "org.rootasm.via") for k in ann),
+ok(all(k in ("org.rootasm.layout", "org.rootasm.image", "org.rootasm.via") for k in ann),
    "example-pod.yaml: annotations other than org.rootasm.layout/image/via (what rootasm-runtime reads)")
 ok(all(re.fullmatch(p.replace(".", r"\.").replace("*", ".*"), k) for k in ann for p in h.get("pod_annotations", [])[:1]),
    "example-pod.yaml: an annotation the handler's pod_annotations does not pass on")

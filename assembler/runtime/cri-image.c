@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * A Kubernetes container without an annotation of rootasm's runs on rootasm's
+ * tree of its own image (runtime.conf `unannotated = image`, the default):
+ *
+ *   the image containerd resolved for it     io.kubernetes.cri.image-name, in
+ *                                            the CRI plugin's namespace k8s.io,
+ *                                            of the containerd whose shim runs
+ *                                            us (runtime.conf's containerd=,
+ *                                            else $TTRPC_ADDRESS, which the
+ *                                            shim sets, without its ".ttrpc")
+ *   -> its manifest digest, containerd's     ctr images ls name==NAME (an index:
+ *                                            this machine's platform's entry,
+ *                                            ctr content get)
+ *   -> the store's image of that digest      rootasm_store_lookup()
+ *   -> else imported first, from containerd's own content store: ctr images
+ *      export (no download), rootasm_import() of that archive (every blob's
+ *      digest checked against the manifest, as for any image), named NAME
+ *
+ * and then it is chosen as org.rootasm.image=sha256:HEX would choose it
+ * (rt_choose(): the store's directories the administrator's). Concurrent
+ * creates of one image import it once (flock on the store directory).
+ * Without those annotations and a containerd to ask (podman, ctr run, CRI-O)
+ * nothing changes: the bundle goes to the delegate as it came.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "open.h"
+#include "runtime.h"
+#include "util.h"
+
+#define CTR_OUT_MAX	(1u << 20)
+
+/* A formatted string (caller frees), or NULL when memory ran out. */
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, f);
+	n = vasprintf(&s, f, ap);
+	va_end(ap);
+	return n < 0 ? NULL : s;
+}
+
+#define CRI_NAMESPACE	"k8s.io"		/* containerd's CRI plugin keeps everything there */
+
+/* containerd's socket: runtime.conf's containerd=, else the shim's $TTRPC_ADDRESS without ".ttrpc" (NULL: none). */
+static const char *containerd_address(const struct rt_conf *c)
+{
+	static char addr[4096];
+	const char *t = getenv("TTRPC_ADDRESS");
+	size_t n = t ? strlen(t) : 0;
+
+	if (c->containerd)
+		return c->containerd;
+	if (n <= 6 || n - 6 >= sizeof(addr) || strcmp(t + n - 6, ".ttrpc"))
+		return NULL;
+	snprintf(addr, sizeof(addr), "%.*s", (int)(n - 6), t);
+	return addr;
+}
+
+/*
+ * Run @argv (found on PATH), its stdout in *out (caller frees): 0, or -1 said
+ * (with the last line of its stderr).
+ */
+static int run_tool(const char *what, const char *const *argv, char **out)
+{
+	_cleanup_close_ int ofd = memfd_create("tool-out", MFD_CLOEXEC), efd = memfd_create("tool-err", MFD_CLOEXEC);
+	_cleanup_free_ char *err = NULL;
+	size_t len = 0;
+	pid_t pid, self = getpid();
+	int st;
+
+	*out = NULL;
+	if (ofd < 0 || efd < 0)
+		return rt_error("%s: memfd: %s", what, strerror(errno));
+	rt_log_flush();
+	pid = fork();
+	if (pid < 0)
+		return rt_error("%s: fork: %s", what, strerror(errno));
+	if (pid == 0) {
+		/* it dies with us: a create killed midway leaves no export running */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != self)
+			_exit(127);
+		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		if (nul < 0 || dup2(nul, 0) < 0 || dup2(ofd, 1) < 0 || dup2(efd, 2) < 0)
+			_exit(127);
+		execvp(argv[0], (char **)argv);
+		dprintf(2, "execute %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return rt_error("%s: wait for %s: %s", what, argv[0], strerror(errno));
+	if (lseek(ofd, 0, SEEK_SET) < 0 || ra_read_all(ofd, CTR_OUT_MAX, NULL, NULL, out, &len) < 0) {
+		*out = NULL;
+		return rt_error("%s: %s's output: %s", what, argv[0], strerror(errno));
+	}
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	free(*out);
+	*out = NULL;
+	if (lseek(efd, 0, SEEK_SET) == 0 && ra_read_all(efd, 64u << 10, NULL, NULL, &err, &len) == 0 && len) {
+		char *last;
+
+		while (len && err[len - 1] == '\n')
+			err[--len] = '\0';
+		last = strrchr(err, '\n');
+		return rt_error("%s: %s: %s", what, argv[0], last ? last + 1 : err);
+	}
+	return rt_error("%s: %s exited with status %d", what, argv[0],
+			WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+}
+
+/* ctr with @args after "-a ADDRESS -n k8s.io" (run_tool()). */
+static int ctr(const struct rt_conf *c, const char *what, char **out, const char *const *args)
+{
+	const char *argv[16] = { "ctr", "-a", containerd_address(c), "-n", CRI_NAMESPACE };
+	size_t n = 5;
+
+	for (; *args && n < ARRAY_SIZE(argv) - 1; args++)
+		argv[n++] = *args;
+	return run_tool(what, argv, out);
+}
+
+static bool is_digest(const char *s)
+{
+	return !strncmp(s, "sha256:", 7) && strlen(s) == 71 && strspn(s + 7, "0123456789abcdef") == 64;
+}
+
+/* This machine's architecture as OCI names it. */
+static const char *oci_arch(void)
+{
+	static const char *const map[][2] = { { "x86_64", "amd64" }, { "aarch64", "arm64" }, { "i686", "386" },
+					      { "armv7l", "arm" }, { "ppc64le", "ppc64le" }, { "s390x", "s390x" },
+					      { "riscv64", "riscv64" } };
+	static struct utsname u;
+
+	if (uname(&u) < 0)
+		return "amd64";
+	for (size_t i = 0; i < ARRAY_SIZE(map); i++)
+		if (!strcmp(u.machine, map[i][0]))
+			return map[i][1];
+	return u.machine;
+}
+
+/* The manifest digest containerd keeps for @name, this platform's when it is an index: into @out (72 bytes). */
+static int engine_manifest(const struct rt_conf *c, const char *name, char out[72])
+{
+	const char *ls[] = { "images", "ls", NULL, NULL };
+	_cleanup_free_ char *filter = fmt("name==%s", name), *text = NULL;
+	char *line, *save = NULL, *tok[3] = { NULL };
+	bool index;
+
+	if (!filter)
+		return rt_error("out of memory");
+	ls[2] = filter;
+	if (ctr(c, "the engine's image", &text, ls) < 0)
+		return -1;
+	/* REF TYPE DIGEST SIZE PLATFORMS LABELS: the line whose REF is @name */
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *s2 = NULL;
+
+		tok[0] = strtok_r(line, " \t", &s2);
+		tok[1] = strtok_r(NULL, " \t", &s2);
+		tok[2] = strtok_r(NULL, " \t", &s2);
+		if (tok[0] && tok[2] && !strcmp(tok[0], name))
+			break;
+	}
+	if (!line || !is_digest(tok[2]))
+		return rt_error("the engine's image %s: containerd (%s, namespace " CRI_NAMESPACE ") has no such image",
+				name, containerd_address(c));
+	index = strstr(tok[1], "index") || strstr(tok[1], "manifest.list");
+	snprintf(out, 72, "%s", tok[2]);
+	if (index) {
+		const char *get[] = { "content", "get", out, NULL };
+		_cleanup_free_ char *idx = NULL;
+		json_t *j, *m;
+		size_t i;
+
+		if (ctr(c, "the engine's image index", &idx, get) < 0)
+			return -1;
+		j = json_loads(idx, JSON_REJECT_DUPLICATES, NULL);
+		json_array_foreach(json_object_get(j, "manifests"), i, m) {
+			json_t *p = json_object_get(m, "platform");
+			const char *d = json_string_value(json_object_get(m, "digest"));
+
+			if (d && is_digest(d) && !strcmp(json_string_value(json_object_get(p, "os")) ?: "", "linux") &&
+			    !strcmp(json_string_value(json_object_get(p, "architecture")) ?: "", oci_arch())) {
+				snprintf(out, 72, "%s", d);
+				json_decref(j);
+				return 0;
+			}
+		}
+		json_decref(j);
+		return rt_error("the engine's image %s: its index %s has no manifest for linux/%s", name, tok[2],
+				oci_arch());
+	}
+	return 0;
+}
+
+/* rm -rf of @dir, on this file system only. */
+static int remove_tree(const char *dir)
+{
+	const char *rm[] = { "rm", "-rf", "--one-file-system", dir, NULL };
+	_cleanup_free_ char *out = NULL;
+
+	return run_tool("the engine's image export", rm, &out);
+}
+
+/*
+ * ctr images export of @name into STORE/.engine-export (an OCI layout in a
+ * tar: its manifest the very blob containerd keeps), unpacked there, then
+ * rootasm_import() of that layout. The caller holds the store directory's
+ * flock: what is there is what a create killed midway left.
+ */
+static int import_from_engine(const struct rt_conf *c, const char *name, const char *manifest)
+{
+	struct rootasm_import_opts o = { .size = sizeof(o), .store = c->store };
+	struct rootasm_import_result res = { 0 };
+	struct rootasm_error e = { 0 };
+	_cleanup_free_ char *dir = NULL, *tar = NULL, *oci = NULL, *ref = NULL, *out = NULL;
+	char tag[512], plat[64];
+	int r;
+
+	snprintf(plat, sizeof(plat), "linux/%s", oci_arch());
+	dir = fmt("%s/.engine-export", c->store);
+	tar = dir ? fmt("%s/image.tar", dir) : NULL;
+	oci = dir ? fmt("%s/oci", dir) : NULL;
+	ref = oci ? fmt("oci:%s", oci) : NULL;
+	if (!tar || !ref)
+		return rt_error("out of memory");
+	if (remove_tree(dir) < 0)
+		return -1;
+	if (mkdir(dir, 0700) < 0)
+		return rt_error("the engine's image %s: %s: %s", name, dir, strerror(errno));
+	{
+		const char *ex[] = { "images", "export", "--platform", plat, tar, name, NULL };
+		const char *untar[] = { "tar", "--no-same-owner", "--no-same-permissions", "--one-top-level=oci", "-C", dir,
+					"-xf", tar, NULL };
+
+		r = ctr(c, "the engine's image export", &out, ex);
+		free(out);
+		out = NULL;
+		if (r == 0)
+			r = run_tool("the engine's image export", untar, &out);
+	}
+	if (r == 0) {
+		if (rootasm_store_name_normalize(name, tag, sizeof(tag)) == 0)
+			o.tag = name;
+		if (rootasm_import(NULL, ref, &o, &res, &e) < 0) {
+			char line[1024];
+
+			r = rt_error("the engine's image %s: import: %s", name, rootasm_error_format(&e, line, sizeof(line)));
+		} else if (strcmp(res.manifest, manifest)) {
+			r = rt_error("the engine's image %s: containerd names manifest %s, its export is %s", name, manifest,
+				     res.manifest);
+		}
+		rootasm_import_result_free(&res);
+	}
+	if (remove_tree(dir) < 0)
+		r = -1;
+	return r;
+}
+
+static const char *cri_image_name(const struct rt_conf *c, json_t *cfg)
+{
+	json_t *ann = json_object_get(cfg, "annotations");
+	const char *type = json_string_value(json_object_get(ann, "io.kubernetes.cri.container-type"));
+	const char *name = json_string_value(json_object_get(ann, "io.kubernetes.cri.image-name"));
+
+	if (!type || strcmp(type, "container") || !name || !*name || !containerd_address(c))
+		return NULL;
+	return name;
+}
+
+bool rt_cri_container(json_t *cfg)
+{
+	json_t *ann = json_object_get(cfg, "annotations");
+	const char *type = json_string_value(json_object_get(ann, "io.kubernetes.cri.container-type"));
+
+	return type && !strcmp(type, "container") && json_object_get(ann, "io.kubernetes.cri.image-name");
+}
+
+int rt_cri_image(const struct rt_conf *c, json_t *cfg, char **ret_image)
+{
+	const char *name = cri_image_name(c, cfg);
+	char manifest[72], line[1024];
+	_cleanup_close_ int sfd = -EBADF;
+	struct rootasm_error e = { 0 };
+	int r;
+
+	*ret_image = NULL;
+	if (!name || strcmp(c->unannotated, "image"))
+		return 1;
+	/* a reference as containerd keeps it, never something ctr could take for an option */
+	if (!((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= '0' && name[0] <= '9')) || strlen(name) > 255 ||
+	    strpbrk(name, " \t\n,\"'\\"))
+		return rt_error("the engine's image '%.64s': not an image reference", name);
+	if (engine_manifest(c, name, manifest) < 0)
+		return -1;
+	r = rootasm_store_lookup(c->store, manifest, NULL, NULL, &e);
+	if (r < 0 && e.err == ENOENT) {
+		/* one import of it at a time: the others find it there once it is done */
+		if (mkdir(c->store, 0755) < 0 && errno != EEXIST)
+			return rt_error("the store %s: %s", c->store, strerror(errno));
+		sfd = open(c->store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (sfd < 0 || flock(sfd, LOCK_EX) < 0)
+			return rt_error("the store %s: %s", c->store, strerror(errno));
+		memset(&e, 0, sizeof(e));
+		r = rootasm_store_lookup(c->store, manifest, NULL, NULL, &e);
+		if (r < 0 && e.err == ENOENT) {
+			if (import_from_engine(c, name, manifest) < 0)
+				return -1;
+			r = 0;
+		}
+	}
+	if (r < 0)
+		return rt_error("the engine's image %s (%s): %s", name, manifest, rootasm_error_format(&e, line, sizeof(line)));
+	*ret_image = strdup(manifest);
+	return *ret_image ? 0 : rt_error("out of memory");
+}
