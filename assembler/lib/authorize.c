@@ -100,23 +100,29 @@ static bool may(int fd, int mode)
 }
 
 /*
- * An administrator's image: root's file, every directory above it root's and
- * writable by nobody else (sticky ones excepted): the one trust rule
- * (ra_admin_trusted()), walked up from the directory the fd is in; or one
- * the layout vouches for.
+ * An administrator's image, or nested layout: root's file, every directory
+ * above it root's and writable by nobody else (sticky ones excepted): the one
+ * trust rule (ra_admin_trusted()), walked up from the directory the fd is in;
+ * or an image the layout vouches for.
  */
-static void trust_image(struct astate *a, const struct rootasm_layout *l, const struct ra_src *s)
+static void trust_file(struct astate *a, const struct rootasm_layout *l, const struct ra_src *s)
 {
+	bool nested = s->kind == RA_SRC_LAYOUT;
+
 	/* in a user namespace that hides host owners the kernel mounts no image for us anyway */
-	if (s->trusted || s->fd < 0 || !a->host_ids || !S_ISREG(s->mode))	/* an image is a file */
+	if (s->trusted || s->fd < 0 || !a->host_ids || !S_ISREG(s->mode))	/* (a layout has no `trusted`) */
 		return;
 	/* the open stage's verdict, on the fd and the directory it found it in (open.c) */
-	if (s->admin_trust < 0)
+	if (s->admin_trust < 0 && nested)
+		deny(a, l, s, s->loc, s->key, "the nested layout file %s: another user could change what an "
+		     "administrator assembles; fix its owner and mode (and its directories')",
+		     s->admin_why ? s->admin_why : strerror(-s->admin_trust));
+	else if (s->admin_trust < 0)
 		deny(a, l, s, s->loc, s->key, "the image file %s: another user could change what an administrator "
 		     "mounts; fix its owner and mode (and its directories'), or mark it `trusted: true`",
 		     s->admin_why ? s->admin_why : strerror(-s->admin_trust));
 	else if (s->admin_trust > 0)
-		deny(a, l, s, s->loc, s->key, "the image file was not judged when it was opened");
+		deny(a, l, s, s->loc, s->key, "the %s file was not judged when it was opened", nested ? "layout" : "image");
 }
 
 /* A user's source with a mount at or below it: what the mount hides is not the user's to see. */
@@ -165,7 +171,7 @@ static int walk(struct astate *a, struct rootasm_layout *l)
 		struct ra_layer *ly = &l->layers[i];
 
 		if (ly->kind == RA_LAYER_IMAGE && admin)
-			trust_image(a, l, &ly->src);
+			trust_file(a, l, &ly->src);
 		if (admin)
 			continue;
 		if (ly->idmap.set)
@@ -188,8 +194,8 @@ static int walk(struct astate *a, struct rootasm_layout *l)
 		struct ra_mount *m = &l->mounts[i];
 		const struct ra_volume_kind *k = ra_volume_kind(m);
 
-		if (k->image && admin)
-			trust_image(a, l, &m->src);
+		if ((k->image || m->src.kind == RA_SRC_LAYOUT) && admin)
+			trust_file(a, l, &m->src);
 		if (!admin && k->auth == RA_VAUTH_ADMIN)
 			deny(a, l, NULL, m->loc, m->src.key, "'%s' mounts are for administrators (the tree is for %s)",
 			     k->name, who);

@@ -128,8 +128,8 @@ static int open_src(struct ostate *st, const struct rootasm_layout *l, int dirfd
 		if (fstat(fd, &sb) < 0)
 			return src_err(st, l, s, errno, "fstat: %s", strerror(errno));
 	} else {
-		/* what may be an image: the directory it is found in, for the trust rule below */
-		bool file = s->kind == RA_SRC_IMAGE || s->kind == RA_SRC_LOWER;
+		/* what may be an image or a nested layout: the directory it is found in, for the trust rule below */
+		bool file = s->kind == RA_SRC_IMAGE || s->kind == RA_SRC_LOWER || s->kind == RA_SRC_LAYOUT;
 		struct ra_chase c;
 		int r = ra_chase_with(&st->memo, dirfd, s->path, st->chase | (file ? RA_CHASE_PARENT : 0), &c);
 		_cleanup_close_ int parent = -EBADF;
@@ -144,8 +144,9 @@ static int open_src(struct ostate *st, const struct rootasm_layout *l, int dirfd
 		parent = c.parent_fd;
 		sb = c.st;	/* taken on that fd */
 		/*
-		 * A file an administrator's layout mounts as an image must be root's,
-		 * and every directory above it (ra_admin_trusted()): judged here on the
+		 * A file an administrator's layout mounts as an image, or assembles as
+		 * a nested layout, must be root's, and every directory above it
+		 * (ra_admin_trusted()): judged here on the
 		 * fd and the directory it was found in, not on a name looked up again
 		 * (authorize.c gives the verdict to the principal it concerns).
 		 */

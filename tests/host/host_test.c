@@ -737,6 +737,35 @@ TEST(principal_admin_images_must_be_roots)
 	ASSERT_STR(slurp(path("mpi/etc/motd")), "l2\n");
 }
 
+/* A nested layout an administrator's layout assembles follows the same rule: whoever may change it chooses the tree. */
+TEST(principal_admin_nested_layouts_must_be_roots)
+{
+	char *err = NULL;
+
+	sh("mkdir -p %s/pn/ok %s/pn/gw && chmod 0775 %s/pn/gw && chown 0:1771 %s/pn/gw", fix, fix, fix, fix);
+	layoutf("pn/ok/user.yaml", "version: 1\nlayers:\n  - dir: ../../l1\n");
+	layoutf("pn/ok/mode.yaml", "version: 1\nlayers:\n  - dir: ../../l1\n");
+	layoutf("pn/gw/sub.yaml", "version: 1\nlayers:\n  - dir: ../../l1\n");
+	layoutf("pn/ok/good.yaml", "version: 1\nlayers:\n  - dir: ../../l1\n");
+	sh("chown 1771 %s/pn/ok/user.yaml && chmod 0666 %s/pn/ok/mode.yaml", fix, fix);
+	layoutf("pn1.yaml", "version: 1\nlayers:\n  - dir: l1\nmounts:\n  - { layout: pn/ok/user.yaml, target: /v }\n");
+	ASSERT_EQ(RUN(&err, "check", path("pn1.yaml")), 1);
+	ASSERT_CONTAINS(err, "pn1.yaml:5:15: mounts[0].layout: ");
+	ASSERT_CONTAINS(err, "the nested layout file ");
+	ASSERT_CONTAINS(err, "not root's");
+	layoutf("pn2.yaml", "version: 1\nlayers:\n  - dir: l1\nmounts:\n  - { layout: pn/ok/mode.yaml, target: /v }\n");
+	ASSERT_EQ(RUN(&err, "check", path("pn2.yaml")), 1);
+	ASSERT_CONTAINS(err, "writable by group or others");
+	layoutf("pn3.yaml", "version: 1\nlayers:\n  - dir: l1\nmounts:\n  - { layout: pn/gw/sub.yaml, target: /v }\n");
+	ASSERT_EQ(RUN(&err, "check", path("pn3.yaml")), 1);
+	ASSERT_CONTAINS(err, "/pn/gw above it is writable by group or others without the sticky bit");
+	/* nor may it be assembled; root's own file in root's directory needs nothing */
+	mkdir(path("mpn"), 0755);
+	ASSERT_EQ(RUN(&err, "assemble", path("pn1.yaml"), "--attach", path("mpn")), 1);
+	layoutf("pn4.yaml", "version: 1\nlayers:\n  - dir: l1\nmounts:\n  - { layout: pn/ok/good.yaml, target: /v }\n");
+	ASSERT_EQ(RUN(&err, "check", path("pn4.yaml")), 0);
+}
+
 TEST(principal_check_as_shows_what_a_user_gets)
 {
 	char *out = NULL, *err = NULL;
