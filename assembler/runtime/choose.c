@@ -20,7 +20,8 @@
  *   org.rootasm.via=SOCKET    assembled by rootasmd at SOCKET, which must be
  *                             the one configured (socket=, default
  *                             /run/rootasmd.sock); with a layout or an image
- *                             to assemble; for bundles of root's only (the
+ *                             to assemble (a CRI container's own image:
+ *                             cri-image.c); for bundles of root's only (the
  *                             daemon judges the runtime, root, not the bundle's
  *                             owner)
  *

@@ -590,12 +590,14 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		return 1;
 	bfd = open(ca.bundle ? ca.bundle : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (bfd >= 0 && read_config(&ca, bfd, &cfg, &author, &author_gid) == 0 && cfg && !is_sandbox(cfg)) {
-		unannotated = !annotation(cfg, ANN_LAYOUT) && !annotation(cfg, ANN_IMAGE) && !annotation(cfg, ANN_VIA);
-		/* a Kubernetes container of containerd's: its own image, from the store (cri-image.c) */
-		r = unannotated && !rt_cri_container(cfg);
-		if (unannotated && !r) {
+		unannotated = !annotation(cfg, ANN_LAYOUT) && !annotation(cfg, ANN_IMAGE);
+		r = unannotated && !annotation(cfg, ANN_VIA);
+		if (unannotated && rt_cri_container(cfg)) {
+			/* a Kubernetes container of containerd's: its own image (cri-image.c), by rootasmd with via */
 			rt_log_for(NULL, ca.id);
 			r = conf_fill(c) < 0 ? -1 : rt_cri_image(c, cfg, &own_image);
+			if (r > 0 && annotation(cfg, ANN_VIA))
+				r = 0;	/* unannotated = pass: via alone is refused by rt_choose() */
 		}
 		if (r < 0) {
 			json_decref(cfg);

@@ -604,6 +604,15 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
        "org.rootasm.via with a YAML layout: the tree assembled by rootasmd (its mount received), ExecSync inside it",
        (rc, out, err, via))
     c.remove_pod(pod)
+    # org.rootasm.via alone: the pod's own image, assembled by rootasmd
+    pod, cfg = c.run_pod(T, "via-own", "rootasm", {"org.rootasm.via": f"{T}/rootasmd.sock"})
+    cid = c.create(pod, cfg, "c", "localhost/rtimg:v1", ["sleep", "1000"])
+    c.start(cid)
+    rc, out, err = c.exec_sync(cid, ["cat", "/etc/msg"])
+    via = os.path.exists(f"{state_dir}/.rootasm/{cid}/via.mnt")
+    ok(rc == 0 and out == "hello-from-the-bundle\n" and via,
+       "org.rootasm.via alone: the pod's own image, its tree assembled by rootasmd", (rc, out, err, via))
+    c.remove_pod(pod)
 
     # 6. ten pods at once, each with a container on rootasm's tree: four of an image rootasm's store does not
     # have yet (unannotated: all four ask for its import at once), six of a layout (YAML or JSON), half of
