@@ -129,11 +129,12 @@ static int run_tool(const char *what, const char *const *argv, char **out)
 			WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
 }
 
-/* ctr with @args after "-a ADDRESS -n k8s.io" (run_tool()). */
+/* ctr with @args after "-a ADDRESS --connect-timeout 2s -n k8s.io" (run_tool()). */
 static int ctr(const struct rt_conf *c, const char *what, char **out, const char *const *args)
 {
-	const char *argv[16] = { "ctr", "-a", containerd_address(c), "-n", CRI_NAMESPACE };
-	size_t n = 5;
+	/* (without a connect timeout ctr waits 10 s for a containerd that is not there) */
+	const char *argv[16] = { "ctr", "-a", containerd_address(c), "--connect-timeout", "2s", "-n", CRI_NAMESPACE };
+	size_t n = 7;
 
 	for (; *args && n < ARRAY_SIZE(argv) - 1; args++)
 		argv[n++] = *args;
@@ -314,6 +315,14 @@ int rt_cri_image(const struct rt_conf *c, json_t *cfg, char **ret_image)
 	if (!((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= '0' && name[0] <= '9')) || strlen(name) > 255 ||
 	    strpbrk(name, " \t\n,\"'\\"))
 		return rt_error("the engine's image '%.64s': not an image reference", name);
+	{
+		struct stat st;
+		int sr = stat(containerd_address(c), &st);
+
+		if (sr < 0 || !S_ISSOCK(st.st_mode))
+			return rt_error("the engine's image %s: containerd's socket %s: %s", name, containerd_address(c),
+					sr < 0 ? strerror(errno) : "not a socket");
+	}
 	if (engine_manifest(c, name, manifest) < 0)
 		return -1;
 	r = rootasm_store_lookup(c->store, manifest, NULL, NULL, &e);

@@ -378,7 +378,8 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
         # SystemdCgroup = true becomes the shim's --systemd-cgroup, dropped here
         f.write('#!/bin/sh\nfor a; do shift; [ "$a" = --systemd-cgroup ] || set -- "$@" "$a"; done\n'
                 'exec crun --cgroup-manager=disabled "$@"\n')
-    for conf, extra in (("runtime", ""), ("runtime-pass", "unannotated = pass\n")):
+    for conf, extra in (("runtime", ""), ("runtime-pass", "unannotated = pass\n"),
+                        ("runtime-nocd", f"containerd = {T}/none.sock\n")):
         wrapper = f"{T}/bin/rootasm-{conf}"
         with open(wrapper, "w") as f:
             f.write(f"#!/bin/sh\nexport ROOTASM_RUNTIME_CONFIG={T}/{conf}.conf\nexec {rt} \"$@\"\n")
@@ -390,10 +391,10 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     handler = open(f"{deploy}/containerd-rootasm.toml").read()
     ok('BinaryName = "/usr/bin/rootasm-runtime"' in handler, "deploy/'s handler names /usr/bin/rootasm-runtime",
        handler)
-    # the handler as shipped, and a second one whose runtime.conf says unannotated = pass
-    handler = (handler.replace('BinaryName = "/usr/bin/rootasm-runtime"', f'BinaryName = "{T}/bin/rootasm-runtime"') +
-               handler.replace('runtimes.rootasm', 'runtimes.rootasm-pass')
-               .replace('BinaryName = "/usr/bin/rootasm-runtime"', f'BinaryName = "{T}/bin/rootasm-runtime-pass"'))
+    # the handler as shipped; two more whose runtime.conf says unannotated = pass, or names no containerd
+    handler = "".join(handler.replace('runtimes.rootasm', f'runtimes.rootasm{sfx}')
+                      .replace('BinaryName = "/usr/bin/rootasm-runtime"', f'BinaryName = "{T}/bin/rootasm-runtime{sfx}"')
+                      for sfx in ("", "-pass", "-nocd"))
     cri = '[plugins."io.containerd.grpc.v1.cri"]'
     os.makedirs(f"{T}/cni")
     with open(f"{T}/containerd.toml", "w") as f:
@@ -501,6 +502,20 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
        (st, out, rootasm_state()))
     c.remove_pod(pod)
     nothing_left("unannotated = pass")
+    # a containerd= that is not there: a refusal at once (ctr would wait for it)
+    pod, cfg = c.run_pod(T, "nocd", "rootasm-nocd", {})
+    cid = c.create(pod, cfg, "c", "localhost/rtimg:v1", ["true"])
+    t0 = time.monotonic()
+    try:
+        c.start(cid)
+        err = "started"
+    except CRIError as e:
+        err = str(e)
+    t_err = time.monotonic() - t0
+    ok(f"the engine's image localhost/rtimg:v1: containerd's socket {T}/none.sock: not found (ENOENT)" in err
+       and t_err < 2, f"containerd's socket not there: StartContainer's error, in {t_err:.2f} s", err)
+    c.remove_pod(pod)
+    nothing_left("containerd not there")
 
     # 3. a pod annotated org.rootasm.layout: its containers on rootasm's tree, its pause container passed through
     c.transcript = transcript
