@@ -3,6 +3,15 @@
 """rootasm-runtime on kubelet's path: containerd's CRI plugin driven as kubelet drives it.
 
   cri_test.py ROOTASM-RUNTIME ROOTASM ROOTASMD MKOCI DEPLOY-DIR
+  cri_test.py --bench RUNS ROOTASM-RUNTIME ROOTASM ROOTASMD MKOCI DEPLOY-DIR
+
+With --bench (ci/bench/run --cri), the same node times kubelet's calls instead
+and prints JSON: a container's start-to-exit (CreateContainer, StartContainer,
+ContainerStatus until it exited, RemoveContainer of `true` in a ready pod) of
+the default handler (crun) against rootasm's handler (the pod's own image, a
+layout, each also through rootasmd), and a pod's (RunPodSandbox until ready,
+StopPodSandbox, RemovePodSandbox) of both handlers; RUNS of each, in shuffled
+order per round.
 
 containerd 1.6 (Debian's) with its CRI plugin, started here on its own config,
 root, state and socket, in a private mount namespace (/run/containerd a tmpfs
@@ -251,6 +260,11 @@ class CRI:
         r = self.call("ListContainers", pb((1, pb((3, pod)))) if pod else b"")
         return [(text(c, 1), one(c, 6, 0)) for c in map(unpb, r.get(1, []))]
 
+    def image_id(self, image):
+        # ImageService.ImageStatus: ImageStatusRequest image 1 (ImageSpec); response image 1 (Image: id 1)
+        fn = self.ch.unary_unary("/runtime.v1.ImageService/ImageStatus")
+        return text(unpb(one(unpb(fn(pb((1, pb((1, image)))), timeout=30)), 1, b"")), 1)
+
     def list_pods(self):
         return [text(unpb(p), 1) for p in self.call("ListPodSandbox", b"").get(1, [])]
 
@@ -275,9 +289,12 @@ def cri_log(path):
 # ---------------------------------------------------------------- the test
 
 def main():
-    if len(sys.argv) != 6:
-        sys.exit("usage: cri_test.py ROOTASM-RUNTIME ROOTASM ROOTASMD MKOCI DEPLOY-DIR")
-    rt, cli, daemon, mkoci, deploy = (os.path.abspath(a) for a in sys.argv[1:])
+    runs = 0
+    if len(sys.argv) == 8 and sys.argv[1] == "--bench" and sys.argv[2].isdigit():
+        runs = int(sys.argv[2])
+    elif len(sys.argv) != 6:
+        sys.exit("usage: cri_test.py [--bench RUNS] ROOTASM-RUNTIME ROOTASM ROOTASMD MKOCI DEPLOY-DIR")
+    rt, cli, daemon, mkoci, deploy = (os.path.abspath(a) for a in sys.argv[-5:])
     if os.geteuid() != 0:
         print("1..0 # SKIP needs root")
         sys.exit(77)
@@ -298,7 +315,8 @@ def main():
     t_all = time.monotonic()
     try:
         try:
-            rc = test(T, rt, cli, daemon, mkoci, deploy, procs)
+            rc = (bench(T, rt, cli, daemon, mkoci, deploy, procs, runs) if runs else
+                  test(T, rt, cli, daemon, mkoci, deploy, procs))
         except Exception as e:                  # noqa: BLE001 (a CRI call failed: reported with containerd's log)
             try:
                 log = open(f"{T}/containerd.log").read()
@@ -330,9 +348,64 @@ def main():
         subprocess.run(["sh", "-c", f"grep -o ' {T}[^ ]*' /proc/self/mountinfo | sort -r | xargs -r umount -l"],
                        stderr=subprocess.DEVNULL)
         shutil.rmtree(T, ignore_errors=True)
+    if runs:
+        sys.exit(1 if failed or rc else 0)
     print(f"# whole test {time.monotonic() - t_all:.1f} s")
     print(f"1..{n_ok}")
     sys.exit(1 if failed or rc else 0)
+
+
+def bench(T, rt, cli, daemon, mkoci, deploy, procs, runs):
+    """ci/bench/run --cri: JSON on stdout (the TAP lines of a failed setup on stderr)."""
+    global print
+    say = print
+    print = lambda *a, **k: say(*a, **dict(k, file=sys.stderr))   # noqa: E731 (ok()'s lines)
+    load0 = os.getloadavg()
+    c = node(T, rt, cli, mkoci, deploy, procs, direct=True)
+    if c is None:
+        return 1
+    start_rootasmd(T, daemon, procs)
+    via = f"{T}/rootasmd.sock"
+    pods = {}
+    methods = {"crun": ("", {}), "own": ("rootasm", {}), "layout": ("rootasm", {"org.rootasm.layout": "small.json"}),
+               "via-own": ("rootasm", {"org.rootasm.via": via}),
+               "via-layout": ("rootasm", {"org.rootasm.layout": "small.json", "org.rootasm.via": via})}
+    for m, (handler, ann) in methods.items():
+        pods[m] = c.run_pod(T, f"bench-{m}", handler, ann)
+
+    def container(m, i):
+        pod, cfg = pods[m]
+        t0 = time.monotonic()
+        cid = c.create(pod, cfg, f"c{i}", "localhost/rtimg:v1", ["true"])
+        c.start(cid)
+        while c.status(cid)[0] != CONTAINER_EXITED:
+            time.sleep(0.002)
+        c.remove_container(cid)
+        return (time.monotonic() - t0) * 1000
+
+    def pod_cycle(handler, i):
+        t0 = time.monotonic()
+        pod, cfg = c.run_pod(T, f"bench-pod-{handler or 'crun'}-{i}", handler, {})
+        c.remove_pod(pod)
+        return (time.monotonic() - t0) * 1000
+
+    timers = {m: (lambda i, m=m: container(m, i)) for m in methods}
+    timers["pod-crun"] = lambda i: pod_cycle("", i)
+    timers["pod-rootasm"] = lambda i: pod_cycle("rootasm", i)
+    for m in timers:                    # warm-up: the own image imported, rootasmd's cache filled
+        timers[m](-1)
+    res = {m: [] for m in timers}
+    import random
+    for i in range(runs):
+        order = list(timers)
+        random.shuffle(order)
+        for m in order:
+            res[m].append(timers[m](i))
+    for pod, _ in pods.values():
+        c.remove_pod(pod)
+    say(json.dumps({"runs": runs, "ms": res, "containerd": run("containerd", "--version").stdout.split()[-1],
+                    "load": [load0, os.getloadavg()]}))
+    return 0
 
 
 def mounts_under(T):
@@ -344,7 +417,10 @@ def loops_of(T):
     return [line for line in run("losetup", "-a").stdout.splitlines() if T in line]
 
 
-def test(T, rt, cli, daemon, mkoci, deploy, procs):
+def node(T, rt, cli, mkoci, deploy, procs, direct=False):
+    """The node: images, layouts, rootasm-runtime's handlers, containerd with its CRI plugin. The CRI client, or
+    None (said). @direct (the bench): the handler "rootasm" runs rootasm-runtime itself, no shell wrapper (its
+    runtime.conf named in containerd's environment, which the shim passes on)."""
     # the node: /run/containerd private, the unified cgroup hierarchy as crun wants it
     sh("mkdir -p /run/containerd && mount -t tmpfs -o mode=0700 rootasm-cri /run/containerd")
     if run("stat", "-f", "-c", "%T", "/sys/fs/cgroup").stdout.strip() != "cgroup2fs":
@@ -353,7 +429,7 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     # images: a busybox tree; the pod's image says hello-from-the-bundle, rootasm's store's image
     # hello-from-rootasm, and the pause image sleeps
     sh(f"cd {T} && mkdir -p tree/bin tree/etc tree/proc tree/dev tree/sys tree/scratch && cp /bin/busybox tree/bin/ && "
-       "for x in sh cat echo grep sleep; do ln -s busybox tree/bin/$x; done")
+       "for x in sh cat echo grep sleep true; do ln -s busybox tree/bin/$x; done")
     for name, msg, conf in (("pimg", "hello-from-the-bundle", '{"Cmd": ["/bin/sh"]}'),
                             ("other", "hello-from-another-image", '{"Cmd": ["/bin/sh"]}'),
                             ("pause", "pause", '{"Entrypoint": ["/bin/sleep", "2147483647"]}'),
@@ -393,7 +469,8 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
        handler)
     # the handler as shipped; two more whose runtime.conf says unannotated = pass, or names no containerd
     handler = "".join(handler.replace('runtimes.rootasm', f'runtimes.rootasm{sfx}')
-                      .replace('BinaryName = "/usr/bin/rootasm-runtime"', f'BinaryName = "{T}/bin/rootasm-runtime{sfx}"')
+                      .replace('BinaryName = "/usr/bin/rootasm-runtime"',
+                               f'BinaryName = "{rt if direct and not sfx else f"{T}/bin/rootasm-runtime{sfx}"}"')
                       for sfx in ("", "-pass", "-nocd"))
     cri = '[plugins."io.containerd.grpc.v1.cri"]'
     os.makedirs(f"{T}/cni")
@@ -411,7 +488,8 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
                 f'{cri[:-1]}.containerd.runtimes.crun.options]\n  BinaryName = "{T}/bin/crun-nocg"\n'
                 + handler)
     log = open(f"{T}/containerd.log", "w")
-    ctd = subprocess.Popen(["containerd", "--config", f"{T}/containerd.toml"], stdout=log, stderr=log)
+    ctd = subprocess.Popen(["containerd", "--config", f"{T}/containerd.toml"], stdout=log, stderr=log,
+                           env=dict(os.environ, ROOTASM_RUNTIME_CONFIG=f"{T}/runtime.conf") if direct else None)
     procs.append(ctd)
     for _ in range(500):
         if os.path.exists(f"{T}/ctd.sock") or ctd.poll() is not None:
@@ -423,10 +501,32 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
         p = run(*ctr, "images", "import", "--snapshotter", "native", "--base-name", base, f"{T}/{name}-oci.tar")
         if p.returncode:
             ok(False, f"ctr images import {base}", p.stderr + open(f"{T}/containerd.log").read())
-            return 1
+            return None
+    return CRI(f"{T}/ctd.sock")
 
+
+def start_rootasmd(T, daemon, procs):
+    """rootasmd on T/rootasmd.sock (no rule in its policy: root is served as an administrator)."""
+    with open(f"{T}/policy.json", "w") as f:
+        f.write('{"rootasmd-policy": 1, "rules": []}\n')
+    dlog = open(f"{T}/rootasmd.log", "w")
+    d = subprocess.Popen([daemon, "--socket", f"{T}/rootasmd.sock", "--policy", f"{T}/policy.json"],
+                         stdout=dlog, stderr=dlog)
+    procs.append(d)
+    for _ in range(500):
+        if "serving on" in open(f"{T}/rootasmd.log").read() or d.poll() is not None:
+            break
+        time.sleep(0.02)
+    return d
+
+
+def test(T, rt, cli, daemon, mkoci, deploy, procs):
+    c = node(T, rt, cli, mkoci, deploy, procs)
+    if c is None:
+        return 1
+    ctr = ["ctr", "-a", f"{T}/ctd.sock", "-n", "k8s.io"]
+    lay = json.load(open(f"{T}/layouts/small.json"))
     transcript = []
-    c = CRI(f"{T}/ctd.sock")
     state_dir = "/run/containerd/runc/k8s.io"     # the shim's --root: rootasm-runtime's private state beneath
 
     def rootasm_state():
@@ -486,12 +586,14 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
        "content store under its name and containerd's manifest digest", (st, out, stored, ctd_digest))
     before = sorted(os.listdir(f"{T}/st/layers/sha256"))
     t0 = time.monotonic()
-    cid, st, out = one_shot(pod, cfg, "c2", ["sh", "-c", on_overlay])
+    # (named by the image's ID, as kubelet names it: containerd's annotation still has its name)
+    iid = c.image_id("localhost/rtimg:v1")
+    cid, st, out = one_shot(pod, cfg, "c2", ["sh", "-c", on_overlay], image=iid)
     t_second = time.monotonic() - t0
     ok(st[:2] == (CONTAINER_EXITED, 0) and out == "hello-from-the-bundle\n1\n" and
-       sorted(os.listdir(f"{T}/st/layers/sha256")) == before,
-       f"its second container: from the store, nothing imported again (first {t_first:.2f} s with the pod, "
-       f"second {t_second:.2f} s)", (st, out))
+       sorted(os.listdir(f"{T}/st/layers/sha256")) == before and iid.startswith("sha256:"),
+       f"its second container, the image named by its ID {iid[:19]}... as kubelet names it: from the store, "
+       f"nothing imported again (first {t_first:.2f} s with the pod, second {t_second:.2f} s)", (st, out))
     c.remove_pod(pod)
     nothing_left("handler rootasm, the pod's own image")
     # runtime.conf's unannotated = pass: the engine's rootfs as it came
@@ -599,16 +701,7 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
         nothing_left("refused")
 
     # 5. org.rootasm.via: rootasmd assembles (no rule in its policy: root is served as an administrator)
-    with open(f"{T}/policy.json", "w") as f:
-        f.write('{"rootasmd-policy": 1, "rules": []}\n')
-    dlog = open(f"{T}/rootasmd.log", "w")
-    d = subprocess.Popen([daemon, "--socket", f"{T}/rootasmd.sock", "--policy", f"{T}/policy.json"],
-                         stdout=dlog, stderr=dlog)
-    procs.append(d)
-    for _ in range(500):
-        if "serving on" in open(f"{T}/rootasmd.log").read() or d.poll() is not None:
-            break
-        time.sleep(0.02)
+    d = start_rootasmd(T, daemon, procs)
     pod, cfg = c.run_pod(T, "via", "rootasm",
                          {"org.rootasm.layout": "small.yaml", "org.rootasm.via": f"{T}/rootasmd.sock"})
     cid = c.create(pod, cfg, "c", "localhost/rtimg:v1", ["sleep", "1000"])
