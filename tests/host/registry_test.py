@@ -13,7 +13,7 @@
   small token endpoint this test serves: anonymous pulls refused, credentials
   from $REGISTRY_AUTH_FILE accepted, and as containers-auth.json(5) says:
   the files in order until one has the registry, the longest entry, --authfile,
-  --creds; with TLS, its own CA and a client certificate: --cert-dir and
+  --creds, credential helpers (credHelpers, credsStore: docker-credential-*); with TLS, its own CA and a client certificate: --cert-dir and
   /etc/containers/certs.d as containers-certs.d(5) says;
 - a registry that lies (this test's http.server): a blob with a wrong digest,
   a truncated blob, a redirect loop, a huge manifest, a config with a wrong
@@ -727,6 +727,55 @@ def main():
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
         ok(p.returncode == 2 and "no terminal" in p.stderr, "--creds USER without a terminal: asked for, refused",
            p.stderr)
+        # (g) credential helpers (Docker's protocol: `docker-credential-NAME get`, the server on stdin):
+        # credHelpers for the registry, credsStore (before the file's own entries), a helper that has
+        # nothing (then the entries), one that fails, one not on PATH, one named by another user's file
+        os.makedirs(f"{T}/helpers")
+        with open(f"{T}/helpers/docker-credential-rootasmtest", "w") as f:
+            f.write(f"#!/bin/sh\nserver=$(cat)\necho \"$1 $server\" >>{T}/helpers/log\n"
+                    f"[ \"$1\" = get ] || exit 2\n"
+                    f"if [ \"$server\" = {areg.host} ]; then\n"
+                    '  printf \'{"ServerURL":"%s","Username":"alice","Secret":"s3cret"}\' "$server"\n'
+                    "else\n  echo 'credentials not found in native keychain'; exit 1\nfi\n")
+        with open(f"{T}/helpers/docker-credential-broken", "w") as f:
+            f.write("#!/bin/sh\ncat >/dev/null\necho 'the keychain is locked' >&2\nexit 3\n")
+        for h in ("rootasmtest", "broken"):
+            os.chmod(f"{T}/helpers/docker-credential-{h}", 0o755)
+        henv = dict(env, PATH=f"{T}/helpers:" + env.get("PATH", "/usr/bin:/bin"))
+        write(f"{T}/xdg/containers/auth.json", {"auths": {areg.host: wrong}, "credHelpers": {areg.host: "rootasmtest"}})
+        p = pull("s5g1", env_=henv)
+        log = open(f"{T}/helpers/log").read() if os.path.exists(f"{T}/helpers/log") else ""
+        ok(p.returncode == 0 and log == f"get {areg.host}\n",
+           "credHelpers: the registry's helper asked (get, the registry on stdin), before the file's entry",
+           p.stderr + log)
+        write(f"{T}/xdg/containers/auth.json", {"credsStore": "rootasmtest"})
+        p = pull("s5g2", env_=henv)
+        ok(p.returncode == 0, "credsStore: the default helper's credentials", p.stderr)
+        # a store with nothing for the registry: the file's entry (the helper says "not found" for another host)
+        write(f"{T}/xdg/containers/auth.json", {"credsStore": "rootasmtest", "credHelpers": {"other.example": "broken"},
+                                               "auths": {f"{areg.host}/test": good}})
+        os.unlink(f"{T}/helpers/log")
+        p = pull("s5g3", env_=dict(henv, XDG_RUNTIME_DIR=f"{T}/xdg"))
+        ok(p.returncode == 0 and open(f"{T}/helpers/log").read() == f"get {areg.host}\n",
+           "credsStore asked first; another registry's credHelpers entry not run", p.stderr)
+        write(f"{T}/xdg/containers/auth.json", {"credHelpers": {areg.host: "broken"}})
+        p = pull("s5g4", env_=henv)
+        lines = p.stderr.strip().splitlines()
+        ok(p.returncode != 0 and len(lines) == 1 and "docker-credential-broken" in lines[0] and
+           "the keychain is locked" in lines[0] and files(f"{T}/s5g4") == [],
+           "a helper that fails: one line with its words, nothing stored", p.stderr)
+        write(f"{T}/xdg/containers/auth.json", {"credHelpers": {areg.host: "absent"}})
+        p = pull("s5g5", env_=henv)
+        ok(p.returncode == 2 and "docker-credential-absent is not on PATH" in p.stderr,
+           "a helper that is not there: a usage error naming it", p.stderr)
+        write(f"{T}/xdg/containers/auth.json", {"credHelpers": {areg.host: "../../bin/sh"}})
+        p = pull("s5g6", env_=henv)
+        ok(p.returncode == 2 and "not a helper's name" in p.stderr, "a helper name with a path: refused", p.stderr)
+        write(f"{T}/xdg/containers/auth.json", {"credHelpers": {areg.host: "rootasmtest"}})
+        os.chown(f"{T}/xdg/containers/auth.json", 1000, 1000)
+        p = pull("s5g7", env_=henv)
+        ok(p.returncode != 0 and "names a credential helper, and it is uid 1000's" in p.stderr,
+           "a helper named by another user's file is not run", p.stderr)
         os.unlink(f"{T}/xdg/containers/auth.json")
         areg.stop()
         stopped.remove(areg)

@@ -6,11 +6,17 @@
  * with those credentials as HTTP Basic).
  */
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <unistd.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -73,9 +79,161 @@ static size_t key_match(const struct ra_oci_remote *rem, const char *k)
 	return n >= strlen(rem->auth_host) ? n : 0;
 }
 
+#define HELPER_OUT_MAX		(64u << 10)
+#define HELPER_TIMEOUT_MS	30000
+
+extern char **environ;
+
+/* user:secret as the header HTTP Basic sends, into rem->basic: 0, or -errno. */
+static int basic_of(struct ra_oci_remote *rem, const char *user, const char *secret, const char *op, const char *path,
+		    struct rootasm_error *e)
+{
+	char plain[2048], enc[2800];
+	int r = 0;
+
+	if ((size_t)snprintf(plain, sizeof(plain), "%s:%s", user, secret) >= sizeof(plain) ||
+	    b64((const unsigned char *)plain, strlen(plain), enc, sizeof(enc)) < 0)
+		r = bad(e, op, path, "credentials too long");
+	else if (asprintf(&rem->basic, "Authorization: Basic %s", enc) < 0)
+		r = ra_oom(e, op), rem->basic = NULL;
+	explicit_bzero(plain, sizeof(plain));
+	explicit_bzero(enc, sizeof(enc));
+	return r;
+}
+
+/*
+ * The credentials the helper docker-credential-@name (on PATH) keeps for
+ * @server, as Docker's credential helper protocol asks them: "get" with the
+ * server on stdin, {"ServerURL", "Username", "Secret"} on stdout. 1 and
+ * rem->basic set; 0 when it has none ("credentials not found"); -errno.
+ */
+static int cred_helper(struct ra_oci_remote *rem, const char *name, const char *server, const char *path,
+		       struct rootasm_error *e)
+{
+	char prog[256], what[300], *argv[] = { prog, (char *)"get", NULL };
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, st = 0, r;
+	posix_spawn_file_actions_t fa;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 0;
+	const char *user = NULL, *secret = NULL;
+	struct timespec t0, t;
+	json_t *j;
+	pid_t pid;
+
+	snprintf(what, sizeof(what), "credential helper docker-credential-%s", name);
+	if (!*name || strlen(name) > 64 || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
+	    strlen(name))
+		return bad(e, "read auth file", path, "credential helper '%.64s': not a helper's name", name);
+	snprintf(prog, sizeof(prog), "docker-credential-%s", name);
+	/* the server goes in before the helper runs: no write can meet a reader that is gone */
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0) {
+		r = ra_err(e, errno, -EBADF, what, path, NULL);
+		goto close;
+	}
+	if (write(in[1], server, strlen(server)) != (ssize_t)strlen(server)) {
+		r = ra_err(e, errno ? errno : EIO, -EBADF, what, path, NULL);
+		goto close;
+	}
+	close(in[1]);
+	in[1] = -1;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 2);
+	r = posix_spawnp(&pid, prog, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(out[1]);
+	out[1] = -1;
+	if (r) {
+		r = r == ENOENT ? ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, what, path, "%s is not on PATH", prog) :
+				  ra_err(e, r, -EBADF, what, path, NULL);
+		goto close;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct pollfd pfd = { out[0], POLLIN, 0 };
+		long left;
+		ssize_t n;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		left = HELPER_TIMEOUT_MS - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (left <= 0 || poll(&pfd, 1, (int)left) == 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			r = ra_err_kind(e, ROOTASM_ERROR_RUNTIME, ETIMEDOUT, what, path, "no answer in %d s",
+					HELPER_TIMEOUT_MS / 1000);
+			goto close;
+		}
+		if (len + 4096 + 1 > cap) {
+			char *nb = cap + 4096 + 1 > HELPER_OUT_MAX ? NULL : realloc(buf, cap + 4096 + 1);
+
+			if (!nb) {
+				kill(pid, SIGKILL);
+				waitpid(pid, NULL, 0);
+				r = cap + 4096 + 1 > HELPER_OUT_MAX ? bad(e, what, path, "more than %u bytes of answer",
+									 HELPER_OUT_MAX) : ra_oom(e, what);
+				goto close;
+			}
+			buf = nb;
+			cap += 4096 + 1;
+		}
+		n = read(out[0], buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (buf)
+		buf[len] = '\0';
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		/* what every helper says when it keeps nothing for the server: no entry here */
+		if (buf && strstr(buf, "credentials not found")) {
+			r = 0;
+			goto close;
+		}
+		while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+			buf[--len] = '\0';
+		r = ra_err_kind(e, ROOTASM_ERROR_RUNTIME, EIO, what, path, "failed for %s: %.200s", server,
+				buf && *buf ? buf : "(no message)");
+		goto close;
+	}
+	j = json_loadb(buf ? buf : "", len, 0, NULL);
+	if (!j || json_unpack(j, "{s:s, s:s}", "Username", &user, "Secret", &secret) || !*secret) {
+		json_decref(j);
+		r = bad(e, what, path, "its answer for %s has no Username and Secret", server);
+		goto close;
+	}
+	if (!strcmp(user, "<token>")) {
+		json_decref(j);
+		r = ra_err_kind(e, ROOTASM_ERROR_UNSUPPORTED, EOPNOTSUPP, what, path,
+				"it keeps an identity token for %s, which rootasm does not exchange", server);
+		goto close;
+	}
+	r = basic_of(rem, user, secret, what, path, e);
+	json_decref(j);
+	r = r < 0 ? r : 1;
+close:
+	if (buf)
+		explicit_bzero(buf, cap);
+	for (int i = 0; i < 2; i++) {
+		if (in[i] >= 0)
+			close(in[i]);
+		if (out[i] >= 0)
+			close(out[i]);
+	}
+	return r;
+}
+
 /*
  * The best entry of the auth file @path for @rem into rem->basic: 1 found, 0
- * none (or no such file, unless @must_exist), or -errno.
+ * none (or no such file, unless @must_exist), or -errno. As Docker reads it:
+ * the helper credHelpers names for the registry, else the one credsStore
+ * names, else (that one has nothing for it) the longest entry of "auths"; a
+ * helper only from a file of the caller's own (or root's), since it runs
+ * with the caller's rights.
  */
 static int auth_file(struct ra_oci_remote *rem, const char *path, bool legacy, bool must_exist,
 		     struct rootasm_error *e)
@@ -98,6 +256,40 @@ static int auth_file(struct ra_oci_remote *rem, const char *path, bool legacy, b
 	j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
 	if (!j)
 		return bad(e, "read auth file", path, "line %d column %d: %s", je.line, je.column, je.text);
+	if (!legacy) {
+		const char *helper = NULL, *hkey = NULL, *store = json_string_value(json_object_get(j, "credsStore"));
+		struct stat st;
+
+		/* credHelpers: a key naming the registry itself (a scheme and Docker's /v1/ aside) */
+		json_object_foreach(json_object_get(j, "credHelpers"), k, v) {
+			size_t m = key_match(rem, k);
+
+			if (m && json_is_string(v) && m == strlen(rem->auth_host)) {
+				helper = json_string_value(v);
+				hkey = k;
+			}
+		}
+		if ((helper || store) && (fstat(fd, &st) < 0 || (st.st_uid != geteuid() && st.st_uid != 0))) {
+			json_decref(j);
+			return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "read auth file", path,
+					   "it names a credential helper, and it is uid %u's: a helper runs with the "
+					   "caller's rights", (unsigned int)st.st_uid);
+		}
+		if (helper) {
+			r = cred_helper(rem, helper, hkey, path, e);
+			json_decref(j);
+			return r;
+		}
+		if (store) {
+			/* the default store: Docker Hub as Docker names it to helpers, others by HOST[:PORT] */
+			r = cred_helper(rem, store, !strcmp(rem->auth_host, "docker.io") ? "https://index.docker.io/v1/" :
+				        rem->auth_host, path, e);
+			if (r != 0) {
+				json_decref(j);
+				return r;
+			}
+		}
+	}
 	/* ~/.dockercfg is the "auths" object itself */
 	auths = legacy ? j : json_object_get(j, "auths");
 	json_object_foreach(json_is_object(auths) ? auths : NULL, k, v) {
