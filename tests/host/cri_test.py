@@ -53,26 +53,10 @@ import time
 
 import yaml
 
-n_ok = 0
-failed = []
-
-
-def ok(cond, name, detail=""):
-    global n_ok
-    n_ok += 1
-    print(("ok" if cond else "not ok") + f" {n_ok} - {name}")
-    if not cond:
-        failed.append(name)
-        for line in str(detail).splitlines()[-25:]:
-            print("#   " + line)
-    sys.stdout.flush()
-
-
-def run(*args, env=None, check=False):
-    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    if check and p.returncode:
-        raise RuntimeError(f"{args}: exit {p.returncode}: {p.stderr}")
-    return p
+sys.dont_write_bytecode = True          # (nothing written beside the sources)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tap                              # noqa: E402
+from tap import ok, run                 # noqa: E402
 
 
 def sh(cmd, check=True):
@@ -349,17 +333,15 @@ def main():
                        stderr=subprocess.DEVNULL)
         shutil.rmtree(T, ignore_errors=True)
     if runs:
-        sys.exit(1 if failed or rc else 0)
+        sys.exit(1 if tap.failed or rc else 0)
     print(f"# whole test {time.monotonic() - t_all:.1f} s")
-    print(f"1..{n_ok}")
-    sys.exit(1 if failed or rc else 0)
+    tap.plan()
+    sys.exit(1 if tap.failed or rc else 0)
 
 
 def bench(T, rt, cli, daemon, mkoci, deploy, procs, runs):
     """ci/bench/run --cri: JSON on stdout (the TAP lines of a failed setup on stderr)."""
-    global print
-    say = print
-    print = lambda *a, **k: say(*a, **dict(k, file=sys.stderr))   # noqa: E731 (ok()'s lines)
+    tap.out = sys.stderr                # (ok()'s lines; the JSON goes to stdout)
     load0 = os.getloadavg()
     c = node(T, rt, cli, mkoci, deploy, procs, direct=True)
     if c is None:
@@ -403,7 +385,7 @@ def bench(T, rt, cli, daemon, mkoci, deploy, procs, runs):
             res[m].append(timers[m](i))
     for pod, _ in pods.values():
         c.remove_pod(pod)
-    say(json.dumps({"runs": runs, "ms": res, "containerd": run("containerd", "--version").stdout.split()[-1],
+    print(json.dumps({"runs": runs, "ms": res, "containerd": run("containerd", "--version").stdout.split()[-1],
                     "load": [load0, os.getloadavg()]}))
     return 0
 

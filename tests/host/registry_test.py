@@ -39,28 +39,10 @@ import urllib.parse
 import urllib.request
 
 here = os.path.dirname(os.path.abspath(__file__))
-n_ok = 0
-failed = []
-
-
-def ok(cond, name, detail=""):
-    global n_ok
-    n_ok += 1
-    print(("ok" if cond else "not ok") + f" {n_ok} - {name}")
-    if not cond:
-        failed.append(name)
-        for line in str(detail).splitlines()[-20:]:
-            print("#   " + line)
-    sys.stdout.flush()
-
-
-def run(*args, env=None, check=False):
-    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    if check and p.returncode:
-        raise RuntimeError(f"{args}: exit {p.returncode}: {p.stderr}")
-    return p
-
-
+sys.dont_write_bytecode = True          # (nothing written beside the sources)
+sys.path.insert(0, here)
+import tap                              # noqa: E402
+from tap import ok, run                 # noqa: E402
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -927,8 +909,8 @@ def main():
         for m in ("mref", "m1"):
             subprocess.run(["umount", "-R", f"{T}/{m}"], stderr=subprocess.DEVNULL)
         shutil.rmtree(T, ignore_errors=True)
-    print(f"1..{n_ok}")
-    sys.exit(1 if failed else 0)
+    tap.plan()
+    sys.exit(1 if tap.failed else 0)
 
 
 if __name__ == "__main__":
