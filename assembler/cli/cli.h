@@ -89,6 +89,8 @@ int cmd_probe(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
+int cmd_login(int argc, char **argv);
+int cmd_logout(int argc, char **argv);
 int cmd_bundle(int argc, char **argv);
 int cmd_images(int argc, char **argv);
 int cmd_rmi(int argc, char **argv);
@@ -121,6 +123,11 @@ struct rootasm_import_opts;
 int cli_registry_opt(int c, int argc, char **argv, struct rootasm_import_opts *o, char **creds);
 /* free *creds given, wiped */
 void cli_registry_done(char *creds);
+/*
+ * A line from the controlling terminal after @prompt (not stdin: a pipe may
+ * be the image), echoed or not: 0, or -errno (no terminal).
+ */
+int cli_ask(const char *prompt, bool echo, char *buf, size_t size);
 
 /* Print @o (taken) on stdout as --json asked (compact or pretty); -1 on failure. */
 struct json_t;

@@ -271,8 +271,7 @@ static void progress(void *userdata, unsigned int i, unsigned int n, const struc
 	pthread_mutex_unlock(&bar.lock);
 }
 
-/* A password for @user from the controlling terminal (not stdin: a pipe may be the image), echo off. */
-static int ask_password(const char *user, char *pw, size_t size)
+int cli_ask(const char *prompt, bool echo, char *pw, size_t size)
 {
 	struct termios old, quiet;
 	int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -282,8 +281,8 @@ static int ask_password(const char *user, char *pw, size_t size)
 
 	if (fd < 0)
 		return -errno;
-	dprintf(fd, "Password for %s: ", user);
-	restore = tcgetattr(fd, &old) == 0;
+	dprintf(fd, "%s", prompt);
+	restore = !echo && tcgetattr(fd, &old) == 0;
 	quiet = old;
 	quiet.c_lflag &= ~(ECHO | ECHONL);
 	if (restore)
@@ -291,9 +290,10 @@ static int ask_password(const char *user, char *pw, size_t size)
 	while (n + 1 < size && read(fd, &c, 1) == 1 && c != '\n')
 		pw[n++] = c;
 	pw[n] = '\0';
-	if (restore)
+	if (restore) {
 		tcsetattr(fd, TCSAFLUSH, &old);
-	(void)!write(fd, "\n", 1);
+		(void)!write(fd, "\n", 1);
+	}
 	close(fd);
 	return 0;
 }
@@ -328,11 +328,12 @@ int cli_registry_opt(int c, int argc, char **argv, struct rootasm_import_opts *o
 		*creds = NULL;
 		if (!strchr(optarg, ':')) {
 			/* as skopeo: the password from the terminal, never echoed */
-			char pw[1024];
+			char pw[1024], prompt[300];
 
 			if (!*optarg)
 				return cli_usage("--creds takes USER[:PASSWORD]");
-			if (ask_password(optarg, pw, sizeof(pw)) < 0)
+			snprintf(prompt, sizeof(prompt), "Password for %.256s: ", optarg);
+			if (cli_ask(prompt, false, pw, sizeof(pw)) < 0)
 				return cli_usage("--creds %s: no password given, and no terminal to ask on", optarg);
 			r = asprintf(creds, "%s:%s", optarg, pw);
 			explicit_bzero(pw, sizeof(pw));

@@ -29,6 +29,8 @@ static const char usage[] =
 	"  import docker://REGISTRY/REPO[:TAG|@DIGEST]\n"
 	"                         pull an image from a registry into the store, the same way\n"
 	"  inspect oci:DIR[:TAG]|docker://REF  what an image is (manifest, config, layers), not imported\n"
+	"  login REGISTRY         check a user's password with a registry, keep it as podman does\n"
+	"  logout REGISTRY|--all  forget it\n"
 	"  images                 the images of the store: names, digests, layers, size, last use\n"
 	"  rmi NAME|DIGEST        remove an image's name, or the image, from the store\n"
 	"  store gc|verify        remove unused layer images; check what is stored\n"
@@ -120,6 +122,8 @@ int main(int argc, char **argv)
 		{ "watch", cmd_watch },
 		{ "import", cmd_import },
 		{ "inspect", cmd_inspect },
+		{ "login", cmd_login },
+		{ "logout", cmd_logout },
 		{ "bundle", cmd_bundle },
 		{ "images", cmd_images },
 		{ "rmi", cmd_rmi },

@@ -11,7 +11,7 @@
 # create|prepare|cleanup for bundle.
 # Needs nothing from the bash-completion package.
 
-_rootasm_commands="check assemble exec probe watch import inspect images rmi store bundle version help"
+_rootasm_commands="check assemble exec probe watch import inspect login logout images rmi store bundle version help"
 _rootasm_common="--help --json --json=pretty --quiet --debug"
 
 # The options of command $1.
@@ -25,6 +25,8 @@ _rootasm_options()
 	watch) echo "--mntns --count --timeout $_rootasm_common" ;;
 	import) echo "--store --fs --tag --tls-verify= --creds --authfile --cert-dir --max-expansion $_rootasm_common" ;;
 	inspect) echo "--raw --store --tls-verify= --creds --authfile --cert-dir $_rootasm_common" ;;
+	login) echo "--username --password-stdin --authfile --tls-verify= --cert-dir $_rootasm_common" ;;
+	logout) echo "--all --authfile $_rootasm_common" ;;
 	images) echo "--store $_rootasm_common" ;;
 	rmi) echo "--store $_rootasm_common" ;;
 	store) echo "--store --dry-run $_rootasm_common" ;;
@@ -132,7 +134,8 @@ _rootasm()
 		--) ((dashdash)) || { dashdash=1; continue; } ;;
 		--attach | --send-fd | --send-fd-fd | --peer-uid | --timeout | --mntns | --count | --via | \
 			--network | --preserve-fds | --env | --hostname | --store | --fs | --layout | --tag | \
-			--upper | --tls-verify | --max-expansion | --creds | --authfile | --cert-dir | --layout-dir | --source-dir)
+			--upper | --tls-verify | --max-expansion | --creds | --authfile | --cert-dir | --layout-dir | --source-dir | \
+			--username | -u)
 			((dashdash)) || { skip=1; continue; } ;;
 		esac
 		if ((dashdash)) || [[ $w != -* && $w != = && ${COMP_WORDS[i - 1]} != = ]]; then
@@ -158,7 +161,8 @@ _rootasm()
 	--fs) COMPREPLY=($(compgen -W "erofs squashfs" -- "$cur")); return 0 ;;
 	--tls-verify) COMPREPLY=($(compgen -W "true false" -- "$cur")); return 0 ;;
 	--layout) _rootasm_layouts "$cur"; return 0 ;;
-	--send-fd-fd | --peer-uid | --timeout | --count | --preserve-fds | --env | --hostname | --tag | --creds) return 0 ;;
+	--send-fd-fd | --peer-uid | --timeout | --count | --preserve-fds | --env | --hostname | --tag | --creds | \
+		--username | -u) return 0 ;;
 	esac
 
 	if [[ $cur == -* ]] && ! ((dashdash)) && ! [[ $cmd == exec && $operands -ge 2 ]]; then

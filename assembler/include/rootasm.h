@@ -840,6 +840,18 @@ struct rootasm_import_opts {
 int rootasm_inspect(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_import_opts *o, unsigned int flags,
 		    char **ret, struct rootasm_error *e);
 
+/*
+ * Log in to @registry (HOST[:PORT]) with @o->creds ("USER:PASSWORD", required;
+ * of @o only flags' ROOTASM_IMPORT_TLS_NO_VERIFY and cert_dir count besides)
+ * as podman login does (since 0.5): its /v2/ answered with them, a 401's
+ * challenge answered (HTTP Basic, or a token from the realm for no scope).
+ * With @ret_auth (may be NULL), what an auth file keeps for them: the
+ * "auth" value, base64 of USER:PASSWORD (caller frees and wipes). Writes
+ * nothing: `rootasm login` writes the auth file.
+ */
+int rootasm_registry_login(const char *registry, const struct rootasm_import_opts *o, char **ret_auth,
+			   struct rootasm_error *e);
+
 #define ROOTASM_IMPORT_EXPANSION	64u
 #define ROOTASM_IMPORT_EXPANSION_FLOOR	(64ull << 20)
 

@@ -13,7 +13,8 @@
   small token endpoint this test serves: anonymous pulls refused, credentials
   from $REGISTRY_AUTH_FILE accepted, and as containers-auth.json(5) says:
   the files in order until one has the registry, the longest entry, --authfile,
-  --creds, credential helpers (credHelpers, credsStore: docker-credential-*); with TLS, its own CA and a client certificate: --cert-dir and
+  --creds, credential helpers (credHelpers, credsStore: docker-credential-*);
+  rootasm login/logout writing the entry podman login writes; with TLS, its own CA and a client certificate: --cert-dir and
   /etc/containers/certs.d as containers-certs.d(5) says;
 - a registry that lies (this test's http.server): a blob with a wrong digest,
   a truncated blob, a redirect loop, a huge manifest, a config with a wrong
@@ -759,6 +760,46 @@ def main():
         ok(p.returncode != 0 and "names a credential helper, and it is uid 1000's" in p.stderr,
            "a helper named by another user's file is not run", p.stderr)
         os.unlink(f"{T}/xdg/containers/auth.json")
+
+        # (h) rootasm login / logout: the file podman login writes, the password checked first
+        def login(*extra, password="s3cret\n", env_=None):
+            return subprocess.run([bin_, "login", "--tls-verify=false", *extra, areg.host], input=password,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_ or env,
+                                  start_new_session=True)
+        xauth = f"{T}/xdg/containers/auth.json"
+        write(xauth, {"auths": {"other.example:5000": wrong}})
+        p = login("-u", "alice", "--password-stdin")
+        doc = json.load(open(xauth))
+        ok(p.returncode == 0 and p.stdout == "Login Succeeded!\n" and doc["auths"].get(areg.host) == good and
+           doc["auths"].get("other.example:5000") == wrong and os.stat(xauth).st_mode & 0o777 == 0o600,
+           "login: the registry's entry in $XDG_RUNTIME_DIR/containers/auth.json (0600), the others kept",
+           p.stdout + p.stderr + json.dumps(doc))
+        p = pull("s5h1")
+        ok(p.returncode == 0, "an import with what login kept", p.stderr)
+        pp = run("podman", "login", "--tls-verify=false", "--authfile", f"{T}/podman-auth.json", "-u", "alice",
+                 "-p", "s3cret", areg.host)
+        theirs = json.load(open(f"{T}/podman-auth.json")) if pp.returncode == 0 else {}
+        ok(pp.returncode == 0 and theirs.get("auths", {}).get(areg.host) == doc["auths"][areg.host],
+           "podman login writes the same entry", pp.stderr + json.dumps(theirs))
+        before = open(xauth).read()
+        p = login("-u", "alice", "--password-stdin", "--authfile", f"{T}/bad-login.json", password="nope\n")
+        lines = p.stderr.strip().splitlines()
+        ok(p.returncode != 0 and len(lines) == 1 and areg.host in lines[0] and
+           not os.path.exists(f"{T}/bad-login.json") and open(xauth).read() == before,
+           "login with a wrong password: one line, nothing written", p.stderr)
+        p = login("--password-stdin", env_=dict(env))
+        ok(p.returncode == 2 and "no --username given, and no terminal" in p.stderr,
+           "login without a user and without a terminal: a usage error", p.stderr)
+        p = run(bin_, "logout", areg.host, env=env)
+        doc = json.load(open(xauth))
+        ok(p.returncode == 0 and areg.host not in doc["auths"] and "other.example:5000" in doc["auths"],
+           "logout: the registry's entry gone, the others kept", p.stdout + p.stderr)
+        p = run(bin_, "logout", areg.host, env=env)
+        ok(p.returncode == 1 and f"not logged in to {areg.host}" in p.stderr, "logout again: not logged in, exit 1",
+           p.stderr)
+        p = run(bin_, "logout", "--all", env=env)
+        ok(p.returncode == 0 and "auths" not in json.load(open(xauth)), "logout --all", p.stderr)
+        os.unlink(xauth)
         areg.stop()
         stopped.remove(areg)
         tok.shutdown()

@@ -49,7 +49,7 @@ has() {
 	esac || { echo "FAIL: [$*] -> '$got', want $w"; fail=$((fail + 1)); }
 }
 
-t "assemble bundle check exec help images import inspect probe rmi store version watch" rootasm ""
+t "assemble bundle check exec help images import inspect login logout probe rmi store version watch" rootasm ""
 t "check" rootasm ch
 t "exec" rootasm --debug ex
 t "exec" rootasm --json = pretty ex

@@ -234,3 +234,25 @@ out:
 		free(text);
 	return r;
 }
+
+int rootasm_registry_login(const char *registry, const struct rootasm_import_opts *o, char **ret_auth,
+			   struct rootasm_error *e)
+{
+	struct ra_registry_how how = { 0 };
+	const char *creds;
+	int r;
+
+	r = RA_OPTS_CHECK(o, struct rootasm_import_opts, offsetof(struct rootasm_import_opts, progress), "log in",
+			  registry, e);
+	if (r < 0)
+		return r;
+	if (ret_auth)
+		*ret_auth = NULL;
+	creds = OPT(o, creds, NULL);
+	if (!creds || !strchr(creds, ':') || creds[0] == ':')
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "log in", registry, "credentials USER:PASSWORD expected");
+	how.tls_verify = !(OPT(o, flags, 0u) & ROOTASM_IMPORT_TLS_NO_VERIFY);
+	how.creds = creds;
+	how.cert_dir = OPT(o, cert_dir, NULL);
+	return ra_registry_login(registry, &how, ret_auth, e);
+}

@@ -460,12 +460,14 @@ int rg_authenticate(struct ra_oci_remote *rem, const char *ch, struct rootasm_er
 		url_escape(url, sizeof(url), service);
 		strncat(url, "&", sizeof(url) - strlen(url) - 1);
 	}
-	strncat(url, "scope=", sizeof(url) - strlen(url) - 1);
 	if (scope) {
+		strncat(url, "scope=", sizeof(url) - strlen(url) - 1);
 		url_escape(url, sizeof(url), scope);
-	} else {
+	} else if (rem->repo) {
+		/* (none for a login: the token then says only who it is for) */
 		char s[1024];
 
+		strncat(url, "scope=", sizeof(url) - strlen(url) - 1);
 		snprintf(s, sizeof(s), "repository:%s:pull", rem->repo);
 		url_escape(url, sizeof(url), s);
 	}

@@ -218,6 +218,54 @@ static int ping(struct ra_oci_remote *rem, struct rootasm_error *e)
 	return r;
 }
 
+int ra_registry_login(const char *registry, const struct ra_registry_how *how, char **ret_auth,
+		      struct rootasm_error *e)
+{
+	struct ra_oci_remote *rem;
+	struct xfer x = { .max = ERRBODY_MAX };
+	int r;
+
+	if (!registry || !*registry || strlen(registry) > 255 ||
+	    strspn(registry, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]") != strlen(registry))
+		return bad(e, "log in", registry, "not a registry (HOST[:PORT])");
+	if (!how || !how->creds)
+		return bad(e, "log in", registry, "no credentials to log in with");
+	r = rg_curl_load(e);
+	if (r < 0)
+		return r;
+	rem = calloc(1, sizeof(*rem));
+	if (!rem)
+		return ra_oom(e, "log in");
+	pthread_mutex_init(&rem->lock, NULL);
+	rem->owner = pthread_self();
+	rem->tls_verify = how->tls_verify;
+	/* no repository: a token is asked for no scope, as podman login asks it */
+	if (asprintf(&rem->ref, "docker://%s", registry) < 0)
+		rem->ref = NULL;
+	rem->auth_host = strdup(!strcmp(registry, "registry-1.docker.io") || !strcmp(registry, "index.docker.io") ?
+				"docker.io" : registry);
+	rem->host = strdup(strcmp(registry, "docker.io") ? registry : "registry-1.docker.io");
+	if (!rem->ref || !rem->auth_host || !rem->host) {
+		r = ra_oom(e, "log in");
+		goto out;
+	}
+	r = rg_load_auth(rem, how, e);
+	if (r == 0)
+		r = rg_load_certs(rem, how, e);
+	if (r == 0)
+		r = ping(rem, e);
+	/* the challenge answered with them: /v2/ again, now with them (a 401 is answered once more, then refused) */
+	if (r == 0)
+		r = request(rem, "/v2/", NULL, 0, "log in", registry, &x, e);
+	/* rem->basic: "Authorization: Basic " and the base64 an auth file keeps */
+	if (r == 0 && ret_auth && !(*ret_auth = strdup(strchr(rem->basic, ' ') + strlen(" Basic "))))
+		r = ra_oom(e, "log in");
+out:
+	rg_xfer_free(&x);
+	ra_registry_free(rem);
+	return r;
+}
+
 static void sha256_buf(const char *buf, size_t len, char out[RA_DIGEST_MAX])
 {
 	struct ra_sha256 h;

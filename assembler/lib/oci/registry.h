@@ -62,6 +62,13 @@ struct ra_registry_how {
 int ra_registry_open(const char *ref, const struct ra_registry_how *how, struct ra_oci_remote **ret,
 		     struct ra_registry_manifest *m, struct rootasm_error *e);
 void ra_registry_manifest_free(struct ra_registry_manifest *m);
+/*
+ * rootasm_registry_login(): @registry's /v2/ answered with @how->creds (a
+ * 401's challenge answered, Basic or a token for no scope, then /v2/ again);
+ * *ret_auth (may be NULL): the base64 of the credentials, as an auth file keeps them.
+ */
+int ra_registry_login(const char *registry, const struct ra_registry_how *how, char **ret_auth,
+		      struct rootasm_error *e);
 void ra_registry_free(struct ra_oci_remote *rem);
 
 /* Report each layer's download to @fn (rootasm_import_download_fn, from the download threads). */
