@@ -9,9 +9,10 @@
  *                                            us (runtime.conf's containerd=,
  *                                            else $TTRPC_ADDRESS, which the
  *                                            shim sets, without its ".ttrpc")
- *   -> its manifest digest, containerd's     ctr images ls name==NAME (an index:
- *                                            this machine's platform's entry,
- *                                            ctr content get)
+ *   -> its manifest digest, containerd's     Images.Get of containerd's API
+ *                                            (containerd.c; an index: this
+ *                                            machine's platform's entry,
+ *                                            Content.Read)
  *   -> the store's image of that digest      rootasm_store_lookup()
  *   -> else imported first, from containerd's own content store: ctr images
  *      export (no download), rootasm_import() of that archive (every blob's
@@ -165,40 +166,31 @@ static const char *oci_arch(void)
 /* The manifest digest containerd keeps for @name, this platform's when it is an index: into @out (72 bytes). */
 static int engine_manifest(const struct rt_conf *c, const char *name, char out[72])
 {
-	const char *ls[] = { "images", "ls", NULL, NULL };
-	_cleanup_free_ char *filter = fmt("name==%s", name), *text = NULL;
-	char *line, *save = NULL, *tok[3] = { NULL };
-	bool index;
+	const char *addr = containerd_address(c);
+	char mt[256], top[128];
+	int r;
 
-	if (!filter)
-		return rt_error("out of memory");
-	ls[2] = filter;
-	if (ctr(c, "the engine's image", &text, ls) < 0)
-		return -1;
-	/* REF TYPE DIGEST SIZE PLATFORMS LABELS: the line whose REF is @name */
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *s2 = NULL;
-
-		tok[0] = strtok_r(line, " \t", &s2);
-		tok[1] = strtok_r(NULL, " \t", &s2);
-		tok[2] = strtok_r(NULL, " \t", &s2);
-		if (tok[0] && tok[2] && !strcmp(tok[0], name))
-			break;
-	}
-	if (!line || !is_digest(tok[2]))
+	/* containerd's own answer, through its API (containerd.c): no ctr process per create */
+	r = rt_containerd_image(addr, name, mt, sizeof(mt), top, sizeof(top));
+	if (r > 0)
 		return rt_error("the engine's image %s: containerd (%s, namespace " CRI_NAMESPACE ") has no such image",
-				name, containerd_address(c));
-	index = strstr(tok[1], "index") || strstr(tok[1], "manifest.list");
-	snprintf(out, 72, "%s", tok[2]);
-	if (index) {
-		const char *get[] = { "content", "get", out, NULL };
+				name, addr);
+	if (r < 0)
+		return rt_error("the engine's image %s: ask containerd at %s: %s", name, addr, strerror(-r));
+	if (!is_digest(top))
+		return rt_error("the engine's image %s: containerd's target '%.80s' is not a sha256 digest", name, top);
+	snprintf(out, 72, "%s", top);
+	if (strstr(mt, "index") || strstr(mt, "manifest.list")) {
 		_cleanup_free_ char *idx = NULL;
+		size_t n = 0;
 		json_t *j, *m;
 		size_t i;
 
-		if (ctr(c, "the engine's image index", &idx, get) < 0)
-			return -1;
-		j = json_loads(idx, JSON_REJECT_DUPLICATES, NULL);
+		r = rt_containerd_content(addr, top, &idx, &n);
+		if (r != 0)
+			return rt_error("the engine's image %s: its index %s: %s", name, top,
+					r > 0 ? "not in containerd's content store" : strerror(-r));
+		j = json_loadb(idx, n, JSON_REJECT_DUPLICATES, NULL);
 		json_array_foreach(json_object_get(j, "manifests"), i, m) {
 			json_t *p = json_object_get(m, "platform");
 			const char *d = json_string_value(json_object_get(m, "digest"));
@@ -211,7 +203,7 @@ static int engine_manifest(const struct rt_conf *c, const char *name, char out[7
 			}
 		}
 		json_decref(j);
-		return rt_error("the engine's image %s: its index %s has no manifest for linux/%s", name, tok[2],
+		return rt_error("the engine's image %s: its index %s has no manifest for linux/%s", name, top,
 				oci_arch());
 	}
 	return 0;

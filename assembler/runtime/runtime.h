@@ -76,6 +76,16 @@ void rt_choice_done(struct rt_choice *ch);
  * pass); -1: refused or failed (said).
  */
 int rt_cri_image(const struct rt_conf *c, json_t *cfg, char **ret_image);
+/*
+ * containerd's API at @addr, namespace k8s.io (containerd.c): the target of
+ * the image @name (its media type and digest); the bytes of the blob
+ * @digest in *ret (NUL-terminated, caller frees; at most 64 KiB: an index).
+ * 0; 1: containerd gave no answer (no such image, or blob); -errno.
+ */
+int rt_containerd_image(const char *addr, const char *name, char *media_type, size_t mt_size, char *digest,
+			size_t d_size);
+int rt_containerd_content(const char *addr, const char *digest, char **ret, size_t *ret_n);
+
 /* Whether @cfg is a CRI container of containerd's (before the configuration is read). */
 bool rt_cri_container(json_t *cfg);
 

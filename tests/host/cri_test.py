@@ -417,7 +417,9 @@ def node(T, rt, cli, mkoci, deploy, procs, direct=False):
                             ("pause", "pause", '{"Entrypoint": ["/bin/sleep", "2147483647"]}'),
                             ("img", "hello-from-rootasm", '{"Cmd": ["/bin/sh"]}')):
         sh(f"cd {T} && echo {msg} >tree/etc/msg && echo 'PRETTY_NAME=\"{msg}\"' >tree/etc/os-release && tar -C tree --numeric-owner -cf {name}.tar . && "
-           f"{sys.executable} {mkoci} layout {name} --tag v1 --config '{conf}' {name}.tar:gzip >/dev/null")
+           f"{sys.executable} {mkoci} layout {name} --tag v1 --config '{conf}' {name}.tar:gzip "
+           # (the other image behind an index, with a manifest for another platform beside this one's)
+           f"{'--nested' if name == 'other' else ''} >/dev/null")
     p = run(cli, "import", "--json", "--tag", "rt-test/img:v1", "--store", f"{T}/st", f"oci:{T}/img")
     ok(p.returncode == 0, "rootasm import: the store's image", p.stderr)
     layout = json.loads(p.stdout)["layout"]
@@ -705,8 +707,8 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     c.remove_pod(pod)
 
     # 6. ten pods at once, each with a container on rootasm's tree: four of an image rootasm's store does not
-    # have yet (unannotated: all four ask for its import at once), six of a layout (YAML or JSON), half of
-    # those through rootasmd
+    # have yet (unannotated: all four ask for its import at once; an index, resolved to this platform's
+    # manifest), six of a layout (YAML or JSON), half of those through rootasmd
     results = {}
     # what a create killed during an import would leave: the next import removes it
     os.makedirs(f"{T}/st/.engine-export/oci/blobs")
@@ -736,9 +738,14 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     bad = {i: r for i, r in results.items() if r != ((CONTAINER_EXITED, 0), want(i))}
     p = run(cli, "images", "--store", f"{T}/st", "--json")
     named = [n for i in json.loads(p.stdout or "[]") for n in i.get("names", [])]
-    ok(len(results) == 10 and not bad and named.count("localhost/other:v1") == 1,
-       f"ten pods at once on rootasm's trees: the new image imported once for four, half the layouts' through "
-       f"rootasmd ({t_many:.1f} s, run to removed)", (bad, named))
+    other = {n: i.get("manifest") for i in json.loads(p.stdout or "[]") for n in i.get("names", [])}.get(
+        "localhost/other:v1")
+    target = run(*ctr, "images", "ls", "name==localhost/other:v1").stdout.split("\n")[1].split()
+    ok(len(results) == 10 and not bad and named.count("localhost/other:v1") == 1 and "index" in target[1] and
+       other and other != target[2],
+       f"ten pods at once on rootasm's trees: the new image (an index in containerd) imported once for four, "
+       f"as this platform's manifest; half the layouts' through rootasmd ({t_many:.1f} s, run to removed)",
+       (bad, named, target, other))
     ok(not os.path.exists(f"{T}/st/.engine-export"),
        "the export an import unpacked is gone, and so is what a killed one left", os.listdir(f"{T}/st"))
     # rootasmd keeps one mount per image it served (its loop device) until it stops
