@@ -118,26 +118,32 @@ static void pb_bytes(struct buf *b, unsigned int field, const void *d, size_t n)
 	put(b, d, n);
 }
 
+/* The varint at m[*i] (of @n bytes) into *v, *i past it: 0, or -1 (cut short, or longer than 64 bits). */
+static int pb_read_varint(const unsigned char *m, size_t n, size_t *i, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0;; shift += 7) {
+		if (*i >= n || shift > 63)
+			return -1;
+		*v |= (uint64_t)(m[*i] & 127) << shift;
+		if (!(m[(*i)++] & 128))
+			return 0;
+	}
+}
+
 /* The length-delimited field @field of the message @m (@n bytes) into *ret, *ret_n: 0, or -1 (none, or broken). */
 static int pb_get(const unsigned char *m, size_t n, unsigned int field, const unsigned char **ret, size_t *ret_n)
 {
 	size_t i = 0;
 
 	while (i < n) {
-		uint64_t key = 0, len = 0;
-		int shift = 0;
+		uint64_t key, v;
 
-		do {
-			if (i >= n || shift > 63)
-				return -1;
-			key |= (uint64_t)(m[i] & 127) << shift;
-			shift += 7;
-		} while (m[i++] & 128);
+		if (pb_read_varint(m, n, &i, &key) < 0)
+			return -1;
 		switch (key & 7) {
 		case 0:
-			while (i < n && m[i] & 128)
-				i++;
-			if (i++ >= n)
+			if (pb_read_varint(m, n, &i, &v) < 0)
 				return -1;
 			break;
 		case 1:
@@ -147,21 +153,14 @@ static int pb_get(const unsigned char *m, size_t n, unsigned int field, const un
 			i += 4;
 			break;
 		case 2:
-			shift = 0;
-			do {
-				if (i >= n || shift > 63)
-					return -1;
-				len |= (uint64_t)(m[i] & 127) << shift;
-				shift += 7;
-			} while (m[i++] & 128);
-			if (len > n - i)
+			if (pb_read_varint(m, n, &i, &v) < 0 || v > n - i)
 				return -1;
 			if ((key >> 3) == field) {
 				*ret = m + i;
-				*ret_n = len;
+				*ret_n = v;
 				return 0;
 			}
-			i += len;
+			i += v;
 			break;
 		default:
 			return -1;
@@ -334,17 +333,28 @@ static int grpc_call(const char *addr, const char *method, const struct buf *req
 	return r;
 }
 
+/* @method with a request of one field, the string @s as field 1; its answer in @ans (grpc_call()). */
+static int call1(const char *addr, const char *method, const char *s, struct buf *ans)
+{
+	struct buf req = { 0 };
+	int r;
+
+	pb_bytes(&req, 1, s, strlen(s));
+	r = req.oom ? -ENOMEM : grpc_call(addr, method, &req, ans);
+	free(req.p);
+	return r;
+}
+
 int rt_containerd_image(const char *addr, const char *name, char *media_type, size_t mt_size, char *digest,
 			size_t d_size)
 {
-	struct buf req = { 0 }, ans = { 0 };
+	struct buf ans = { 0 };
 	const unsigned char *img, *target, *f;
 	size_t img_n, target_n, f_n;
 	int r;
 
-	pb_bytes(&req, 1, name, strlen(name));		/* GetImageRequest.name */
-	r = req.oom ? -ENOMEM : grpc_call(addr, "/containerd.services.images.v1.Images/Get", &req, &ans);
-	free(req.p);
+	/* GetImageRequest {name (1)} */
+	r = call1(addr, "/containerd.services.images.v1.Images/Get", name, &ans);
 	if (r)
 		return r;
 	/* GetImageResponse.image (1) -> Image.target (3) -> Descriptor.media_type (1), digest (2) */
@@ -366,13 +376,12 @@ int rt_containerd_image(const char *addr, const char *name, char *media_type, si
 
 int rt_containerd_content(const char *addr, const char *digest, char **ret, size_t *ret_n)
 {
-	struct buf req = { 0 }, ans = { 0 }, all = { 0 };
+	struct buf ans = { 0 }, all = { 0 };
 	int r;
 
 	*ret = NULL;
-	pb_bytes(&req, 1, digest, strlen(digest));	/* ReadContentRequest.digest */
-	r = req.oom ? -ENOMEM : grpc_call(addr, "/containerd.services.content.v1.Content/Read", &req, &ans);
-	free(req.p);
+	/* ReadContentRequest {digest (1)}: the whole blob */
+	r = call1(addr, "/containerd.services.content.v1.Content/Read", digest, &ans);
 	if (r)
 		return r;
 	/*

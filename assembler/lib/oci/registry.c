@@ -218,6 +218,32 @@ static int ping(struct ra_oci_remote *rem, struct rootasm_error *e)
 	return r;
 }
 
+/* A remote with libcurl loaded, named @ref (NULL: out of memory, said), or -errno in *r. */
+static struct ra_oci_remote *remote_new(const char *ref, const struct ra_registry_how *how, const char *op, int *r,
+					struct rootasm_error *e)
+{
+	struct ra_oci_remote *rem;
+
+	*r = rg_curl_load(e);
+	if (*r < 0)
+		return NULL;
+	rem = calloc(1, sizeof(*rem));
+	if (!rem) {
+		*r = ra_oom(e, op);
+		return NULL;
+	}
+	pthread_mutex_init(&rem->lock, NULL);
+	rem->owner = pthread_self();
+	rem->tls_verify = how->tls_verify;
+	rem->ref = strdup(ref);
+	if (!rem->ref) {
+		*r = ra_oom(e, op);
+		ra_registry_free(rem);
+		return NULL;
+	}
+	return rem;
+}
+
 int ra_registry_login(const char *registry, const struct ra_registry_how *how, char **ret_auth,
 		      struct rootasm_error *e)
 {
@@ -230,22 +256,19 @@ int ra_registry_login(const char *registry, const struct ra_registry_how *how, c
 		return bad(e, "log in", registry, "not a registry (HOST[:PORT])");
 	if (!how || !how->creds)
 		return bad(e, "log in", registry, "no credentials to log in with");
-	r = rg_curl_load(e);
-	if (r < 0)
-		return r;
-	rem = calloc(1, sizeof(*rem));
-	if (!rem)
-		return ra_oom(e, "log in");
-	pthread_mutex_init(&rem->lock, NULL);
-	rem->owner = pthread_self();
-	rem->tls_verify = how->tls_verify;
+	{
+		char ref[300];
+
+		snprintf(ref, sizeof(ref), "docker://%s", registry);
+		rem = remote_new(ref, how, "log in", &r, e);
+		if (!rem)
+			return r;
+	}
 	/* no repository: a token is asked for no scope, as podman login asks it */
-	if (asprintf(&rem->ref, "docker://%s", registry) < 0)
-		rem->ref = NULL;
 	rem->auth_host = strdup(!strcmp(registry, "registry-1.docker.io") || !strcmp(registry, "index.docker.io") ?
 				"docker.io" : registry);
 	rem->host = strdup(strcmp(registry, "docker.io") ? registry : "registry-1.docker.io");
-	if (!rem->ref || !rem->auth_host || !rem->host) {
+	if (!rem->auth_host || !rem->host) {
 		r = ra_oom(e, "log in");
 		goto out;
 	}
@@ -287,20 +310,9 @@ int ra_registry_open(const char *ref, const struct ra_registry_how *how, struct 
 	_cleanup_free_ char *mt = NULL;
 	int r;
 
-	r = rg_curl_load(e);
-	if (r < 0)
-		return r;
-	rem = calloc(1, sizeof(*rem));
+	rem = remote_new(ref, how, "import", &r, e);
 	if (!rem)
-		return ra_oom(e, "import");
-	pthread_mutex_init(&rem->lock, NULL);
-	rem->owner = pthread_self();
-	rem->tls_verify = how->tls_verify;
-	rem->ref = strdup(ref);
-	if (!rem->ref) {
-		r = ra_oom(e, "import");
-		goto fail;
-	}
+		return r;
 	r = parse_ref(rem, ref, e);
 	if (r < 0)
 		goto fail;
