@@ -122,6 +122,8 @@ int rootasm_client_assemble(struct rootasm_client *c, const struct rootasm_clien
 	const char *layout = OPT(o, layout, NULL), *text = OPT(o, layout_text, NULL);
 	unsigned int flags = OPT(o, flags, 0u);
 	int nsfd = OPT(o, userns_fd, -EBADF), fd = -EBADF, r;
+	const uid_t *rv = OPT(o, receivers, (const uid_t *)NULL);
+	size_t n = rv ? OPT(o, n_receivers, (size_t)0) : 0;
 	json_t *req, *rep = NULL;
 	struct stat st;
 
@@ -156,9 +158,7 @@ int rootasm_client_assemble(struct rootasm_client *c, const struct rootasm_clien
 	}
 	if (flags & ROOTASM_CLIENT_USERNS)
 		ra_jset(&b, req, "userns", json_true());
-	if (OPT(o, receivers, (const uid_t *)NULL) && OPT(o, n_receivers, (size_t)0)) {
-		const uid_t *rv = OPT(o, receivers, (const uid_t *)NULL);
-		size_t n = OPT(o, n_receivers, (size_t)0);
+	if (rv && n) {
 		json_t *a;
 
 		if (n > RA_PROTO_MAX_RECEIVERS) {

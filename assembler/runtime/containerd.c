@@ -318,7 +318,6 @@ static int grpc_call(const char *addr, const char *method, const struct buf *req
 			break;
 		}
 		put(ret, data.p + i + 5, n);
-		/* (a separator: Content.Read's messages are read one by one below) */
 		i += 5 + n;
 	}
 	if (r == 0 && ret->oom)

@@ -35,10 +35,10 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "oci/oci.h"
 #include "open.h"
 #include "runtime.h"
 #include "util.h"
@@ -147,22 +147,6 @@ static bool is_digest(const char *s)
 	return !strncmp(s, "sha256:", 7) && strlen(s) == 71 && strspn(s + 7, "0123456789abcdef") == 64;
 }
 
-/* This machine's architecture as OCI names it. */
-static const char *oci_arch(void)
-{
-	static const char *const map[][2] = { { "x86_64", "amd64" }, { "aarch64", "arm64" }, { "i686", "386" },
-					      { "armv7l", "arm" }, { "ppc64le", "ppc64le" }, { "s390x", "s390x" },
-					      { "riscv64", "riscv64" } };
-	static struct utsname u;
-
-	if (uname(&u) < 0)
-		return "amd64";
-	for (size_t i = 0; i < ARRAY_SIZE(map); i++)
-		if (!strcmp(u.machine, map[i][0]))
-			return map[i][1];
-	return u.machine;
-}
-
 /* The manifest digest containerd keeps for @name, this platform's when it is an index: into @out (72 bytes). */
 static int engine_manifest(const struct rt_conf *c, const char *name, char out[72])
 {
@@ -196,15 +180,15 @@ static int engine_manifest(const struct rt_conf *c, const char *name, char out[7
 			const char *d = json_string_value(json_object_get(m, "digest"));
 
 			if (d && is_digest(d) && !strcmp(json_string_value(json_object_get(p, "os")) ?: "", "linux") &&
-			    !strcmp(json_string_value(json_object_get(p, "architecture")) ?: "", oci_arch())) {
+			    !strcmp(json_string_value(json_object_get(p, "architecture")) ?: "", RA_OCI_HOST_ARCH)) {
 				snprintf(out, 72, "%s", d);
 				json_decref(j);
 				return 0;
 			}
 		}
 		json_decref(j);
-		return rt_error("the engine's image %s: its index %s has no manifest for linux/%s", name, top,
-				oci_arch());
+		return rt_error("the engine's image %s: its index %s has no manifest for linux/" RA_OCI_HOST_ARCH, name,
+				top);
 	}
 	return 0;
 }
@@ -230,10 +214,9 @@ static int import_from_engine(const struct rt_conf *c, const char *name, const c
 	struct rootasm_import_result res = { 0 };
 	struct rootasm_error e = { 0 };
 	_cleanup_free_ char *dir = NULL, *tar = NULL, *oci = NULL, *ref = NULL, *out = NULL;
-	char tag[512], plat[64];
+	char tag[512];
 	int r;
 
-	snprintf(plat, sizeof(plat), "linux/%s", oci_arch());
 	dir = fmt("%s/.engine-export", c->store);
 	tar = dir ? fmt("%s/image.tar", dir) : NULL;
 	oci = dir ? fmt("%s/oci", dir) : NULL;
@@ -245,7 +228,8 @@ static int import_from_engine(const struct rt_conf *c, const char *name, const c
 	if (mkdir(dir, 0700) < 0)
 		return rt_error("the engine's image %s: %s: %s", name, dir, strerror(errno));
 	{
-		const char *ex[] = { "images", "export", "--platform", plat, tar, name, NULL };
+		/* (the platform the import chooses from an index: the same manifest) */
+		const char *ex[] = { "images", "export", "--platform", "linux/" RA_OCI_HOST_ARCH, tar, name, NULL };
 		const char *untar[] = { "tar", "--no-same-owner", "--no-same-permissions", "--one-top-level=oci", "-C", dir,
 					"-xf", tar, NULL };
 
@@ -273,35 +257,31 @@ static int import_from_engine(const struct rt_conf *c, const char *name, const c
 	return r;
 }
 
-static const char *cri_image_name(const struct rt_conf *c, json_t *cfg)
+/* The image name containerd's CRI plugin gave a container of a pod (not its sandbox), or NULL. */
+static const char *cri_image_name(json_t *cfg)
 {
 	json_t *ann = json_object_get(cfg, "annotations");
 	const char *type = json_string_value(json_object_get(ann, "io.kubernetes.cri.container-type"));
 	const char *name = json_string_value(json_object_get(ann, "io.kubernetes.cri.image-name"));
 
-	if (!type || strcmp(type, "container") || !name || !*name || !containerd_address(c))
-		return NULL;
-	return name;
+	return type && !strcmp(type, "container") && name && *name ? name : NULL;
 }
 
 bool rt_cri_container(json_t *cfg)
 {
-	json_t *ann = json_object_get(cfg, "annotations");
-	const char *type = json_string_value(json_object_get(ann, "io.kubernetes.cri.container-type"));
-
-	return type && !strcmp(type, "container") && json_object_get(ann, "io.kubernetes.cri.image-name");
+	return cri_image_name(cfg) != NULL;
 }
 
 int rt_cri_image(const struct rt_conf *c, json_t *cfg, char **ret_image)
 {
-	const char *name = cri_image_name(c, cfg);
+	const char *name = cri_image_name(cfg);
 	char manifest[72], line[1024];
 	_cleanup_close_ int sfd = -EBADF;
 	struct rootasm_error e = { 0 };
 	int r;
 
 	*ret_image = NULL;
-	if (!name || strcmp(c->unannotated, "image"))
+	if (!name || !containerd_address(c) || strcmp(c->unannotated, "image"))
 		return 1;
 	/* a reference as containerd keeps it, never something ctr could take for an option */
 	if (!((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= '0' && name[0] <= '9')) || strlen(name) > 255 ||

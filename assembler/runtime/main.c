@@ -81,8 +81,9 @@ static const char help[] =
 	"--systemd-cgroup, --cgroup-manager, --debug, ...).\n"
 	"\n"
 	"Config file: " RT_CONFIG " ($ROOTASM_RUNTIME_CONFIG), lines KEY = VALUE (delegate,\n"
-	"layouts, store, socket, root, unannotated, containerd); the environment wins: ROOTASM_RUNTIME_DELEGATE,\n"
-	"ROOTASM_RUNTIME_LAYOUTS, ROOTASM_STORE, ROOTASM_RUNTIME_SOCKET, ROOTASM_RUNTIME_ROOT.\n"
+	"layouts, store, socket, root, unannotated, containerd); the environment wins:\n"
+	"ROOTASM_RUNTIME_DELEGATE, ROOTASM_RUNTIME_LAYOUTS, ROOTASM_STORE, ROOTASM_RUNTIME_SOCKET,\n"
+	"ROOTASM_RUNTIME_ROOT.\n"
 	"Exit status: the delegate's; 1 when rootasm-runtime fails or refuses.\n";
 
 /* The engine's command line, split. */
@@ -176,8 +177,7 @@ int rt_conf_load(struct rt_conf *c)
 			return rt_error("%s:%u: unannotated is 'image' or 'pass', not '%s'", path, lineno, v);
 		else
 			return rt_error("%s:%u: unknown key '%s' (delegate, layouts, store, socket, root, unannotated, "
-					"containerd)", path,
-					lineno, k);
+					"containerd)", path, lineno, k);
 		if (r < 0)
 			return r;
 	}
@@ -589,6 +589,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 	if (parse_create(cl, &ca) < 0)
 		return 1;
 	bfd = open(ca.bundle ? ca.bundle : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	r = 1;
 	if (bfd >= 0 && read_config(&ca, bfd, &cfg, &author, &author_gid) == 0 && cfg && !is_sandbox(cfg)) {
 		unannotated = !annotation(cfg, ANN_LAYOUT) && !annotation(cfg, ANN_IMAGE);
 		r = unannotated && !annotation(cfg, ANN_VIA);
@@ -599,17 +600,11 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 			if (r > 0 && annotation(cfg, ANN_VIA))
 				r = 0;	/* unannotated = pass: via alone is refused by rt_choose() */
 		}
-		if (r < 0) {
-			json_decref(cfg);
-			return 1;
-		}
-		if (r > 0) {
-			json_decref(cfg);
-			return exec_delegate(cl) < 0 ? 1 : 0;	/* no change: the bundle as it came */
-		}
-	} else {
+	}
+	if (r != 0) {
 		json_decref(cfg);
-		return exec_delegate(cl) < 0 ? 1 : 0;	/* no change: the bundle as it came */
+		/* refused; or no change: the bundle as it came */
+		return r < 0 || exec_delegate(cl) < 0 ? 1 : 0;
 	}
 	rt_log_for(NULL, ca.id);
 	if (!id_ok(ca.id)) {

@@ -35,24 +35,6 @@
 #define MT_D_SCHEMA1	"application/vnd.docker.distribution.manifest.v1"
 #define REF_NAME	"org.opencontainers.image.ref.name"
 
-#if defined(__x86_64__)
-#define HOST_ARCH "amd64"
-#elif defined(__aarch64__)
-#define HOST_ARCH "arm64"
-#elif defined(__i386__)
-#define HOST_ARCH "386"
-#elif defined(__arm__)
-#define HOST_ARCH "arm"
-#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define HOST_ARCH "ppc64le"
-#elif defined(__s390x__)
-#define HOST_ARCH "s390x"
-#elif defined(__riscv) && __riscv_xlen == 64
-#define HOST_ARCH "riscv64"
-#else
-#define HOST_ARCH "unknown"
-#endif
-
 /* A problem with the image itself (what the caller gave us): exit status 2. */
 #define bad(e, op, path, ...) ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, path, __VA_ARGS__)
 
@@ -331,7 +313,7 @@ static int pick(struct ra_oci_image *img, json_t *idx, const char *where, const 
 				continue;
 		} else if (depth > 0 && json_array_size(manifests) > 1) {
 			if (json_unpack(m, "{s:{s:s, s:s}}", "platform", "os", &os, "architecture", &arch) ||
-			    strcmp(os, "linux") || strcmp(arch, HOST_ARCH))
+			    strcmp(os, "linux") || strcmp(arch, RA_OCI_HOST_ARCH))
 				continue;
 		}
 		if (n++ == 0)
@@ -341,12 +323,12 @@ static int pick(struct ra_oci_image *img, json_t *idx, const char *where, const 
 	if (n == 0 && depth == 0 && img->tag)
 		return bad(e, "read image", where, "no manifest is tagged '%s' (tags: %s)", img->tag, tags);
 	if (n == 0)
-		return bad(e, "read image", where, "lists no manifest%s", depth ? " for linux/" HOST_ARCH : "");
+		return bad(e, "read image", where, "lists no manifest%s", depth ? " for linux/" RA_OCI_HOST_ARCH : "");
 	if (n > 1 && depth == 0)
 		return bad(e, "read image", where, "lists %zu manifests%s; name one: oci:%s:TAG (tags: %s)", n,
 			   img->tag ? " with that tag" : "", img->dir, tags);
 	if (n > 1)
-		return bad(e, "read image", where, "lists %zu manifests for linux/" HOST_ARCH, n);
+		return bad(e, "read image", where, "lists %zu manifests for linux/" RA_OCI_HOST_ARCH, n);
 	return parse_desc(chosen, where, ret, e);
 }
 

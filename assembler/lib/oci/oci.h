@@ -19,6 +19,25 @@
 #include "digest.h"
 #include "rootasm.h"
 
+/* The platform an index's manifest is chosen for: linux/RA_OCI_HOST_ARCH, as OCI names this build's architecture */
+#if defined(__x86_64__)
+#define RA_OCI_HOST_ARCH "amd64"
+#elif defined(__aarch64__)
+#define RA_OCI_HOST_ARCH "arm64"
+#elif defined(__i386__)
+#define RA_OCI_HOST_ARCH "386"
+#elif defined(__arm__)
+#define RA_OCI_HOST_ARCH "arm"
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define RA_OCI_HOST_ARCH "ppc64le"
+#elif defined(__s390x__)
+#define RA_OCI_HOST_ARCH "s390x"
+#elif defined(__riscv) && __riscv_xlen == 64
+#define RA_OCI_HOST_ARCH "riscv64"
+#else
+#define RA_OCI_HOST_ARCH "unknown"
+#endif
+
 #define RA_OCI_INDEX_MAX	(4u << 20)	/* index.json, nested indexes */
 #define RA_OCI_MANIFEST_MAX	(4u << 20)	/* as the distribution spec caps manifests */
 #define RA_OCI_CONFIG_MAX	(16u << 20)

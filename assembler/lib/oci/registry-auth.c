@@ -84,21 +84,34 @@ static size_t key_match(const struct ra_oci_remote *rem, const char *k)
 
 extern char **environ;
 
-/* user:secret as the header HTTP Basic sends, into rem->basic: 0, or -errno. */
+/*
+ * @plain ("USER:PASSWORD") as the header HTTP Basic sends, into rem->basic:
+ * 0, -ENOSPC (its base64 and NUL over @max bytes), -ENOMEM.
+ */
+static int basic_header(struct ra_oci_remote *rem, const char *plain, size_t max)
+{
+	char enc[2800];
+	int r = 0;
+
+	if (b64((const unsigned char *)plain, strlen(plain), enc, max < sizeof(enc) ? max : sizeof(enc)) < 0)
+		r = -ENOSPC;
+	else if (asprintf(&rem->basic, "Authorization: Basic %s", enc) < 0)
+		r = -ENOMEM, rem->basic = NULL;
+	explicit_bzero(enc, sizeof(enc));
+	return r;
+}
+
+/* user:secret (a credential helper's) into rem->basic: 0, or -errno. */
 static int basic_of(struct ra_oci_remote *rem, const char *user, const char *secret, const char *op, const char *path,
 		    struct rootasm_error *e)
 {
-	char plain[2048], enc[2800];
-	int r = 0;
+	char plain[2048];
+	int r = -ENOSPC;
 
-	if ((size_t)snprintf(plain, sizeof(plain), "%s:%s", user, secret) >= sizeof(plain) ||
-	    b64((const unsigned char *)plain, strlen(plain), enc, sizeof(enc)) < 0)
-		r = bad(e, op, path, "credentials too long");
-	else if (asprintf(&rem->basic, "Authorization: Basic %s", enc) < 0)
-		r = ra_oom(e, op), rem->basic = NULL;
+	if ((size_t)snprintf(plain, sizeof(plain), "%s:%s", user, secret) < sizeof(plain))
+		r = basic_header(rem, plain, 2800);
 	explicit_bzero(plain, sizeof(plain));
-	explicit_bzero(enc, sizeof(enc));
-	return r;
+	return r == -ENOSPC ? bad(e, op, path, "credentials too long") : r == -ENOMEM ? ra_oom(e, op) : r;
 }
 
 /*
@@ -336,19 +349,16 @@ int rg_load_auth(struct ra_oci_remote *rem, const struct ra_registry_how *how, s
 	size_t n = 0;
 
 	if (how && how->creds) {
-		char enc[2048], hdr[2100];
 		const char *colon = strchr(how->creds, ':');
+		int r;
 
 		if (!colon || colon == how->creds)
 			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", rem->ref,
 					   "--creds: USER:PASSWORD expected");
-		if (b64((const unsigned char *)how->creds, strlen(how->creds), enc, sizeof(enc)) < 0)
+		r = basic_header(rem, how->creds, 2048);
+		if (r == -ENOSPC)
 			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", rem->ref, "--creds: too long");
-		snprintf(hdr, sizeof(hdr), "Authorization: Basic %s", enc);
-		explicit_bzero(enc, sizeof(enc));
-		rem->basic = strdup(hdr);
-		explicit_bzero(hdr, sizeof(hdr));
-		return rem->basic ? 0 : ra_oom(e, "import");
+		return r < 0 ? ra_oom(e, "import") : 0;
 	}
 	if (given) {
 		/* a file named explicitly must be there */
