@@ -1053,6 +1053,7 @@ TEST(daemon_notices_an_image_replaced_while_cached)
 
 struct conc {
 	struct daemon *d;
+	const char *layout;	/* (path()'s buffers are not the threads' to share: made before they start) */
 	int ok;
 	char err[512];
 };
@@ -1061,7 +1062,7 @@ static void *conc_client(void *arg)
 {
 	struct conc *c = arg;
 	struct rootasm_error e = { 0 };
-	int fd = via(c->d, path("layouts/t.yaml"), &e);
+	int fd = via(c->d, c->layout, &e);
 
 	if (fd < 0) {
 		snprintf(c->err, sizeof(c->err), "%s", err_line(&e));
@@ -1078,11 +1079,13 @@ TEST(daemon_200_concurrent_clients)
 	struct daemon d = start("s8", NULL);
 	static struct conc c[N];
 	pthread_t t[N];
+	char layout[4096];
 	int ok = 0;
 	json_t *st;
 
+	snprintf(layout, sizeof(layout), "%s", path("layouts/t.yaml"));
 	for (int i = 0; i < N; i++) {
-		c[i] = (struct conc){ .d = &d };
+		c[i] = (struct conc){ .d = &d, .layout = layout };
 		ASSERT_EQ(pthread_create(&t[i], NULL, conc_client, &c[i]), 0);
 	}
 	for (int i = 0; i < N; i++) {
