@@ -2,7 +2,6 @@
 /* rootasm check [--offline] [--json] LAYOUT | rootasm check --live DIR */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,11 +45,9 @@ static int principal_of(const char *arg, struct rootasm_principal **ret)
 	struct rootasm_error e = { 0 };
 	char user[256], *end;
 	const char *ns = strchr(arg, ':');
-	struct passwd *pw = NULL;
-	gid_t groups[256];
-	int ngroups = 256, nsfd = -1, r;
+	struct passwd *pw;
+	int nsfd = -1, r;
 	unsigned long uid;
-	gid_t gid;
 
 	if ((ns ? (size_t)(ns - arg) : strlen(arg)) >= sizeof(user) || arg == ns || !*arg)
 		return cli_usage("--as '%s': USER[:USERNS]", arg);
@@ -60,22 +57,18 @@ static int principal_of(const char *arg, struct rootasm_principal **ret)
 	if (!*end && user[0] >= '0' && user[0] <= '9') {
 		if (errno || uid >= 4294967295UL)
 			return cli_usage("--as '%s': not a uid", user);
-		pw = getpwuid((uid_t)uid);
 	} else {
 		pw = getpwnam(user);
 		if (!pw)
 			return cli_usage("--as '%s': no such user", user);
 		uid = pw->pw_uid;
 	}
-	gid = pw ? pw->pw_gid : (gid_t)uid;
-	if (!pw || getgrouplist(pw->pw_name, gid, groups, &ngroups) < 0)
-		ngroups = 0;
 	if (ns) {
 		nsfd = open(ns + 1, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		if (nsfd < 0)
 			return cli_usage("--as: user namespace '%s': %s", ns + 1, strerror(errno));
 	}
-	r = rootasm_principal_user((uid_t)uid, gid, groups, (size_t)ngroups, nsfd, ret, &e);
+	r = rootasm_principal_of_uid((uid_t)uid, nsfd, ret, &e);
 	if (nsfd >= 0)
 		close(nsfd);
 	return r < 0 ? cli_fail(&e) : 0;

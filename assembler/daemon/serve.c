@@ -109,7 +109,8 @@ static int keys(struct req *q, const char *const *allowed, const char *types)
 		if (!allowed[i])
 			return bad(q, EINVAL, "unknown key \"%.64s\" for this op", k);
 		if ((types[i] == 's' && !json_is_string(v)) || (types[i] == 'b' && !json_is_boolean(v)) ||
-		    (types[i] == 'i' && !json_is_integer(v)) || (types[i] == 'a' && !json_is_array(v)))
+		    (types[i] == 'i' && !json_is_integer(v)) || (types[i] == 'a' && !json_is_array(v)) ||
+		    (types[i] == 'o' && !json_is_object(v)))
 			return bad(q, EINVAL, "\"%s\" has the wrong type", k);
 	}
 	return 0;
@@ -251,16 +252,16 @@ static int check_userns(struct req *q)
 static int op_assemble(struct req *q, json_t **reply, int *ret_fd)
 {
 	static const char *const allowed[] = { "rootasm", "op", "layout", "layout_text", "name", "userns", "receivers",
-						NULL };
+						"as", NULL };
 	struct rootasm_assemble_opts ao = { .size = sizeof(ao), .userns_fd = -EBADF };
 	struct rootasm_layout *l = NULL;
 	uid_t receivers[RA_PROTO_MAX_RECEIVERS];
-	json_t *lj, *tj, *rj, *v;
+	json_t *lj, *tj, *rj, *aj, *v;
 	size_t i;
 	bool userns;
 	int r, tree;
 
-	r = keys(q, allowed, "issssba");
+	r = keys(q, allowed, "issssbao");
 	if (r < 0)
 		return r;
 	/* who the tree goes on to: the grant locks it when one is neither root nor the client */
@@ -285,10 +286,24 @@ static int op_assemble(struct req *q, json_t **reply, int *ret_fd)
 		return bad(q, EINVAL, "an fd came with a request that takes none");
 	if (userns && (r = check_userns(q)) < 0)
 		return r;
-	/* who the tree is for: the authorize stage decides what they get (rootasm.h, "principals") */
-	r = is_root(q) ? rootasm_principal_admin(&q->p, &q->e) :
-			 rootasm_principal_user(q->c->uid, q->c->gid, q->c->groups, q->c->ngroups, userns ? q->fd : -EBADF,
-						&q->p, &q->e);
+	/*
+	 * who the tree is for: the authorize stage decides what they get
+	 * (rootasm.h, "principals"). An administrator client may ask on someone
+	 * else's word ("as": rootasm-runtime for a bundle's author): then the
+	 * request is that principal's, with the limits it came with.
+	 */
+	aj = json_object_get(q->msg, "as");
+	if (aj && !is_root(q))
+		return deny(q, "assemble", "uid %u may not say whom a tree is for (\"as\" is an administrator's word)",
+			    (unsigned int)q->c->uid);
+	if (aj && userns)
+		return bad(q, EINVAL, "\"as\" goes without \"userns\" (a user namespace does not travel in it)");
+	if (aj)
+		r = ra_proto_principal_parse(aj, &q->p, &q->e);
+	else
+		r = is_root(q) ? rootasm_principal_admin(&q->p, &q->e) :
+				 rootasm_principal_user(q->c->uid, q->c->gid, q->c->groups, q->c->ngroups,
+							userns ? q->fd : -EBADF, &q->p, &q->e);
 	if (r < 0)
 		return r;
 	if (lj) {
@@ -313,7 +328,8 @@ static int op_assemble(struct req *q, json_t **reply, int *ret_fd)
 	 * executes (its user namespace included), the one `rootasm check --as` prints
 	 */
 	if (q->c->d->debug)
-		rd_log(LOG_DEBUG, "uid %u pid %d: assembling %s", (unsigned int)q->c->uid, (int)q->c->pid, q->what);
+		rd_log(LOG_DEBUG, "uid %u pid %d: assembling %s for %s", (unsigned int)q->c->uid, (int)q->c->pid, q->what,
+		       rootasm_principal_describe(q->p));
 	tree = rootasm_assemble_with(q->c->d->ctx, l, &ao, &q->e);
 	rootasm_layout_free(l);
 	if (tree < 0)

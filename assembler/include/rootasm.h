@@ -208,6 +208,12 @@ int rootasm_principal_admin(struct rootasm_principal **ret, struct rootasm_error
 int rootasm_principal_user(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups, int userns_fd,
 			   struct rootasm_principal **ret, struct rootasm_error *e);
 /*
+ * A user as the user database knows it (since 0.5): @uid, its entry's primary
+ * gid and every group it is in (getgrouplist()); with no entry, gid @uid and
+ * no groups. @userns_fd as rootasm_principal_user(). Caller owns *ret.
+ */
+int rootasm_principal_of_uid(uid_t uid, int userns_fd, struct rootasm_principal **ret, struct rootasm_error *e);
+/*
  * The process behind @pidfd (a socket peer's SO_PEERPIDFD) with the
  * credentials the kernel gave for it (SO_PEERCRED, SO_PEERGROUPS): an
  * administrator when, still alive, it has CAP_SYS_ADMIN in the initial user
@@ -733,6 +739,15 @@ struct rootasm_client_assemble_opts {
 	 */
 	const uid_t *receivers;
 	size_t n_receivers;
+	/*
+	 * since 0.5: who the tree is for, when the client asks on someone
+	 * else's word (rootasm-runtime for a bundle's author): an administrator,
+	 * or a user (uid, gid, groups; no user namespace), with its limits
+	 * (rootasm_principal_limit()), sent as the request's "as". rootasmd takes
+	 * it only from an administrator client and then judges the request as
+	 * this principal's; NULL: the client itself.
+	 */
+	const struct rootasm_principal *principal;
 };
 
 /*
@@ -998,6 +1013,17 @@ struct rootasm_bundle_opts {
 	const char *upper;		/* prepare: absolute; writes go to UPPER/upper instead of the layout's upper */
 	/* since 0.4 */
 	const char *store;		/* create: the store the image is looked up in (NULL: as rootasm_store_lookup()) */
+	/*
+	 * since 0.5, prepare: the layout (@layout or the annotation's) must lie
+	 * in one of these directories, a limit of the bundle's principal
+	 * (ROOTASM_LIMIT_LAYOUTS) that a front end choosing on an annotation
+	 * states (rootasm-runtime: its layout directory, the store's images): a
+	 * path outside them is not looked up, the way to it follows no symlink,
+	 * and for a bundle of root's (an administrator's) the file must be an
+	 * administrator's under the trust rule. n_layout_dirs 0: no limit.
+	 */
+	const char *const *layout_dirs;
+	size_t n_layout_dirs;
 };
 
 /* What was done; the library fills it (zeroed first, also on failure); free with rootasm_bundle_result_free(). */

@@ -262,6 +262,10 @@ static int limits(struct astate *a, struct rootasm_layout *l)
 
 	if (!p)
 		return 0;
+	/* an administrator limited stands for someone else's word: its layout file judged before it was read */
+	if (p->limit_layouts && p->admin && !l->file_judged)
+		deny(a, l, NULL, (struct ra_loc){ 0, 0 }, "layout", "an administrator limited to layout directories "
+		     "loads only a layout file judged when it was opened (its owner and mode, and its directories')");
 	if (p->limit_layouts && !in_dirs(l->anchor, p->layout_dirs, p->nlayout_dirs)) {
 		if (l->anchor)
 			deny(a, l, NULL, (struct ra_loc){ 0, 0 }, "layout", "the layout file lies in %s, in none of the "
@@ -272,6 +276,26 @@ static int limits(struct astate *a, struct rootasm_layout *l)
 	}
 	if (p->limit_sources)
 		return ra_layout_walk(l, RA_WALK_NESTED, source_limit, a);
+	return 0;
+}
+
+int ra_authorize_layout_file(const struct rootasm_principal *p, int dirfd, int fd, const char *shown,
+			     struct rootasm_error *e)
+{
+	char where[RA_PATH_MAX], why[512];
+	ssize_t n;
+
+	if (!p || !p->limit_layouts)
+		return 0;
+	n = ra_fd_path(dirfd, where, sizeof(where));
+	if (n < 0)
+		return ra_err(e, (int)-n, -EBADF, "open layout", shown, "where its directory is");
+	if (!in_dirs(where, p->layout_dirs, p->nlayout_dirs))
+		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "open layout", shown, "the layout file lies in %s, "
+				   "in none of the layout directories allowed to %s", where, rootasm_principal_describe(p));
+	if (p->admin && ra_admin_trusted(fd, dirfd, why, sizeof(why)) < 0)
+		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "open layout", shown, "not an administrator's "
+				   "layout (%s), and an administrator would assemble it on someone else's word", why);
 	return 0;
 }
 

@@ -116,9 +116,10 @@ long long bd_host_root(json_t *maps)
 
 /*
  * The layout entry for OCI mount @m, or NULL when rootasm leaves it to the runtime
- * (not bind/tmpfs, or an option rootasm cannot express).
+ * (not bind/tmpfs, or an option rootasm cannot express; /dev of a tree that
+ * is @nodev, a user's: the device nodes the runtime makes there would not open).
  */
-json_t *bd_take_mount(json_t *m, const char *bundle, bool userns)
+json_t *bd_take_mount(json_t *m, const char *bundle, bool userns, bool nodev)
 {
 	static const char *const attrs[] = { "ro", "rw", "nosuid", "nodev", "noexec", "nosymfollow", "noatime",
 					     "relatime", "strictatime", "nodiratime" };
@@ -140,7 +141,7 @@ json_t *bd_take_mount(json_t *m, const char *bundle, bool userns)
 		if (s && (!strcmp(s, "bind") || !strcmp(s, "rbind")))
 			isbind = true;
 	}
-	if (!dst || dst[0] != '/' || strstr(dst, "/../") || !strcmp(dst, "/"))
+	if (!dst || dst[0] != '/' || strstr(dst, "/../") || !strcmp(dst, "/") || (nodev && !strcmp(dst, "/dev")))
 		return NULL;
 	if (!isbind && !(type && !strcmp(type, "tmpfs")))
 		return NULL;

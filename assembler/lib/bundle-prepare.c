@@ -29,42 +29,36 @@
 #include "util.h"
 
 /*
- * Who the bundle's tree is for (*ret NULL: an administrator):
+ * Who the bundle's tree is for:
  *
  * The principal: the bundle's owner, as fstat of the bundle's fd says (or,
  * in root's bundle, config.json's owner when that is not root: the one who
- * wrote what it asks for). root's bundle is an administrator's; anyone
- * else's is that user's: the layout file it names is read, and the layout's
- * host objects are opened, with its rights; it gets no more than it could
- * reach itself, and its tree is nosuid,nodev and locked (authorize.c).
+ * wrote what it asks for). root's bundle is an administrator's (the calling
+ * process, judged: rootasm_principal_self()); anyone else's is that user's
+ * (rootasm_principal_of_uid()): the layout file it names is read, and the
+ * layout's host objects are opened, with its rights; it gets no more than it
+ * could reach itself, and its tree is nosuid,nodev and locked (authorize.c).
+ * A front end's layout directories (@opts->layout_dirs) limit either.
  */
-static int bundle_principal(struct bundle *b, struct rootasm_principal **ret, struct rootasm_error *e)
+static int bundle_principal(struct bundle *b, const struct rootasm_bundle_opts *opts, struct rootasm_principal **ret,
+			    struct rootasm_error *e)
 {
-	*ret = NULL;
-	if (b->author != 0) {
-		struct passwd pw, *pwp = NULL;
-		char buf[4096];
-		gid_t groups[256];
-		int n = 256;
-		gid_t gid = b->author == b->st.st_uid ? b->st.st_gid : b->author;
+	size_t n = OPT(opts, n_layout_dirs, 0);
+	int r;
 
-		if (getpwuid_r(b->author, &pw, buf, sizeof(buf), &pwp) == 0 && pwp) {
-			gid = pw.pw_gid;
-			if (getgrouplist(pw.pw_name, gid, groups, &n) < 0)
-				n = 0;
-		} else {
-			n = 0;
-		}
-		return rootasm_principal_user(b->author, gid, groups, (size_t)n, -EBADF, ret, e);
-	}
-	return 0;
+	r = b->author != 0 ? rootasm_principal_of_uid(b->author, -EBADF, ret, e) : rootasm_principal_self(ret, e);
+	if (r == 0 && n)
+		r = rootasm_principal_limit(*ret, ROOTASM_LIMIT_LAYOUTS, OPT(opts, layout_dirs, NULL), n, e);
+	return r;
 }
 
 struct layout_read {
 	struct bundle *b;
 	const char *path;
+	const struct rootasm_principal *p;
 	json_t **base;
 	char **shown;
+	int *dir;
 	struct rootasm_error *e;
 };
 
@@ -72,25 +66,26 @@ static int layout_read(void *ud)
 {
 	struct layout_read *x = ud;
 
-	return bd_read_layout(x->b, x->path, x->base, x->shown, x->e);
+	return bd_read_layout(x->b, x->path, x->p, x->base, x->shown, x->dir, x->e);
 }
 
 /*
  * The one place where a bundle's tree is loaded and assembled: @text, the
- * layout prepare made (every host path in it absolute), named @name in
- * messages, for @p (bundle_principal()). Returns the tree's fd (the caller
- * owns it).
+ * layout prepare made (every host path in it absolute) of the file judged
+ * in @dir (bd_read_layout()), named @name in messages, for @p
+ * (bundle_principal()). Returns the tree's fd (the caller owns it).
  */
-static int bundle_assemble(struct rootasm_ctx *ctx, struct bundle *b, const struct rootasm_principal *p,
+static int bundle_assemble(struct rootasm_ctx *ctx, struct bundle *b, const struct rootasm_principal *p, int dir,
 			   const char *text, size_t len, const char *name, struct rootasm_error *e)
 {
-	struct rootasm_load_opts lo = { .size = sizeof(lo), .name = name, .principal = p };
+	struct rootasm_load_opts lo = { .size = sizeof(lo), .flags = ROOTASM_LOAD_DIR_FD, .name = name,
+					.principal = p, .dir_fd = dir };
 	struct rootasm_layout *l = NULL;
 	int r;
 
 	RA_TRACE(ctx, "bundle %s: owned by %u:%u, assembling %s for %s", b->path, (unsigned)b->st.st_uid,
 		 (unsigned)b->st.st_gid, name, rootasm_principal_describe(p));
-	r = rootasm_layout_load_mem(ctx, text, len, &lo, &l, e);
+	r = ra_layout_load_judged(ctx, text, len, &lo, &l, e);
 	if (r < 0)
 		return r;
 	r = rootasm_assemble_with(ctx, l, NULL, e);
@@ -107,7 +102,7 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 	_cleanup_free_ char *orig = NULL, *lshown = NULL, *rel = NULL, *ltext = NULL, *ctext = NULL, *rtext = NULL,
 			    *made_name = NULL, *lname = NULL;
 	_cleanup_close_ int root_fd = -EBADF, made_parent = -EBADF, tree_fd = -EBADF, state = -EBADF,
-			    rfd = -EBADF;
+			    rfd = -EBADF, ldir = -EBADF;
 	const char *layout, *upper, *rootpath = "rootfs";
 	size_t origlen = 0, llen = 0, clen = 0, rlen = 0, i;
 	json_t *ann, *linux_, *m, *lmounts, *idmap = NULL;
@@ -176,11 +171,11 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 	 * bundle's author wrote it): nothing it could not read itself is parsed or
 	 * quoted. --layout is the caller's word, read with the caller's.
 	 */
-	r = bundle_principal(&b, &who, e);
+	r = bundle_principal(&b, opts, &who, e);
 	if (r < 0)
 		goto out;
 	{
-		struct layout_read lr = { &b, layout, &base, &lshown, e };
+		struct layout_read lr = { &b, layout, who, &base, &lshown, &ldir, e };
 
 		r = rootasm_principal_run(from_annotation ? who : NULL, layout_read, &lr);
 		if (r < 0 && e && !e->err)
@@ -189,9 +184,9 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 	if (r < 0)
 		goto out;
 	{
-		_cleanup_free_ char *ldir = strdup(lshown);
+		_cleanup_free_ char *lpath = strdup(lshown);
 
-		if (!ldir || bd_absolutize(base, dirname(ldir)) < 0) {
+		if (!lpath || bd_absolutize(base, dirname(lpath)) < 0) {
 			r = ra_oom(e, b.op);
 			goto out;
 		}
@@ -277,7 +272,7 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 		json_array_foreach(left_dst, k, ld)
 			under |= dst && ra_path_below(dst, json_string_value(ld));
 		if (!under)
-			t = bd_take_mount(m, b.path, idmapped);
+			t = bd_take_mount(m, b.path, idmapped, !rootasm_principal_is_admin(who));
 		if (t) {
 			json_array_append_new(lmounts, t);
 			json_array_append_new(taken_dst, json_string(dst));
@@ -313,7 +308,7 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 		r = ra_oom(e, b.op);
 		goto out;
 	}
-	tree_fd = bundle_assemble(ctx, &b, who, ltext, llen, lname, e);
+	tree_fd = bundle_assemble(ctx, &b, who, ldir, ltext, llen, lname, e);
 	if (tree_fd < 0) {
 		r = tree_fd;
 		goto out;

@@ -53,9 +53,10 @@
  * option) and tmpfs (not with uid/gid mappings: in a user namespace the
  * runtime makes a tmpfs owned by the container's root) whose options it can
  * express, in order, unless the destination lies at or below a mount it
- * leaves to the runtime (proc, devpts, sysfs, cgroup, mqueue, ...): the
- * runtime mounts those after rootasm attached the tree, and would hide what
- * lies below them.
+ * leaves to the runtime (proc, devpts, sysfs, cgroup, mqueue, ...; /dev of
+ * a user's tree, which is nodev everywhere: the device nodes the runtime
+ * makes there would not open): the runtime mounts those after rootasm
+ * attached the tree, and would hide what lies below them.
  *
  * Here: the bundle directory and its files, the records, cleanup; prepare
  * in bundle-prepare.c, config.json's mounts in bundle-mounts.c, create in
@@ -81,6 +82,7 @@
 #include "layout.h"
 #include "open.h"
 #include "passwd.h"
+#include "principal.h"
 #include "uapi.h"
 #include "util.h"
 
@@ -527,41 +529,103 @@ void rootasm_bundle_result_free(struct rootasm_bundle_result *res)
 }
 
 /* Read the layout @path (relative: beneath the bundle) into @ret, its absolute name in *@shown. */
-int bd_read_layout(struct bundle *b, const char *path, json_t **ret, char **shown, struct rootasm_error *e)
+/*
+ * Where a limited principal's layout may be: the directory of @p's layout
+ * limit @path lies below (lexically: a path outside them is not even looked
+ * up, so no answer tells of a file there), and the rest of @path in *rel.
+ */
+static int limit_dir(struct bundle *b, const struct rootasm_principal *p, const char *path, const char **dir,
+		     const char **rel, struct rootasm_error *e)
 {
-	_cleanup_free_ char *buf = NULL;
+	for (size_t i = 0; i < p->nlayout_dirs; i++) {
+		*rel = ra_path_below(path, p->layout_dirs[i]);
+		if (*rel && **rel) {
+			*dir = p->layout_dirs[i];
+			return 0;
+		}
+	}
+	return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, b->op, path, "outside the layout directories allowed "
+			   "to %s (%s%s)", rootasm_principal_describe(p), p->nlayout_dirs ? p->layout_dirs[0] : "none",
+			   p->nlayout_dirs > 1 ? ", ..." : "");
+}
+
+int bd_read_layout(struct bundle *b, const char *path, const struct rootasm_principal *p, json_t **ret, char **shown,
+		   int *ret_dir, struct rootasm_error *e)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
+	_cleanup_free_ char *buf = NULL, *dcopy = NULL, *bcopy = NULL;
+	_cleanup_close_ int start = -EBADF, dfd = -EBADF, pfd = -EBADF, fd = -EBADF;
+	const char *rel = path, *limit = NULL;
+	bool beneath = path[0] != '/';	/* relative: beneath the bundle, as every path in it */
+	struct stat st;
 	size_t len = 0;
 	int r;
 
 	*shown = path[0] == '/' ? strdup(path) : bd_absolute(b->path, path);
 	if (!*shown)
 		return ra_oom(e, b->op);
-	if (path[0] == '/') {
-		/* the caller's, or the annotation's: the principal's to open (bundle_assemble()) */
-		struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
-		_cleanup_close_ int pfd = sys_openat2(AT_FDCWD, path, &how), fd = -EBADF;
-		struct stat st;
+	if (path[0] == '/' && p && p->limit_layouts) {
+		r = limit_dir(b, p, path, &limit, &rel, e);
+		if (r < 0)
+			return r;
+		how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+		start = sys_openat2(AT_FDCWD, limit, &how);
+		if (start < 0)
+			return ra_err_kind(e, errno == ENOENT ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME, errno, "open",
+					   limit, "the layout directory");
+		beneath = true;
+	}
+	dcopy = strdup(rel);
+	bcopy = strdup(rel);
+	if (!dcopy || !bcopy)
+		return ra_oom(e, b->op);
+	/* its directory, then the file in it: the directory is what a limit is judged on */
+	if (beneath) {
+		int at = start >= 0 ? start : b->fd;
 
+		dfd = bd_beneath(at, dirname(dcopy), O_PATH | O_DIRECTORY);
+		pfd = dfd < 0 ? dfd : bd_beneath(dfd, basename(bcopy), O_PATH);
+		if (pfd < 0 && !limit)
+			return bd_beneath_err(b, pfd, path, path, e);
+		if (pfd == -ELOOP || pfd == -EXDEV)
+			return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, -pfd, "open", path, "%s the layout directory %s "
+					   "(an annotation only chooses what an administrator put there)",
+					   pfd == -ELOOP ? "a symbolic link in" : "outside", limit);
+		if (pfd < 0)
+			return ra_err_kind(e, pfd == -ENOENT || pfd == -ENOTDIR ? ROOTASM_ERROR_USAGE :
+					   ROOTASM_ERROR_RUNTIME, -pfd, "open", path, NULL);
+	} else {
+		/* the caller's, or the annotation's: the principal's to open (bundle_assemble()) */
+		how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+		dfd = sys_openat2(AT_FDCWD, dirname(dcopy), &how);
+		how.flags = O_PATH | O_CLOEXEC;
+		pfd = dfd < 0 ? -1 : sys_openat2(dfd, basename(bcopy), &how);
 		if (pfd < 0)
 			return ra_err_kind(e, errno == ENOENT ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME, errno,
 					   "open", path, "%s", strerror(errno));
-		if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > CONFIG_MAX)
-			return USAGE(e, b, EINVAL, path, "not a regular file of at most %u bytes", CONFIG_MAX);
-		fd = ra_reopen(pfd, O_RDONLY);
-		r = fd < 0 ? -errno : ra_read_all(fd, CONFIG_MAX, NULL, NULL, &buf, &len);
-		if (r == -ENOMEM)
-			return ra_oom(e, b->op);
-		if (r < 0)
-			return ra_err(e, r, -EBADF, "read", path, NULL);
-	} else {
-		r = bd_read_beneath(b, b->fd, path, path, CONFIG_MAX, &buf, &len, e);
-		if (r < 0)
-			return r;
 	}
+	if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > CONFIG_MAX)
+		return USAGE(e, b, EINVAL, *shown, "not a regular file of at most %u bytes", CONFIG_MAX);
+	/* a principal's layout limit, before a byte is read (what is parsed can be quoted) */
+	r = ra_authorize_layout_file(p, dfd, pfd, *shown, e);
+	if (r < 0)
+		return r;
+	fd = ra_reopen(pfd, O_RDONLY);
+	r = fd < 0 ? -errno : ra_read_all(fd, CONFIG_MAX, NULL, NULL, &buf, &len);
+	if (r == -ENOMEM)
+		return ra_oom(e, b->op);
+	if (r == -EFBIG)
+		return USAGE(e, b, EFBIG, *shown, "larger than %u bytes", CONFIG_MAX);
+	if (r < 0)
+		return ra_err(e, -r, -EBADF, "read", *shown, NULL);
 	/* JSON as it is; YAML (what `rootasm check` takes) checked as check checks it, then as JSON */
 	if (buf[strspn(buf, " \t\r\n")] == '{')
-		return bd_parse_object(b, buf, len, *shown, ret, e);
-	return ra_layout_to_json(buf, len, *shown, ret, e);
+		r = bd_parse_object(b, buf, len, *shown, ret, e);
+	else
+		r = ra_layout_to_json(buf, len, *shown, ret, e);
+	if (r == 0)
+		*ret_dir = take_fd(dfd);
+	return r;
 }
 
 /* Remove what prepare wrote in .rootasm/ (and .rootasm/ itself when it made it). */

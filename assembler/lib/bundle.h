@@ -75,7 +75,13 @@ int bd_root_open(struct bundle *b, const char *rel, const char *shown, bool *mad
 int bd_begin(struct rootasm_ctx **ctx, struct rootasm_bundle_result *res, const struct rootasm_bundle_opts *opts,
 	     const char *op, const char *dir, bool prepare, struct rootasm_error *e);
 int bd_strv_of(json_t *a, char ***ret, size_t *n);
-int bd_read_layout(struct bundle *b, const char *path, json_t **ret, char **shown, struct rootasm_error *e);
+/*
+ * The layout at @path (relative: beneath the bundle) as JSON, read after its
+ * directory and file were opened and judged for @p (a layout limit:
+ * ra_authorize_layout_file()); *ret_dir the directory's fd (caller closes).
+ */
+int bd_read_layout(struct bundle *b, const char *path, const struct rootasm_principal *p, json_t **ret, char **shown,
+		   int *ret_dir, struct rootasm_error *e);
 void bd_state_remove(struct bundle *b, int state, bool made);
 
 /* bundle-mounts.c: config.json as a layout's parts */
@@ -83,6 +89,6 @@ char *bd_absolute(const char *base, const char *p);
 int bd_absolutize(json_t *l, const char *ldir);
 json_t *bd_ranges(json_t *maps, bool *isbad);
 long long bd_host_root(json_t *maps);
-json_t *bd_take_mount(json_t *m, const char *bundle, bool userns);
+json_t *bd_take_mount(json_t *m, const char *bundle, bool userns, bool nodev);
 
 #endif

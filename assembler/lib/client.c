@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "principal.h"
 #include "proto.h"
 #include "util.h"
 
@@ -171,6 +172,18 @@ int rootasm_client_assemble(struct rootasm_client *c, const struct rootasm_clien
 			if (json_array_append_new(a, json_integer(rv[i])) < 0)
 				b.oom = true;
 		ra_jset(&b, req, "receivers", a);
+	}
+	if (OPT(o, principal, NULL)) {
+		const struct rootasm_principal *p = OPT(o, principal, NULL);
+
+		if (p->userns_fd >= 0 || p->ngroups > RA_PROTO_MAX_GROUPS || p->nlayout_dirs > RA_PROTO_MAX_DIRS ||
+		    p->nsource_dirs > RA_PROTO_MAX_DIRS) {
+			json_decref(req);
+			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble via rootasmd", layout,
+					   "the principal sent: no user namespace, at most %d groups, at most %d "
+					   "directories per limit", RA_PROTO_MAX_GROUPS, RA_PROTO_MAX_DIRS);
+		}
+		ra_jset(&b, req, "as", ra_proto_principal(p));
 	}
 	if (b.oom) {
 		json_decref(req);

@@ -199,6 +199,8 @@ struct rootasm_layout {
 	bool opened;				/* the open stage ran: every ra_src has its fd */
 	/* the top layout, opened: where its file was read (its directory fd's path); NULL: from memory */
 	char *anchor;
+	/* the top layout's file judged before its text was read (ra_authorize_layout_file()) */
+	bool file_judged;
 	/* the top layout: who it was loaded for (never NULL after a load: open.c); what it is given: authorize.c */
 	struct rootasm_principal *principal;
 	bool authorized;			/* the authorize stage ran */

@@ -441,8 +441,8 @@ static int opts_check(const struct rootasm_load_opts *o, bool mem, const char *n
 #define OPT(o, field, def) RA_OPT(o, struct rootasm_load_opts, field, def)
 
 static int load(struct rootasm_ctx *ctx, const char *buf, size_t len, const char *name, const char *ddir,
-		int dirfd, struct stat *top, const struct rootasm_load_opts *o, const struct rootasm_principal *p,
-		struct rootasm_layout **ret, struct rootasm_error *e)
+		int dirfd, struct stat *top, bool judged, const struct rootasm_load_opts *o,
+		const struct rootasm_principal *p, struct rootasm_layout **ret, struct rootasm_error *e)
 {
 	struct ra_diag d = { .fn = OPT(o, diag, NULL), .userdata = OPT(o, userdata, NULL) };
 	struct rootasm_layout *l = NULL;
@@ -461,6 +461,8 @@ static int load(struct rootasm_ctx *ctx, const char *buf, size_t len, const char
 										  "keep the principal");
 		}
 	}
+	if (l)
+		l->file_judged = judged;
 	if ((r == 0 || (r == -EINVAL && l)) && !(OPT(o, flags, 0u) & ROOTASM_LOAD_OFFLINE)) {
 		int ro = ra_layout_open(ctx, l, dirfd, top, OPT(o, flags, 0u) & ROOTASM_LOAD_ABSOLUTE, &d, e);
 
@@ -511,6 +513,10 @@ static int load_path(struct rootasm_ctx *ctx, const char *path, const struct roo
 	if (r < 0)
 		return ra_err_kind(e, r == -EINVAL ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME, -r, "open layout", path,
 				   "%s", why);
+	/* a principal's layout limit, before a byte is read (what is parsed can be quoted) */
+	r = ra_authorize_layout_file(p, dirfd, pfd, path, e);
+	if (r < 0)
+		return r;
 	fd = ra_reopen(pfd, O_RDONLY | O_NONBLOCK);
 	if (fd < 0)
 		goto fail;
@@ -522,7 +528,7 @@ static int load_path(struct rootasm_ctx *ctx, const char *path, const struct roo
 				   RA_LAYOUT_MAX_BYTES);
 	if (r < 0)
 		return ra_err(e, r, -EBADF, "read layout", path, NULL);
-	r = load(ctx, buf, len, path, ddir, dirfd, &sb, o, p, ret, e);
+	r = load(ctx, buf, len, path, ddir, dirfd, &sb, true, o, p, ret, e);
 	if (r == 0)
 		RA_TRACE(ra_ctx(ctx), "loaded %s (%zu bytes)", path, len);
 	return r;
@@ -532,8 +538,9 @@ fail:
 			   ROOTASM_ERROR_RUNTIME, r, "open layout", path, NULL);
 }
 
-static int load_mem(struct rootasm_ctx *ctx, const void *buf, size_t len, const struct rootasm_load_opts *o,
-		    const struct rootasm_principal *p, struct rootasm_layout **ret, struct rootasm_error *e)
+static int load_mem(struct rootasm_ctx *ctx, const void *buf, size_t len, bool judged,
+		    const struct rootasm_load_opts *o, const struct rootasm_principal *p, struct rootasm_layout **ret,
+		    struct rootasm_error *e)
 {
 	_cleanup_free_ char *ddir = NULL;
 	const char *name;
@@ -555,7 +562,7 @@ static int load_mem(struct rootasm_ctx *ctx, const void *buf, size_t len, const 
 	}
 	if (!ddir)
 		return ra_oom(e, "load layout");
-	return load(ctx, buf ? buf : "", len, name ? name : "(memory)", ddir, dirfd, NULL, o, p, ret, e);
+	return load(ctx, buf ? buf : "", len, name ? name : "(memory)", ddir, dirfd, NULL, judged, o, p, ret, e);
 }
 
 /* A load for a principal that is not an administrator runs with its credentials (principal.c). */
@@ -568,6 +575,7 @@ struct load_as {
 	struct rootasm_layout **ret;
 	struct rootasm_error *e;
 	const struct rootasm_principal *p;	/* the options' principal, or the caller judged */
+	bool judged;				/* memory: the file it came from judged (ra_layout_load_judged()) */
 	bool ran;
 };
 
@@ -577,7 +585,7 @@ static int load_as_fn(void *ud)
 
 	a->ran = true;
 	return a->path ? load_path(a->ctx, a->path, a->o, a->p, a->ret, a->e) :
-			 load_mem(a->ctx, a->buf, a->len, a->o, a->p, a->ret, a->e);
+			 load_mem(a->ctx, a->buf, a->len, a->judged, a->o, a->p, a->ret, a->e);
 }
 
 static int load_as(struct load_as *a)
@@ -620,6 +628,14 @@ int rootasm_layout_load_mem(struct rootasm_ctx *ctx, const void *buf, size_t len
 			    struct rootasm_error *e)
 {
 	struct load_as a = { .ctx = ctx, .buf = buf, .len = len, .o = o, .ret = ret, .e = e };
+
+	return load_as(&a);
+}
+
+int ra_layout_load_judged(struct rootasm_ctx *ctx, const void *buf, size_t len, const struct rootasm_load_opts *o,
+			  struct rootasm_layout **ret, struct rootasm_error *e)
+{
+	struct load_as a = { .ctx = ctx, .buf = buf, .len = len, .o = o, .ret = ret, .e = e, .judged = true };
 
 	return load_as(&a);
 }

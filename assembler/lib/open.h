@@ -15,6 +15,14 @@ int ra_layout_open(struct rootasm_ctx *ctx, struct rootasm_layout *l, int dirfd,
 		   bool absolute_only, struct ra_diag *d, struct rootasm_error *e);
 
 /*
+ * rootasm_layout_load_mem() of the text of a file its caller opened and
+ * judged (ra_authorize_layout_file()) before reading it: what a principal
+ * limited to layout directories needs (the bundle code's layout).
+ */
+int ra_layout_load_judged(struct rootasm_ctx *ctx, const void *buf, size_t len, const struct rootasm_load_opts *o,
+			  struct rootasm_layout **ret, struct rootasm_error *e);
+
+/*
  * Whether @fd (O_PATH too) may be read as a layout or a policy: a regular file
  * of a real filesystem. Files of procfs, sysfs, debugfs, tracefs, securityfs,
  * cgroupfs, bpffs, configfs, efivarfs, pstore and other pseudo filesystems

@@ -104,4 +104,16 @@ enum ra_cred ra_grant_overlay_cred(const struct ra_grant *g, const struct rootas
  */
 int ra_authorize(struct rootasm_layout *l, struct ra_diag *d, struct rootasm_error *e);
 
+/*
+ * A layout file, by the fd the open found it at (@fd) and the directory's it
+ * was found in (@dirfd), before a byte of it is read: for a principal limited
+ * to layout directories (rootasm_principal_limit()), @dirfd must be one of
+ * them or lie below one; an administrator so limited stands for someone
+ * else's word (rootasm-runtime's annotations, a root client's "as"): the file
+ * must be an administrator's under the one trust rule (ra_admin_trusted()).
+ * No limit: nothing to judge. @shown names it in errors (kind permission).
+ */
+int ra_authorize_layout_file(const struct rootasm_principal *p, int dirfd, int fd, const char *shown,
+			     struct rootasm_error *e);
+
 #endif

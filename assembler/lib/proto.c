@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "principal.h"
 #include "proto.h"
 #include "util.h"
 
@@ -163,4 +164,129 @@ int ra_msg_recv(int sock, json_t **ret, int *ret_fd)
 	}
 	*ret_fd = fd;
 	return 0;
+}
+
+/* ------------------------------------------------------------ "as" */
+
+static json_t *strv_json(char *const *v, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < n; i++)
+		if (json_array_append_new(a, json_string(v[i])) < 0) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+json_t *ra_proto_principal(const struct rootasm_principal *p)
+{
+	json_t *o = json_object(), *g = json_array();
+	bool oom = !o || !g;
+
+	if (!oom && p->admin) {
+		oom = json_object_set_new(o, "admin", json_true()) < 0;
+		json_decref(g);
+		g = NULL;
+	} else if (!oom) {
+		for (size_t i = 0; !oom && i < p->ngroups; i++)
+			oom = json_array_append_new(g, json_integer(p->groups[i])) < 0;
+		oom = oom || json_object_set_new(o, "uid", json_integer(p->uid)) < 0 ||
+		      json_object_set_new(o, "gid", json_integer(p->gid)) < 0 ||
+		      json_object_set_new(o, "groups", g) < 0;
+		g = NULL;
+	}
+	if (!oom && p->limit_layouts)
+		oom = json_object_set_new(o, "layouts", strv_json(p->layout_dirs, p->nlayout_dirs)) < 0;
+	if (!oom && p->limit_sources)
+		oom = json_object_set_new(o, "sources", strv_json(p->source_dirs, p->nsource_dirs)) < 0;
+	json_decref(g);
+	if (oom) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static bool is_id(json_t *v)
+{
+	return json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) <= 4294967294LL;
+}
+
+/* A limit's directories: at most 64 strings (rootasm_principal_limit() checks each is a clean path). */
+static int strv_of(json_t *a, const char **v, size_t *n)
+{
+	json_t *s;
+	size_t i;
+
+	if (!json_is_array(a) || json_array_size(a) > RA_PROTO_MAX_DIRS)
+		return -EINVAL;
+	json_array_foreach(a, i, s) {
+		if (!json_is_string(s))
+			return -EINVAL;
+		v[i] = json_string_value(s);
+	}
+	*n = json_array_size(a);
+	return 0;
+}
+
+int ra_proto_principal_parse(json_t *o, struct rootasm_principal **ret, struct rootasm_error *e)
+{
+	static const char *const known[] = { "admin", "uid", "gid", "groups", "layouts", "sources", NULL };
+	json_t *admin = json_object_get(o, "admin"), *uid = json_object_get(o, "uid"), *gid = json_object_get(o, "gid"),
+	       *groups = json_object_get(o, "groups"), *v;
+	const char *k, *dirs[RA_PROTO_MAX_DIRS];
+	gid_t g[RA_PROTO_MAX_GROUPS];
+	struct rootasm_principal *p = NULL;
+	size_t i, n;
+	int r;
+
+	if (!json_is_object(o))
+		goto bad;
+	json_object_foreach(o, k, v) {
+		for (i = 0; known[i] && strcmp(known[i], k); i++)
+			;
+		if (!known[i])
+			goto bad;
+	}
+	if (admin && !json_is_true(admin))
+		goto bad;
+	if (admin && (uid || gid || groups))
+		goto bad;
+	if (!admin && (!is_id(uid) || !is_id(gid) || (groups && !json_is_array(groups)) ||
+		       json_array_size(groups) > RA_PROTO_MAX_GROUPS))
+		goto bad;
+	json_array_foreach(groups, i, v) {
+		if (!is_id(v))
+			goto bad;
+		g[i] = (gid_t)json_integer_value(v);
+	}
+	r = admin ? rootasm_principal_admin(&p, e) :
+		    rootasm_principal_user((uid_t)json_integer_value(uid), (gid_t)json_integer_value(gid), g,
+					   json_array_size(groups), -EBADF, &p, e);
+	if (r < 0)
+		return r;
+	for (unsigned int w = ROOTASM_LIMIT_LAYOUTS; w <= ROOTASM_LIMIT_SOURCES; w++) {
+		json_t *a = json_object_get(o, w == ROOTASM_LIMIT_LAYOUTS ? "layouts" : "sources");
+
+		if (!a)
+			continue;
+		r = strv_of(a, dirs, &n);
+		if (r == 0)
+			r = rootasm_principal_limit(p, w, dirs, n, e);
+		else
+			r = ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "request", "as", "\"%s\": at most %d directories",
+					w == ROOTASM_LIMIT_LAYOUTS ? "layouts" : "sources", RA_PROTO_MAX_DIRS);
+		if (r < 0) {
+			rootasm_principal_free(p);
+			return r;
+		}
+	}
+	*ret = p;
+	return 0;
+bad:
+	return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "request", "as", "\"as\" is {\"admin\": true} or "
+			   "{\"uid\", \"gid\", \"groups\" (at most %d)}, with \"layouts\" and \"sources\" "
+			   "(at most %d directories each)", RA_PROTO_MAX_GROUPS, RA_PROTO_MAX_DIRS);
 }

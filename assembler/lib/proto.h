@@ -23,6 +23,8 @@
 #define RA_PROTO_VERSION	1
 #define RA_MSG_MAX		(64u * 1024)	/* one message, either way */
 #define RA_PROTO_MAX_RECEIVERS	64		/* an assemble request's "receivers" */
+#define RA_PROTO_MAX_GROUPS	1024		/* its "as": groups */
+#define RA_PROTO_MAX_DIRS	64		/* its "as": each limit's directories */
 
 /*
  * A socket of @type (close-on-exec) to connect to the AF_UNIX path @path,
@@ -57,5 +59,15 @@ int ra_msg_send(int sock, json_t *o, int fd, int flags);
  * not a JSON object; 0 with *ret NULL: the peer closed the connection.
  */
 int ra_msg_recv(int sock, json_t **ret, int *ret_fd);
+
+/*
+ * The principal an administrator client asks for ("as", PROTOCOL.md):
+ * {"admin": true} or {"uid", "gid", "groups"}, with its limits ("layouts",
+ * "sources"). A user namespace does not travel. NULL: out of memory.
+ */
+struct rootasm_principal;
+json_t *ra_proto_principal(const struct rootasm_principal *p);
+/* Its reverse, every key and value checked: a new principal (caller frees), or -EINVAL with @e. */
+int ra_proto_principal_parse(json_t *o, struct rootasm_principal **ret, struct rootasm_error *e);
 
 #endif

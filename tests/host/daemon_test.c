@@ -685,6 +685,15 @@ static void hostile(void *arg)
 	strcat(req, "]}");
 	raw_send(s, req, strlen(req), NULL, 0);
 	ASSERT_STR(raw_reply(s), "EINVAL");
+	/* "as" is an administrator's word: a user may not say whom a tree is for, an administrator least of all */
+	snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"assemble\",\"layout\":\"%s\",\"as\":{\"admin\":true}}",
+		 path("layouts/t.yaml"));
+	raw_send(s, req, strlen(req), NULL, 0);
+	ASSERT_STR(raw_reply(s), "EPERM");
+	snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"assemble\",\"layout\":\"%s\",\"as\":{\"uid\":%u,"
+		 "\"gid\":%u}}", path("layouts/t.yaml"), (unsigned)UNPRIV, (unsigned)UNPRIV);
+	raw_send(s, req, strlen(req), NULL, 0);
+	ASSERT_STR(raw_reply(s), "EPERM");
 	/* fds: two with one message; one with a request that takes none; wrong types for userns */
 	ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
 	snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"assemble\",\"layout\":\"%s\"}", path("layouts/t.yaml"));
@@ -743,6 +752,31 @@ TEST(daemon_survives_hostile_messages)
 	}
 	if (as_user(UNPRIV, hostile, &d))
 		FAILF("hostile peer");
+	{
+		/* an administrator's "as": every key and value checked, nothing ignored */
+		static const char *const bad_as[] = {
+			"5", "{}", "{\"admin\":false}", "{\"admin\":true,\"uid\":0}", "{\"uid\":1000}",
+			"{\"uid\":-1,\"gid\":0}", "{\"uid\":1,\"gid\":1,\"groups\":[-1]}",
+			"{\"uid\":1,\"gid\":1,\"groups\":5}", "{\"uid\":1,\"gid\":1,\"evil\":1}",
+			"{\"admin\":true,\"layouts\":[\"rel\"]}", "{\"admin\":true,\"layouts\":\"/x\"}",
+			"{\"admin\":true,\"sources\":[\"/a/../b\"]}",
+		};
+		char req[4200];
+		int s = raw_connect(d.sock, SOCK_SEQPACKET);
+
+		ASSERT_TRUE(s >= 0);
+		for (size_t i = 0; i < sizeof(bad_as) / sizeof(bad_as[0]); i++) {
+			const char *got;
+
+			snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"assemble\",\"layout\":\"%s\",\"as\":%s}",
+				 path("layouts/t.yaml"), bad_as[i]);
+			raw_send(s, req, strlen(req), NULL, 0);
+			got = raw_reply(s);
+			if (strcmp(got, "EINVAL"))
+				FAILF("\"as\": %s: %s, not EINVAL", bad_as[i], got);
+		}
+		close(s);
+	}
 	no_leaks(&d);
 	stop(&d);
 }
