@@ -60,7 +60,7 @@ static const char help[] =
 	"                            " RT_STORE "): its name NAME[:TAG], its manifest digest\n"
 	"                            sha256:HEX or the layout path `rootasm import` printed\n"
 	"  org.rootasm.via=SOCKET    assembled by rootasmd at SOCKET (the configured socket=,\n"
-	"                            default " RT_SOCKET "; bundles of root's only)\n"
+	"                            default " RT_SOCKET "), for the bundle's owner\n"
 	"\n"
 	"The tree is assembled for the bundle's owner and attached in a private bundle under\n"
 	"ROOT/" RT_STATE_SUBDIR "/ID (ROOT: --root, else root=, default " RT_DEFAULT_ROOT ");\n"
@@ -630,7 +630,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 	}
 	if (conf_fill(c) < 0 ||
 	    rt_choose(c, annotation(cfg, ANN_LAYOUT), own_image ? own_image : annotation(cfg, ANN_IMAGE),
-		      annotation(cfg, ANN_VIA), st.st_uid, &ch) < 0) {
+		      annotation(cfg, ANN_VIA), &ch) < 0) {
 		json_decref(cfg);
 		return 1;
 	}

@@ -57,15 +57,21 @@ char *rt_fd_path(int fd);
 /* Read the config file (RT_CONFIG, or $ROOTASM_RUNTIME_CONFIG) into the fields still NULL. */
 int rt_conf_load(struct rt_conf *c);
 
-/* What the config's annotations choose: the layout's absolute path, and the socket for via (or NULL). */
+/*
+ * What the config's annotations choose: the layout's path, the directory it
+ * must lie in (a limit of the bundle's principal, judged by the library), the
+ * socket for via (or NULL); the annotation and its value, for messages.
+ */
 struct rt_choice {
 	char *layout;
+	char *dir;
 	char *via;
+	const char *ann;
+	char *value;
 };
 
 /* 0 and *ret filled; 1: no annotation of rootasm's; -1: refused (said with rt_error()). */
-int rt_choose(const struct rt_conf *c, const char *layout, const char *image, const char *via, uid_t owner,
-	      struct rt_choice *ret);
+int rt_choose(const struct rt_conf *c, const char *layout, const char *image, const char *via, struct rt_choice *ret);
 void rt_choice_done(struct rt_choice *ch);
 
 /*

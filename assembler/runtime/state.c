@@ -408,23 +408,47 @@ static int write_file_at(int dfd, const char *name, const char *shown, const cha
 	return 0;
 }
 
-/* rootasmd assembles @ch->layout; the tree is attached at the private bundle's rootfs. */
-static int via_attach(struct rt_state *s, int bfd, const struct rt_choice *ch)
+/* The library's refusal of what an annotation chose, in the annotation's words. */
+static int choice_error(const struct rt_choice *ch, const struct rootasm_error *e)
+{
+	char msg[8192];
+
+	return rt_error("annotation %s '%s': %s", ch->ann, ch->value, rootasm_error_format(e, msg, sizeof(msg)));
+}
+
+/*
+ * rootasmd assembles @ch->layout for the bundle's author (@uid: root's bundle
+ * an administrator's), limited to @ch->dir as the library limits it here: the
+ * request says who it is for ("as"); the daemon judges it as that principal's.
+ * The tree is attached at the private bundle's rootfs.
+ */
+static int via_attach(struct rt_state *s, int bfd, const struct rt_choice *ch, uid_t uid)
 {
 	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout = ch->layout };
+	const char *dirs[] = { ch->dir };
+	struct rootasm_principal *who = NULL;
 	struct rootasm_client *c = NULL;
 	struct rootasm_error e = { 0 };
 	_cleanup_close_ int tree = -EBADF, rfd = -EBADF;
 	bool is_root;
 	char id[32];
 	uint64_t mid;
+	int r;
 
-	if (rootasm_client_connect(ch->via, &c, &e) < 0)
-		return lib_error(&e);
-	tree = rootasm_client_assemble(c, &o, &e);
-	rootasm_client_close(c);
-	if (tree < 0)
-		return lib_error(&e);
+	r = uid == 0 ? rootasm_principal_admin(&who, &e) : rootasm_principal_of_uid(uid, -EBADF, &who, &e);
+	if (r == 0)
+		r = rootasm_principal_limit(who, ROOTASM_LIMIT_LAYOUTS, dirs, 1, &e);
+	if (r == 0)
+		r = rootasm_client_connect(ch->via, &c, &e);
+	if (r == 0) {
+		o.principal = who;
+		tree = rootasm_client_assemble(c, &o, &e);
+		rootasm_client_close(c);
+		r = tree < 0 ? tree : 0;
+	}
+	rootasm_principal_free(who);
+	if (r < 0)
+		return choice_error(ch, &e);
 	mid = ra_fd_mount_id(tree, &is_root);
 	if (!mid)
 		return rt_error("statx %s: the tree's unique mount id (Linux 6.8)", ch->layout);
@@ -462,13 +486,16 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 	if (mkdirat(bfd, "rootfs", 0755) < 0)
 		return rt_error("mkdir %s/rootfs: %s", s->bundle, strerror(errno));
 	if (ch->via)
-		return via_attach(s, bfd, ch);
+		return via_attach(s, bfd, ch, uid);
 	{
-		struct rootasm_bundle_opts o = { .size = sizeof(o), .layout = ch->layout };
+		/* the layout's directory a limit of the bundle's principal (the library judges it) */
+		const char *dirs[] = { ch->dir };
+		struct rootasm_bundle_opts o = { .size = sizeof(o), .layout = ch->layout, .layout_dirs = dirs,
+						 .n_layout_dirs = 1 };
 		struct rootasm_error e = { 0 };
 
 		if (rootasm_bundle_prepare(ctx(), s->bundle, &o, NULL, &e) < 0)
-			return lib_error(&e);
+			return choice_error(ch, &e);
 	}
 	return 0;
 }

@@ -666,9 +666,9 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     ok(p.returncode == 2 and check_says.endswith("layers[0]: unknown key 'tpye' (expected one of: image, dir, type, "
                                                   "idmap, trusted)"), "rootasm check: the typo's error", p.stderr)
     for ann, want in (({"org.rootasm.layout": "/etc/passwd"},
-                       "annotation org.rootasm.layout '/etc/passwd': outside the layout directory"),
+                       "annotation org.rootasm.layout '/etc/passwd': bundle prepare /etc/passwd: Operation not permitted (outside the layout directories allowed to administrator ("),
                       ({"org.rootasm.layout": "missing.json"},
-                       "annotation org.rootasm.layout 'missing.json': in the layout directory "),
+                       "annotation org.rootasm.layout 'missing.json': open "),
                       ({"org.rootasm.layout": "small.json", "org.rootasm.image": "rt-test/img:v1"},
                        "annotations org.rootasm.layout and org.rootasm.image: give one of them, not both"),
                       ({"org.rootasm.layout": "typo.yaml"}, check_says)):
