@@ -214,14 +214,21 @@ static int load_inline(struct req *q, const char *text, size_t len, const char *
 				       .principal = q->p };
 	int r;
 
-	if (!is_root(q) && !q->rule->inline_ok)
-		return deny(q, "assemble", "uid %u may not send layouts inline", (unsigned int)q->c->uid);
-	if (!is_root(q)) {
+	/*
+	 * A rule with "inline" limits the user's host objects to its sources; one
+	 * without limits it to layout files of its layout directories, which a
+	 * layout from memory is not: authorize refuses it (rootasm_principal_limit()).
+	 */
+	if (!is_root(q) && q->rule->inline_ok)
 		r = rootasm_principal_limit(q->p, ROOTASM_LIMIT_SOURCES, (const char *const *)q->rule->sources,
 					    q->rule->nsources, &q->e);
-		if (r < 0)
-			return r;
-	}
+	else if (!is_root(q))
+		r = rootasm_principal_limit(q->p, ROOTASM_LIMIT_LAYOUTS, (const char *const *)q->rule->layouts,
+					    q->rule->nlayouts, &q->e);
+	else
+		r = 0;
+	if (r < 0)
+		return r;
 	return rootasm_layout_load_mem(q->c->d->ctx, text, len, &o, ret, &q->e);
 }
 

@@ -496,7 +496,8 @@ TEST(daemon_policy_refuses_what_it_does_not_allow)
 	/* inline, a relative path: it would resolve against the daemon's working directory */
 	REFUSED(UNPRIV, NULL, "version: 1\nlayers:\n  - dir: src/l1\n", EINVAL, "relative path in a layout sent inline");
 	/* a uid whose rule has no inline */
-	REFUSED(UNPRIV + 1, NULL, text, EPERM, "may not send layouts inline");
+	REFUSED(UNPRIV + 1, NULL, text, EPERM, "may load only layout files in the layout directories allowed to it, not "
+		"a layout from memory");
 	/* root is served whatever the policy says */
 	r.layout = path("other/t.yaml");
 	r.text = NULL;
