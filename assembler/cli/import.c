@@ -66,7 +66,8 @@ static const char help[] =
 	"registry's challenge, anonymous or with credentials found as skopeo and podman\n"
 	"find them (see --authfile); each layer is streamed into its layer image as it downloads, its\n"
 	"digest checked as the bytes arrive; a dropped download resumes (HTTP Range).\n"
-	"REGISTRY defaults to docker.io, TAG to latest.\n"
+	"Short names (no REGISTRY), mirrors and blocked registries as registries.conf(5)\n"
+	"says (aliases, unqualified-search-registries; else docker.io); TAG defaults to latest.\n"
 	"Exit status: 0, 1 failure, 2 bad usage or a bad image (a digest that does not match).\n";
 
 /* With --json: one JSON object per layer and line, {"event": "layer", ...}. */
@@ -442,12 +443,15 @@ int cmd_import(int argc, char **argv)
 				ls = NULL;
 			}
 		}
-		out = ls ? json_pack("{s:s, s:s, s:s, s:s, s:o, s:b, s:s?}", "layout", res.layout, "store", res.store,
-				     "manifest", res.manifest, "config", res.config, "layers", ls, "wrote", res.wrote,
-				     "name", res.name) : NULL;
+		out = ls ? json_pack("{s:s, s:s, s:s, s:s, s:o, s:b, s:s?, s:s?, s:s?}", "layout", res.layout, "store",
+				     res.store, "manifest", res.manifest, "config", res.config, "layers", ls, "wrote",
+				     res.wrote, "name", res.name, "source", res.source, "source_why", res.source_why) : NULL;
 		rootasm_import_result_free(&res);
 		return cli_json_out(out) < 0 ? EXIT_RUNTIME : 0;
 	}
+	/* a short name resolved: what was pulled, and why that (podman's "Resolved ... as an alias") */
+	if (res.source)
+		fprintf(stderr, "rootasm: import: %s resolved to %s (%s)\n", ref, res.source, res.source_why);
 	printf("%s\n", res.layout);
 	rootasm_import_result_free(&res);
 	return fflush(stdout) == 0 ? 0 : EXIT_RUNTIME;

@@ -891,7 +891,14 @@ struct rootasm_import_result {
 	bool wrote;			/* anything was written to the store */
 	/* since 0.4 */
 	char *name;			/* the name the store gives it (NAME:TAG, normalized); NULL: none */
-	unsigned long long reserved[8];	/* zeroed, new fields take it over */
+	/*
+	 * since 0.5: a short name resolved by registries.conf(5): the reference
+	 * pulled ("docker://HOST/REPO:TAG") and how ("an alias in FILE",
+	 * "unqualified-search-registries in FILE"); NULL: pulled as given
+	 */
+	char *source;
+	char *source_why;
+	unsigned long long reserved[6];	/* zeroed, new fields take it over */
 };
 
 int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_import_opts *opts,

@@ -941,6 +941,78 @@ def main():
         ok(p.returncode == 0 and p.stdout.strip().endswith(".layout.json"),
            "the same layer with --max-expansion 4000: imported", p.stdout + p.stderr)
         bomb.shutdown()
+        # 6. registries.conf(5): short names, aliases, mirrors, blocked registries
+        reg6 = Registry(f"{T}/reg")	# the first registry again (its storage kept)
+        stopped.append(reg6)
+        rc = f"{T}/rc/registries.conf"
+        dropins = f"{env['HOME']}/.config/containers/registries.conf.d"
+        os.makedirs(f"{T}/rc")
+        os.makedirs(dropins)
+        dead = f"127.0.0.1:{free_port()}"
+        renv = dict(env, CONTAINERS_REGISTRIES_CONF=rc)
+
+        def conf(text, dropin=None):
+            with open(rc, "w") as f:
+                f.write(text)
+            for n in os.listdir(dropins):
+                os.unlink(os.path.join(dropins, n))
+            if dropin:
+                with open(f"{dropins}/50-test.conf", "w") as f:
+                    f.write(dropin)
+
+        def rimport(store, ref, extra=()):
+            return run(bin_, "import", "--quiet", "--store", f"{T}/{store}", *extra, ref, env=renv)
+
+        insecure = f'[[registry]]\nlocation = "{reg6.host}"\ninsecure = true\n'
+        conf(f'unqualified-search-registries = ["{reg6.host}"]\n' + insecure)
+        p = rimport("rc1", "docker://test/img:v1")
+        ok(p.returncode == 0 and p.stdout.strip().endswith(os.path.basename(ref_layout)) and
+           f"rootasm: import: docker://test/img:v1 resolved to docker://{reg6.host}/test/img:v1 "
+           f"(unqualified-search-registries in {rc})" in p.stderr,
+           "a short name: the search registry's, said on stderr (and insecure = true: plain HTTP)", p.stderr)
+        p = run(bin_, "--json", "import", "--quiet", "--store", f"{T}/rc1", "docker://test/img:v1", env=renv)
+        j = json.loads(p.stdout) if p.returncode == 0 else {}
+        ok(j.get("source") == f"docker://{reg6.host}/test/img:v1" and j.get("name") == f"{reg6.host}/test/img:v1",
+           "--json: the source pulled, and the image named by it", p.stdout + p.stderr)
+        conf(f'unqualified-search-registries = ["{dead}", "{reg6.host}"]\n' + insecure)
+        p = rimport("rc2", "docker://test/img:v1")
+        lines = p.stderr.strip().splitlines()
+        ok(p.returncode == 2 and len(lines) == 1 and "short-name-mode is enforcing" in lines[0] and
+           files(f"{T}/rc2") == [], "two search registries, enforcing (the default): refused, one line", p.stderr)
+        conf(f'short-name-mode = "permissive"\nunqualified-search-registries = ["{dead}", "{reg6.host}"]\n' + insecure)
+        p = rimport("rc3", "docker://test/img:v1")
+        ok(p.returncode == 0 and f"resolved to docker://{reg6.host}/test/img:v1" in p.stderr,
+           "permissive: the first search registry down, the second's", p.stderr)
+        conf(insecure, f'# a drop-in\n[aliases]\n  "myimg" = "{reg6.host}/test/img"\n')
+        p = rimport("rc4", "docker://myimg:v1")
+        ok(p.returncode == 0 and f"resolved to docker://{reg6.host}/test/img:v1 (an alias in {dropins}/50-test.conf)"
+           in p.stderr, "an alias of a drop-in (registries.conf.d)", p.stderr)
+        conf(f'[[registry]]\nprefix = "mirrored.example/test"\nlocation = "{dead}/test"\n'
+             f'[[registry.mirror]]\nlocation = "{reg6.host}/test"\ninsecure = true\n'
+             '[[registry]]\nprefix = "blocked.example"\nblocked = true\n')
+        p = run(bin_, "--json", "import", "--quiet", "--store", f"{T}/rc5", "docker://mirrored.example/test/img:v1",
+                env=renv)
+        j = json.loads(p.stdout) if p.returncode == 0 else {}
+        ok(j.get("name") == "mirrored.example/test/img:v1" and j.get("manifest") == mine.get("Digest"),
+           "a mirror serves the image, which keeps its own name (the location is down)", p.stdout + p.stderr)
+        p = rimport("rc6", "docker://blocked.example/test/img:v1")
+        ok(p.returncode != 0 and "blocked by registries.conf" in p.stderr and files(f"{T}/rc6") == [],
+           "a blocked registry: refused", p.stderr)
+        conf(f'[[registry]]\nprefix = "mirrored.example/test"\nlocation = "{dead}/test"\n'
+             f'[[registry.mirror]]\nlocation = "{reg6.host}/test"\ninsecure = true\npull-from-mirror = "digest-only"\n')
+        p = rimport("rc7", "docker://mirrored.example/test/img:v1")
+        ok(p.returncode != 0 and f"port {dead.split(':')[1]}" in p.stderr and "tried before" not in p.stderr and
+           files(f"{T}/rc7") == [],
+           "pull-from-mirror = digest-only: a tag is pulled from the location only", p.stderr)
+        p = rimport("rc7", f"docker://mirrored.example/test/img@{mine.get('Digest')}")
+        ok(p.returncode == 0, "... and a digest from the mirror", p.stderr)
+        conf('unqualified-search-registries = ["a"\n[[registry]\n')
+        p = rimport("rc8", "docker://test/img:v1")
+        lines = p.stderr.strip().splitlines()
+        ok(p.returncode == 2 and len(lines) == 1 and f"{rc}: " in lines[0] and "line 2" in lines[0],
+           "a broken registries.conf: one line naming the file and the line", p.stderr)
+        reg6.stop()
+        stopped.remove(reg6)
         print(f"# import oci: {t_oci:.2f} s; skopeo copy oci: -> docker-registry {t_push:.2f} s; "
               f"import docker:// {t_pull:.2f} s (4 layers, {os.path.getsize(f'{T}/l3.tar') >> 20} MiB tar); "
               f"whole test {time.monotonic() - t_all:.1f} s")

@@ -120,7 +120,9 @@ static void test_struct_layout(void **state)
 	OFF(rootasm_import_result, layers, 176);
 	OFF(rootasm_import_result, wrote, 192);
 	OFF(rootasm_import_result, name, 200);
-	OFF(rootasm_import_result, reserved, 208);
+	OFF(rootasm_import_result, source, 208);
+	OFF(rootasm_import_result, source_why, 216);
+	OFF(rootasm_import_result, reserved, 224);
 	assert_int_equal(sizeof(struct rootasm_import_result), 272);
 }
 

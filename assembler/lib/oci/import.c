@@ -481,10 +481,6 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 		if (!name && aname && rootasm_store_name_normalize(aname, norm, sizeof(norm)) == 0)
 			name = aname;
 	}
-	/* a pull by tag is named as podman names it, HOST/REPO:TAG (by digest: no name) */
-	if (!name && ra_registry_is_ref(ref) && !strchr(ref, '@') &&
-	    rootasm_store_name_normalize(ref + strlen("docker://"), norm, sizeof(norm)) == 0)
-		name = ref + strlen("docker://");
 	if (ra_registry_is_ref(ref)) {
 		struct ra_registry_how how = { .tls_verify = !(OPT(o, flags, 0u) & ROOTASM_IMPORT_TLS_NO_VERIFY),
 					       .authfile = OPT(o, authfile, NULL), .creds = OPT(o, creds, NULL),
@@ -498,6 +494,19 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 		goto out;
 	img->max_expansion = OPT(o, max_expansion, 0u);
 	RA_TRACE(ctx, "import %s: manifest %s, %zu layers", ref, img->manifest.digest, img->nlayers);
+	if (img->remote) {
+		/* what was pulled: a short name resolved (registries.conf(5)) is said */
+		const char *why, *pulled = ra_registry_resolved(img->remote, &why);
+
+		if (why && (!(res->source = strdup(pulled)) || !(res->source_why = strdup(why)))) {
+			r = ra_oom(e, "import");
+			goto out;
+		}
+		/* a pull by tag is named as podman names it, HOST/REPO:TAG as resolved (by digest: no name) */
+		if (!name && !strchr(pulled, '@') &&
+		    rootasm_store_name_normalize(pulled + strlen(RA_REGISTRY_PREFIX), norm, sizeof(norm)) == 0)
+			name = pulled + strlen(RA_REGISTRY_PREFIX);
+	}
 	if (img->remote)
 		ra_registry_progress(img->remote, OPT(o, download, NULL), ud);
 	/* the image config used (its layout's exec:), or the image refused before any layer is read */
@@ -631,5 +640,7 @@ void ra_import_result_free(struct rootasm_import_result *res)
 	ra_import_result_release(res->layers, res->nlayers, sizeof(*res->layers),
 				 offsetof(struct rootasm_import_layer, image), res->layout, res->store);
 	free(res->name);
+	free(res->source);
+	free(res->source_why);
 	memset(res, 0, sizeof(*res));
 }

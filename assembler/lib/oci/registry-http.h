@@ -58,7 +58,9 @@ extern struct ra_curl ra_cu;	/* registry.c */
 
 struct ra_oci_remote {
 	char *ref;			/* as given, for messages */
-	char *name;			/* docker://HOST/REPO: img->dir */
+	char *name;			/* docker://HOST/REPO: img->dir (the image's name, not a mirror's) */
+	char *resolved;			/* docker://HOST/REPO:TAG|@DIGEST as pulled (ra_registry_resolved()) */
+	char *resolved_why;		/* how a short name became it, or NULL */
 	char *host;			/* what the URLs name: HOST[:PORT], registry-1.docker.io for docker.io */
 	char *auth_host;		/* what the auth file names: HOST[:PORT] as given, docker.io */
 	char *repo;

@@ -94,63 +94,250 @@ static int request_doc(struct ra_oci_remote *rem, const char *path, const char *
 
 /* ---------------------------------------------------------- the reference */
 
-/*
- * docker://[HOST/]REPO[:TAG|@sha256:HEX], as skopeo and podman read it: the
- * first component is a host if it has a '.' or a ':' or is "localhost"; else
- * the image is Docker Hub's (docker.io, library/ for a one-component REPO).
- * No tag and no digest: "latest".
- */
-static int parse_ref(struct ra_oci_remote *rem, const char *ref, struct rootasm_error *e)
-{
-	const char *s = ref + strlen(RA_REGISTRY_PREFIX), *slash = strchr(s, '/'), *at, *colon, *last;
-	_cleanup_free_ char *repo = NULL;
-	size_t hl = slash ? (size_t)(slash - s) : 0;
-	bool host = slash && (memchr(s, '.', hl) || memchr(s, ':', hl) || (hl == 9 && !strncmp(s, "localhost", 9)));
+/* A reference's parts: NAME (HOST/REPO, or a short REPO), its tag or digest. */
+struct ref_parts {
+	char *name;
+	char *reference;
+	bool digest, qualified;
+};
 
-	if (host) {
-		rem->auth_host = strndup(s, hl);
-		s = slash + 1;
-	} else {
-		rem->auth_host = strdup("docker.io");
-	}
-	if (!rem->auth_host)
-		return ra_oom(e, "import");
-	rem->host = strdup(strcmp(rem->auth_host, "docker.io") ? rem->auth_host : "registry-1.docker.io");
-	at = strchr(s, '@');
-	last = strrchr(s, '/');
-	colon = strchr(last ? last : s, ':');
+static void ref_parts_free(struct ref_parts *p)
+{
+	free(p->name);
+	free(p->reference);
+	memset(p, 0, sizeof(*p));
+}
+
+/*
+ * [HOST/]REPO[:TAG|@sha256:HEX] (after "docker://"), as skopeo and podman
+ * read it: the first component is a host if it has a '.' or a ':' or is
+ * "localhost"; else it is a short name (registries.conf resolves it). No tag
+ * and no digest: "latest". @ref names it in errors.
+ */
+static int split_ref(const char *s, const char *ref, struct ref_parts *p, struct rootasm_error *e)
+{
+	const char *slash = strchr(s, '/'), *at, *colon, *last, *repo;
+	size_t hl = slash ? (size_t)(slash - s) : 0;
+
+	memset(p, 0, sizeof(*p));
+	p->qualified = slash && (memchr(s, '.', hl) || memchr(s, ':', hl) || (hl == 9 && !strncmp(s, "localhost", 9)));
+	repo = p->qualified ? slash + 1 : s;
+	at = strchr(repo, '@');
+	last = strrchr(repo, '/');
+	colon = strchr(last ? last : repo, ':');
 	if (at) {
 		char hex[RA_DIGEST_HEX + 1];
 
 		if (ra_digest_parse(at + 1, hex) < 0)
 			return bad(e, "import", ref, "'%s' after '@' is not a sha256 digest", at + 1);
-		repo = strndup(s, at - s);
-		rem->reference = strdup(at + 1);
+		p->name = strndup(s, at - s);
+		p->reference = strdup(at + 1);
+		p->digest = true;
 	} else {
-		repo = colon ? strndup(s, colon - s) : strdup(s);
-		rem->reference = strdup(colon ? colon + 1 : "latest");
+		p->name = colon ? strndup(s, colon - s) : strdup(s);
+		p->reference = strdup(colon ? colon + 1 : "latest");
 	}
-	if (!repo || !rem->reference || !rem->host)
+	if (!p->name || !p->reference) {
+		ref_parts_free(p);
 		return ra_oom(e, "import");
-	if (!*repo || !*rem->reference)
+	}
+	repo = p->name + (p->qualified ? hl + 1 : 0);
+	if (!*repo || !*p->reference || (p->qualified && hl == 0)) {
+		ref_parts_free(p);
 		return bad(e, "import", ref, "name it docker://REGISTRY/REPO[:TAG|@DIGEST]");
+	}
 	/* the distribution spec's repository names: [a-z0-9] components separated by [._-] or '/' */
 	if (strspn(repo, "abcdefghijklmnopqrstuvwxyz0123456789._-/") != strlen(repo) || repo[0] == '/' ||
-	    strstr(repo, "//") || repo[strlen(repo) - 1] == '/' || strlen(repo) > 255)
-		return bad(e, "import", ref, "'%s' is not a repository name (lowercase letters, digits, '.', '_', "
-			   "'-', '/')", repo);
-	if (!at && strspn(rem->reference, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") !=
-	    strlen(rem->reference))
-		return bad(e, "import", ref, "'%s' is not a tag", rem->reference);
-	if (!host && !strchr(repo, '/') && asprintf(&rem->repo, "library/%s", repo) < 0)
-		rem->repo = NULL;
-	else if (host || strchr(repo, '/'))
-		rem->repo = TAKE_PTR(repo);
-	if (!rem->repo || asprintf(&rem->name, "docker://%s/%s", rem->auth_host, rem->repo) < 0) {
+	    strstr(repo, "//") || repo[strlen(repo) - 1] == '/' || strlen(repo) > 255) {
+		bad(e, "import", ref, "'%s' is not a repository name (lowercase letters, digits, '.', '_', '-', '/')",
+		    repo);
+		ref_parts_free(p);
+		return -EINVAL;
+	}
+	if (!p->digest && strspn(p->reference, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") !=
+	    strlen(p->reference)) {
+		bad(e, "import", ref, "'%s' is not a tag", p->reference);
+		ref_parts_free(p);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* HOST/REPO with Docker Hub's names: docker.io's one-component repositories are library/'s. */
+static char *hub_name(const char *name)
+{
+	const char *repo = strchr(name, '/') + 1;
+	char *r = NULL;
+
+	if (!strncmp(name, "docker.io/", 10) && !strchr(repo, '/'))
+		return asprintf(&r, "docker.io/library/%s", repo) < 0 ? NULL : r;
+	return strdup(name);
+}
+
+/*
+ * @rem aimed at @endpoint (HOST/REPO, qualified) for the image @logical
+ * (HOST/REPO, what it is named by) and @reference: the URLs' host, the auth
+ * file's, the repository, the name.
+ */
+static int aim(struct ra_oci_remote *rem, const char *logical, const char *endpoint, const char *reference,
+	       struct rootasm_error *e)
+{
+	_cleanup_free_ char *ep = hub_name(endpoint), *lg = hub_name(logical);
+	const char *slash;
+
+	if (!ep || !lg)
+		return ra_oom(e, "import");
+	slash = strchr(ep, '/');
+	rem->auth_host = strndup(ep, slash - ep);
+	rem->host = strdup(strcmp(rem->auth_host ? rem->auth_host : "", "docker.io") ? ep : "registry-1.docker.io");
+	if (rem->host && strcmp(rem->auth_host, "docker.io"))
+		rem->host[slash - ep] = '\0';
+	rem->repo = strdup(slash + 1);
+	rem->reference = strdup(reference);
+	if (!rem->auth_host || !rem->host || !rem->repo || !rem->reference ||
+	    asprintf(&rem->name, "docker://%s", lg) < 0) {
 		rem->name = NULL;
 		return ra_oom(e, "import");
 	}
 	return 0;
+}
+
+/* One place an image may be pulled from: its name, where, and how. */
+struct source {
+	char *logical;		/* HOST/REPO: the image's name */
+	char *endpoint;		/* HOST/REPO: where it is asked for (a mirror's, a location's) */
+	bool insecure;
+};
+
+struct plan {
+	struct source *v;
+	size_t n;
+	struct ref_parts ref;
+	char *resolved;		/* docker://HOST/REPO:TAG */
+	const char *why;	/* how a short name was resolved (borrowed from conf, or static); NULL: as given */
+	char why_buf[4200];
+	struct ra_regconf conf;
+};
+
+static void plan_free(struct plan *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		free(p->v[i].logical);
+		free(p->v[i].endpoint);
+	}
+	free(p->v);
+	free(p->resolved);
+	ref_parts_free(&p->ref);
+	ra_regconf_free(&p->conf);
+	memset(p, 0, sizeof(*p));
+}
+
+static int add_source(struct plan *p, const char *logical, const char *host, const char *rest, bool insecure)
+{
+	struct source *g = realloc(p->v, (p->n + 1) * sizeof(*p->v));
+
+	if (!g)
+		return -ENOMEM;
+	p->v = g;
+	g = &p->v[p->n];
+	g->logical = strdup(logical);
+	g->insecure = insecure;
+	if (asprintf(&g->endpoint, "%s%s", host, rest) < 0)
+		g->endpoint = NULL;
+	if (!g->logical || !g->endpoint) {
+		free(g->logical);
+		free(g->endpoint);
+		return -ENOMEM;
+	}
+	p->n++;
+	return 0;
+}
+
+/* The sources of the qualified name @name: its [[registry]]'s mirrors, then its location (or itself). */
+static int add_sources(struct plan *p, const char *name, const char *ref, struct rootasm_error *e)
+{
+	const struct ra_regconf_registry *g = ra_regconf_find(&p->conf, name);
+	const char *prefix = g ? (g->prefix ? g->prefix : g->location) : NULL;
+	const char *rest = g && prefix[0] != '*' ? name + strlen(prefix) : "";
+	const char *loc = g && g->location && *g->location ? g->location : NULL;
+	char kind = p->ref.digest ? '@' : ':';
+
+	if (g && g->blocked)
+		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "import", ref, "%s is blocked by registries.conf "
+				   "([[registry]] prefix %s)", name, prefix);
+	for (size_t i = 0; g && i < g->nmirrors; i++) {
+		const struct ra_regconf_mirror *m = &g->mirrors[i];
+
+		/* a mirror serves what it may: mirror-by-digest-only, pull-from-mirror */
+		if ((g->mirror_by_digest_only && !p->ref.digest) || (m->only && m->only != kind))
+			continue;
+		if (add_source(p, name, m->location, prefix[0] == '*' ? strchr(name, '/') : rest, m->insecure) < 0)
+			return ra_oom(e, "import");
+	}
+	if (add_source(p, name, loc ? loc : name, loc ? rest : "", g && g->insecure) < 0)
+		return ra_oom(e, "import");
+	return 0;
+}
+
+/*
+ * Where @ref (docker://...) is pulled from, in order: a short name resolved
+ * (an alias; the search registries; docker.io without them), each name's
+ * mirrors and location (registries.conf(5): registries-conf.c).
+ */
+static int plan_sources(struct plan *p, const char *ref, struct rootasm_error *e)
+{
+	const char *s = ref + strlen(RA_REGISTRY_PREFIX);
+	char *qualified = NULL;
+	int r;
+
+	r = split_ref(s, ref, &p->ref, e);
+	if (r == 0)
+		r = ra_regconf_load(&p->conf, e);
+	if (r < 0)
+		return r;
+	if (p->ref.qualified) {
+		r = add_sources(p, p->ref.name, ref, e);
+	} else if (ra_regconf_alias(&p->conf, p->ref.name)) {
+		/* an alias: HOST/REPO, perhaps with a tag of its own (the reference's wins) */
+		const struct ra_regconf_alias *a = ra_regconf_alias(&p->conf, p->ref.name);
+		struct ref_parts ap;
+
+		r = split_ref(a->value, ref, &ap, e);
+		if (r == 0 && !ap.qualified)
+			r = bad(e, "import", ref, "the alias %s = \"%s\" in %s names no registry", a->name, a->value, a->file);
+		if (r == 0 && !strchr(s, ':') && !strchr(s, '@') && (ap.digest || strcmp(ap.reference, "latest"))) {
+			free(p->ref.reference);
+			p->ref.reference = TAKE_PTR(ap.reference);
+			p->ref.digest = ap.digest;
+		}
+		if (r == 0) {
+			snprintf(p->why_buf, sizeof(p->why_buf), "an alias in %s", a->file);
+			p->why = p->why_buf;
+			r = add_sources(p, ap.name, ref, e);
+		}
+		ref_parts_free(&ap);
+	} else if (p->conf.nsearch) {
+		if (p->conf.nsearch > 1 && p->conf.mode == RA_SHORT_ENFORCING)
+			return bad(e, "import", ref, "the short name %s could be in any of %zu unqualified-search-registries "
+				   "(%s%s%s) and short-name-mode is enforcing (nobody to ask): name the registry, add an "
+				   "alias, or set short-name-mode = \"permissive\" (registries.conf(5))", p->ref.name,
+				   p->conf.nsearch, p->conf.search[0], ", ", p->conf.search[1]);
+		snprintf(p->why_buf, sizeof(p->why_buf), "unqualified-search-registries in %s", p->conf.search_file);
+		p->why = p->why_buf;
+		for (size_t i = 0; r == 0 && i < p->conf.nsearch; i++) {
+			if (asprintf(&qualified, "%s/%s", p->conf.search[i], p->ref.name) < 0)
+				return ra_oom(e, "import");
+			r = add_sources(p, qualified, ref, e);
+			free(qualified);
+		}
+	} else {
+		/* no search list: Docker Hub, as Docker resolves a short name */
+		if (asprintf(&qualified, "docker.io/%s", p->ref.name) < 0)
+			return ra_oom(e, "import");
+		r = add_sources(p, qualified, ref, e);
+		free(qualified);
+	}
+	return r;
 }
 
 static void stream_end(struct ra_oci_remote *rem, struct stream *s);
@@ -171,6 +358,8 @@ void ra_registry_free(struct ra_oci_remote *rem)
 		curl_easy_cleanup(rem->easy);
 	free(rem->ref);
 	free(rem->name);
+	free(rem->resolved);
+	free(rem->resolved_why);
 	free(rem->host);
 	free(rem->auth_host);
 	free(rem->repo);
@@ -301,8 +490,10 @@ static void sha256_buf(const char *buf, size_t len, char out[RA_DIGEST_MAX])
 		out[0] = '\0';
 }
 
-int ra_registry_open(const char *ref, const struct ra_registry_how *how, struct ra_oci_remote **ret,
-		     struct ra_registry_manifest *m, struct rootasm_error *e)
+/* The image @ref at @src (its manifest by @parts' reference): rg_load_auth(), the certificates, ping, the manifest. */
+static int open_source(const char *ref, const struct ra_registry_how *how, const struct source *src,
+		       const struct ref_parts *parts, struct ra_oci_remote **ret, struct ra_registry_manifest *m,
+		       struct rootasm_error *e)
 {
 	struct ra_oci_remote *rem;
 	struct xfer x = { .max = RA_OCI_MANIFEST_MAX };
@@ -313,7 +504,9 @@ int ra_registry_open(const char *ref, const struct ra_registry_how *how, struct 
 	rem = remote_new(ref, how, "import", &r, e);
 	if (!rem)
 		return r;
-	r = parse_ref(rem, ref, e);
+	/* registries.conf's insecure: no certificate check, plain HTTP allowed, for that source */
+	rem->tls_verify = how->tls_verify && !src->insecure;
+	r = aim(rem, src->logical, src->endpoint, parts->reference, e);
 	if (r < 0)
 		goto fail;
 	r = rg_load_auth(rem, how, e);
@@ -366,6 +559,50 @@ fail:
 	rg_xfer_free(&x);
 	ra_registry_free(rem);
 	return r;
+}
+
+int ra_registry_open(const char *ref, const struct ra_registry_how *how, struct ra_oci_remote **ret,
+		     struct ra_registry_manifest *m, struct rootasm_error *e)
+{
+	struct plan p = { 0 };
+	char tried[1024] = "";
+	size_t tl = 0;
+	int r;
+
+	r = plan_sources(&p, ref, e);
+	for (size_t i = 0; r == 0 && i < p.n; i++) {
+		/* each source in turn, as podman tries them: the first that serves the manifest is the one */
+		r = open_source(ref, how, &p.v[i], &p.ref, ret, m, e);
+		if (r == 0) {
+			struct ra_oci_remote *rem = *ret;
+
+			if (asprintf(&rem->resolved, "docker://%s%s%s", rem->name + strlen(RA_REGISTRY_PREFIX),
+				     p.ref.digest ? "@" : ":", p.ref.reference) < 0 ||
+			    (p.why && !(rem->resolved_why = strdup(p.why)))) {
+				ra_registry_manifest_free(m);
+				ra_registry_free(rem);
+				r = ra_oom(e, "import");
+			}
+			break;
+		}
+		if (r == -ENOMEM || i + 1 == p.n)
+			break;
+		tl += snprintf(tried + tl, tl < sizeof(tried) ? sizeof(tried) - tl : 0, "%s%s", tl ? ", " : "",
+			       p.v[i].endpoint);
+		r = 0;
+	}
+	/* the last source's error, naming those tried before it */
+	if (r < 0 && tried[0] && e && e->err)
+		snprintf(e->msg + strlen(e->msg), sizeof(e->msg) - strlen(e->msg), " (tried before: %s)", tried);
+	plan_free(&p);
+	return r;
+}
+
+const char *ra_registry_resolved(const struct ra_oci_remote *rem, const char **why)
+{
+	if (why)
+		*why = rem->resolved_why;
+	return rem->resolved;
 }
 
 void ra_registry_manifest_free(struct ra_registry_manifest *m)

@@ -61,6 +61,57 @@ struct ra_registry_how {
 
 int ra_registry_open(const char *ref, const struct ra_registry_how *how, struct ra_oci_remote **ret,
 		     struct ra_registry_manifest *m, struct rootasm_error *e);
+/*
+ * The reference @rem pulls, "docker://HOST/REPO:TAG" or "...@sha256:HEX",
+ * after short-name resolution (registries.conf's aliases and search
+ * registries; docker.io without them), and how it came to be (NULL: as
+ * given; "an alias in FILE", "unqualified-search-registries in FILE",
+ * "docker.io (no unqualified-search-registries)"). Valid while @rem is.
+ */
+const char *ra_registry_resolved(const struct ra_oci_remote *rem, const char **why);
+
+/* ------------------------------------------------------ registries.conf(5) */
+
+#define RA_REGCONF_SYSTEM	"/etc/containers/registries.conf"
+
+enum ra_short_mode { RA_SHORT_ENFORCING, RA_SHORT_PERMISSIVE, RA_SHORT_DISABLED };
+
+struct ra_regconf_mirror {
+	char *location;
+	bool insecure;
+	char only;			/* 0: any reference; '@': by digest only; ':': by tag only */
+};
+
+struct ra_regconf_registry {
+	char *prefix, *location;	/* either may be NULL (then the other is both) */
+	bool insecure, blocked, mirror_by_digest_only;
+	struct ra_regconf_mirror *mirrors;
+	size_t nmirrors;
+};
+
+struct ra_regconf_alias {
+	char *name, *value, *file;
+};
+
+struct ra_regconf {
+	char **search;			/* unqualified-search-registries */
+	size_t nsearch;
+	bool search_set;
+	char *search_file, *mode_file;	/* which file set them */
+	enum ra_short_mode mode;
+	struct ra_regconf_alias *aliases;
+	size_t naliases;
+	struct ra_regconf_registry *regs;
+	size_t nregs;
+};
+
+/* registries.conf and its drop-ins as podman reads them (registries-conf.c); ra_regconf_free() it. */
+int ra_regconf_load(struct ra_regconf *c, struct rootasm_error *e);
+void ra_regconf_free(struct ra_regconf *c);
+/* The [[registry]] whose prefix is the longest matching @name (HOST[/PATH], no tag), or NULL. */
+const struct ra_regconf_registry *ra_regconf_find(const struct ra_regconf *c, const char *name);
+/* The alias of the short name @name (no tag), or NULL. */
+const struct ra_regconf_alias *ra_regconf_alias(const struct ra_regconf *c, const char *name);
 void ra_registry_manifest_free(struct ra_registry_manifest *m);
 /*
  * rootasm_registry_login(): @registry's /v2/ answered with @how->creds (a
