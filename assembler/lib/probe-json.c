@@ -26,7 +26,8 @@ json_t *ra_features_json(struct rootasm_ctx *ctx)
 
 		ra_jset(&b, o, "feature", ra_jstr(rootasm_feature_name(f)));
 		ra_jset(&b, o, "state", ra_jstr(ra_feature_state(r)));
-		ra_jset(&b, o, "present", json_boolean(r > 0));
+		/* not-permitted is no verdict on the kernel: present is unknown (null) then */
+		ra_jset(&b, o, "present", r == -EPERM ? json_null() : json_boolean(r > 0));
 		ra_jset(&b, o, "description", ra_jstr(rootasm_feature_desc(f)));
 		ra_jset(&b, o, "detail", ra_jstr(detail));
 		ra_japp(&b, arr, o);

@@ -57,6 +57,10 @@ check "another mount namespace, the same root and loop control: the same answers
 	'unshare -m "$bin" probe | grep -q "^mount-api .*\[forged\]"'
 check "without CAP_SYS_ADMIN: its own answer, not root's" \
 	'[ "$(capsh --drop=cap_sys_admin -- -c "\"$bin\" probe" | awk "\$1 == \"mount-api\" { print \$2 }")" = not-permitted ]'
+check "... and --json says it cannot tell: present null, not false" \
+	'capsh --drop=cap_sys_admin -- -c "\"$bin\" --json probe" | python3 -c "import json, sys
+f = {x[\"feature\"]: x for x in json.load(sys.stdin)}[\"mount-api\"]
+sys.exit(not (f[\"state\"] == \"not-permitted\" and f[\"present\"] is None))"'
 check "another user namespace: its own answers" '! unshare -U -r "$bin" probe | grep -q forged'
 check "... nobody but root in the initial user namespace with CAP_SYS_ADMIN rewrote the file" 'grep -q forged "$cache"'
 check "loop control hidden in a mount namespace: probed again" \
