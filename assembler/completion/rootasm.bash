@@ -8,16 +8,16 @@
 # docker-archive: and then a file) for import's and inspect's image, the names
 # of the store's images (`rootasm images`, the --store on the line) where an
 # image is taken (exec, inspect, rmi, bundle create), gc|verify for store,
-# create|prepare|cleanup for bundle.
+# create|prepare|cleanup for bundle, and only the options of the one given.
 # Needs nothing from the bash-completion package.
 
 _rootasm_commands="check assemble exec probe watch import inspect login logout images rmi store bundle version help"
 _rootasm_common="--help --json --json=pretty --quiet --debug"
 
-# The options of command $1.
+# The options of command $1 (of its subcommand $2: bundle's; without one, all of them).
 _rootasm_options()
 {
-	case $1 in
+	case $1${2:+ $2} in
 	check) echo "--offline --live --as --layout-dir --source-dir $_rootasm_common" ;;
 	assemble) echo "--attach --send-fd --send-fd-fd --peer-uid --timeout --audit --via $_rootasm_common" ;;
 	exec) echo "--store --network --preserve-fds --env --hostname --tty --privileged --report --via $_rootasm_common" ;;
@@ -31,6 +31,9 @@ _rootasm_options()
 	rmi) echo "--store $_rootasm_common" ;;
 	store) echo "--store --dry-run $_rootasm_common" ;;
 	bundle) echo "--layout --upper --store $_rootasm_common" ;;
+	"bundle create") echo "--store $_rootasm_common" ;;
+	"bundle prepare") echo "--layout --upper $_rootasm_common" ;;
+	"bundle cleanup") echo "$_rootasm_common" ;;
 	version) echo "$_rootasm_common" ;;
 	'') echo "--version --help --json --json=pretty --debug" ;;
 	esac
@@ -101,7 +104,7 @@ _rootasm_images()
 _rootasm()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-	local i w cmd= operands=0 dashdash=0 skip=0
+	local i w cmd= sub= operands=0 dashdash=0 skip=0
 	COMPREPLY=()
 
 	# --json=<TAB>, --network=<TAB>: bash splits the word at '=' (COMP_WORDBREAKS)
@@ -140,6 +143,7 @@ _rootasm()
 		esac
 		if ((dashdash)) || [[ $w != -* && $w != = && ${COMP_WORDS[i - 1]} != = ]]; then
 			operands=$((operands + 1))
+			((operands == 1)) && [[ $cmd == bundle ]] && sub=$w
 		fi
 	done
 
@@ -166,7 +170,7 @@ _rootasm()
 	esac
 
 	if [[ $cur == -* ]] && ! ((dashdash)) && ! [[ $cmd == exec && $operands -ge 2 ]]; then
-		COMPREPLY=($(compgen -W "$(_rootasm_options "$cmd")" -- "$cur"))
+		COMPREPLY=($(compgen -W "$(_rootasm_options "$cmd" "$sub")" -- "$cur"))
 		return 0
 	fi
 

@@ -107,6 +107,11 @@ t "cleanup create prepare" rootasm bundle ""
 t "gc verify" rootasm store ""
 t "rootfs sub" rootasm bundle prepare ""
 t "a.yaml" rootasm bundle prepare --layout a
+# each bundle subcommand's own options only (--store is create's, --layout and --upper prepare's)
+t "--debug --help --json --json=pretty --quiet --store" rootasm bundle create -
+t "--debug --help --json --json=pretty --layout --quiet --upper" rootasm bundle prepare -
+t "--debug --help --json --json=pretty --quiet" rootasm bundle --json cleanup -
+t "--upper" rootasm bundle prepare --layout a.yaml --u
 # the store's images, as `rootasm images` lists them (here a stand-in), of the --store on the line
 mkdir stub
 cat >stub/rootasm <<'STUB'
