@@ -570,6 +570,29 @@ static char **private_argv(const struct cmdline *cl, const struct create_args *c
 	return v;
 }
 
+/*
+ * A container that joins a mount namespace by path: the delegate looks its
+ * rootfs up there, where the tree rootasm attaches in ours is not (and the
+ * container's pivot_root takes that namespace over). Refused, with why (-1),
+ * rather than run on an empty rootfs.
+ */
+static int joins_mntns(json_t *cfg)
+{
+	json_t *n;
+	size_t i;
+
+	json_array_foreach(json_object_get(json_object_get(cfg, "linux"), "namespaces"), i, n) {
+		const char *type = json_string_value(json_object_get(n, "type"));
+		const char *path = json_string_value(json_object_get(n, "path"));
+
+		if (type && !strcmp(type, "mount") && path)
+			return rt_error("linux.namespaces joins the mount namespace %s: rootasm's tree is attached in "
+					"rootasm-runtime's own, the container would not see it (give the container a mount "
+					"namespace of its own, or no rootasm annotation)", path);
+	}
+	return 0;
+}
+
 static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 {
 	struct rt_choice ch = { 0 };
@@ -628,7 +651,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		st.st_uid = author;
 		st.st_gid = author_gid;
 	}
-	if (conf_fill(c) < 0 ||
+	if (conf_fill(c) < 0 || joins_mntns(cfg) ||
 	    rt_choose(c, annotation(cfg, ANN_LAYOUT), own_image ? own_image : annotation(cfg, ANN_IMAGE),
 		      annotation(cfg, ANN_VIA), &ch) < 0) {
 		json_decref(cfg);

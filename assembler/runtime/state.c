@@ -20,6 +20,11 @@
  * detaches only what those records name, while it is the mount at rootfs;
  * it runs on delete, and on the next create or delete of an id whose create
  * failed or was killed (the directory is still there).
+ *
+ * A container without a mount namespace of its own gets the delegate's
+ * /proc, /dev and /sys stacked on the tree in ours: the recursive detach
+ * takes them along. One that joins a mount namespace by path is refused
+ * (main.c): the delegate would look for the tree there.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -323,7 +328,6 @@ int rt_state_cleanup(struct rt_state *s)
 	if (faccessat(s->fd, CREATED_MARK, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 		kill_strays(s);
 	bfd = openat(s->fd, "bundle", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
 	if (bfd >= 0) {
 		struct rootasm_error e = { 0 };
 		bool via = faccessat(s->fd, VIA_RECORD, F_OK, AT_SYMLINK_NOFOLLOW) == 0;

@@ -226,6 +226,56 @@ TEST(annotations_that_leave_the_administrators_directories_are_refused)
 	sh("rm -rf %s/layouts/users.json %s/layouts/sub", fix, fix);
 }
 
+/*
+ * The runtime spec's cases where the delegate mounts on the tree in a namespace
+ * rootasm-runtime does not see: no mount namespace of the container's own
+ * (/proc, /dev, /sys then stack on the tree in the host's), and a mount
+ * namespace joined by path. delete frees the id either way, and nothing stays
+ * mounted; the delegate alone on the same bundle (no annotation) agrees.
+ */
+TEST(delete_frees_the_id_whatever_namespaces_the_container_has)
+{
+	char *out;
+	int rc;
+
+	fresh();
+	for (int ann = 0; ann < 2; ann++) {
+		mkbundle("B", ann ? "{'org.rootasm.layout': 'small.json'}" : "{}", "cat /etc/msg", !ann);
+		sh("cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); "
+		   "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'mount']; "
+		   "json.dump(c, open('config.json', 'w'))\"", fix);
+		if (run_sh(&out, RT " run -b %s/B c-nomnt", RTARGS, fix) != 0)
+			FAILF("annotated %d, no mount namespace: %s", ann, out);
+		ASSERT_STR(out, ann ? "hello-from-rootasm\n" : "hello-from-the-bundle\n");
+		/* the delegate alone leaves its /proc, /dev, /sys on the bundle's rootfs in our namespace */
+		if (!ann) {
+			ASSERT_TRUE(count_mounts_under(path("B/rootfs")) > 0);
+			sh("awk '$5 ~ \"^%s/B/rootfs/\" { print $5 }' /proc/self/mountinfo | sort -r | xargs -r umount -l", fix);
+		}
+		nothing_left();
+	}
+	/* create, start, delete: the same */
+	ASSERT_EQ(run_sh(&out, RT " create -b %s/B c-nomnt >%s/c.out 2>&1 && " RT " start c-nomnt && sleep 0.3 && "
+			 RT " delete c-nomnt", RTARGS, fix, fix, RTARGS, RTARGS), 0);
+	ASSERT_CONTAINS(slurp(path("c.out")), "hello-from-rootasm\n");
+	nothing_left();
+	/*
+	 * A mount namespace joined by path: the delegate would look the rootfs up
+	 * there, where the tree is not, and pivot_root would take it over: refused
+	 * at once, one line, nothing made (it ran on an empty rootfs, failing, and
+	 * left an id that no delete could free)
+	 */
+	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "cat /etc/msg", false);
+	sh("cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); "
+	   "c['linux']['namespaces'] = [n if n['type'] != 'mount' else {'type': 'mount', 'path': '/proc/1/ns/mnt'} "
+	   "for n in c['linux']['namespaces']]; json.dump(c, open('config.json', 'w'))\"", fix);
+	rc = run_sh(&out, RT " run -b %s/B c-join", RTARGS, fix);
+	ASSERT_EQ(rc, 1);
+	ASSERT_CONTAINS(out, "rootasm-runtime: run c-join: linux.namespaces joins the mount namespace /proc/1/ns/mnt: ");
+	ASSERT_TRUE(strchr(out, '\n') == out + strlen(out) - 1);
+	nothing_left();
+}
+
 TEST(create_killed_midway_is_cleaned_up_by_delete_and_by_the_next_create)
 {
 	char *out;
