@@ -638,6 +638,23 @@ static int userns_of(uid_t uid)
 }
 static char cli_error_keys[512];	/* the keys of `rootasm --json` errors, in order (from the CLI itself) */	/* root's user namespace, opened before dropping to UNPRIV */
 
+/* An assemble request with each of @vals as its @key: each refused EINVAL, the connection serving on. */
+static void each_refused(int s, const char *key, const char *const *vals, size_t n)
+{
+	char req[4200];
+
+	for (size_t i = 0; i < n; i++) {
+		const char *got;
+
+		snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"assemble\",\"layout\":\"%s\",\"%s\":%s}",
+			 path("layouts/t.yaml"), key, vals[i]);
+		raw_send(s, req, strlen(req), NULL, 0);
+		got = raw_reply(s);
+		if (strcmp(got, "EINVAL"))
+			FAILF("\"%s\": %s: %s, not EINVAL", key, vals[i], got);
+	}
+}
+
 static void hostile(void *arg)
 {
 	struct daemon *d = arg;
@@ -670,16 +687,7 @@ static void hostile(void *arg)
 	ASSERT_STR(raw_reply(s), "EINVAL");
 	/* receivers: uids, at most 64 of them */
 	static const char *const bad_receivers[] = { "5", "[-1]", "[4294967295]", "[\"root\"]", "[1.5]", "[[0]]" };
-	for (size_t i = 0; i < sizeof(bad_receivers) / sizeof(bad_receivers[0]); i++) {
-		const char *got;
-
-		snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"assemble\",\"layout\":\"%s\",\"receivers\":%s}",
-			 path("layouts/t.yaml"), bad_receivers[i]);
-		raw_send(s, req, strlen(req), NULL, 0);
-		got = raw_reply(s);
-		if (strcmp(got, "EINVAL"))
-			FAILF("\"receivers\": %s: %s, not EINVAL", bad_receivers[i], got);
-	}
+	each_refused(s, "receivers", bad_receivers, sizeof(bad_receivers) / sizeof(bad_receivers[0]));
 	snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"assemble\",\"layout\":\"%s\",\"receivers\":[0", path("layouts/t.yaml"));
 	for (int i = 0; i < 64; i++)
 		strcat(req, ",0");
@@ -762,20 +770,10 @@ TEST(daemon_survives_hostile_messages)
 			"{\"admin\":true,\"layouts\":[\"rel\"]}", "{\"admin\":true,\"layouts\":\"/x\"}",
 			"{\"admin\":true,\"sources\":[\"/a/../b\"]}",
 		};
-		char req[4200];
 		int s = raw_connect(d.sock, SOCK_SEQPACKET);
 
 		ASSERT_TRUE(s >= 0);
-		for (size_t i = 0; i < sizeof(bad_as) / sizeof(bad_as[0]); i++) {
-			const char *got;
-
-			snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"assemble\",\"layout\":\"%s\",\"as\":%s}",
-				 path("layouts/t.yaml"), bad_as[i]);
-			raw_send(s, req, strlen(req), NULL, 0);
-			got = raw_reply(s);
-			if (strcmp(got, "EINVAL"))
-				FAILF("\"as\": %s: %s, not EINVAL", bad_as[i], got);
-		}
+		each_refused(s, "as", bad_as, sizeof(bad_as) / sizeof(bad_as[0]));
 		close(s);
 	}
 	no_leaks(&d);
