@@ -10,8 +10,9 @@
  *                             relative to it, or absolute inside it
  *   org.rootasm.image=REF     an image of the store (store=, $ROOTASM_STORE,
  *                             default /var/lib/rootasm/store): its name
- *                             (NAME[:TAG], rootasm_store_lookup()), manifest
- *                             digest (sha256:HEX or HEX) or the layout path
+ *                             (NAME[:TAG]), manifest digest (sha256:HEX, HEX
+ *                             or 12+ of its hex: rootasm_store_lookup(), as
+ *                             exec and bundle create take it) or the layout path
  *                             `rootasm import` printed (STORE/images/sha256/
  *                             HEX.FS.layout.json)
  *   org.rootasm.via=SOCKET    assembled by rootasmd at SOCKET, which must be
@@ -66,45 +67,29 @@ static int named(struct rt_choice *ch, const char *ann, const char *value, const
 	return ch->value && ch->dir ? 0 : rt_error("out of memory");
 }
 
-static bool is_hex64(const char *s, size_t n)
-{
-	return n == 64 && strspn(s, "0123456789abcdef") >= 64;
-}
-
-/* An image of the store: a manifest digest, a name of the store's, or the layout path import printed. */
+/*
+ * An image of the store: the layout path import printed (the store's image
+ * directory the limit), or what rootasm_store_lookup() takes, the one grammar
+ * of a stored image's reference (exec, bundle create, inspect): a name
+ * NAME[:TAG], its manifest digest sha256:HEX, or 12 or more of its hex.
+ */
 static int image_layout(const struct rt_conf *c, const char *value, struct rt_choice *ch)
 {
 	_cleanup_free_ char *dir = NULL, *found = NULL;
-	const char *hex = value, *rel = value;
-	char name[128];
+	struct rootasm_error e = { 0 };
+	char line[1024];
 	int r;
 
 	if (asprintf(&dir, "%s/images/sha256", c->store) < 0) {
 		dir = NULL;
 		return rt_error("out of memory");
 	}
-	if (!strncmp(hex, "sha256:", 7))
-		hex += 7;
-	if (is_hex64(hex, strlen(hex))) {
-		/* the erofs layout where there is one, else the squashfs one */
-		_cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-		snprintf(name, sizeof(name), "%s.erofs.layout.json", hex);
-		if (dfd >= 0 && faccessat(dfd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
-			snprintf(name, sizeof(name), "%s.squashfs.layout.json", hex);
-		rel = name;
-	} else if (value[0] != '/') {
-		/* a name of the store's (NAME[:TAG], as `rootasm import --tag` or a docker-archive gave it) */
-		struct rootasm_error e = { 0 };
-		char line[1024];
-
-		if (rootasm_store_lookup(c->store, value, &found, NULL, &e) < 0)
-			return rt_error("annotation " ANN_IMAGE " '%s': %s", value,
-					rootasm_error_format(&e, line, sizeof(line)));
-		rel = found;
-	}
-	r = named(ch, ANN_IMAGE, rel, dir);
-	if (r == 0 && rel != value) {
+	if (value[0] == '/')
+		return named(ch, ANN_IMAGE, value, dir);
+	if (rootasm_store_lookup(c->store, value, &found, NULL, &e) < 0)
+		return rt_error("annotation " ANN_IMAGE " '%s': %s", value, rootasm_error_format(&e, line, sizeof(line)));
+	r = named(ch, ANN_IMAGE, found, dir);
+	if (r == 0) {
 		free(ch->value);
 		ch->value = strdup(value);
 		if (!ch->value)

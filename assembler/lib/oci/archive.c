@@ -306,7 +306,7 @@ int ra_docker_archive_unpack(const char *ref, int parent_fd, const char *parent,
 		(uint64_t)st.st_size * ARCHIVE_EXPANSION;
 	if (w.cap < ARCHIVE_WRITE_FLOOR)
 		w.cap = ARCHIVE_WRITE_FLOOR;
-	if (asprintf(&dir, "%s/.archive-XXXXXX", parent) < 0 || !mkdtemp(dir)) {
+	if (asprintf(&dir, "%s/" RA_ARCHIVE_PREFIX "XXXXXX", parent) < 0 || !mkdtemp(dir)) {
 		r = dir ? ra_err(e, errno, -EBADF, "mkdtemp", dir, NULL) : ra_oom(e, "import");
 		free(TAKE_PTR(dir));
 		return r;

@@ -21,6 +21,7 @@
 #include "digest.h"
 #include "oci.h"
 #include "open.h"
+#include "source.h"
 #include "store.h"
 #include "util.h"
 
@@ -62,8 +63,8 @@ static bool in(json_t *a, const char *s)
 }
 
 /*
- * What a killed command left in the store directory: a docker-archive
- * import's directory (.archive-*), a names.json not yet renamed
+ * What a killed command left in the store directory: what a source
+ * unpacked there (a docker-archive's .archive-*), a names.json not yet renamed
  * (.names.json.*). Under the exclusive lock: nothing is using them.
  */
 static void remove_leftovers(struct cat *c, bool dry)
@@ -79,8 +80,8 @@ static void remove_leftovers(struct cat *c, bool dry)
 	}
 	d = -EBADF;	/* the DIR's */
 	while ((de = readdir(dir))) {
-		if (!strncmp(de->d_name, ".archive-", 9) && de->d_type == DT_DIR)
-			ra_docker_archive_remove(dirfd(dir), de->d_name);
+		if (de->d_type == DT_DIR)
+			ra_source_sweep(dirfd(dir), de->d_name);	/* what a source unpacked there */
 		else if (!strncmp(de->d_name, ".names.json.", 12) && de->d_type == DT_REG)
 			unlinkat(dirfd(dir), de->d_name, 0);
 	}

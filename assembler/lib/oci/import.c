@@ -33,7 +33,7 @@
 #include "layout.h"
 #include "layout-write.h"
 #include "oci.h"
-#include "registry.h"
+#include "source.h"
 #include "store.h"
 #include "sysmnt.h"
 #include "unpack.h"
@@ -163,9 +163,8 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct ra_
 	json_t *o;
 	int r, with;
 
-	if (asprintf(&what, img->remote ? "%s@%s" : "%s/blobs/sha256/%s", img->dir,
-		     img->remote ? ly->d.digest : ly->d.hex) < 0 ||
-	    asprintf(&at, "%s/tmp", s->path) < 0) {
+	what = ra_oci_blob_name(img, ly->d.hex);
+	if (!what || asprintf(&at, "%s/tmp", s->path) < 0) {
 		what = at = NULL;
 		return ra_oom(e, "import layer");
 	}
@@ -181,14 +180,14 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct ra_
 	if (stage < 0)
 		return stage;
 	r = ra_unpack_layer(blob, ly->comp, stage, &lim, lower, &st, what, e);
-	if (img->remote)	/* the download's error (a lying registry), if any, says more than the reader's */
-		r = ra_registry_stream_done(img->remote, blob, r, e);
+	if (img->reader->done)	/* what the source knows (a lying registry's download error) says more */
+		r = img->reader->done(img, blob, r, e);
 	/*
 	 * A blob that is not what its descriptor says is that, whatever its tar looks
 	 * like: a local blob is hashed to its end before a bad entry is reported (a
 	 * registry's is hashed as it arrives, and its mismatch reported by the stream).
 	 */
-	if (r < 0 && !img->remote && e && rootasm_error_is_usage(e)) {
+	if (r < 0 && !img->reader->checked_as_read && e && rootasm_error_is_usage(e)) {
 		char got[RA_DIGEST_MAX];
 		uint64_t bytes = 0;
 
@@ -379,21 +378,20 @@ static int cached(struct ra_store *s, const char *name, struct rootasm_error *e)
 }
 
 /*
- * docker://: start the downloads of the layers after @i that are not in the
- * store by their diff-id (one in it by its chain id only is fetched for
- * nothing, and stopped at the end). Best effort: a failure here shows when
- * the layer is read.
+ * A source that reads ahead (docker://): start reading the layers after @i
+ * that are not in the store by their diff-id (one in it by its chain id only
+ * is fetched for nothing, and stopped at the end). Best effort: a failure
+ * here shows when the layer is read.
  */
 static void prefetch(struct ra_oci_image *img, struct ra_store *s, enum rootasm_layer_fs fs, size_t i)
 {
-	for (size_t j = i + 1; j < img->nlayers && j <= i + RA_REGISTRY_PARALLEL - 1; j++) {
+	for (size_t j = i + 1; j < img->nlayers && j <= i + img->reader->ahead; j++) {
 		char name[RA_DIGEST_HEX + 32];
 		struct stat st;
 
 		snprintf(name, sizeof(name), "%s.%s", img->layers[j].diff_hex, fs_ext(fs));
-		if (fstatat(s->layers, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
-		    ra_registry_prefetch(img->remote, &img->layers[j].d, NULL) < 0)
-			continue;
+		if (fstatat(s->layers, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			img->reader->prefetch(img, &img->layers[j].d);
 	}
 }
 
@@ -431,14 +429,16 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 	      struct rootasm_import_result *res, struct rootasm_error *e)
 {
 	char chain[RA_DIGEST_MAX] = "";
-	_cleanup_free_ char *dir = NULL, *tag = NULL;
+	const struct ra_source *kind = ra_source_of(ref);
+	struct ra_registry_how how = { .tls_verify = !(OPT(o, flags, 0u) & ROOTASM_IMPORT_TLS_NO_VERIFY),
+				       .authfile = OPT(o, authfile, NULL), .creds = OPT(o, creds, NULL),
+				       .cert_dir = OPT(o, cert_dir, NULL) };
+	struct ra_source_open so = { .how = &how, .scratch_fd = -EBADF };
 	struct ra_oci_image *img = NULL;
 	json_t *exec = NULL, *env_dropped = NULL;
 	const char *name = OPT(o, tag, NULL);
 	char norm[512];
 	_cleanup_close_ int lock = -EBADF;
-	_cleanup_free_ char *aname = NULL;
-	bool archive;
 	struct ra_store s = { .fd = -EBADF, .layers = -EBADF, .images = -EBADF };
 	enum rootasm_layer_fs fs = OPT(o, fs, ROOTASM_LAYER_EROFS);
 	const char *spath = OPT(o, store, NULL);
@@ -459,61 +459,50 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", name,
 				   "--tag: expected NAME[:TAG] (lowercase path components, a TAG of letters, digits, "
 				   "'_', '.', '-')");
-	archive = ref && !strncmp(ref, "docker-archive:", strlen("docker-archive:"));
-	if (!archive && !ra_registry_is_ref(ref)) {
-		r = ra_oci_parse_ref(ref, &dir, &tag, e);
-		if (r < 0)
-			return r;
-	}
+	/* the source's kind (source.h), its reference checked before anything is made */
+	if (!kind)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", ref, "not an image reference rootasm reads: "
+				   "name it %s", ra_source_syntaxes());
+	r = kind->check ? kind->check(ref, e) : 0;
+	if (r < 0)
+		return r;
 	/* before anything is created: the staging tmpfs, owners, device nodes and trusted.* xattrs need it */
 	if (geteuid() != 0)
 		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "import", ref,
 				   "needs root (a private tmpfs, file owners, device nodes, trusted.* xattrs)");
-	if (archive) {
-		/* docker save's tar made an OCI layout in the store (oci/archive.c), then imported as one */
+	if (kind->needs_scratch) {
+		/* a source that unpacks (docker save's tar into an OCI layout) does it in the store's directory */
 		r = ra_store_open_shared(spath, &s, &lock, e);
 		if (r < 0)
 			goto out;
-		r = ra_docker_archive_unpack(ref, s.fd, s.path, &dir, &aname, e);
-		if (r < 0)
-			goto out;
-		/* the archive's own name for the image, unless --tag gives one (or it is none rootasm takes) */
-		if (!name && aname && rootasm_store_name_normalize(aname, norm, sizeof(norm)) == 0)
-			name = aname;
+		so.scratch_fd = s.fd;
+		so.scratch = s.path;
 	}
-	if (ra_registry_is_ref(ref)) {
-		struct ra_registry_how how = { .tls_verify = !(OPT(o, flags, 0u) & ROOTASM_IMPORT_TLS_NO_VERIFY),
-					       .authfile = OPT(o, authfile, NULL), .creds = OPT(o, creds, NULL),
-					       .cert_dir = OPT(o, cert_dir, NULL) };
-
-		r = ra_oci_open_registry(ref, &how, &img, e);
-	} else {
-		r = ra_oci_open(dir, tag, &img, e);
-	}
+	r = kind->open(ref, &so, e);
 	if (r < 0)
 		goto out;
+	img = so.img;
 	img->max_expansion = OPT(o, max_expansion, 0u);
 	RA_TRACE(ctx, "import %s: manifest %s, %zu layers", ref, img->manifest.digest, img->nlayers);
-	if (img->remote) {
-		/* what was pulled: a short name resolved (registries.conf(5)) is said */
-		const char *why, *pulled = ra_registry_resolved(img->remote, &why);
-
-		if (why && (!(res->source = strdup(pulled)) || !(res->source_why = strdup(why)))) {
-			r = ra_oom(e, "import");
-			goto out;
-		}
-		/* a pull by tag is named as podman names it, HOST/REPO:TAG as resolved (by digest: no name) */
-		if (!name && !strchr(pulled, '@') &&
-		    rootasm_store_name_normalize(pulled + strlen(RA_REGISTRY_PREFIX), norm, sizeof(norm)) == 0)
-			name = pulled + strlen(RA_REGISTRY_PREFIX);
+	/* what was pulled: a short name resolved (registries.conf(5)) is said */
+	if (so.source && (!(res->source = strdup(so.source)) || !(res->source_why = strdup(so.source_why)))) {
+		r = ra_oom(e, "import");
+		goto out;
 	}
-	if (img->remote)
-		ra_registry_progress(img->remote, OPT(o, download, NULL), ud);
+	/*
+	 * the source's own name for the image unless --tag gives one (or it is
+	 * none rootasm takes): an archive's RepoTag; a pull by tag HOST/REPO:TAG
+	 * as podman names it (by digest: none)
+	 */
+	if (!name && so.name && rootasm_store_name_normalize(so.name, norm, sizeof(norm)) == 0)
+		name = so.name;
+	if (img->reader->progress)
+		img->reader->progress(img, OPT(o, download, NULL), ud);
 	/* the image config used (its layout's exec:), or the image refused before any layer is read */
 	r = ra_oci_exec_section(img, &exec, &env_dropped, e);
 	if (r < 0)
 		goto out;
-	if (!archive) {
+	if (s.fd < 0) {
 		r = ra_store_open_shared(spath, &s, &lock, e);
 		if (r < 0)
 			goto out;
@@ -559,7 +548,7 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 		}
 		if (progress)
 			progress(ud, i, img->nlayers, rl, false);
-		if (img->remote && !rl->cached)	/* the next layers download while this one is converted */
+		if (img->reader->prefetch && !rl->cached)	/* the next layers download while this one is converted */
 			prefetch(img, &s, fs, i);
 		if (!rl->cached) {
 			r = convert(img, ly, &s, fs, names[0], names[1], chain, &lower, &chained, rl, e);
@@ -615,9 +604,7 @@ out:
 		ra_store_take_back(&s);
 		rootasm_import_result_free(res);
 	}
-	ra_oci_free(img);
-	if (archive && dir)
-		ra_docker_archive_remove(s.fd, strrchr(dir, '/') + 1);
+	ra_source_close(kind, &so);	/* the image, and what the source unpacked */
 	ra_store_close(&s);
 	json_decref(exec);
 	json_decref(env_dropped);

@@ -18,6 +18,7 @@
 #include "context.h"
 #include "json.h"
 #include "oci.h"
+#include "source.h"
 #include "registry.h"
 #include "store.h"
 #include "util.h"
@@ -150,13 +151,15 @@ out:
 int rootasm_inspect(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_import_opts *o, unsigned int flags,
 		    char **ret, struct rootasm_error *e)
 {
-	_cleanup_free_ char *dir = NULL, *tag = NULL, *aname = NULL;
-	_cleanup_close_ int tmpfd = -EBADF;
+	const struct ra_source *kind = ra_source_of(ref);
+	struct ra_registry_how how = { .tls_verify = !(OPT(o, flags, 0u) & ROOTASM_IMPORT_TLS_NO_VERIFY),
+				       .authfile = OPT(o, authfile, NULL), .creds = OPT(o, creds, NULL),
+				       .cert_dir = OPT(o, cert_dir, NULL) };
+	struct ra_source_open so = { .how = &how, .scratch_fd = -EBADF };
 	struct ra_oci_image *img = NULL;
 	char tmp[] = "/tmp/rootasm-inspect-XXXXXX";
-	bool archive = ref && !strncmp(ref, "docker-archive:", strlen("docker-archive:")), made = false;
+	bool made = false;
 	char *text = NULL;
-	const char *name;
 	json_t *doc = NULL;
 	int r;
 
@@ -173,7 +176,7 @@ int rootasm_inspect(struct rootasm_ctx *ctx, const char *ref, const struct roota
 				   flags & ~ROOTASM_INSPECT_RAW);
 	if (!ref || !*ref)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "inspect", ref, "no image reference");
-	if (!archive && !ra_registry_is_ref(ref) && strncmp(ref, "oci:", 4)) {
+	if (!kind) {
 		/* a name or digest of the store: what it keeps of the image */
 		if (flags & ROOTASM_INSPECT_RAW)
 			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "inspect", ref,
@@ -183,51 +186,43 @@ int rootasm_inspect(struct rootasm_ctx *ctx, const char *ref, const struct roota
 			return -(e && e->err ? e->err : EIO);
 		goto print;
 	}
-	if (ra_registry_is_ref(ref)) {
-		struct ra_registry_how how = { .tls_verify = !(OPT(o, flags, 0u) & ROOTASM_IMPORT_TLS_NO_VERIFY),
-					       .authfile = OPT(o, authfile, NULL), .creds = OPT(o, creds, NULL),
-					       .cert_dir = OPT(o, cert_dir, NULL) };
-
-		r = ra_oci_open_registry(ref, &how, &img, e);
-		name = ref + strlen("docker://");
-	} else {
-		if (archive) {
-			/* an archive is read as import reads it: unpacked to an OCI layout, here a private one */
-			if (!mkdtemp(tmp))
-				return ra_err(e, errno, -EBADF, "mkdtemp", tmp, NULL);
-			made = true;
-			tmpfd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			r = tmpfd < 0 ? ra_err(e, errno, -EBADF, "open", tmp, NULL) :
-					ra_docker_archive_unpack(ref, tmpfd, tmp, &dir, &aname, e);
-		} else {
-			r = ra_oci_parse_ref(ref, &dir, &tag, e);
+	r = kind->check ? kind->check(ref, e) : 0;
+	if (r < 0)
+		return r;
+	if (kind->needs_scratch) {
+		/* a source that unpacks (an archive, as import reads it) does it in a private directory */
+		if (!mkdtemp(tmp))
+			return ra_err(e, errno, -EBADF, "mkdtemp", tmp, NULL);
+		made = true;
+		so.scratch = tmp;
+		so.scratch_fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (so.scratch_fd < 0) {
+			r = ra_err(e, errno, -EBADF, "open", tmp, NULL);
+			goto out;
 		}
-		if (r == 0)
-			r = ra_oci_open(dir, tag, &img, e);
-		name = ref;
 	}
+	r = kind->open(ref, &so, e);
 	if (r < 0)
 		goto out;
+	img = so.img;
 	RA_TRACE(ctx, "inspect %s: manifest %s, %zu layers", ref, img->manifest.digest, img->nlayers);
 	if (flags & ROOTASM_INSPECT_RAW) {
 		text = img->manifest_raw ? strndup(img->manifest_raw, img->manifest_raw_len) : NULL;
 		r = text ? 0 : ra_oom(e, "inspect");
 		goto out;
 	}
-	/* a registry's image by its name, HOST/REPO, as skopeo names it */
-	doc = describe(img, img->remote && !strncmp(img->dir, "docker://", 9) ? img->dir + 9 : name);
+	/* as the source names it (a registry's HOST/REPO, as skopeo does), else as given */
+	doc = describe(img, so.display ? so.display : ref);
 print:
 	if (doc)
 		text = json_dumps(doc, JSON_INDENT(4) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
 	json_decref(doc);
 	r = text ? 0 : ra_oom(e, "inspect");
 out:
-	ra_oci_free(img);
-	if (made) {
-		if (dir && tmpfd >= 0)
-			ra_docker_archive_remove(tmpfd, strrchr(dir, '/') + 1);
+	ra_source_close(kind, &so);	/* the image, and what the source unpacked */
+	close_fdp(&so.scratch_fd);
+	if (made)
 		rmdir(tmp);
-	}
 	if (r == 0)
 		*ret = text;
 	else

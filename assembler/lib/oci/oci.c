@@ -43,8 +43,7 @@ int ra_oci_parse_ref(const char *ref, char **dir, char **tag, struct rootasm_err
 	const char *d, *c;
 
 	if (!ref || strncmp(ref, "oci:", 4))
-		return bad(e, "import", ref, "not an image reference rootasm reads: name it oci:DIR[:TAG] or "
-			   "docker-archive:FILE[:NAME]");
+		return bad(e, "import", ref, "not an OCI layout's reference: name it oci:DIR[:TAG]");
 	d = ref + 4;
 	c = strchr(d, ':');
 	if (!*d || c == d)
@@ -87,28 +86,35 @@ int ra_oci_layer_comp(const char *mt)
 	return -EOPNOTSUPP;
 }
 
-static char *blob_path(const struct ra_oci_image *img, const char *hex)
+char *ra_oci_blob_name(const struct ra_oci_image *img, const char *hex)
 {
 	char *p = NULL;
 
-	if (asprintf(&p, img->remote ? "%s@sha256:%s" : "%s/blobs/sha256/%s", img->dir, hex) < 0)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	if (asprintf(&p, img->reader->where, img->dir, hex) < 0)
 		return NULL;
+#pragma GCC diagnostic pop
 	return p;
 }
 
 int ra_oci_blob_open(const struct ra_oci_image *img, const struct ra_oci_desc *d, struct rootasm_error *e)
 {
+	return img->reader->open(img, d, e);
+}
+
+/* A layout's blob: blobs/sha256/HEX beneath the layout, a regular file of the descriptor's size. */
+static int layout_blob_open(const struct ra_oci_image *img, const struct ra_oci_desc *d, struct rootasm_error *e)
+{
 	struct open_how how = {
 		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
-	_cleanup_free_ char *p = blob_path(img, d->hex);
+	_cleanup_free_ char *p = ra_oci_blob_name(img, d->hex);
 	_cleanup_close_ int fd = -EBADF;
 	struct stat st;
 	int rfd;
 
-	if (img->remote)
-		return ra_registry_blob_stream(img->remote, d, e);
 	if (!p)
 		return ra_oom(e, "open blob");
 	fd = sys_openat2(img->blobs, d->hex, &how);
@@ -129,6 +135,12 @@ int ra_oci_blob_open(const struct ra_oci_image *img, const struct ra_oci_desc *d
 		return ra_err(e, errno, -EBADF, "open blob", p, NULL);
 	return rfd;
 }
+
+/* A layout's blobs: files beneath it, hashed when read (load_blob(), the layer's reader) */
+static const struct ra_oci_reader layout_reader = {
+	.where = "%s/blobs/sha256/%s",
+	.open = layout_blob_open,
+};
 
 static void feed_sha256(void *h, const void *p, size_t n)
 {
@@ -158,7 +170,7 @@ static int parse_json(const char *buf, size_t len, const char *what, json_t **re
 static int load_blob(const struct ra_oci_image *img, const struct ra_oci_desc *d, size_t max, json_t **ret,
 		     char **raw, size_t *rawlen, struct rootasm_error *e)
 {
-	_cleanup_free_ char *p = blob_path(img, d->hex), *buf = NULL;
+	_cleanup_free_ char *p = ra_oci_blob_name(img, d->hex), *buf = NULL;
 	_cleanup_close_ int fd = -EBADF;
 	char got[RA_DIGEST_MAX];
 	struct ra_sha256 h;
@@ -170,8 +182,8 @@ static int load_blob(const struct ra_oci_image *img, const struct ra_oci_desc *d
 	if (d->size > max)
 		return bad(e, "read blob", p, "is %llu bytes by its descriptor; rootasm reads at most %zu for a %s",
 			   (unsigned long long)d->size, max, d->media_type);
-	if (img->remote) {
-		r = ra_registry_get(img->remote, d, max, &buf, &len, e);	/* size and sha256 checked */
+	if (img->reader->get) {
+		r = img->reader->get(img, d, max, &buf, &len, e);	/* size and sha256 checked */
 		if (r == 0)
 			r = parse_json(buf, len, p, ret, e);
 		if (r == 0 && raw) {
@@ -444,7 +456,7 @@ static int walk(struct ra_oci_image *img, json_t *doc, struct ra_oci_desc *d, in
 		if (r < 0)
 			goto out;
 		free(*where);
-		*where = blob_path(img, d->hex);
+		*where = ra_oci_blob_name(img, d->hex);
 		if (!*where) {
 			r = ra_oom(e, "read image");
 			goto out;
@@ -469,7 +481,7 @@ static int walk(struct ra_oci_image *img, json_t *doc, struct ra_oci_desc *d, in
 	json_decref(doc);
 	doc = NULL;
 	free(*where);
-	*where = blob_path(img, img->config.hex);
+	*where = ra_oci_blob_name(img, img->config.hex);
 	if (!*where) {
 		r = ra_oom(e, "read image");
 		goto out;
@@ -518,6 +530,7 @@ int ra_oci_open(const char *dir, const char *tag, struct ra_oci_image **ret, str
 	img = calloc(1, sizeof(*img));
 	if (!img)
 		return ra_oom(e, "read image");
+	img->reader = &layout_reader;
 	img->dirfd = img->blobs = -EBADF;
 	img->dir = strdup(dir);
 	img->tag = tag ? strdup(tag) : NULL;
@@ -614,10 +627,11 @@ int ra_oci_open_remote(struct ra_oci_remote *rem, const char *name, const char *
 		return ra_oom(e, "read image");
 	}
 	img->dirfd = img->blobs = -EBADF;
+	img->reader = &ra_registry_reader;
 	img->remote = rem;
 	img->dir = strdup(name);
 	snprintf(d.digest, sizeof(d.digest), "%s", digest);
-	if (!img->dir || ra_digest_parse(digest, d.hex) < 0 || !(where = blob_path(img, d.hex))) {
+	if (!img->dir || ra_digest_parse(digest, d.hex) < 0 || !(where = ra_oci_blob_name(img, d.hex))) {
 		r = ra_oom(e, "read image");
 		goto out;
 	}

@@ -64,7 +64,31 @@ struct ra_oci_layer {
 	char diff_hex[RA_DIGEST_HEX + 1];
 };
 
+struct ra_oci_image;
+
+/*
+ * How an image's blobs are read, by its source's kind (source.h): a layout's
+ * files (oci.c), a registry's downloads (registry.c). Optional ops NULL.
+ */
+struct ra_oci_reader {
+	const char *where;	/* a blob's name in messages, printf'd with the image's dir and the blob's hex */
+	/* the blob as a readable fd: a file, or a socket a download fills */
+	int (*open)(const struct ra_oci_image *img, const struct ra_oci_desc *d, struct rootasm_error *e);
+	/* a document (a nested manifest, the config) into memory, its size and sha256 checked; NULL: read open()'s fd */
+	int (*get)(const struct ra_oci_image *img, const struct ra_oci_desc *d, size_t max, char **ret, size_t *len,
+		   struct rootasm_error *e);
+	/* after the reader of open()'s @fd is done with result @r: @r, or what the source knows better (its error) */
+	int (*done)(const struct ra_oci_image *img, int fd, int r, struct rootasm_error *e);
+	/* start reading @d ahead (best effort), at most @ahead blobs past the one being read */
+	void (*prefetch)(const struct ra_oci_image *img, const struct ra_oci_desc *d);
+	unsigned int ahead;
+	/* each blob's transfer reported to @fn */
+	void (*progress)(const struct ra_oci_image *img, rootasm_import_download_fn fn, void *userdata);
+	bool checked_as_read;	/* open()'s bytes are hashed as they come: a mismatch is the source's error */
+};
+
 struct ra_oci_image {
+	const struct ra_oci_reader *reader;	/* its blobs' reader */
 	char *dir;				/* the layout directory as given */
 	char *tag;				/* NULL: the one manifest */
 	int dirfd;				/* O_PATH of the layout directory */
@@ -79,6 +103,9 @@ struct ra_oci_image {
 	size_t manifest_raw_len;
 	unsigned int max_expansion;		/* what a layer may unpack to, times its blob's size (import's) */
 };
+
+/* A blob's name in messages: "DIR/blobs/sha256/HEX", "docker://HOST/REPO@sha256:HEX". Caller frees; NULL: no memory. */
+char *ra_oci_blob_name(const struct ra_oci_image *img, const char *hex);
 
 /* Parse "oci:DIR[:TAG]" (DIR ends at the first ':' after "oci:"). Caller frees *dir and *tag. */
 int ra_oci_parse_ref(const char *ref, char **dir, char **tag, struct rootasm_error *e);
@@ -126,6 +153,7 @@ int ra_oci_exec_section(const struct ra_oci_image *img, struct json_t **ret, str
  * its last component)), the image's name in the archive (TAG, else its first
  * RepoTag) in *ret_name (NULL: none).
  */
+#define RA_ARCHIVE_PREFIX	".archive-"	/* the directory's name in @parent: this, then six characters */
 int ra_docker_archive_unpack(const char *ref, int parent_fd, const char *parent, char **ret_dir, char **ret_name,
 			     struct rootasm_error *e);
 void ra_docker_archive_remove(int parent_fd, const char *name);

@@ -163,6 +163,15 @@ static int split_ref(const char *s, const char *ref, struct ref_parts *p, struct
 	return 0;
 }
 
+int ra_registry_check_ref(const char *ref, struct rootasm_error *e)
+{
+	struct ref_parts p;
+	int r = split_ref(ref + strlen(RA_REGISTRY_PREFIX), ref, &p, e);
+
+	ref_parts_free(&p);
+	return r;
+}
+
 /* HOST/REPO with Docker Hub's names: docker.io's one-component repositories are library/'s. */
 static char *hub_name(const char *name)
 {
@@ -840,3 +849,43 @@ int ra_registry_stream_done(struct ra_oci_remote *rem, int fd, int r, struct roo
 	stream_end(rem, s);
 	return r;
 }
+
+/* ------------------------------------------------------------ a registry image's blobs (oci.h's reader) */
+
+static int reader_open(const struct ra_oci_image *img, const struct ra_oci_desc *d, struct rootasm_error *e)
+{
+	return ra_registry_blob_stream(img->remote, d, e);
+}
+
+static int reader_get(const struct ra_oci_image *img, const struct ra_oci_desc *d, size_t max, char **ret, size_t *len,
+		      struct rootasm_error *e)
+{
+	return ra_registry_get(img->remote, d, max, ret, len, e);
+}
+
+/* the download's error (a lying registry), if any, says more than the reader's */
+static int reader_done(const struct ra_oci_image *img, int fd, int r, struct rootasm_error *e)
+{
+	return ra_registry_stream_done(img->remote, fd, r, e);
+}
+
+static void reader_prefetch(const struct ra_oci_image *img, const struct ra_oci_desc *d)
+{
+	(void)ra_registry_prefetch(img->remote, d, NULL);
+}
+
+static void reader_progress(const struct ra_oci_image *img, rootasm_import_download_fn fn, void *userdata)
+{
+	ra_registry_progress(img->remote, fn, userdata);
+}
+
+const struct ra_oci_reader ra_registry_reader = {
+	.where = "%s@sha256:%s",
+	.open = reader_open,
+	.get = reader_get,
+	.done = reader_done,
+	.prefetch = reader_prefetch,
+	.ahead = RA_REGISTRY_PARALLEL - 1,
+	.progress = reader_progress,
+	.checked_as_read = true,
+};

@@ -61,6 +61,8 @@ struct ra_registry_how {
 
 int ra_registry_open(const char *ref, const struct ra_registry_how *how, struct ra_oci_remote **ret,
 		     struct ra_registry_manifest *m, struct rootasm_error *e);
+/* "docker://[HOST/]REPO[:TAG|@DIGEST]" parsed, nothing opened: 0, or a usage error. */
+int ra_registry_check_ref(const char *ref, struct rootasm_error *e);
 /*
  * The reference @rem pulls, "docker://HOST/REPO:TAG" or "...@sha256:HEX",
  * after short-name resolution (registries.conf's aliases and search
@@ -69,6 +71,9 @@ int ra_registry_open(const char *ref, const struct ra_registry_how *how, struct 
  * "docker.io (no unqualified-search-registries)"). Valid while @rem is.
  */
 const char *ra_registry_resolved(const struct ra_oci_remote *rem, const char **why);
+
+/* A registry image's blobs: downloads (oci.h's reader). */
+extern const struct ra_oci_reader ra_registry_reader;
 
 /* ------------------------------------------------------ registries.conf(5) */
 

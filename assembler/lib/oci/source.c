@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The table of image sources (source.h): a new source is a file of its own and a line here. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "source.h"
+#include "util.h"
+
+static const struct ra_source *const sources[] = {
+	&ra_source_oci,
+	&ra_source_archive,
+	&ra_source_registry,
+};
+
+const struct ra_source *ra_source_of(const char *ref)
+{
+	for (size_t i = 0; ref && i < ARRAY_SIZE(sources); i++)
+		if (!strncmp(ref, sources[i]->prefix, strlen(sources[i]->prefix)))
+			return sources[i];
+	return NULL;
+}
+
+static char syntaxes[256];
+
+static void make_syntaxes(void)
+{
+	for (size_t i = 0, n = 0; i < ARRAY_SIZE(sources) && n < sizeof(syntaxes); i++)
+		n += snprintf(syntaxes + n, sizeof(syntaxes) - n, "%s%s", i == 0 ? "" : i + 1 == ARRAY_SIZE(sources) ?
+			      " or " : ", ", sources[i]->syntax);
+}
+
+const char *ra_source_syntaxes(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, make_syntaxes);
+	return syntaxes;
+}
+
+void ra_source_sweep(int fd, const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(sources); i++) {
+		const char *p = sources[i]->scratch_prefix;
+
+		if (p && !strncmp(name, p, strlen(p)) && sources[i]->remove)
+			sources[i]->remove(fd, name);
+	}
+}
+
+void ra_source_close(const struct ra_source *k, struct ra_source_open *so)
+{
+	ra_oci_free(so->img);
+	if (k && so->unpacked && so->scratch_fd >= 0 && k->remove)
+		k->remove(so->scratch_fd, so->unpacked);
+	free(so->name);
+	free(so->display);
+	free(so->source);
+	free(so->source_why);
+	free(so->unpacked);
+	so->img = NULL;
+	so->name = so->display = so->source = so->source_why = so->unpacked = NULL;
+}
