@@ -241,9 +241,6 @@ static int check_userns(struct req *q)
 {
 	uid_t owner;
 
-	if (!is_root(q) && !q->rule->userns)
-		return deny(q, "assemble", "uid %u may not ask for trees idmapped into its user namespace",
-			    (unsigned int)q->c->uid);
 	if (q->fd < 0)
 		return bad(q, EINVAL, "\"userns\": true needs the user namespace's fd with the request");
 	if (!ra_is_userns(q->fd))
@@ -311,6 +308,9 @@ static int op_assemble(struct req *q, json_t **reply, int *ret_fd)
 		r = is_root(q) ? rootasm_principal_admin(&q->p, &q->e) :
 				 rootasm_principal_user(q->c->uid, q->c->gid, q->c->groups, q->c->ngroups,
 							userns ? q->fd : -EBADF, &q->p, &q->e);
+	/* a rule without "userns" is a limit of the principal: authorize refuses its tree in a user namespace */
+	if (r == 0 && !aj && !is_root(q) && !q->rule->userns)
+		r = rootasm_principal_limit(q->p, ROOTASM_LIMIT_USERNS, NULL, 0, &q->e);
 	if (r < 0)
 		return r;
 	if (lj) {

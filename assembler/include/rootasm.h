@@ -230,9 +230,13 @@ int rootasm_principal_of_pidfd(int pidfd, uid_t uid, gid_t gid, const gid_t *gro
  * of @dirs or lie below one; ROOTASM_LIMIT_SOURCES, every host object the
  * layout opens, nested layouts' too. @dirs: clean absolute paths; n == 0
  * allows none. A second call for the same limit replaces it.
+ * ROOTASM_LIMIT_USERNS (since 0.5; @dirs NULL, @n 0): no tree idmapped into a
+ * user namespace, the principal's own or the assembly's (rootasmd's rule
+ * without "userns").
  */
 #define ROOTASM_LIMIT_LAYOUTS	1u
 #define ROOTASM_LIMIT_SOURCES	2u
+#define ROOTASM_LIMIT_USERNS	4u
 int rootasm_principal_limit(struct rootasm_principal *p, unsigned int what, const char *const *dirs, size_t n,
 			    struct rootasm_error *e);
 /*

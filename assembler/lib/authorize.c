@@ -348,6 +348,10 @@ int ra_grant(const struct rootasm_layout *l, const struct ra_delivery *dl, struc
 		g->userns_fd = dl->userns_fd;
 	else if (p && p->userns_fd >= 0)
 		g->userns_fd = p->userns_fd;
+	/* a principal its front end allows no user namespace (rootasmd's rule without "userns") */
+	if (g->userns_fd >= 0 && p && p->limit_userns)
+		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "assemble into a user namespace", l->file,
+				   "%s may not have trees idmapped into a user namespace", rootasm_principal_describe(p));
 	if (g->userns_fd >= 0) {
 		r = no_own_idmaps(l, e);
 		if (r < 0)

@@ -163,6 +163,7 @@ static void grant(struct pr *pr, const struct ra_grant *g)
 	     g->who ? g->who->nlayout_dirs : 0);
 	dirs(pr, "sources", "; host objects only from ", g->who && g->who->limit_sources, g->who ? g->who->source_dirs : NULL,
 	     g->who ? g->who->nsource_dirs : 0);
+	em_yes(pr, "no_userns", g->who && g->who->limit_userns, "; no user namespace", NULL);
 	em_txt(pr, "\n");
 	em_end(pr);
 }

@@ -336,9 +336,14 @@ int rootasm_principal_limit(struct rootasm_principal *p, unsigned int what, cons
 	char **v = NULL;
 	int r;
 
+	if (p && what == ROOTASM_LIMIT_USERNS && !dirs && !n) {
+		p->limit_userns = true;
+		return 0;
+	}
 	if (!p || (what != ROOTASM_LIMIT_LAYOUTS && what != ROOTASM_LIMIT_SOURCES) || (n && !dirs))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "principal limit", NULL,
-				   "a principal, ROOTASM_LIMIT_LAYOUTS or ROOTASM_LIMIT_SOURCES, and the directories");
+				   "a principal, ROOTASM_LIMIT_LAYOUTS or ROOTASM_LIMIT_SOURCES and the directories, or "
+				   "ROOTASM_LIMIT_USERNS and none");
 	for (size_t i = 0; i < n; i++)
 		if (!ra_path_clean(dirs[i]))
 			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "principal limit", dirs[i],

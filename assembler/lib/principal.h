@@ -24,6 +24,7 @@ struct rootasm_principal {
 	 * these directories. Without the flag: no such limit.
 	 */
 	bool limit_layouts, limit_sources;
+	bool limit_userns;	/* no tree in a user namespace (ROOTASM_LIMIT_USERNS) */
 	char **layout_dirs, **source_dirs;
 	size_t nlayout_dirs, nsource_dirs;
 	char desc[320];

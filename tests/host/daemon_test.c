@@ -1803,7 +1803,7 @@ static void rootless_refused(void *arg)
 	o.userns_fd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
 	ASSERT_EQ(rootasm_client_connect(r->d->sock, &c, &e), 0);
 	ASSERT_TRUE(rootasm_client_assemble(c, &o, &e) < 0);
-	ASSERT_CONTAINS(err_line(&e), "may not ask for trees idmapped into its user namespace");
+	ASSERT_CONTAINS(err_line(&e), "may not have trees idmapped into a user namespace");
 }
 
 TEST(daemon_rootless_needs_the_policy)
