@@ -10,6 +10,8 @@
 #    of `rootasm-runtime --help`;
 #  - rootasm.layout(5) has every section of layouts/FORMAT.md (it is made from it)
 #    but those between <!-- man: skip --> and <!-- man: end -->;
+#  - kernel/README.md's counts of the series' patches and of the mutations are
+#    those of kernel/patches/series and kernel/mutations/;
 #  - the C example of README.md ("Use from a runtime") compiles against the
 #    build tree with -Wall -Wextra -Werror, and refuses bad usage and a
 #    missing layout with status 2 and one line; librootasm(3) shows the same.
@@ -122,5 +124,12 @@ awk '/^# EXAMPLE/ { on = 1 } on && /^```$/ { if (c) exit; c = 1; next } c { prin
 	"$src/assembler/man/librootasm.3.scd" | sed 's/\\\\/\\/g' >"$tmp/man-example.c"
 cmp -s "$tmp/runtime.c" "$tmp/man-example.c"
 ok $? "librootasm(3)'s EXAMPLE is not README's: $(diff "$tmp/runtime.c" "$tmp/man-example.c" | head -5)"
+# kernel/README.md's counts are the tree's: the series' patches, the mutations (never typed by hand)
+patches=$(grep -cE '^[0-9]{4}-.*\.patch' "$src/kernel/patches/series")
+muts=$(ls "$src"/kernel/mutations/*.patch | wc -l)
+grep -q "^The series has two parts ($patches patches;" "$src/kernel/README.md"
+ok $? "kernel/README.md does not count the series' $patches patches: $(grep -o 'two parts ([0-9]* patches' "$src/kernel/README.md")"
+grep -q "deliberate breakages of the series' checks, $muts of them" "$src/kernel/README.md"
+ok $? "kernel/README.md does not count the $muts mutations"
 echo "docs: $((n - fail))/$n checks passed"
 [ "$fail" = 0 ]
