@@ -21,6 +21,8 @@
  *                                       rootasm attached for the id detached
  *                                       (also after a create that failed or
  *                                       was killed)
+ *   state of an annotated container     the delegate's, as the engine's
+ *   hook (from a hook's args)           the state to a wrapped hook (spec.c)
  *
  * Errors of rootasm-runtime's own are one line on stderr and, when the engine
  * gave --log, in its log in --log-format (text or json), where podman and
@@ -64,7 +66,9 @@ static const char help[] =
 	"\n"
 	"The tree is assembled for the bundle's owner and attached in a private bundle under\n"
 	"ROOT/" RT_STATE_SUBDIR "/ID (ROOT: --root, else root=, default " RT_DEFAULT_ROOT ");\n"
-	"the engine's bundle and rootfs are left untouched; delete detaches it. A\n"
+	"the engine's bundle and rootfs are left untouched; delete detaches it. state, and\n"
+	"the hooks run in the runtime's namespace (through `" RT_NAME " hook`), show the\n"
+	"engine's bundle, as without rootasm. A\n"
 	"Kubernetes container of containerd's without such an annotation runs on rootasm's\n"
 	"tree of its own image (unannotated = image, the default): containerd's manifest\n"
 	"of it, from the store, imported from containerd's content store when not there.\n"
@@ -752,12 +756,44 @@ static int cmd_delete(struct cmdline *cl, struct rt_conf *c)
 	return status;
 }
 
+/*
+ * state ID of an annotated container: the delegate's answer as the engine's
+ * (spec.c); anything else is the delegate's alone.
+ */
+static int cmd_state(struct cmdline *cl, struct rt_conf *c)
+{
+	_cleanup_free_ char *eb = NULL;
+	_cleanup_close_ int fd = -EBADF;
+	const char *id = NULL;
+	char *p = NULL;
+	size_t len = 0;
+
+	for (int i = cl->cmd + 1; i < cl->argc; i++)
+		if (cl->argv[i][0] != '-')
+			id = cl->argv[i];
+	if (id_ok(id) && conf_fill(c) == 0 &&
+	    asprintf(&p, "%s/" RT_STATE_SUBDIR "/%s/" RT_ENGINE_BUNDLE, state_root(cl, c), id) >= 0) {
+		fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		free(p);
+	}
+	if (fd < 0 || ra_read_all(fd, PATH_MAX, NULL, NULL, &eb, &len) < 0 || !len)
+		return exec_delegate(cl) < 0 ? 1 : 0;
+	{
+		int r = rt_state_view(cl->argv, eb);	/* the delegate's status, or -1 (ours, said) */
+
+		return r < 0 ? 1 : r;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct rt_conf c = { 0 };
 	struct cmdline cl = { 0 };
 	const char *cmd;
 
+	/* a hook of a container's that rootasm-runtime wrapped (spec.c) */
+	if (argc > 1 && !strcmp(argv[1], "hook"))
+		return rt_cmd_hook(argc - 1, argv + 1);
 	if (parse_globals(argc, argv, &cl, &c) < 0)
 		return 1;
 	rt_log_open(cl.log, cl.log_format);
@@ -778,5 +814,7 @@ int main(int argc, char **argv)
 		return cmd_create(&cl, &c, !strcmp(cmd, "run"));
 	if (!strcmp(cmd, "delete"))
 		return cmd_delete(&cl, &c);
+	if (!strcmp(cmd, "state"))
+		return cmd_state(&cl, &c);
 	return exec_delegate(&cl) < 0 ? 1 : 0;
 }

@@ -119,6 +119,19 @@ void rt_state_unlock(struct rt_state *s);
  * which hold the tree, go with them).
  */
 int rt_state_cleanup(struct rt_state *s);
+/* ID/engine-bundle: the engine's bundle directory, as the state shows it (spec.c) */
+#define RT_ENGINE_BUNDLE	"engine-bundle"
+
+/*
+ * spec.c: the engine's view of an annotated container. rt_hooks_wrap():
+ * @cfg's runtime-namespace hooks run through `rootasm-runtime hook`;
+ * rt_cmd_hook(): that command (argv[0] "hook"); rt_state_view(): the
+ * delegate's state (@argv its command line) shown with @engine_bundle.
+ */
+int rt_hooks_wrap(json_t *cfg, const char *engine_bundle);
+int rt_cmd_hook(int argc, char **argv);
+int rt_state_view(char **argv, const char *engine_bundle);
+
 /* The delegate's create of the id succeeded: its processes are the delegate's to delete from now on. */
 void rt_state_created(struct rt_state *s);
 /*

@@ -10,6 +10,8 @@
  *                          takes its owner as the tree's principal)
  *   ID/bundle/config.json  the engine's config.json, root.path "rootfs",
  *                          relative bind sources made absolute
+ *   ID/engine-bundle       the engine's bundle directory, as the state shows
+ *                          it (spec.c)
  *   ID/bundle/rootfs       where the tree is attached: by
  *                          rootasm_bundle_prepare() (its record in
  *                          $ROOTASM_RUN_DIR/bundles), or for a tree of
@@ -349,6 +351,8 @@ int rt_state_cleanup(struct rt_state *s)
 		return rt_error("remove %s/" VIA_RECORD ": %s", s->path, strerror(errno));
 	if (unlinkat(s->fd, CREATED_MARK, 0) < 0 && errno != ENOENT)
 		return rt_error("remove %s/" CREATED_MARK ": %s", s->path, strerror(errno));
+	if (unlinkat(s->fd, RT_ENGINE_BUNDLE, 0) < 0 && errno != ENOENT)
+		return rt_error("remove %s/" RT_ENGINE_BUNDLE ": %s", s->path, strerror(errno));
 	if (unlinkat(s->dir, s->id, AT_REMOVEDIR) < 0)
 		return rt_error("remove %s: %s", s->path, strerror(errno));
 	return 0;
@@ -366,6 +370,9 @@ static int private_config(json_t *cfg, const char *bundle)
 			return -1;
 	}
 	if (json_object_set_new(root, "path", json_string("rootfs")) < 0)
+		return -1;
+	/* the hooks in the runtime's namespace see the engine's bundle in the state, as without rootasm */
+	if (rt_hooks_wrap(cfg, bundle) < 0)
 		return -1;
 	json_array_foreach(json_object_get(cfg, "mounts"), i, m) {
 		const char *src = json_string_value(json_object_get(m, "source"));
@@ -485,7 +492,8 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 	}
 	if (private_config(cfg, bundle) < 0 || !(text = json_dumps(cfg, JSON_COMPACT)))
 		return rt_error("out of memory");
-	if (write_file_at(bfd, "config.json", shown, text, strlen(text)) < 0)
+	if (write_file_at(bfd, "config.json", shown, text, strlen(text)) < 0 ||
+	    write_file_at(s->fd, RT_ENGINE_BUNDLE, s->path, bundle, strlen(bundle)) < 0)
 		return -1;
 	if (mkdirat(bfd, "rootfs", 0755) < 0)
 		return rt_error("mkdir %s/rootfs: %s", s->bundle, strerror(errno));

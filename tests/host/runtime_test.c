@@ -276,6 +276,39 @@ TEST(delete_frees_the_id_whatever_namespaces_the_container_has)
 	nothing_left();
 }
 
+/*
+ * The runtime spec's state as the delegate alone gives it: `state` and the
+ * hooks the runtime runs in its own namespace see the engine's bundle and the
+ * engine's annotations, with a rootasm annotation as without one.
+ */
+TEST(state_and_hooks_show_the_engines_bundle)
+{
+	char *out;
+
+	fresh();
+	for (int ann = 0; ann < 2; ann++) {
+		mkbundle("B", ann ? "{'org.rootasm.layout': 'small.json', 'x.test': 'y'}" : "{'x.test': 'y'}", "sleep 0.5",
+			 !ann);
+		sh("cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); "
+		   "c['hooks'] = {k: [{'path': '/bin/sh', 'args': ['sh', '-c', 'cat > %s/hook-' + k + '.json']}] "
+		   "for k in ('prestart', 'createRuntime', 'poststart', 'poststop')}; json.dump(c, open('config.json', 'w'))\"",
+		   fix, fix);
+		sh("rm -f %s/hook-*.json %s/state.json", fix, fix);
+		if (run_sh(&out, RT " create -b %s/B c-st >/dev/null && " RT " state c-st >%s/state.json && " RT
+			   " start c-st && sleep 1 && " RT " delete c-st", RTARGS, fix, RTARGS, fix, RTARGS, RTARGS) != 0)
+			FAILF("annotated %d: %s", ann, out);
+		if (run_sh(&out, "cd %s && python3 -c \"import json\n"
+			   "for f in ['state', 'hook-prestart', 'hook-createRuntime', 'hook-poststart', 'hook-poststop']:\n"
+			   "    s = json.load(open(f + '.json'))\n"
+			   "    a = s.get('annotations', {})\n"
+			   "    assert s['bundle'] == '%s/B', (f, s['bundle'])\n"
+			   "    assert a.get('x.test') == 'y' and 'org.rootasm.prepared' not in a, (f, a)\n"
+			   "    assert s['id'] == 'c-st', (f, s['id'])\n\"", fix, fix) != 0)
+			FAILF("annotated %d: %s", ann, out);
+		nothing_left();
+	}
+}
+
 TEST(create_killed_midway_is_cleaned_up_by_delete_and_by_the_next_create)
 {
 	char *out;
