@@ -265,13 +265,14 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 	}
 	json_array_foreach(json_object_get(cfg, "mounts"), i, m) {
 		const char *dst = json_string_value(json_object_get(m, "destination"));
-		bool under = false;
-		json_t *t = NULL, *ld;
-		size_t k;
+		json_t *t = NULL;
 
-		json_array_foreach(left_dst, k, ld)
-			under |= dst && ra_path_below(dst, json_string_value(ld));
-		if (!under)
+		/*
+		 * The runtime spec makes them in their listed order: rootasm takes
+		 * the ones before the first it leaves to the runtime, none after it
+		 * (they would exist before it is mounted, or lie under it)
+		 */
+		if (!json_array_size(left_dst))
 			t = bd_take_mount(m, b.path, idmapped, !rootasm_principal_is_admin(who));
 		if (t) {
 			json_array_append_new(lmounts, t);

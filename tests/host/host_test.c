@@ -811,7 +811,7 @@ TEST(principal_check_as_shows_what_a_user_gets)
 	ASSERT_CONTAINS(out, "\"op\":\"tree-attributes\"");
 	ASSERT_CONTAINS(out, "\"grant\":{\"administrator\":false,\"tree_forced\":[\"nosuid\",\"nodev\"],\"locked\":true,"
 			"\"why\":\"the tree is not for an administrator\",\"receiver\":null,\"userns\":null,\"layouts\":null,"
-			"\"sources\":null}");
+			"\"sources\":null,\"no_userns\":false}");
 	/*
 	 * A rootasmd rule's limits, as limits of the principal the authorize
 	 * stage checks on what it opened: within them, the grant names them ...

@@ -900,7 +900,11 @@ TEST(image_config_rootasm_cannot_take_is_refused_before_any_layer)
 	ASSERT_CONTAINS(out, "no command");
 }
 
-/* A bundle B for the imported image: crun's default spec, @cmd, a bind volume and a tmpfs. */
+/*
+ * A bundle B for the imported image: crun's default spec, @cmd, and before
+ * its mounts (the runtime spec's order: rootasm takes only those before the
+ * first it leaves to the runtime) a bind volume and a tmpfs.
+ */
 static void mkbundle(const char *layout, bool readonly, const char *extra_py, const char *cmd)
 {
 	sh("cd %s && rm -rf B up vol && mkdir -p B up vol && echo volume-data > vol/v && cd B && crun spec && "
@@ -910,8 +914,8 @@ static void mkbundle(const char *layout, bool readonly, const char *extra_py, co
 	   "c['process']['terminal'] = False\n"
 	   "c['process']['args'] = ['/bin/sh', '-c', \"\"\"%s\"\"\"]\n"
 	   "c['root'] = {'path': 'rootfs', 'readonly': %s}\n"
-	   "c['mounts'].append({'destination': '/vol', 'type': 'bind', 'source': '%s/vol', 'options': ['rbind', 'ro', 'nosuid']})\n"
-	   "c['mounts'].append({'destination': '/scratch', 'type': 'tmpfs', 'source': 'tmpfs', 'options': ['nosuid', 'nodev', 'size=16m']})\n"
+	   "c['mounts'][0:0] = [{'destination': '/vol', 'type': 'bind', 'source': '%s/vol', 'options': ['rbind', 'ro', 'nosuid']},\n"
+	   "                    {'destination': '/scratch', 'type': 'tmpfs', 'source': 'tmpfs', 'options': ['nosuid', 'nodev', 'size=16m']}]\n"
 	   "c['annotations'] = {'org.rootasm.layout': '%s'}\n"
 	   "%s\n"
 	   "json.dump(c, open('config.json', 'w'), indent=1)\n"
@@ -937,13 +941,13 @@ TEST(bundle_crun_runs_an_imported_image)
 	crun_env();
 	mkbundle(import_small(), false, NULL, "cat /etc/a /vol/v; echo written > /w; cat /proc/self/mountinfo");
 	ASSERT_EQ(run_sh(&out, "%s bundle prepare --upper %s/up --json %s/B", bin, fix, fix), 0);
-	ASSERT_CONTAINS(out, "\"rootasm_mounts\":[\"/dev\",\"/dev/shm\",\"/vol\",\"/scratch\"]");
-	ASSERT_CONTAINS(out, "\"runtime_mounts\":[\"/proc\",\"/dev/pts\",\"/dev/mqueue\",\"/sys\",\"/sys/fs/cgroup\"]");
+	ASSERT_CONTAINS(out, "\"rootasm_mounts\":[\"/vol\",\"/scratch\"]");
+	ASSERT_CONTAINS(out, "\"runtime_mounts\":[\"/proc\",\"/dev\",\"/dev/pts\",\"/dev/shm\",\"/dev/mqueue\",\"/sys\",\"/sys/fs/cgroup\"]");
 	/* the tree is attached at root.path (overlay + its volumes), config.json lost what rootasm made */
-	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 5);
+	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 3);
 	ASSERT_EQ(run_sh(&out, "python3 -c \"import json; c=json.load(open('%s/B/config.json')); "
 		      "print([m['destination'] for m in c['mounts']], c['annotations'])\"", fix), 0);
-	ASSERT_CONTAINS(out, "['/proc', '/dev/pts', '/dev/mqueue', '/sys', '/sys/fs/cgroup']");
+	ASSERT_CONTAINS(out, "['/proc', '/dev', '/dev/pts', '/dev/shm', '/dev/mqueue', '/sys', '/sys/fs/cgroup']");
 	ASSERT_CONTAINS(out, "'org.rootasm.prepared'");
 	ASSERT_EQ(run_sh(&out, "crun --cgroup-manager=disabled run -b %s/B oci-test-1", fix), 0);
 	ASSERT_CONTAINS(out, "two\nvolume-data\n");
@@ -1010,7 +1014,7 @@ TEST(bundle_prepare_twice_is_refused)
 	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 0);
 	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 2);
 	ASSERT_CONTAINS(out, "already prepared");
-	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 5);
+	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 3);
 	ASSERT_EQ(run_sh(&out, "%s bundle cleanup %s/B", bin, fix), 0);
 	ASSERT_EQ(run_sh(&out, "%s bundle cleanup %s/B", bin, fix), 2);
 	ASSERT_CONTAINS(out, "not prepared by rootasm");
@@ -1054,15 +1058,21 @@ TEST(bundle_mounts_rootasm_cannot_make_stay_with_the_runtime)
 	char *out;
 
 	fresh();
+	/* after the bind and tmpfs volumes: one with an option rootasm has no word for, a bind, crun's list, one more */
 	mkbundle(import_small(), false,
-		 "c['mounts'].append({'destination': '/sys/kernel/x', 'type': 'tmpfs', 'source': 'tmpfs'})\n"
-		 "c['mounts'].append({'destination': '/odd', 'type': 'tmpfs', 'source': 'tmpfs', 'options': ['uid=5']})\n"
+		 "c['mounts'].insert(2, {'destination': '/odd', 'type': 'tmpfs', 'source': 'tmpfs', 'options': ['uid=5']})\n"
+		 "c['mounts'].insert(3, {'destination': '/later', 'type': 'bind', 'source': '/etc', 'options': ['rbind']})\n"
 		 "c['mounts'].append({'destination': '/dev/shm/sub', 'type': 'bind', 'source': '/etc', 'options': ['rbind']})\n",
 		 "true");
 	ASSERT_EQ(run_sh(&out, "%s bundle prepare --json %s/B", bin, fix), 0);
-	/* under /sys (the runtime's), an option rootasm has no word for: the runtime's; under /dev/shm: rootasm's */
-	ASSERT_CONTAINS(out, "\"/sys/kernel/x\",\"/odd\"]");
-	ASSERT_CONTAINS(out, "\"/scratch\",\"/dev/shm/sub\"]");
+	/*
+	 * The runtime spec makes them in their listed order: rootasm takes those
+	 * before the first it leaves (/odd), and leaves that one and every one
+	 * after it, a bind it could make (/later) too
+	 */
+	ASSERT_CONTAINS(out, "\"rootasm_mounts\":[\"/vol\",\"/scratch\"]");
+	ASSERT_CONTAINS(out, "\"runtime_mounts\":[\"/odd\",\"/later\",\"/proc\",");
+	ASSERT_CONTAINS(out, "\"/dev/shm/sub\"]");
 	ASSERT_EQ(run_sh(&out, "%s bundle cleanup %s/B", bin, fix), 0);
 }
 
@@ -1074,7 +1084,7 @@ TEST(bundle_owned_by_a_user_gets_what_the_user_may_have)
 	fresh();
 	sh("chmod 0755 %s && mkdir -p %s/rootdir && echo root > %s/rootdir/f", fix, fix, fix);
 	mkbundle(import_small(), false,
-		 "c['mounts'].append({'destination': '/rootrw', 'type': 'bind', 'source': '" "' + __import__('os').path.abspath('../rootdir') + '" "', 'options': ['rbind', 'rw']})\n",
+		 "c['mounts'].insert(2, {'destination': '/rootrw', 'type': 'bind', 'source': '" "' + __import__('os').path.abspath('../rootdir') + '" "', 'options': ['rbind', 'rw']})\n",
 		 "true");
 	sh("chown -R 1771:1771 %s/B", fix);
 	/* a host upper directory is an administrator's: copies-up there are made with root's rights */
@@ -1177,7 +1187,7 @@ TEST(bundle_config_written_by_a_user_in_roots_directory_is_that_users)
 	fresh();
 	sh("chmod 0755 %s && mkdir -p %s/secret && echo root > %s/secret/f && chmod 0700 %s/secret", fix, fix, fix, fix);
 	mkbundle(import_small(), false,
-		 "c['mounts'].append({'destination': '/secret', 'type': 'bind', 'source': '" "' + __import__('os').path.abspath('../secret') + '" "', 'options': ['rbind', 'ro']})\n",
+		 "c['mounts'].insert(2, {'destination': '/secret', 'type': 'bind', 'source': '" "' + __import__('os').path.abspath('../secret') + '" "', 'options': ['rbind', 'ro']})\n",
 		 "true");
 	/* the directory stays root's, sticky and world-writable (as /tmp); config.json is uid 1771's */
 	sh("chmod 1777 %s/B && chown 1771:1771 %s/B/config.json", fix, fix);
@@ -1605,7 +1615,7 @@ TEST(bundle_symlinks_in_the_bundle_are_refused)
 	ASSERT_EQ(st, 2);
 	ASSERT_CONTAINS(out, "/B/.rootasm");
 	ASSERT_TRUE(strchr(out, '\n') == out + strlen(out) - 1);
-	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 5);
+	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 3);
 	/* put back, cleanup finishes the job */
 	sh("cd %s/B && rm .rootasm && mv ../state.real .rootasm", fix);
 	ASSERT_EQ(run_sh(&out, "%s bundle cleanup %s/B", bin, fix), 0);
@@ -1708,7 +1718,7 @@ TEST(bundle_prepare_that_fails_leaves_nothing)
 	layout = import_small();
 	/* a bind volume whose source is missing: the assembly fails after root.path was made */
 	mkbundle(layout, false,
-		 "c['mounts'].append({'destination': '/gone', 'type': 'bind', 'source': '/nonexistent-rootasm', "
+		 "c['mounts'].insert(2, {'destination': '/gone', 'type': 'bind', 'source': '/nonexistent-rootasm', "
 		 "'options': ['rbind']})\n", "true");
 	ASSERT_TRUE(run_sh(&out, "%s bundle prepare %s/B", bin, fix) != 0);
 	ASSERT_CONTAINS(out, "/nonexistent-rootasm");
@@ -1717,7 +1727,7 @@ TEST(bundle_prepare_that_fails_leaves_nothing)
 	ASSERT_EQ(run_sh(NULL, "cmp %s/B/config.json %s/config.orig && test ! -e %s/B/.rootasm && test ! -e %s/B/rootfs "
 		      "&& test -z \"$(ls -A %s/run/bundles)\"", fix, fix, fix, fix, fix), 0);
 	/* and a .rootasm of the owner's that is in the way (a file): no record, no mount */
-	sh("cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); c['mounts'].pop(); "
+	sh("cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); c['mounts'].pop(2); "
 	   "json.dump(c, open('config.json', 'w'))\" && cp config.json ../config.orig && echo x > .rootasm", fix);
 	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 2);
 	ASSERT_CONTAINS(out, "/B/.rootasm");
