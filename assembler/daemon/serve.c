@@ -273,7 +273,7 @@ static int op_assemble(struct req *q, json_t **reply, int *ret_fd)
 	if (json_array_size(rj) > RA_PROTO_MAX_RECEIVERS)
 		return bad(q, EINVAL, "\"receivers\": at most %d uids", RA_PROTO_MAX_RECEIVERS);
 	json_array_foreach(rj, i, v) {
-		if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 4294967294LL)
+		if (!ra_proto_is_id(v))
 			return bad(q, EINVAL, "\"receivers\" holds uids (integers 0-4294967294)");
 		receivers[i] = (uid_t)json_integer_value(v);
 	}

@@ -52,11 +52,12 @@
  * Which mounts rootasm takes: those of type bind (or with a bind/rbind
  * option) and tmpfs (not with uid/gid mappings: in a user namespace the
  * runtime makes a tmpfs owned by the container's root) whose options it can
- * express, in order, unless the destination lies at or below a mount it
- * leaves to the runtime (proc, devpts, sysfs, cgroup, mqueue, ...; /dev of
- * a user's tree, which is nodev everywhere: the device nodes the runtime
- * makes there would not open): the runtime mounts those after rootasm
- * attached the tree, and would hide what lies below them.
+ * express (not /dev of a user's tree, which is nodev everywhere: the device
+ * nodes the runtime makes there would not open), in the config's order, up
+ * to the first one it leaves to the runtime (proc, devpts, sysfs, cgroup,
+ * mqueue, ...): that one and every one after it are the runtime's, which
+ * makes them in their listed order after rootasm attached the tree, as the
+ * runtime spec says.
  *
  * Here: the bundle directory and its files, the records, cleanup; prepare
  * in bundle-prepare.c, config.json's mounts in bundle-mounts.c, create in
@@ -528,7 +529,6 @@ void rootasm_bundle_result_free(struct rootasm_bundle_result *res)
 	memset(res, 0, sizeof(*res));
 }
 
-/* Read the layout @path (relative: beneath the bundle) into @ret, its absolute name in *@shown. */
 /*
  * Where a limited principal's layout may be: the directory of @p's layout
  * limit @path lies below (lexically: a path outside them is not even looked

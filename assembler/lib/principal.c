@@ -304,13 +304,6 @@ const char *rootasm_principal_describe(const struct rootasm_principal *p)
 	return p ? p->desc : "administrator";
 }
 
-static void free_dirs(char **v, size_t n)
-{
-	for (size_t i = 0; v && i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 static int dup_dirs(char *const *v, size_t n, char ***ret)
 {
 	char **c;
@@ -323,7 +316,7 @@ static int dup_dirs(char *const *v, size_t n, char ***ret)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		if (!(c[i] = strdup(v[i]))) {
-			free_dirs(c, i);
+			strvn_free(c, i);
 			return -ENOMEM;
 		}
 	*ret = c;
@@ -352,12 +345,12 @@ int rootasm_principal_limit(struct rootasm_principal *p, unsigned int what, cons
 	if (r < 0)
 		return ra_oom(e, "principal limit");
 	if (what == ROOTASM_LIMIT_LAYOUTS) {
-		free_dirs(p->layout_dirs, p->nlayout_dirs);
+		strvn_free(p->layout_dirs, p->nlayout_dirs);
 		p->layout_dirs = v;
 		p->nlayout_dirs = n;
 		p->limit_layouts = true;
 	} else {
-		free_dirs(p->source_dirs, p->nsource_dirs);
+		strvn_free(p->source_dirs, p->nsource_dirs);
 		p->source_dirs = v;
 		p->nsource_dirs = n;
 		p->limit_sources = true;
@@ -369,8 +362,8 @@ void rootasm_principal_free(struct rootasm_principal *p)
 {
 	if (!p)
 		return;
-	free_dirs(p->layout_dirs, p->nlayout_dirs);
-	free_dirs(p->source_dirs, p->nsource_dirs);
+	strvn_free(p->layout_dirs, p->nlayout_dirs);
+	strvn_free(p->source_dirs, p->nsource_dirs);
 	close_fdp(&p->userns_fd);
 	free(p->groups);
 	free(p);

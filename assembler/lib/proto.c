@@ -209,11 +209,6 @@ json_t *ra_proto_principal(const struct rootasm_principal *p)
 	return o;
 }
 
-static bool is_id(json_t *v)
-{
-	return json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) <= 4294967294LL;
-}
-
 /* A limit's directories: at most 64 strings (rootasm_principal_limit() checks each is a clean path). */
 static int strv_of(json_t *a, const char **v, size_t *n)
 {
@@ -254,11 +249,11 @@ int ra_proto_principal_parse(json_t *o, struct rootasm_principal **ret, struct r
 		goto bad;
 	if (admin && (uid || gid || groups))
 		goto bad;
-	if (!admin && (!is_id(uid) || !is_id(gid) || (groups && !json_is_array(groups)) ||
+	if (!admin && (!ra_proto_is_id(uid) || !ra_proto_is_id(gid) || (groups && !json_is_array(groups)) ||
 		       json_array_size(groups) > RA_PROTO_MAX_GROUPS))
 		goto bad;
 	json_array_foreach(groups, i, v) {
-		if (!is_id(v))
+		if (!ra_proto_is_id(v))
 			goto bad;
 		g[i] = (gid_t)json_integer_value(v);
 	}

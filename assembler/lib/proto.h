@@ -26,6 +26,12 @@
 #define RA_PROTO_MAX_GROUPS	1024		/* its "as": groups */
 #define RA_PROTO_MAX_DIRS	64		/* its "as": each limit's directories */
 
+/* A uid or gid in a message: an integer 0-4294967294 ((uid_t)-1 is none). */
+static inline bool ra_proto_is_id(json_t *v)
+{
+	return json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) <= 4294967294LL;
+}
+
 /*
  * A socket of @type (close-on-exec) to connect to the AF_UNIX path @path,
  * whose address it fills in @sa: the fd, or -errno with @e filled (a path

@@ -49,6 +49,14 @@ static inline void strv_free(char **v)
 	free(v);
 }
 
+/* Free an array of @n strings and the strings. */
+static inline void strvn_free(char **v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 #define _cleanup_close_ __attribute__((cleanup(close_fdp)))
 #define _cleanup_free_ __attribute__((cleanup(freep)))
 #define _cleanup_fclose_ __attribute__((cleanup(fclosep)))

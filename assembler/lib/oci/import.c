@@ -430,9 +430,7 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 {
 	char chain[RA_DIGEST_MAX] = "";
 	const struct ra_source *kind = ra_source_of(ref);
-	struct ra_registry_how how = { .tls_verify = !(OPT(o, flags, 0u) & ROOTASM_IMPORT_TLS_NO_VERIFY),
-				       .authfile = OPT(o, authfile, NULL), .creds = OPT(o, creds, NULL),
-				       .cert_dir = OPT(o, cert_dir, NULL) };
+	struct ra_registry_how how = ra_source_how(o);
 	struct ra_source_open so = { .how = &how, .scratch_fd = -EBADF };
 	struct ra_oci_image *img = NULL;
 	json_t *exec = NULL, *env_dropped = NULL;

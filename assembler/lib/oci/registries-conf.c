@@ -226,13 +226,6 @@ static void registry_free(struct ra_regconf_registry *g)
 	memset(g, 0, sizeof(*g));
 }
 
-static void strvn_free(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
 void ra_regconf_free(struct ra_regconf *c)
 {
 	strvn_free(c->search, c->nsearch);
@@ -305,17 +298,10 @@ static int keyval(struct parse *x, char *key, struct value *v)
 		}
 		break;
 	case SEC_ALIASES:
+		/* appended: a later alias of the same name wins (ra_regconf_alias() asks from the end) */
 		r = want(x, key, v, 's');
 		if (r < 0)
 			break;
-		for (size_t i = 0; i < c->naliases; i++)
-			if (!strcmp(c->aliases[i].name, key)) {
-				/* a later file's alias of the same name wins */
-				take_str(&c->aliases[i].value, v);
-				free(c->aliases[i].file);
-				c->aliases[i].file = strdup(x->file);
-				return c->aliases[i].file ? 0 : ra_oom(x->e, "read registries.conf");
-			}
 		if (grow((void **)&c->aliases, c->naliases, sizeof(*c->aliases)) < 0)
 			return ra_oom(x->e, "read registries.conf");
 		c->aliases[c->naliases].name = strdup(key);
@@ -492,21 +478,11 @@ static int merge(struct ra_regconf *c, struct ra_regconf *d)
 		free(c->mode_file);
 		c->mode_file = TAKE_PTR(d->mode_file);
 	}
+	/* a drop-in's aliases after the file's: the later wins */
 	for (size_t i = 0; i < d->naliases; i++) {
-		size_t k;
-
-		for (k = 0; k < c->naliases && strcmp(c->aliases[k].name, d->aliases[i].name); k++)
-			;
-		if (k == c->naliases) {
-			if (grow((void **)&c->aliases, c->naliases, sizeof(*c->aliases)) < 0)
-				return -ENOMEM;
-			c->naliases++;
-		} else {
-			free(c->aliases[k].name);
-			free(c->aliases[k].value);
-			free(c->aliases[k].file);
-		}
-		c->aliases[k] = d->aliases[i];
+		if (grow((void **)&c->aliases, c->naliases, sizeof(*c->aliases)) < 0)
+			return -ENOMEM;
+		c->aliases[c->naliases++] = d->aliases[i];
 		memset(&d->aliases[i], 0, sizeof(d->aliases[i]));
 	}
 	for (size_t i = 0; i < d->nregs; i++) {
@@ -646,7 +622,8 @@ const struct ra_regconf_registry *ra_regconf_find(const struct ra_regconf *c, co
 
 const struct ra_regconf_alias *ra_regconf_alias(const struct ra_regconf *c, const char *name)
 {
-	for (size_t i = 0; i < c->naliases; i++)
+	/* the last of that name: a later line or file overrides an earlier */
+	for (size_t i = c->naliases; i-- > 0;)
 		if (!strcmp(c->aliases[i].name, name))
 			return &c->aliases[i];
 	return NULL;

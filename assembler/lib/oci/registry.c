@@ -183,6 +183,12 @@ static char *hub_name(const char *name)
 	return strdup(name);
 }
 
+/* What the URLs name for the registry @host: Docker Hub's API is registry-1.docker.io. */
+static char *url_host(const char *host)
+{
+	return strdup(strcmp(host, "docker.io") ? host : "registry-1.docker.io");
+}
+
 /*
  * @rem aimed at @endpoint (HOST/REPO, qualified) for the image @logical
  * (HOST/REPO, what it is named by) and @reference: the URLs' host, the auth
@@ -198,9 +204,7 @@ static int aim(struct ra_oci_remote *rem, const char *logical, const char *endpo
 		return ra_oom(e, "import");
 	slash = strchr(ep, '/');
 	rem->auth_host = strndup(ep, slash - ep);
-	rem->host = strdup(strcmp(rem->auth_host ? rem->auth_host : "", "docker.io") ? ep : "registry-1.docker.io");
-	if (rem->host && strcmp(rem->auth_host, "docker.io"))
-		rem->host[slash - ep] = '\0';
+	rem->host = rem->auth_host ? url_host(rem->auth_host) : NULL;
 	rem->repo = strdup(slash + 1);
 	rem->reference = strdup(reference);
 	if (!rem->auth_host || !rem->host || !rem->repo || !rem->reference ||
@@ -465,7 +469,7 @@ int ra_registry_login(const char *registry, const struct ra_registry_how *how, c
 	/* no repository: a token is asked for no scope, as podman login asks it */
 	rem->auth_host = strdup(!strcmp(registry, "registry-1.docker.io") || !strcmp(registry, "index.docker.io") ?
 				"docker.io" : registry);
-	rem->host = strdup(strcmp(registry, "docker.io") ? registry : "registry-1.docker.io");
+	rem->host = url_host(registry);
 	if (!rem->auth_host || !rem->host) {
 		r = ra_oom(e, "log in");
 		goto out;

@@ -14,6 +14,15 @@ static const struct ra_source *const sources[] = {
 	&ra_source_registry,
 };
 
+#define OPT(o, field, def) RA_OPT(o, struct rootasm_import_opts, field, def)
+
+struct ra_registry_how ra_source_how(const struct rootasm_import_opts *o)
+{
+	return (struct ra_registry_how){ .tls_verify = !(OPT(o, flags, 0u) & ROOTASM_IMPORT_TLS_NO_VERIFY),
+					 .authfile = OPT(o, authfile, NULL), .creds = OPT(o, creds, NULL),
+					 .cert_dir = OPT(o, cert_dir, NULL) };
+}
+
 const struct ra_source *ra_source_of(const char *ref)
 {
 	for (size_t i = 0; ref && i < ARRAY_SIZE(sources); i++)

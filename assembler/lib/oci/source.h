@@ -51,6 +51,9 @@ struct ra_source {
 
 extern const struct ra_source ra_source_oci, ra_source_archive, ra_source_registry;
 
+/* How a registry is reached, as import's (and inspect's) options say: TLS, credentials, certificates. */
+struct ra_registry_how ra_source_how(const struct rootasm_import_opts *o);
+
 /* The kind of @ref by its prefix; NULL: none (a name or digest of the store). */
 const struct ra_source *ra_source_of(const char *ref);
 /* "oci:DIR[:TAG], docker-archive:FILE[:NAME] or docker://..." for messages, from the table. */
