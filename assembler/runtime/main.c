@@ -715,26 +715,44 @@ out_choice:
 	return r < 0 ? 1 : r;
 }
 
-static int cmd_delete(struct cmdline *cl, struct rt_conf *c)
+/* The container id of a delete or state: the command's last operand. */
+static const char *cmd_id(const struct cmdline *cl)
 {
 	const char *id = NULL;
-	struct rt_state s;
-	int status, r;
 
 	for (int i = cl->cmd + 1; i < cl->argc; i++)
 		if (cl->argv[i][0] != '-' || !strcmp(cl->argv[i], "-"))
 			id = cl->argv[i];
+	return id;
+}
+
+/* ROOT/.rootasm/ID, and /@name in it when given (NULL: out of memory, said). */
+static char *state_path(const struct cmdline *cl, const struct rt_conf *c, const char *id, const char *name)
+{
+	char *p;
+
+	if (asprintf(&p, "%s/" RT_STATE_SUBDIR "/%s%s%s", state_root(cl, c), id, name ? "/" : "", name ? name : "") < 0) {
+		rt_error("out of memory");
+		return NULL;
+	}
+	return p;
+}
+
+static int cmd_delete(struct cmdline *cl, struct rt_conf *c)
+{
+	const char *id = cmd_id(cl);
+	struct rt_state s;
+	int status, r;
+
 	if (!id_ok(id) || conf_fill(c) < 0)
 		return exec_delegate(cl) < 0 ? 1 : 0;
 	/* nothing of rootasm's for this id: the delegate alone, at no cost */
 	{
-		char *p;
+		char *p = state_path(cl, c, id, NULL);
 		struct stat st;
 
-		if (asprintf(&p, "%s/" RT_STATE_SUBDIR "/%s", state_root(cl, c), id) < 0) {
-			rt_error("out of memory");
+		if (!p)
 			return 1;
-		}
 		r = lstat(p, &st);
 		free(p);
 		if (r < 0 && errno == ENOENT)
@@ -764,15 +782,11 @@ static int cmd_state(struct cmdline *cl, struct rt_conf *c)
 {
 	_cleanup_free_ char *eb = NULL;
 	_cleanup_close_ int fd = -EBADF;
-	const char *id = NULL;
+	const char *id = cmd_id(cl);
 	char *p = NULL;
 	size_t len = 0;
 
-	for (int i = cl->cmd + 1; i < cl->argc; i++)
-		if (cl->argv[i][0] != '-')
-			id = cl->argv[i];
-	if (id_ok(id) && conf_fill(c) == 0 &&
-	    asprintf(&p, "%s/" RT_STATE_SUBDIR "/%s/" RT_ENGINE_BUNDLE, state_root(cl, c), id) >= 0) {
+	if (id_ok(id) && conf_fill(c) == 0 && (p = state_path(cl, c, id, RT_ENGINE_BUNDLE))) {
 		fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		free(p);
 	}

@@ -371,9 +371,6 @@ static int private_config(json_t *cfg, const char *bundle)
 	}
 	if (json_object_set_new(root, "path", json_string("rootfs")) < 0)
 		return -1;
-	/* the hooks in the runtime's namespace see the engine's bundle in the state, as without rootasm */
-	if (rt_hooks_wrap(cfg, bundle) < 0)
-		return -1;
 	json_array_foreach(json_object_get(cfg, "mounts"), i, m) {
 		const char *src = json_string_value(json_object_get(m, "source"));
 		const char *type = json_string_value(json_object_get(m, "type"));
@@ -429,7 +426,7 @@ static int choice_error(const struct rt_choice *ch, const struct rootasm_error *
 
 /*
  * rootasmd assembles @ch->layout for the bundle's author (@uid: root's bundle
- * an administrator's), limited to @ch->dir as the library limits it here: the
+ * the runtime's own, judged), limited to @ch->dir as the library limits it here: the
  * request says who it is for ("as"); the daemon judges it as that principal's.
  * The tree is attached at the private bundle's rootfs.
  */
@@ -446,7 +443,8 @@ static int via_attach(struct rt_state *s, int bfd, const struct rt_choice *ch, u
 	uint64_t mid;
 	int r;
 
-	r = uid == 0 ? rootasm_principal_admin(&who, &e) : rootasm_principal_of_uid(uid, -EBADF, &who, &e);
+	/* as rootasm_bundle_prepare() takes the bundle's principal: root's is the caller, judged */
+	r = uid == 0 ? rootasm_principal_self(&who, &e) : rootasm_principal_of_uid(uid, -EBADF, &who, &e);
 	if (r == 0)
 		r = rootasm_principal_limit(who, ROOTASM_LIMIT_LAYOUTS, dirs, 1, &e);
 	if (r == 0)
@@ -490,6 +488,9 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 		shown = NULL;
 		return rt_error("out of memory");
 	}
+	/* the hooks in the runtime's namespace see the engine's bundle in the state, as without rootasm (said) */
+	if (rt_hooks_wrap(cfg, bundle) < 0)
+		return -1;
 	if (private_config(cfg, bundle) < 0 || !(text = json_dumps(cfg, JSON_COMPACT)))
 		return rt_error("out of memory");
 	if (write_file_at(bfd, "config.json", shown, text, strlen(text)) < 0 ||
