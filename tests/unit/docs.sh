@@ -10,8 +10,8 @@
 #    of `rootasm-runtime --help`;
 #  - rootasm.layout(5) has every section of layouts/FORMAT.md (it is made from it)
 #    but those between <!-- man: skip --> and <!-- man: end -->;
-#  - kernel/README.md's counts of the series' patches and of the mutations are
-#    those of kernel/patches/series and kernel/mutations/;
+#  - kernel/README.md's and the cover letter's counts of the series' patches (new
+#    ones) and of the mutations are those of kernel/patches/series and kernel/mutations/;
 #  - the C example of README.md ("Use from a runtime") compiles against the
 #    build tree with -Wall -Wextra -Werror, and refuses bad usage and a
 #    missing layout with status 2 and one line; librootasm(3) shows the same.
@@ -131,5 +131,12 @@ grep -q "^The series has two parts ($patches patches;" "$src/kernel/README.md"
 ok $? "kernel/README.md does not count the series' $patches patches: $(grep -o 'two parts ([0-9]* patches' "$src/kernel/README.md")"
 grep -q "deliberate breakages of the series' checks, $muts of them" "$src/kernel/README.md"
 ok $? "kernel/README.md does not count the $muts mutations"
+# and so are the cover letter's (kernel/export-patches --counts writes them)
+cover=$src/kernel/patches/0000-cover-letter.patch
+new=$(cd "$src/kernel/patches" && grep -l '^Upstream: none' $(cat series) | wc -l)
+grep -q "^Subject: \[PATCH 00/$patches\]" "$cover" &&
+	grep -q "^$((patches - new)) patches follow upstream commits, $new are new" "$cover" &&
+	grep -q ": $muts deliberate breakages" "$cover"
+ok $? "the cover letter's counts are not the tree's ($patches patches, $new new, $muts mutations): run kernel/export-patches --counts"
 echo "docs: $((n - fail))/$n checks passed"
 [ "$fail" = 0 ]
