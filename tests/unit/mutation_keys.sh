@@ -52,8 +52,7 @@ edit() { cp -a "$1" "$tmp/orig"; printf '%s\n' "$2" >>"$1"; }
 undo() { mv "$tmp/orig" "$1"; }
 for f in "$K/src-patched/.rootasm-key" "$K/build-patched/.config" "$K/selftests-patched/permissions_test" \
 	"$K/selftests-patched/m32/notify_test_32" "$repo/kernel/mutation-check" "$repo/tests/qemu/suite" \
-	"$repo/tests/qemu/run" "$repo/tests/qemu/selinux/policy.conf" "$repo/kernel/patches/series" \
-	"$repo/kernel/selftests.list"; do
+	"$repo/tests/qemu/run" "$repo/tests/qemu/selinux/policy.conf"; do
 	edit "$f" "# changed"
 	every "${f#$tmp/}"
 	undo "$f"
@@ -73,8 +72,13 @@ edit "$K/build-patched-debug/.config" "CONFIG_KASAN=y"
 [ -z "$(comm -12 <(printf '%s\n' "$dbase" | sort) <(keys --kernel debug | sort))" ] && ok ||
 	bad "debug .config: some keys did not change"
 undo "$K/build-patched-debug/.config"
-# no key follows the docs; one mutation's key follows that mutation only
-edit "$repo/kernel/README.md" "more words"; same "kernel/README.md"; undo "$repo/kernel/README.md"
+# no key follows the docs, nor what only makes the inputs above: the series (the patched
+# tree's key is its diffs, kernel/build), the lists of selftests and the config fragments (the
+# binaries and .config are hashed), the comparison of stock and patched
+for f in kernel/README.md kernel/patches/series kernel/selftests.list kernel/build tests/qemu/compare \
+	"$(cd "$repo" && ls kernel/config/*.config | head -1)"; do
+	edit "$repo/$f" "# more words"; same "$f"; undo "$repo/$f"
+done
 m=$(ls "$repo"/kernel/mutations/*.patch | head -1)
 mname=$(basename "$m" .patch)
 edit "$m" " "
@@ -82,21 +86,44 @@ now=$(keys)
 changed=$(comm -13 <(printf '%s\n' "$base" | sort) <(printf '%s\n' "$now" | sort) | awk '{ print $1 }' | xargs)
 [ "$changed" = "$mname" ] && ok || bad "$mname changed: keys of '$changed' changed"
 undo "$m"
+# ... and not what judges its run: Cases:, Why:, Oops:
+cp -a "$m" "$tmp/orig"
+sed -i -e 's/^Why: .*/Why: * changed reason/' -e 's/^Cases: \(.*\)/Cases: \1 x.y.z/' "$m"
+[ "$(keys)" = "$base" ] && ok || bad "a mutation's Cases:/Why: changed keys"
+undo "$m"
 
-# a kept verdict is used: no build, no boot (there is no kernel to build or boot here)
+# a kept run is used: no build, no boot (there is no kernel to build or boot here), and
+# judged again: each named case must have failed for the reason its Why: names
 key=$(printf '%s\n' "$base" | awk -v m="$mname" '$1 == m { print $2 }')
 cases=$(sed -n 's/^Cases: //p' "$m")
 printf '%s\tpass\n' $cases kernel-log-clean >"$tmp/baseline.tsv"
 out=$ROOTASM_CACHE/mutation-check/caught
 mkdir -p "$out"
 printf '%s\tfail\n' $cases >"$out/$key.tsv"
-echo "the log" >"$out/$key.log"
+for c in $cases; do
+	printf 'not ok - %s\n#   # t.c:1:%s:Expected the reason\n' "$c" "${c##*.}"
+done >"$out/$key.log"
 echo "$cases" >"$out/$key.row"
+cp -a "$m" "$tmp/m.orig"
+sed -i '/^Why: /d; s/^Cases: .*/&\nWhy: * :Expected the reason$/' "$m"
 run=$("$repo/kernel/mutation-check" --baseline "$tmp/baseline.tsv" "$mname" 2>&1); rc=$?
-if [ $rc = 0 ] && grep -q "^$mname .* cached .*CAUGHT .*(cached: caught" <<<"$run" &&
+if [ $rc = 0 ] && grep -q "^$mname .* cached .*CAUGHT .*(cached run of" <<<"$run" &&
 	! grep -q "restore.build" <<<"$run" && [ ! -e "$ROOTASM_CACHE/mutation-check/restore.build.log" ] &&
 	cmp -s "$out/$key.tsv" "$ROOTASM_CACHE/mutation-check/$mname.tsv"; then ok
 else bad "kept verdict not used (rc $rc): $run"; fi
+# another reason: the same kept run is not caught (and nothing is built or booted)
+sed -i 's/^Why: .*/Why: * :Expected another reason$/' "$m"
+run=$("$repo/kernel/mutation-check" --baseline "$tmp/baseline.tsv" "$mname" 2>&1); rc=$?
+if [ $rc = 1 ] && grep -q "^$mname .* cached .*WRONGWHY .*not /:Expected another reason\$/ but 't.c:1:" <<<"$run" &&
+	[ ! -e "$ROOTASM_CACHE/mutation-check/restore.build.log" ]; then ok
+else bad "a kept run was not judged again by the new Why: (rc $rc): $run"; fi
+# a named case without a reason is refused before anything runs
+sed -i '/^Why: /d' "$m"
+run=$("$repo/kernel/mutation-check" --baseline "$tmp/baseline.tsv" "$mname" 2>&1); rc=$?
+if [ $rc = 2 ] && grep -q "no Why: for" <<<"$run"; then ok
+else bad "a case without Why: was accepted (rc $rc): $run"; fi
+cp -a "$tmp/m.orig" "$m"
+sed -i '/^Why: /d; s/^Cases: .*/&\nWhy: * :Expected the reason$/' "$m"
 # --recheck ignores it: the mutation is applied and built (and fails here: there is no tree)
 run=$("$repo/kernel/mutation-check" --recheck --baseline "$tmp/baseline.tsv" "$mname" 2>&1); rc=$?
 if [ $rc = 1 ] && ! grep -q "cached" <<<"$run" && grep -qE "^$mname .*(NOAPPLY|NOBUILD)" <<<"$run"; then ok
