@@ -138,5 +138,13 @@ grep -q "^Subject: \[PATCH 00/$patches\]" "$cover" &&
 	grep -q "^$((patches - new)) patches follow upstream commits, $new are new" "$cover" &&
 	grep -q ": $muts deliberate breakages" "$cover"
 ok $? "the cover letter's counts are not the tree's ($patches patches, $new new, $muts mutations): run kernel/export-patches --counts"
+# every shell script of ci/, kernel/ and tests/ parses (a quote in an awk program broke
+# tests/qemu/compare only when the QEMU tier ran it)
+for f in "$src"/ci/* "$src"/kernel/* "$src"/tests/qemu/* "$src"/tests/qemu/selinux/* "$src"/tests/unit/*.sh; do
+	[ -f "$f" ] || continue
+	case "$(head -c 64 "$f")" in '#!/bin/bash'*|'#!/bin/sh'*|'#!/usr/bin/env bash'*) ;; *) continue ;; esac
+	bash -n "$f" 2>"$tmp/parse.err"
+	ok $? "${f#$src/} does not parse: $(head -2 "$tmp/parse.err")"
+done
 echo "docs: $((n - fail))/$n checks passed"
 [ "$fail" = 0 ]
