@@ -902,7 +902,14 @@ struct rootasm_import_result {
 	 */
 	char *source;
 	char *source_why;
-	unsigned long long reserved[6];	/* zeroed, new fields take it over */
+	/*
+	 * since 0.5: the hex of the manifest digest of the record the image is
+	 * stored as when its config was already stored under another manifest
+	 * (one image, one record: @manifest is then an alias of it, and @name
+	 * names that record); NULL: stored as @manifest
+	 */
+	char *stored_as;
+	unsigned long long reserved[5];	/* zeroed, new fields take it over */
 };
 
 int rootasm_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_import_opts *opts,

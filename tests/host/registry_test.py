@@ -488,6 +488,40 @@ def main():
            len(arch.get("Layers", [])) == 2 and arch.get("Os") == lay.get("Os") and not left,
            "inspect docker-archive: the diff ids of its OCI layout, its unpacked copy removed",
            pa.stderr + po.stderr + str(left))
+        # one image, one record: the archive's manifest is not the layout's, its config is
+        sa = f"{T}/s-alias"
+        pi1 = run(bin_, "--json", "import", "--store", sa, "--tag", "test/gz:layout", f"oci:{T}/gz:v1")
+        pi2 = run(bin_, "--json", "import", "--store", sa, f"docker-archive:{T}/gz.tar")
+        j1 = json.loads(pi1.stdout) if pi1.returncode == 0 else {}
+        j2 = json.loads(pi2.stdout) if pi2.returncode == 0 else {}
+        pim = run(bin_, "--json", "images", "--store", sa)
+        ims = json.loads(pim.stdout) if pim.returncode == 0 else []
+        recs = [f for f in os.listdir(f"{sa}/images/sha256") if f.endswith(".json") and len(f) == 69] \
+            if os.path.isdir(f"{sa}/images/sha256") else []
+        ok(pi1.returncode == 0 and pi2.returncode == 0 and j1.get("manifest") and
+           j2.get("manifest") not in (None, j1.get("manifest")) and j1.get("config") == j2.get("config") and
+           j2.get("stored_as") == j1.get("manifest") and j2.get("layout") == j1.get("layout") and
+           len(ims) == 1 and sorted(ims[0].get("names", [])) == ["docker.io/test/gz:v1", "test/gz:layout"]
+           and len(recs) == 1,
+           "one image under every name: oci: and docker-archive: of the same config are one record with both "
+           "names (the archive's manifest digest an alias of it)",
+           json.dumps([{k: j.get(k) for k in ("manifest", "config", "name", "stored_as", "layout")} for j in (j1, j2)]
+                      + [ims, recs]) + pi1.stderr + pi2.stderr)
+        lk = [run(bin_, "inspect", "--store", sa, r_) for r_ in
+              ("test/gz:layout", "docker.io/test/gz:v1", j1.get("manifest", "x"), j2.get("manifest", "x"))]
+        lks = [json.loads(x.stdout).get("Layout") if x.returncode == 0 else x.stderr for x in lk]
+        ok(len(set(lks)) == 1 and lks[0] == j1.get("layout"),
+           "the image is found by either name and by either manifest digest (the alias too)", json.dumps(lks))
+        r1 = run(bin_, "rmi", "--store", sa, "docker.io/test/gz:v1")
+        r2 = run(bin_, "inspect", "--store", sa, "test/gz:layout")
+        r3 = run(bin_, "rmi", "--store", sa, j2.get("manifest", "x"))
+        r4 = run(bin_, "--json", "images", "--store", sa)
+        with open(f"{sa}/names.json") as f:
+            left_names = json.load(f)
+        ok(r1.returncode == 0 and r2.returncode == 0 and r3.returncode == 0 and r4.stdout.strip() == "[]" and
+           left_names.get("names") == {} and not left_names.get("aliases") and not os.listdir(f"{sa}/images/sha256"),
+           "rmi of one name keeps the image for the other; rmi by the alias digest removes the image, its names "
+           "and its alias", r1.stderr + r2.stderr + r3.stderr + r4.stdout + json.dumps(left_names))
         p4 = run(bin_, "inspect", "--tls-verify=false", f"docker://{reg.host}/test/nosuch:v1", env=env)
         ok(p4.returncode != 0 and len(p4.stderr.strip().splitlines()) == 1 and "nosuch" in p4.stderr,
            "inspect of an image the registry does not have: one line", p4.stderr)
@@ -590,7 +624,7 @@ def main():
             top = json.load(f)["manifests"][0]["digest"][7:]
         with open(f"{T}/list/blobs/sha256/{top}") as f:
             amd64 = [m for m in json.load(f)["manifests"] if m["platform"]["architecture"] == "amd64"][0]
-        p = run(bin_, "import", "--quiet", "--store", f"{T}/s2", "--tls-verify=false",
+        p = run(bin_, "import", "--quiet", "--store", f"{T}/s2l", "--tls-verify=false",
                 f"docker://{reg.host}/test/list:v1", env=env)
         ok(p.returncode == 0 and p.stdout.strip().endswith(amd64["digest"][7:] + ".erofs.layout.json"),
            "a Docker manifest list: the linux/amd64 manifest is pulled", p.stdout + p.stderr)

@@ -122,7 +122,8 @@ static void test_struct_layout(void **state)
 	OFF(rootasm_import_result, name, 200);
 	OFF(rootasm_import_result, source, 208);
 	OFF(rootasm_import_result, source_why, 216);
-	OFF(rootasm_import_result, reserved, 224);
+	OFF(rootasm_import_result, stored_as, 224);
+	OFF(rootasm_import_result, reserved, 232);
 	assert_int_equal(sizeof(struct rootasm_import_result), 272);
 }
 

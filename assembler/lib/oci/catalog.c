@@ -3,7 +3,8 @@
  * The managed store (rootasm.h, "The store"): names, the list of images,
  * rmi, gc and verify (catalog-gc.c), over what import.c writes:
  *
- *   STORE/names.json                 {"version": 1, "names": {"NAME:TAG": "sha256:MANIFEST", ...}}
+ *   STORE/names.json                 {"version": 1, "names": {"NAME:TAG": "sha256:MANIFEST", ...},
+ *                                     "aliases": {"sha256:OTHER": "sha256:MANIFEST", ...}}
  *   STORE/lock                       flock: shared by imports, exclusive for a change (store.h)
  *   STORE/images/sha256/HEX.json     an image's record; HEX.FS.layout.json its layouts
  *   STORE/layers/sha256/NAME.FS      a layer image; NAME.FS.json its record (with the image's sha256)
@@ -12,6 +13,13 @@
  * the directory): a reader without the lock sees the old or the new one.
  * rmi renames names.json first, then unlinks the image's files: a crash in
  * between leaves an image without a name, which rmi by digest removes.
+ *
+ * One image, one record: an image is its config (podman's image id), and the
+ * same config reached through another manifest (the registry's manifest and
+ * the one a docker-archive's import makes; a manifest list's entry and its
+ * OCI copy) is the image already stored. Its manifest digest becomes an alias
+ * of the record ("aliases"), which names it as the record's own digest does,
+ * and its names name the record: `images` lists it once, with every name.
  *
  * Names: NAME[:TAG] in the grammar of the distribution spec's references
  * (docker/distribution reference.go): path components of lowercase letters
@@ -224,21 +232,33 @@ int rootasm_store_name_normalize(const char *ref, char *out, size_t size)
 	return 0;
 }
 
-/* STORE/names.json's "names" object (empty when there is none); caller owns it. */
-static int names_load(struct cat *c, json_t **ret, struct rootasm_error *e)
+/* STORE/names.json's "names" and "aliases" objects (empty when there is none); caller owns them. */
+struct names {
+	json_t *names, *aliases;
+};
+
+static void names_free(struct names *n)
+{
+	json_decref(n->names);
+	json_decref(n->aliases);
+	n->names = n->aliases = NULL;
+}
+
+static int names_load(struct cat *c, struct names *n, struct rootasm_error *e)
 {
 	_cleanup_close_ int fd = -EBADF;
 	_cleanup_free_ char *buf = NULL;
-	json_t *doc, *names;
+	json_t *doc, *names, *aliases;
 	json_error_t je;
 	size_t len;
 	int r;
 
-	*ret = NULL;
+	n->names = n->aliases = NULL;
 	fd = sys_openat2(c->fd, "names.json", (struct open_how *)&beneath_how);
 	if (fd < 0 && errno == ENOENT) {
-		*ret = json_object();
-		return *ret ? 0 : ra_oom(e, "store names");
+		n->names = json_object();
+		n->aliases = json_object();
+		return n->names && n->aliases ? 0 : (names_free(n), ra_oom(e, "store names"));
 	}
 	if (fd < 0)
 		return ra_err(e, errno, -EBADF, "open", c->path, "names.json");
@@ -247,18 +267,25 @@ static int names_load(struct cat *c, json_t **ret, struct rootasm_error *e)
 		return ra_err(e, -r, -EBADF, "read", c->path, "names.json");
 	doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
 	names = doc ? json_object_get(doc, "names") : NULL;
-	if (!json_is_object(names)) {
+	aliases = doc ? json_object_get(doc, "aliases") : NULL;
+	if (!json_is_object(names) || (aliases && !json_is_object(aliases))) {
 		json_decref(doc);
 		return ra_err_kind(e, ROOTASM_ERROR_RUNTIME, EINVAL, "read", c->path, "names.json: %s",
-				   doc ? "no \"names\" object" : je.text);
+				   !doc ? je.text : !json_is_object(names) ? "no \"names\" object" :
+				   "\"aliases\" is not an object");
 	}
-	*ret = json_incref(names);
+	n->names = json_incref(names);
+	n->aliases = aliases ? json_incref(aliases) : json_object();
 	json_decref(doc);
+	if (!n->aliases) {
+		names_free(n);
+		return ra_oom(e, "store names");
+	}
 	return 0;
 }
 
-/* Replace STORE/names.json with @names, complete or not at all. Under the exclusive lock. */
-static int names_save(struct cat *c, json_t *names, struct rootasm_error *e)
+/* Replace STORE/names.json with @n, complete or not at all. Under the exclusive lock. */
+static int names_save(struct cat *c, const struct names *n, struct rootasm_error *e)
 {
 	_cleanup_free_ char *buf = NULL;
 	_cleanup_close_ int fd = -EBADF;
@@ -267,7 +294,9 @@ static int names_save(struct cat *c, json_t *names, struct rootasm_error *e)
 	json_t *doc;
 	size_t len;
 
-	doc = json_pack("{s:i, s:O}", "version", 1, "names", names);
+	doc = json_object_size(n->aliases) ?
+		json_pack("{s:i, s:O, s:O}", "version", 1, "names", n->names, "aliases", n->aliases) :
+		json_pack("{s:i, s:O}", "version", 1, "names", n->names);
 	buf = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
 	json_decref(doc);
 	if (!buf)
@@ -300,31 +329,64 @@ static int names_save(struct cat *c, json_t *names, struct rootasm_error *e)
 	return 0;
 }
 
-int ra_store_name(int store_fd, const char *store, const char *ref, const char *manifest, struct rootasm_error *e)
+int ra_store_name(int store_fd, const char *store, const char *ref, const char *alias, const char *manifest,
+		  struct rootasm_error *e)
 {
 	struct cat c = { .fd = store_fd, .images = -EBADF, .layers = -EBADF, .lock = -EBADF };
 	char name[512];
-	json_t *names = NULL;
+	struct names n = { 0 };
+	bool change = false;
 	int r;
 
-	if (rootasm_store_name_normalize(ref, name, sizeof(name)) < 0)
+	if (ref && rootasm_store_name_normalize(ref, name, sizeof(name)) < 0)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "name", ref,
 				   "expected NAME[:TAG] (lowercase path components, a TAG of letters, digits, '_', '.', '-')");
 	snprintf(c.path, sizeof(c.path), "%s", store);
-	r = names_load(&c, &names, e);
-	if (r == 0) {
-		const char *was = json_string_value(json_object_get(names, name));
+	r = names_load(&c, &n, e);
+	for (int i = 0; r == 0 && i < 2; i++) {
+		json_t *o = i ? n.aliases : n.names;
+		const char *k = i ? alias : ref ? name : NULL, *was;
 
+		if (!k)
+			continue;
 		/* the same name for the same image again: nothing to write */
+		was = json_string_value(json_object_get(o, k));
 		if (was && !strcmp(was, manifest))
-			r = 0;
-		else if (json_object_set_new(names, name, json_string(manifest)) < 0)
+			continue;
+		if (json_object_set_new(o, k, json_string(manifest)) < 0)
 			r = ra_oom(e, "store names");
-		else
-			r = names_save(&c, names, e);
+		change = true;
 	}
-	json_decref(names);
+	if (r == 0 && change)
+		r = names_save(&c, &n, e);
+	names_free(&n);
 	return r;
+}
+
+int ra_store_image_of_config(int images, const char *config, char hex[RA_DIGEST_HEX + 1])
+{
+	_cleanup_close_ int d = images >= 0 ? openat(images, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -EBADF;
+	DIR *dir = d >= 0 ? fdopendir(d) : NULL;
+	struct dirent *de;
+	int found = 0;
+
+	if (!dir)
+		return images < 0 ? 0 : -errno;
+	d = -EBADF;	/* the DIR's now */
+	while (!found && (de = readdir(dir))) {
+		json_t *rec = NULL;
+
+		if (strlen(de->d_name) != RA_DIGEST_HEX + 5 || strcmp(de->d_name + RA_DIGEST_HEX, ".json") ||
+		    cat_load_json_at(images, de->d_name, RECORD_MAX, &rec) < 0)
+			continue;
+		if (!strcmp(json_string_value(json_object_get(rec, "config")) ?: "", config)) {
+			snprintf(hex, RA_DIGEST_HEX + 1, "%.*s", RA_DIGEST_HEX, de->d_name);
+			found = 1;
+		}
+		json_decref(rec);
+	}
+	closedir(dir);
+	return found;
 }
 
 /* ----------------------------------------------------------------- lookup */
@@ -354,9 +416,10 @@ static bool have_image(struct cat *c, const char *hex)
 /*
  * @ref as the hex of a manifest digest in @hex: "sha256:HEX", a name of
  * names.json, or a unique prefix of 12 or more hex digits. 0, or a usage error
- * (no such image, ambiguous); with @names (borrowed) the names are those.
+ * (no such image, ambiguous); @n (borrowed): names.json's names and aliases.
  */
-static int resolve(struct cat *c, const char *ref, json_t *names, char hex[RA_DIGEST_HEX + 1], struct rootasm_error *e)
+static int resolve(struct cat *c, const char *ref, const struct names *n, char hex[RA_DIGEST_HEX + 1],
+		   struct rootasm_error *e)
 {
 	char name[512];
 	const char *m;
@@ -364,12 +427,16 @@ static int resolve(struct cat *c, const char *ref, json_t *names, char hex[RA_DI
 	if (!strncmp(ref, "sha256:", 7)) {
 		if (ra_digest_parse(ref, hex) < 0)
 			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "image", ref, "not a sha256 digest");
-		if (!have_image(c, hex))
-			return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref, "not in the store %s", c->path);
-		return 0;
+		if (have_image(c, hex))
+			return 0;
+		/* the manifest of an image stored under another one (its alias) */
+		m = json_string_value(json_object_get(n->aliases, ref));
+		if (m && ra_digest_parse(m, hex) == 0 && have_image(c, hex))
+			return 0;
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref, "not in the store %s", c->path);
 	}
 	if (rootasm_store_name_normalize(ref, name, sizeof(name)) == 0 &&
-	    (m = json_string_value(json_object_get(names, name)))) {
+	    (m = json_string_value(json_object_get(n->names, name)))) {
 		if (ra_digest_parse(m, hex) < 0 || !have_image(c, hex))
 			return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref,
 					   "names %s, which is not in the store %s", m, c->path);
@@ -385,9 +452,9 @@ static int resolve(struct cat *c, const char *ref, json_t *names, char hex[RA_DI
 			return ra_err(e, errno, -EBADF, "read", c->path, "images/sha256");
 		d = -EBADF;	/* the DIR's now */
 		while ((de = readdir(dir))) {
-			size_t n = strlen(de->d_name);
+			size_t len = strlen(de->d_name);
 
-			if (n == RA_DIGEST_HEX + 5 && !strcmp(de->d_name + RA_DIGEST_HEX, ".json") &&
+			if (len == RA_DIGEST_HEX + 5 && !strcmp(de->d_name + RA_DIGEST_HEX, ".json") &&
 			    !strncmp(de->d_name, ref, strlen(ref)) && found++ == 0)
 				snprintf(hex, RA_DIGEST_HEX + 1, "%.*s", RA_DIGEST_HEX, de->d_name);
 		}
@@ -427,7 +494,7 @@ int ra_store_lookup(const char *store, const char *ref, bool use, char **ret_lay
 {
 	struct cat c;
 	char hex[RA_DIGEST_HEX + 1], name[RA_DIGEST_HEX + 64];
-	json_t *names = NULL;
+	struct names n = { 0 };
 	int r;
 
 	if (ret_layout)
@@ -440,9 +507,9 @@ int ra_store_lookup(const char *store, const char *ref, bool use, char **ret_lay
 	if (r == -ENOENT)
 		r = ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref, "no store at %s", ra_store_path(store));
 	if (r == 0)
-		r = names_load(&c, &names, e);
+		r = names_load(&c, &n, e);
 	if (r == 0)
-		r = resolve(&c, ref, names, hex, e);
+		r = resolve(&c, ref, &n, hex, e);
 	if (r == 0 && cat_layout_of(&c, hex, name, sizeof(name)) < 0)
 		r = ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref, "sha256:%s has no layout in %s", hex,
 				c.path);
@@ -467,7 +534,7 @@ int ra_store_lookup(const char *store, const char *ref, bool use, char **ret_lay
 			*ret_layout = NULL;
 		r = ra_oom(e, "image");
 	}
-	json_decref(names);
+	names_free(&n);
 	cat_close(&c);
 	return r;
 }
@@ -650,6 +717,7 @@ void rootasm_store_images_free(struct rootasm_store_image *v, size_t n)
 int rootasm_store_images(const char *store, struct rootasm_store_image **ret, size_t *ret_n, struct rootasm_error *e)
 {
 	struct list L = { 0 };
+	struct names n = { 0 };
 	struct cat c;
 	int r;
 
@@ -661,12 +729,13 @@ int rootasm_store_images(const char *store, struct rootasm_store_image **ret, si
 	if (r == -ENOENT)
 		return 0;	/* no store: no image */
 	if (r == 0)
-		r = names_load(&c, &L.names, e);
+		r = names_load(&c, &n, e);
+	L.names = n.names;
 	if (r == 0)
 		r = cat_each_image(&c, list_one, &L, e);
 	if (r == -ENOMEM || L.err)
 		r = ra_oom(e, "images");
-	json_decref(L.names);
+	names_free(&n);
 	cat_close(&c);
 	if (r < 0) {
 		rootasm_store_images_free(L.v, L.n);
@@ -682,7 +751,8 @@ int rootasm_store_images(const char *store, struct rootasm_store_image **ret, si
 int rootasm_store_remove(const char *store, const char *ref, struct rootasm_error *e)
 {
 	char hex[RA_DIGEST_HEX + 1], name[512], digest[RA_DIGEST_MAX], f[RA_DIGEST_HEX + 64];
-	json_t *names = NULL, *v;
+	struct names n = { 0 };
+	json_t *v;
 	const char *k;
 	void *tmp;
 	bool by_name, others = false;
@@ -695,23 +765,28 @@ int rootasm_store_remove(const char *store, const char *ref, struct rootasm_erro
 	if (r == -ENOENT)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "rmi", ref, "no store at %s", ra_store_path(store));
 	if (r == 0)
-		r = names_load(&c, &names, e);
+		r = names_load(&c, &n, e);
 	if (r == 0)
-		r = resolve(&c, ref, names, hex, e);
+		r = resolve(&c, ref, &n, hex, e);
 	if (r < 0)
 		goto out;
 	snprintf(digest, sizeof(digest), "sha256:%s", hex);
-	by_name = rootasm_store_name_normalize(ref, name, sizeof(name)) == 0 && json_object_get(names, name);
-	/* by name: that name; the image goes with its last name. By digest: every name and the image */
-	json_object_foreach_safe(names, tmp, k, v) {
+	by_name = rootasm_store_name_normalize(ref, name, sizeof(name)) == 0 && json_object_get(n.names, name);
+	/* by name: that name; the image goes with its last name. By digest (its own or an alias): every name and the image */
+	json_object_foreach_safe(n.names, tmp, k, v) {
 		if (!json_is_string(v) || strcmp(json_string_value(v), digest))
 			continue;
 		if (!by_name || !strcmp(k, name))
-			json_object_del(names, k);
+			json_object_del(n.names, k);
 		else
 			others = true;
 	}
-	r = names_save(&c, names, e);
+	/* its aliases go with the image */
+	if (!others)
+		json_object_foreach_safe(n.aliases, tmp, k, v)
+			if (json_is_string(v) && !strcmp(json_string_value(v), digest))
+				json_object_del(n.aliases, k);
+	r = names_save(&c, &n, e);
 	if (r < 0 || others)
 		goto out;
 	/* the layouts, then the record: a layout is never left without its record */
@@ -729,7 +804,7 @@ int rootasm_store_remove(const char *store, const char *ref, struct rootasm_erro
 	}
 	r = 1;
 out:
-	json_decref(names);
+	names_free(&n);
 	cat_close(&c);
 	return r;
 }

@@ -313,14 +313,31 @@ static int opts_check(const struct rootasm_import_opts *o, const char *ref, stru
 	return 0;
 }
 
-static int write_image(struct ra_oci_image *img, struct ra_store *s, enum rootasm_layer_fs fs, json_t *exec,
-		       json_t *env_dropped, struct rootasm_import_result *res, struct rootasm_error *e)
+/* images/sha256/@hex.json is there. */
+static bool have_record(struct ra_store *s, const char *hex)
+{
+	char n[RA_DIGEST_HEX + 8];
+	struct stat st;
+
+	snprintf(n, sizeof(n), "%s.json", hex);
+	return fstatat(s->images, n, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
+/*
+ * The image's record and its layout, under @hex: the image's own manifest, or
+ * the record of the image stored with the same config under another manifest
+ * (which keeps its record; the layout of @fs is added when it has none).
+ */
+static int write_image(struct ra_oci_image *img, const char *hex, struct ra_store *s, enum rootasm_layer_fs fs,
+		       json_t *exec, json_t *env_dropped, struct rootasm_import_result *res, struct rootasm_error *e)
 {
 	char name[RA_DIGEST_HEX + 32];
 	struct ra_jb jb = { 0 };
 	json_t *o, *a, *lo;
 	int r, wrote = 0;
 
+	if (strcmp(hex, img->manifest.hex))
+		goto layout;
 	/* the image record */
 	o = json_object();
 	ra_jset(&jb, o, "manifest", ra_jstr(img->manifest.digest));
@@ -338,12 +355,13 @@ static int write_image(struct ra_oci_image *img, struct ra_store *s, enum rootas
 	if (r < 0)
 		return r;
 	wrote += r;
+layout:
 	/* the layout: a document of layout format version 1 (layouts/FORMAT.md) */
 	lo = layers_doc(&jb, res, res->nlayers, fs);
 	ra_jset(&jb, lo, "upper", ra_layout_json_upper_tmpfs());
 	if (exec)
 		ra_jset(&jb, lo, "exec", json_incref(exec));
-	snprintf(name, sizeof(name), "%s.%s.layout.json", img->manifest.hex, fs_ext(fs));
+	snprintf(name, sizeof(name), "%s.%s.layout.json", hex, fs_ext(fs));
 	r = ra_store_publish_json(s, lo, jb.oom, s->images, name, -1, name, e);
 	if (r < 0)
 		return r;
@@ -442,7 +460,8 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 	const char *spath = OPT(o, store, NULL);
 	rootasm_import_progress_fn progress = OPT(o, progress, NULL);
 	void *ud = OPT(o, userdata, NULL);
-	bool wrote = false;
+	bool wrote = false, aliased;
+	char hex[RA_DIGEST_HEX + 1];
 	int r;
 
 	ctx = ra_ctx(ctx);
@@ -567,7 +586,13 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 		if (progress)
 			progress(ud, i, img->nlayers, rl, true);
 	}
-	r = write_image(img, &s, fs, exec, env_dropped, res, e);
+	/* one image, one record: the same config stored under another manifest is this image */
+	snprintf(hex, sizeof(hex), "%s", img->manifest.hex);
+	if (!have_record(&s, hex) && (r = ra_store_image_of_config(s.images, img->config.digest, hex)) < 0) {
+		r = ra_err(e, -r, -EBADF, "read", s.path, "images/sha256");
+		goto out;
+	}
+	r = write_image(img, hex, &s, fs, exec, env_dropped, res, e);
 	if (r < 0)
 		goto out;
 	wrote = wrote || r > 0;
@@ -575,16 +600,33 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 		r = ra_err(e, errno, -EBADF, "fsync", s.path, NULL);
 		goto out;
 	}
-	if (name) {
+	aliased = strcmp(hex, img->manifest.hex) != 0;
+	if (name || aliased) {
+		char record[RA_DIGEST_MAX];
+
 		/* the name, alone: no rmi or gc between (flock converts: others may go first, none is undone) */
 		while (flock(lock, LOCK_EX) < 0)
 			if (errno != EINTR) {
 				r = ra_err(e, errno, -EBADF, "flock", s.path, "its lock file");
 				goto out;
 			}
-		r = ra_store_name(s.fd, s.path, norm, img->manifest.digest, e);
+		snprintf(record, sizeof(record), "sha256:%s", hex);
+		/* the record is still there (an rmi between would have taken it) */
+		if (aliased && !have_record(&s, hex)) {
+			r = ra_err_kind(e, ROOTASM_ERROR_RUNTIME, ENOENT, "import", ref,
+					"%s, stored as %s, was removed while it was imported: import it again",
+					img->manifest.digest, record);
+			goto out;
+		}
+		r = ra_store_name(s.fd, s.path, name ? norm : NULL, aliased ? img->manifest.digest : NULL, record, e);
 		if (r < 0)
 			goto out;
+	}
+	if (aliased && !(res->stored_as = strdup(hex))) {
+		r = ra_oom(e, "import");
+		goto out;
+	}
+	if (name) {
 		res->name = strdup(norm);
 		if (!res->name) {
 			r = ra_oom(e, "import");
@@ -627,5 +669,6 @@ void ra_import_result_free(struct rootasm_import_result *res)
 	free(res->name);
 	free(res->source);
 	free(res->source_why);
+	free(res->stored_as);
 	memset(res, 0, sizeof(*res));
 }

@@ -26,8 +26,16 @@ const char *ra_store_path(const char *opt);
 /* flock(@how) on STORE/lock of the store directory @store_fd (made when missing); returns the fd, caller owns it. */
 int ra_store_lock(int store_fd, int how, const char *store, struct rootasm_error *e);
 
-/* Name the image @manifest (a "sha256:" digest) @ref (NAME[:TAG], checked), under the lock @how held exclusive. */
-int ra_store_name(int store_fd, const char *store, const char *ref, const char *manifest, struct rootasm_error *e);
+/*
+ * Name the image @manifest (a "sha256:" digest of a record) @ref (NAME[:TAG], checked; NULL: none), and
+ * make @alias (a manifest digest of the same image; NULL: none) name it too. Under the store's lock held
+ * exclusive.
+ */
+int ra_store_name(int store_fd, const char *store, const char *ref, const char *alias, const char *manifest,
+		  struct rootasm_error *e);
+
+/* The record of the image whose config is @config in images/sha256 (@images) as @hex: 1; none: 0; -errno. */
+int ra_store_image_of_config(int images, const char *config, char hex[RA_DIGEST_HEX + 1]);
 
 /*
  * An open store (store.c), as an import uses it: its directories, and the
