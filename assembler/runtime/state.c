@@ -23,6 +23,12 @@
  * it runs on delete, and on the next create or delete of an id whose create
  * failed or was killed (the directory is still there).
  *
+ * A container with a user namespace of its own sets its rootfs up as its
+ * root, a uid of the host that is not 0: .rootasm, ID and bundle are then
+ * 0711 (search, not list: nobody learns the ids), as the path to the
+ * engine's rootfs is for it; a --root that others cannot search is refused
+ * (rt_state_prepare()), where the delegate would fail on the rootfs.
+ *
  * A container without a mount namespace of its own gets the delegate's
  * /proc, /dev and /sys stacked on the tree in ours: the recursive detach
  * takes them along. One that joins a mount namespace by path is refused
@@ -473,17 +479,68 @@ static int via_attach(struct rt_state *s, int bfd, const struct rt_choice *ch, u
 	return 0;
 }
 
+/* linux.namespaces has a user namespace (made or joined): the host uid of its root in @host (-1: unmapped). */
+static bool has_userns(json_t *cfg, long long *host)
+{
+	json_t *lx = json_object_get(cfg, "linux"), *n;
+	bool user = false;
+	size_t i;
+
+	json_array_foreach(json_object_get(lx, "namespaces"), i, n)
+		user |= !strcmp(json_string_value(json_object_get(n, "type")) ?: "", "user");
+	*host = -1;
+	json_array_foreach(json_object_get(lx, "uidMappings"), i, n)
+		if (json_integer_value(json_object_get(n, "containerID")) == 0)
+			*host = json_integer_value(json_object_get(n, "hostID"));
+	return user;
+}
+
+/*
+ * For a container with a user namespace: the state's directories searchable
+ * by others (its root is one of them), and --root too, or refused.
+ */
+static int searchable_for_userns(struct rt_state *s, json_t *cfg)
+{
+	_cleanup_close_ int d = -EBADF;
+	long long host;
+	struct stat st;
+
+	if (!has_userns(cfg, &host))
+		return 0;
+	if (fstatat(s->dir, "..", &st, 0) < 0)
+		return rt_error("%s/../..: %s", s->path, strerror(errno));
+	if (!(st.st_mode & S_IXOTH)) {
+		char who[64] = "a uid of the host";
+
+		if (host >= 0)
+			snprintf(who, sizeof(who), "uid %lld of the host", host);
+		return rt_error("linux.namespaces has a user namespace, whose root (%s) must reach the rootfs under "
+				"--root, which others cannot search (mode %04o): give a --root others may search (0711), "
+				"or no rootasm annotation", who, (unsigned)(st.st_mode & 07777));
+	}
+	d = openat(s->dir, ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d < 0 || fchmod(d, 0711) < 0 || fchmod(s->fd, 0711) < 0)
+		return rt_error("chmod 0711 %s: %s", s->path, strerror(errno));
+	return 1;
+}
+
 int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t uid, gid_t gid,
 		     const struct rt_choice *ch)
 {
 	_cleanup_close_ int bfd = -EBADF;
 	_cleanup_free_ char *text = NULL, *shown = NULL;
+	int userns = searchable_for_userns(s, cfg);
 
+	if (userns < 0)
+		return -1;
 	if (mkdirat(s->fd, "bundle", 0700) < 0)
 		return rt_error("mkdir %s: %s", s->bundle, strerror(errno));
 	bfd = openat(s->fd, "bundle", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (bfd < 0 || fchownat(bfd, "", uid, gid, AT_EMPTY_PATH) < 0)
 		return rt_error("chown %s to %u:%u: %s", s->bundle, (unsigned)uid, (unsigned)gid, strerror(errno));
+	if (userns && fchmodat(s->fd, "bundle", 0711, AT_SYMLINK_NOFOLLOW) < 0 &&
+	    (errno != EOPNOTSUPP || fchmodat(s->fd, "bundle", 0711, 0) < 0))
+		return rt_error("chmod 0711 %s: %s", s->bundle, strerror(errno));
 	if (asprintf(&shown, "%s/config.json", s->bundle) < 0) {
 		shown = NULL;
 		return rt_error("out of memory");

@@ -278,6 +278,44 @@ TEST(delete_frees_the_id_whatever_namespaces_the_container_has)
 }
 
 /*
+ * A container in a user namespace of its own (root mapped to 100000): the
+ * delegate sets its rootfs up as that user, who must reach the private
+ * bundle through the state directories as it reaches the engine's bundle.
+ */
+TEST(a_user_namespace_reaches_the_private_rootfs)
+{
+	char *out;
+
+	fresh();
+	for (int ann = 0; ann < 2; ann++) {
+		mkbundle("B", ann ? "{'org.rootasm.layout': 'small.json'}" : "{}", "cat /etc/msg; id -u", !ann);
+		sh("cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); "
+		   "c['linux']['namespaces'].append({'type': 'user'}); "
+		   "c['linux']['uidMappings'] = [{'containerID': 0, 'hostID': 100000, 'size': 65536}]; "
+		   "c['linux']['gidMappings'] = [{'containerID': 0, 'hostID': 100000, 'size': 65536}]; "
+		   "c['mounts'] = [m for m in c['mounts'] if m['destination'] != '/vol' and not m['destination'].startswith(('/sys', '/dev/mqueue'))]; "
+		   "json.dump(c, open('config.json', 'w'))\"", fix);
+		if (ann) {
+			/* a --root its root cannot search (the runtime made it 0700): refused, one line, nothing made */
+			ASSERT_EQ(run_sh(&out, RT " run -b %s/B c-userns", RTARGS, fix), 1);
+			ASSERT_CONTAINS(out, "rootasm-runtime: run c-userns: linux.namespaces has a user namespace, whose "
+					"root (uid 100000 of the host) must reach the rootfs under --root, which others "
+					"cannot search (mode 0700)");
+			ASSERT_TRUE(strchr(out, '\n') == out + strlen(out) - 1);
+			nothing_left();
+			sh("chmod 0711 %s/root", fix);
+		}
+		if (run_sh(&out, RT " run -b %s/B c-userns", RTARGS, fix) != 0)
+			FAILF("annotated %d, in a user namespace: %s", ann, out);
+		ASSERT_STR(out, ann ? "hello-from-rootasm\n0\n" : "hello-from-the-bundle\n0\n");
+		nothing_left();
+	}
+	/* what the user namespace's root may pass is search only: nobody lists the ids */
+	ASSERT_EQ(run_sh(&out, "stat -c %%a %s/root/.rootasm", fix), 0);
+	ASSERT_STR(out, "711\n");
+}
+
+/*
  * The runtime spec's state as the delegate alone gives it: `state` and the
  * hooks the runtime runs in its own namespace see the engine's bundle and the
  * engine's annotations, with a rootasm annotation as without one.
@@ -721,7 +759,7 @@ int main(int argc, char **argv)
 	unsetenv("ROOTASM_RUNTIME_SOCKET");
 	/* a busybox tree; as a layer image of the store, and as a bundle's own rootfs */
 	sh("cd %s && chmod 0755 . && mkdir -p tree/bin tree/etc tree/proc tree/dev tree/sys tree/vol tree/scratch && "
-	   "cp /bin/busybox tree/bin/ && for x in sh cat echo grep sleep; do ln -s busybox tree/bin/$x; done", fix);
+	   "cp /bin/busybox tree/bin/ && for x in sh cat echo grep sleep id; do ln -s busybox tree/bin/$x; done", fix);
 	sh("cd %s && echo hello-from-rootasm >tree/etc/msg && tar -C tree --numeric-owner -cf l.tar . && "
 	   "%s layout img l.tar:gzip >/dev/null", fix, mkoci);
 	if (run_sh(&out, "cd %s && %s import --json --tag rt-test/img:v1 --store %s/st oci:img", fix, cli, fix) != 0)
