@@ -443,14 +443,10 @@ int cmd_import(int argc, char **argv)
 				ls = NULL;
 			}
 		}
-		char as[80] = "";
-
-		if (res.stored_as)
-			snprintf(as, sizeof(as), "sha256:%s", res.stored_as);
 		out = ls ? json_pack("{s:s, s:s, s:s, s:s, s:o, s:b, s:s?, s:s?, s:s?, s:s?}", "layout", res.layout,
 				     "store", res.store, "manifest", res.manifest, "config", res.config, "layers", ls,
 				     "wrote", res.wrote, "name", res.name, "source", res.source, "source_why",
-				     res.source_why, "stored_as", *as ? as : NULL) : NULL;
+				     res.source_why, "stored_as", res.stored_as) : NULL;
 		rootasm_import_result_free(&res);
 		return cli_json_out(out) < 0 ? EXIT_RUNTIME : 0;
 	}
@@ -459,7 +455,7 @@ int cmd_import(int argc, char **argv)
 		fprintf(stderr, "rootasm: import: %s resolved to %s (%s)\n", ref, res.source, res.source_why);
 	/* one image, one record: its config is stored already, under another manifest (said on a terminal) */
 	if (res.stored_as && bar.tty)
-		fprintf(stderr, "rootasm: import: %s is image sha256:%.12s (the same config, stored from another manifest); %s names it too\n",
+		fprintf(stderr, "rootasm: import: %s is image %.19s (the same config, stored from another manifest); %s names it too\n",
 			res.manifest, res.stored_as, res.manifest);
 	printf("%s\n", res.layout);
 	rootasm_import_result_free(&res);

@@ -903,7 +903,7 @@ struct rootasm_import_result {
 	char *source;
 	char *source_why;
 	/*
-	 * since 0.5: the hex of the manifest digest of the record the image is
+	 * since 0.5: the manifest digest ("sha256:HEX") of the record the image is
 	 * stored as when its config was already stored under another manifest
 	 * (one image, one record: @manifest is then an alias of it, and @name
 	 * names that record); NULL: stored as @manifest

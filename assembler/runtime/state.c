@@ -538,8 +538,8 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 	bfd = openat(s->fd, "bundle", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (bfd < 0 || fchownat(bfd, "", uid, gid, AT_EMPTY_PATH) < 0)
 		return rt_error("chown %s to %u:%u: %s", s->bundle, (unsigned)uid, (unsigned)gid, strerror(errno));
-	if (userns && fchmodat(s->fd, "bundle", 0711, AT_SYMLINK_NOFOLLOW) < 0 &&
-	    (errno != EOPNOTSUPP || fchmodat(s->fd, "bundle", 0711, 0) < 0))
+	/* (made just above, in a directory only root writes: no symlink can be there) */
+	if (userns && fchmodat(s->fd, "bundle", 0711, 0) < 0)
 		return rt_error("chmod 0711 %s: %s", s->bundle, strerror(errno));
 	if (asprintf(&shown, "%s/config.json", s->bundle) < 0) {
 		shown = NULL;

@@ -403,14 +403,18 @@ static bool hex_only(const char *s, size_t min)
 	return true;
 }
 
-/* Whether images/sha256/@hex.json (a record of 64 hex digits) is there. */
-static bool have_image(struct cat *c, const char *hex)
+bool ra_store_has_image(int images, const char *hex)
 {
 	char n[RA_DIGEST_HEX + 8];
 	struct stat st;
 
 	snprintf(n, sizeof(n), "%s.json", hex);
-	return c->images >= 0 && fstatat(c->images, n, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+	return images >= 0 && fstatat(images, n, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool have_image(struct cat *c, const char *hex)
+{
+	return ra_store_has_image(c->images, hex);
 }
 
 /*

@@ -313,16 +313,6 @@ static int opts_check(const struct rootasm_import_opts *o, const char *ref, stru
 	return 0;
 }
 
-/* images/sha256/@hex.json is there. */
-static bool have_record(struct ra_store *s, const char *hex)
-{
-	char n[RA_DIGEST_HEX + 8];
-	struct stat st;
-
-	snprintf(n, sizeof(n), "%s.json", hex);
-	return fstatat(s->images, n, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
-}
-
 /*
  * The image's record and its layout, under @hex: the image's own manifest, or
  * the record of the image stored with the same config under another manifest
@@ -461,7 +451,7 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 	rootasm_import_progress_fn progress = OPT(o, progress, NULL);
 	void *ud = OPT(o, userdata, NULL);
 	bool wrote = false, aliased;
-	char hex[RA_DIGEST_HEX + 1];
+	char hex[RA_DIGEST_HEX + 1], record[RA_DIGEST_MAX];
 	int r;
 
 	ctx = ra_ctx(ctx);
@@ -588,7 +578,7 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 	}
 	/* one image, one record: the same config stored under another manifest is this image */
 	snprintf(hex, sizeof(hex), "%s", img->manifest.hex);
-	if (!have_record(&s, hex) && (r = ra_store_image_of_config(s.images, img->config.digest, hex)) < 0) {
+	if (!ra_store_has_image(s.images, hex) && (r = ra_store_image_of_config(s.images, img->config.digest, hex)) < 0) {
 		r = ra_err(e, -r, -EBADF, "read", s.path, "images/sha256");
 		goto out;
 	}
@@ -601,18 +591,16 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 		goto out;
 	}
 	aliased = strcmp(hex, img->manifest.hex) != 0;
+	snprintf(record, sizeof(record), "sha256:%s", hex);
 	if (name || aliased) {
-		char record[RA_DIGEST_MAX];
-
 		/* the name, alone: no rmi or gc between (flock converts: others may go first, none is undone) */
 		while (flock(lock, LOCK_EX) < 0)
 			if (errno != EINTR) {
 				r = ra_err(e, errno, -EBADF, "flock", s.path, "its lock file");
 				goto out;
 			}
-		snprintf(record, sizeof(record), "sha256:%s", hex);
 		/* the record is still there (an rmi between would have taken it) */
-		if (aliased && !have_record(&s, hex)) {
+		if (aliased && !ra_store_has_image(s.images, hex)) {
 			r = ra_err_kind(e, ROOTASM_ERROR_RUNTIME, ENOENT, "import", ref,
 					"%s, stored as %s, was removed while it was imported: import it again",
 					img->manifest.digest, record);
@@ -622,7 +610,7 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 		if (r < 0)
 			goto out;
 	}
-	if (aliased && !(res->stored_as = strdup(hex))) {
+	if (aliased && !(res->stored_as = strdup(record))) {
 		r = ra_oom(e, "import");
 		goto out;
 	}

@@ -34,6 +34,9 @@ int ra_store_lock(int store_fd, int how, const char *store, struct rootasm_error
 int ra_store_name(int store_fd, const char *store, const char *ref, const char *alias, const char *manifest,
 		  struct rootasm_error *e);
 
+/* Whether images/sha256/@hex.json (a record of 64 hex digits) is there, in @images (images/sha256). */
+bool ra_store_has_image(int images, const char *hex);
+
 /* The record of the image whose config is @config in images/sha256 (@images) as @hex: 1; none: 0; -errno. */
 int ra_store_image_of_config(int images, const char *config, char hex[RA_DIGEST_HEX + 1]);
 
