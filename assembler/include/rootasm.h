@@ -1042,6 +1042,17 @@ struct rootasm_bundle_opts {
 	 */
 	const char *const *layout_dirs;
 	size_t n_layout_dirs;
+	/*
+	 * since 0.5, prepare: writes go to @upper_dir itself, overlayfs' work
+	 * directory @work_dir (both absolute, on one filesystem, used as they
+	 * are: nothing is made in them), instead of the layout's upper: an
+	 * engine's writable layer of the container (rootasm-runtime: its
+	 * overlay's upperdir and workdir), so the engine's own tools see what
+	 * the container writes. Not with @upper; the layout's layers must be
+	 * what the engine's lower layers are.
+	 */
+	const char *upper_dir;
+	const char *work_dir;
 };
 
 /* What was done; the library fills it (zeroed first, also on failure); free with rootasm_bundle_result_free(). */

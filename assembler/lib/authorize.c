@@ -187,7 +187,7 @@ static int walk(struct astate *a, struct rootasm_layout *l)
 	if (l->creds.set && !admin)
 		deny(a, l, NULL, l->creds.loc, "overlay.override_creds", "a credential of the layout's own is for "
 		     "administrators (the tree is for %s; its overlay looks layers up with %s's own rights)", who, who);
-	if (l->upper.kind == RA_UPPER_DIR && !admin)
+	if ((l->upper.kind == RA_UPPER_DIR || l->upper.kind == RA_UPPER_DIRS) && !admin)
 		deny(a, l, &l->upper.src, l->upper.src.loc, l->upper.src.key, "an upper directory on the host is for "
 		     "administrators (overlayfs copies files up there with the assembler's rights); use a tmpfs upper");
 	for (size_t i = 0; i < l->nmounts; i++) {

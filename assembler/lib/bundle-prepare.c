@@ -103,7 +103,7 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 			    *made_name = NULL, *lname = NULL;
 	_cleanup_close_ int root_fd = -EBADF, made_parent = -EBADF, tree_fd = -EBADF, state = -EBADF,
 			    rfd = -EBADF, ldir = -EBADF;
-	const char *layout, *upper, *rootpath = "rootfs";
+	const char *layout, *upper, *upper_dir, *rootpath = "rootfs";
 	size_t origlen = 0, llen = 0, clen = 0, rlen = 0, i;
 	json_t *ann, *linux_, *m, *lmounts, *idmap = NULL;
 	struct stat rst;
@@ -118,6 +118,7 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 		return r;
 	layout = OPT(opts, layout, NULL);
 	upper = OPT(opts, upper, NULL);
+	upper_dir = OPT(opts, upper_dir, NULL);
 	if (upper && upper[0] != '/')
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, b.op, upper, "the upper directory must be absolute");
 	r = bd_bundle_open(&b, bundle_dir, e);
@@ -247,6 +248,8 @@ int rootasm_bundle_prepare(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 	 */
 	if (upper)
 		json_object_set_new(lay, "upper", ra_layout_json_upper_dir(upper));
+	else if (upper_dir)
+		json_object_set_new(lay, "upper", ra_layout_json_upper_dirs(upper_dir, OPT(opts, work_dir, NULL)));
 	else if (json_object_get(base, "upper"))
 		json_object_set(lay, "upper", json_object_get(base, "upper"));
 	if (json_object_get(base, "overlay"))

@@ -481,8 +481,14 @@ static int opts_check(const struct rootasm_bundle_opts *o, const char *op, const
 		return r;
 	if (o && o->flags)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, what, "unknown flags 0x%x", o->flags);
-	if (!prepare && (OPT(o, layout, NULL) || OPT(o, upper, NULL)))
+	if (!prepare && (OPT(o, layout, NULL) || OPT(o, upper, NULL) || OPT(o, upper_dir, NULL) || OPT(o, work_dir, NULL)))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, what, "a layout and an upper go with prepare");
+	if (!OPT(o, upper_dir, NULL) != !OPT(o, work_dir, NULL) || (OPT(o, upper_dir, NULL) && OPT(o, upper, NULL)))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, what, "upper_dir and work_dir go together, "
+				   "without upper");
+	if ((OPT(o, upper_dir, NULL) && OPT(o, upper_dir, NULL)[0] != '/') ||
+	    (OPT(o, work_dir, NULL) && OPT(o, work_dir, NULL)[0] != '/'))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, what, "upper_dir and work_dir must be absolute");
 	return 0;
 }
 

@@ -237,8 +237,21 @@ static int x_upper(struct xstate *x, const struct ra_op *op, struct rootasm_erro
 {
 	const struct ra_upper *u = &op->l->upper;
 	const struct ra_grant *g = x->p->g;
-	const char *what = u->kind == RA_UPPER_DIR ? u->src.display : "tmpfs upper";
+	const char *what = u->kind != RA_UPPER_TMPFS ? u->src.display : "tmpfs upper";
 
+	if (u->kind == RA_UPPER_DIRS) {
+		/*
+		 * An engine's writable layer: its upper and work directories as
+		 * they are, nothing made or chowned (the engine made them for the
+		 * container, its user namespace's root included).
+		 */
+		x->ufd = fcntl(u->src.fd, F_DUPFD_CLOEXEC, 3);
+		x->wfd = x->ufd < 0 ? -EBADF : fcntl(u->work.fd, F_DUPFD_CLOEXEC, 3);
+		if (x->ufd < 0 || x->wfd < 0)
+			return ra_err(e, errno, -EBADF, "dup", what, NULL);
+		RA_TRACE(x->ctx, "upper: %s, work %s: upper fd %d, work fd %d", what, u->work.display, x->ufd, x->wfd);
+		return 0;
+	}
 	if (u->kind == RA_UPPER_TMPFS) {
 		x->ubase = ra_tmpfs_mount(&u->tmpfs, 0, e);
 		if (x->ubase < 0)
@@ -290,13 +303,20 @@ static int overlay_mount(struct xstate *x, const struct ra_op *op, int lower, bo
 			return r;
 	}
 	if (upper) {
-		const char *what = l->upper.kind == RA_UPPER_DIR ? l->upper.src.display : "tmpfs upper";
+		const char *what = l->upper.kind != RA_UPPER_TMPFS ? l->upper.src.display : "tmpfs upper";
 
 		r = ra_x_set_fd(fsfd, "upperdir", x->ufd, what, e);
 		if (r == 0)
-			r = ra_x_set_fd(fsfd, "workdir", x->wfd, what, e);
+			r = ra_x_set_fd(fsfd, "workdir", x->wfd, l->upper.kind == RA_UPPER_DIRS ? l->upper.work.display : what, e);
 		if (r < 0)
 			return r;
+		/*
+		 * An engine's layer is its overlay's upper too: without an index
+		 * a second user of it is a warning in the kernel log (the engine's
+		 * mount is left unused), with one overlayfs refuses (EBUSY).
+		 */
+		if (l->upper.kind == RA_UPPER_DIRS && fsconfig(fsfd, FSCONFIG_SET_STRING, "index", "off", 0) < 0)
+			return ra_err(e, errno, fsfd, "fsconfig index=off", what, NULL);
 	}
 	return ra_x_overlay_create(fsfd, upper, cs, l->file, e);
 }

@@ -30,6 +30,11 @@ json_t *ra_layout_json_upper_dir(const char *dir)
 	return json_pack("{s:s}", "dir", dir);
 }
 
+json_t *ra_layout_json_upper_dirs(const char *upperdir, const char *workdir)
+{
+	return json_pack("{s:s, s:s}", "upperdir", upperdir, "workdir", workdir);
+}
+
 json_t *ra_layout_json_idmap(json_t *uids, json_t *gids)
 {
 	return json_pack("{s:o, s:o}", "uids", uids, "gids", gids);

@@ -21,9 +21,10 @@ json_t *ra_layout_json_doc(struct ra_jb *jb);
 /* A layer: {"image": @image, "type": @type}. */
 json_t *ra_layout_json_image(const char *image, const char *type);
 
-/* An upper: {"tmpfs": {}}, or {"dir": @dir}. */
+/* An upper: {"tmpfs": {}}, {"dir": @dir}, or {"upperdir": @upperdir, "workdir": @workdir}. */
 json_t *ra_layout_json_upper_tmpfs(void);
 json_t *ra_layout_json_upper_dir(const char *dir);
+json_t *ra_layout_json_upper_dirs(const char *upperdir, const char *workdir);
 
 /* A layer's idmap: {"uids": @uids, "gids": @gids} (arrays of ranges). */
 json_t *ra_layout_json_idmap(json_t *uids, json_t *gids);

@@ -126,20 +126,29 @@ static int parse_layers(struct pctx *p, struct ynode *seq, struct rootasm_layout
 
 static int parse_upper(struct pctx *p, struct ynode *m, struct rootasm_layout *l)
 {
-	static const char *const keys[] = { "tmpfs", "dir", NULL };
-	struct ynode *t, *d;
+	static const char *const keys[] = { "tmpfs", "dir", "upperdir", "workdir", NULL };
+	struct ynode *t, *d, *u, *w;
 	int r = ly_map(p, m, "upper", keys);
 
 	if (r < 0)
 		return r;
 	t = ly_lookup(p, m, "tmpfs");
 	d = ly_lookup(p, m, "dir");
+	u = ly_lookup(p, m, "upperdir");
+	w = ly_lookup(p, m, "workdir");
 	l->upper.loc = ly_loc_of(m);
-	if (!!t == !!d)
-		return perr(p, m, "upper", "needs exactly one of 'tmpfs' or 'dir'");
+	if (!!t + !!d + !!u != 1)
+		return perr(p, m, "upper", "needs exactly one of 'tmpfs', 'dir' or 'upperdir' (with 'workdir')");
+	if (!!u != !!w)
+		return perr(p, m, "upper", "'upperdir' and 'workdir' go together");
 	if (t) {
 		l->upper.kind = RA_UPPER_TMPFS;
 		return ly_parse_tmpfs_map(p, t, "upper.tmpfs", &l->upper.tmpfs);
+	}
+	if (u) {
+		l->upper.kind = RA_UPPER_DIRS;
+		r = ly_get_source(p, u, "upper.upperdir", RA_SRC_DIR, &l->upper.src);
+		return r < 0 ? r : ly_get_source(p, w, "upper.workdir", RA_SRC_DIR, &l->upper.work);
 	}
 	l->upper.kind = RA_UPPER_DIR;
 	return ly_get_source(p, d, "upper.dir", RA_SRC_DIR, &l->upper.src);
@@ -347,6 +356,7 @@ int ra_layout_parse(const char *buf, size_t len, const char *file, const char *d
 	}
 	l->exec.deny_mount_api = true;
 	l->upper.src.fd = -EBADF;
+	l->upper.work.fd = -EBADF;
 	l->file = strdup(file);
 	l->dir = dir ? strdup(dir) : NULL;
 	if (!l->file || (dir && !l->dir))

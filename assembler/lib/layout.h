@@ -107,6 +107,7 @@ enum ra_upper_kind {
 	RA_UPPER_NONE,
 	RA_UPPER_TMPFS,
 	RA_UPPER_DIR,
+	RA_UPPER_DIRS,				/* upperdir + workdir as they are (an engine's writable layer) */
 };
 
 struct ra_tmpfs {
@@ -118,7 +119,8 @@ struct ra_tmpfs {
 
 struct ra_upper {
 	enum ra_upper_kind kind;
-	struct ra_src src;			/* RA_UPPER_DIR */
+	struct ra_src src;			/* RA_UPPER_DIR; RA_UPPER_DIRS: the upperdir */
+	struct ra_src work;			/* RA_UPPER_DIRS: the workdir */
 	struct ra_tmpfs tmpfs;
 	struct ra_loc loc;
 };

@@ -18,7 +18,7 @@ int ra_layout_walk(struct rootasm_layout *l, unsigned int flags, ra_walk_fn fn, 
 		    (r = fn(l, &l->layers[i].idmap.userns, NULL, userdata)))
 			return r;
 	}
-	if ((r = fn(l, &l->upper.src, NULL, userdata)))
+	if ((r = fn(l, &l->upper.src, NULL, userdata)) || (r = fn(l, &l->upper.work, NULL, userdata)))
 		return r;
 	for (size_t i = 0; i < l->nmounts; i++) {
 		struct ra_mount *m = &l->mounts[i];

@@ -213,11 +213,13 @@ static void op_fields(struct pr *pr, const struct ra_plan *p, const struct ra_op
 		idmap(pr, &op->layer->idmap);
 		break;
 	case RA_OP_UPPER:
-		em_put(pr, "kind", " %s", l->upper.kind == RA_UPPER_TMPFS ? "tmpfs" : "dir");
+		em_put(pr, "kind", " %s", l->upper.kind == RA_UPPER_TMPFS ? "tmpfs" : l->upper.kind == RA_UPPER_DIRS ? "dirs" : "dir");
 		if (l->upper.kind == RA_UPPER_TMPFS)
 			tmpfs(pr, &l->upper.tmpfs);
 		else
 			em_put(pr, "path", " %s", l->upper.src.display);
+		if (l->upper.kind == RA_UPPER_DIRS)
+			em_put(pr, "workdir", " workdir=%s", l->upper.work.display);
 		break;
 	case RA_OP_OVERLAY:
 		em_num(pr, "layers", " of %s layer(s)", (long long)l->nlayers);

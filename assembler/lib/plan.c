@@ -32,7 +32,7 @@ const char *ra_route_name(enum ra_route r)
 {
 	/* in the order of enum ra_route */
 	static const char *const names[] = {
-		"-", "o_path-fd", "open_tree-clone", "loop+fsmount", "tmpfs+mkdirat", "mkdirat",
+		"-", "o_path-fd", "open_tree-clone", "loop+fsmount", "tmpfs+mkdirat", "mkdirat", "o_path-fds",
 		"fsconfig-set-fd+fsmount", "open_tree+mount_setattr", "open_tree_attr", "fsmount", "nested-plan",
 		"mount_setattr", "cached-mount", "userns-copy+open_tree",
 	};
@@ -135,7 +135,7 @@ int ra_plan_build(const struct rootasm_layout *l, const struct ra_grant *g, uint
 		struct ra_op *op;
 
 		if (l->upper.kind != RA_UPPER_NONE)
-			add(p, RA_OP_UPPER, l->upper.kind == RA_UPPER_TMPFS ? RA_ROUTE_UPPER_TMPFS : RA_ROUTE_UPPER_DIR,
+			add(p, RA_OP_UPPER, l->upper.kind == RA_UPPER_TMPFS ? RA_ROUTE_UPPER_TMPFS : l->upper.kind == RA_UPPER_DIRS ? RA_ROUTE_UPPER_DIRS : RA_ROUTE_UPPER_DIR,
 			    l->upper.loc, 0, "upper", -1)->to_userns = userns;
 		if (l->creds.set) {
 			needs |= RA_F(OVL_OVERRIDE_CREDS);

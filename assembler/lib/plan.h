@@ -36,6 +36,7 @@ enum ra_route {
 	RA_ROUTE_IMAGE,		/* image: loop device (LOOP_CONFIGURE) + fsopen/fsmount */
 	RA_ROUTE_UPPER_TMPFS,	/* fsopen("tmpfs") + fsmount, mkdirat upper/ work/ */
 	RA_ROUTE_UPPER_DIR,	/* mkdirat upper/ work/ in the host directory's fd */
+	RA_ROUTE_UPPER_DIRS,	/* the upperdir's and workdir's O_PATH fds as they are: nothing made */
 	RA_ROUTE_OVERLAY,	/* fsopen("overlay"), FSCONFIG_SET_FD lowerdir+/upperdir/workdir, CMD_CREATE, fsmount */
 	RA_ROUTE_BIND_CLONE,	/* open_tree(OPEN_TREE_CLONE) of the source fd, then mount_setattr() */
 	RA_ROUTE_BIND_ATTR,	/* open_tree_attr(): clone, attributes and idmap in one call (6.15) */

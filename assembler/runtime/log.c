@@ -33,14 +33,11 @@ void rt_log_open(const char *path, const char *format)
 		close(fd);
 }
 
-int rt_error(const char *fmt, ...)
+static void say(const char *level, const char *fmt, va_list ap)
 {
 	char msg[8192], line[8400], esc[8400 * 4];
-	va_list ap;
 
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	/*
 	 * Engines read a runtime's error as text: podman takes "no such file or
 	 * directory" for the container's command not found (exit 127) whatever
@@ -54,11 +51,18 @@ int rt_error(const char *fmt, ...)
 		memcpy(p, said, strlen(said));
 	}
 	if (log_id)
-		snprintf(line, sizeof(line), RT_NAME ": %s %s: %s", log_cmd, log_id, msg);
+		snprintf(line, sizeof(line), RT_NAME ": %s %s: %s%s", log_cmd, log_id, strcmp(level, "error") ? "warning: " : "",
+			 msg);
 	else
-		snprintf(line, sizeof(line), RT_NAME ": %s", msg);
+		snprintf(line, sizeof(line), RT_NAME ": %s%s", strcmp(level, "error") ? "warning: " : "", msg);
 	ra_escape(line, esc, sizeof(esc));
-	fprintf(stderr, "%s\n", esc);
+	/*
+	 * A warning is the engine's to read in its log: the runtime's standard
+	 * error may be the container's (a shim's create), where it would be
+	 * the container's output. Without a log, a terminal gets it.
+	 */
+	if (!strcmp(level, "error") || (!log_file && isatty(STDERR_FILENO)))
+		fprintf(stderr, "%s\n", esc);
 	if (log_file) {
 		char ts[64];
 		struct timespec now;
@@ -68,7 +72,7 @@ int rt_error(const char *fmt, ...)
 		gmtime_r(&now.tv_sec, &tm);
 		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
 		if (log_json) {
-			json_t *o = json_pack("{s:s, s:s, s:s}", "level", "error", "msg", line, "time", ts);
+			json_t *o = json_pack("{s:s, s:s, s:s}", "level", level, "msg", line, "time", ts);
 			char *s = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 
 			if (s)
@@ -76,11 +80,29 @@ int rt_error(const char *fmt, ...)
 			free(s);
 			json_decref(o);
 		} else {
-			fprintf(log_file, "time=\"%s\" level=error msg=\"%s\"\n", ts, esc);
+			fprintf(log_file, "time=\"%s\" level=%s msg=\"%s\"\n", ts, level, esc);
 		}
 		fflush(log_file);
 	}
+}
+
+int rt_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say("error", fmt, ap);
+	va_end(ap);
 	return -1;
+}
+
+void rt_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say("warning", fmt, ap);
+	va_end(ap);
 }
 
 void rt_log_for(const char *cmd, const char *id)

@@ -661,6 +661,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		json_decref(cfg);
 		return 1;
 	}
+	ch.own = own_image != NULL;
 	babs = rt_fd_path(bfd);
 	r = babs ? rt_state_lock(state_root(cl, c), ca.id, true, &s) : rt_error("the bundle's absolute path");
 	if (r < 0)

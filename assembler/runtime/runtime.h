@@ -50,6 +50,8 @@ void rt_log_open(const char *path, const char *format);
 void rt_log_for(const char *cmd, const char *id);
 void rt_log_flush(void);
 int rt_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));	/* returns -1 */
+/* A warning: to --log at level warning; without one, to stderr if it is a terminal (else it may be the container's). */
+void rt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The absolute path of @fd (readlink of its /proc/self/fd link); NULL when it has none. Caller frees. */
 char *rt_fd_path(int fd);
@@ -68,6 +70,7 @@ struct rt_choice {
 	char *via;
 	const char *ann;
 	char *value;
+	bool own;		/* the engine's own image (a CRI container's, cri-image.c) */
 };
 
 /* 0 and *ret filled; 1: no annotation of rootasm's; -1: refused (said with rt_error()). */
@@ -131,6 +134,14 @@ int rt_state_cleanup(struct rt_state *s);
 int rt_hooks_wrap(json_t *cfg, const char *engine_bundle);
 int rt_cmd_hook(int argc, char **argv);
 int rt_state_view(char **argv, const char *engine_bundle);
+
+/*
+ * The engine's writable layer of the container (layer.c): the upperdir and
+ * workdir of the overlay at @cfg's root.path (relative to @bundle), 1 with
+ * them in *ret_upper and *ret_work (caller frees); 0 when there is none that
+ * can be used, why in @why; nothing fails.
+ */
+int rt_engine_layer(const char *bundle, json_t *cfg, char **ret_upper, char **ret_work, char *why, size_t whylen);
 
 /* The delegate's create of the id succeeded: its processes are the delegate's to delete from now on. */
 void rt_state_created(struct rt_state *s);

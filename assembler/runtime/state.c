@@ -528,11 +528,31 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 		     const struct rt_choice *ch)
 {
 	_cleanup_close_ int bfd = -EBADF;
-	_cleanup_free_ char *text = NULL, *shown = NULL;
+	_cleanup_free_ char *text = NULL, *shown = NULL, *upper = NULL, *work = NULL;
 	int userns = searchable_for_userns(s, cfg);
+	char why[PATH_MAX + 256];
 
 	if (userns < 0)
 		return -1;
+	/*
+	 * Where the container's writes go, said to the engine when it is not
+	 * where the engine looks (its writable layer of the container).
+	 */
+	if (!ch->own)
+		rt_warn("annotation %s '%s' replaces the engine's image: what the container writes goes to rootasm's tree, "
+			"not to the engine's writable layer (the engine's diff, commit and export do not see it)",
+			ch->ann, ch->value);
+	else if (ch->via)
+		rt_warn("the engine's image assembled by rootasmd: what the container writes goes to the tree's own "
+			"upper, not to the engine's writable layer (the engine's diff, commit and export do not see it)");
+	else if (uid != 0)
+		/* an upper directory on the host is an administrator's (authorize): a user's bundle gets its own */
+		rt_warn("the engine's image, in a bundle of uid %u: what the container writes goes to the tree's own "
+			"upper, not to the engine's writable layer (the engine's diff, commit and export do not see it)",
+			(unsigned)uid);
+	else if (rt_engine_layer(bundle, cfg, &upper, &work, why, sizeof(why)) == 0)
+		rt_warn("the engine's image, whose bundle %s: what the container writes goes to the tree's own upper, "
+			"not to the engine's writable layer (the engine's diff, commit and export do not see it)", why);
 	if (mkdirat(s->fd, "bundle", 0700) < 0)
 		return rt_error("mkdir %s: %s", s->bundle, strerror(errno));
 	bfd = openat(s->fd, "bundle", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -561,7 +581,7 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 		/* the layout's directory a limit of the bundle's principal (the library judges it) */
 		const char *dirs[] = { ch->dir };
 		struct rootasm_bundle_opts o = { .size = sizeof(o), .layout = ch->layout, .layout_dirs = dirs,
-						 .n_layout_dirs = 1 };
+						 .n_layout_dirs = 1, .upper_dir = upper, .work_dir = work };
 		struct rootasm_error e = { 0 };
 
 		if (rootasm_bundle_prepare(ctx(), s->bundle, &o, NULL, &e) < 0)

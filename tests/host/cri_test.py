@@ -20,7 +20,9 @@ runtime handler "rootasm" is deploy/containerd-rootasm.toml as shipped, with
 BinaryName pointed at this build's rootasm-runtime (a wrapper naming the
 test's runtime.conf); the default handler runs crun directly. Pods use the
 node's network (no CNI) and a pause image built here; images reach containerd
-by `ctr images import` (native snapshotter), rootasm's store by `rootasm import`.
+by `ctr images import` (overlayfs snapshotter, the default: a container's
+rootfs is an overlay whose upper is its writable layer), rootasm's store by
+`rootasm import`.
 
 The client is this file: gRPC (python3-grpcio) to runtime.v1.RuntimeService
 with the messages encoded by hand from cri-api's api.proto (field numbers
@@ -30,9 +32,12 @@ ContainerStatus (until it exited), ExecSync, StopContainer, RemoveContainer,
 ListContainers, StopPodSandbox, RemovePodSandbox, ListPodSandbox.
 
 Cases: a pod of the default handler (crun); one of "rootasm" without
-annotations (passed through: the image's own rootfs); a pod annotated
+annotations (rootasm's tree of its own image, whose writes containerd's
+snapshot of the container has: `ctr snapshots diff`; with unannotated = pass,
+passed through); a pod annotated
 org.rootasm.layout (its containers on rootasm's tree, the pause container
-passed through, ExecSync inside the tree); a pod annotated org.rootasm.image;
+passed through, ExecSync inside the tree, one warning line in the shim's
+runtime log); a pod annotated org.rootasm.image;
 refusals (each in StartContainer's error, a YAML layout's typo as `rootasm
 check` says it); org.rootasm.via with a YAML layout (rootasmd, started here,
 assembles); ten pods at once, half through rootasmd. After each: nothing
@@ -42,11 +47,13 @@ pod.
 TAP output; exit 77 (skip) without root. containerd, ctr, crun and python3-grpcio
 missing is a failure (ci/deps installs them).
 """
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -261,6 +268,12 @@ class CRI:
         self.log(f"StopPodSandbox({pod[:12]}); RemovePodSandbox({pod[:12]})")
 
 
+def run_bytes(*args):
+    """A command's standard output as bytes (b"" when it failed)."""
+    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    return p.stdout if p.returncode == 0 else b""
+
+
 def cri_log(path):
     """A container's output from containerd's CRI log (TIMESTAMP STREAM TAG TEXT per line)."""
     try:
@@ -467,7 +480,7 @@ def node(T, rt, cli, mkoci, deploy, procs, direct=False):
                 f'{cri}\n  sandbox_image = "localhost/pause:v1"\n  disable_cgroup = true\n  disable_apparmor = true\n  restrict_oom_score_adj = true\n'
                 '  stream_server_address = "127.0.0.1"\n  stream_server_port = "0"\n'
                 f'{cri[:-1]}.cni]\n  bin_dir = "{T}/cni"\n  conf_dir = "{T}/cni"\n'
-                f'{cri[:-1]}.containerd]\n  snapshotter = "native"\n  default_runtime_name = "crun"\n'
+                f'{cri[:-1]}.containerd]\n  snapshotter = "overlayfs"\n  default_runtime_name = "crun"\n'
                 f'{cri[:-1]}.containerd.runtimes.crun]\n  runtime_type = "io.containerd.runc.v2"\n'
                 f'{cri[:-1]}.containerd.runtimes.crun.options]\n  BinaryName = "{T}/bin/crun-nocg"\n'
                 + handler)
@@ -482,7 +495,7 @@ def node(T, rt, cli, mkoci, deploy, procs, direct=False):
     ctr = ["ctr", "-a", f"{T}/ctd.sock", "-n", "k8s.io"]
     for name, base in (("pause", "localhost/pause"), ("pimg", "localhost/rtimg"), ("other", "localhost/other")):
         sh(f"tar -C {T}/{name} -cf {T}/{name}-oci.tar .")
-        p = run(*ctr, "images", "import", "--snapshotter", "native", "--base-name", base, f"{T}/{name}-oci.tar")
+        p = run(*ctr, "images", "import", "--snapshotter", "overlayfs", "--base-name", base, f"{T}/{name}-oci.tar")
         if p.returncode:
             ok(False, f"ctr images import {base}", p.stderr + open(f"{T}/containerd.log").read())
             return None
@@ -553,14 +566,27 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     nothing_left("default handler")
 
     # 2. handler rootasm, no annotation: rootasm's tree of the pod's own image, imported from containerd's
-    # content store into rootasm's once (its manifest digest containerd's); the engine's rootfs is a plain
-    # directory (native snapshotter), rootasm's tree an overlay
-    on_overlay = "cat /etc/msg; grep ' / / ' /proc/self/mountinfo | grep -c ' - overlay ' || true"
+    # content store into rootasm's once (its manifest digest containerd's); the engine's rootfs is
+    # containerd's overlay (lowerdir=), rootasm's tree an overlay whose layers went by fd (lowerdir+=)
+    on_overlay = "cat /etc/msg; grep ' / / ' /proc/self/mountinfo | grep -c 'lowerdir+=' || true"
     ctd_digest = run(*ctr, "images", "ls", "name==localhost/rtimg:v1").stdout.split("\n")[1].split()[2]
     t0 = time.monotonic()
     pod, cfg = c.run_pod(T, "own-image", "rootasm", {})
-    cid, st, out = one_shot(pod, cfg, "c", ["sh", "-c", on_overlay])
+    cid, st, out = one_shot(pod, cfg, "c", ["sh", "-c", on_overlay + "; echo new >/etc/written; rm /etc/os-release"])
     t_first = time.monotonic() - t0
+    # what it wrote is in containerd's snapshot of the container: `ctr snapshots diff` (its writable layer
+    # against its image's, the layer written to its standard output) has the new file and the removal's whiteout
+    layer = run_bytes(*ctr, "snapshots", "--snapshotter", "overlayfs", "diff", cid)
+    try:
+        diff = sorted(tarfile.open(fileobj=io.BytesIO(layer)).getnames())
+    except tarfile.TarError as e:
+        diff = repr(e)
+    upper = run(*ctr, "snapshots", "--snapshotter", "overlayfs", "mounts", "/m", cid).stdout
+    # (and the mount points crun made for CRI's /etc/hosts, hostname, resolv.conf, as on containerd's own rootfs)
+    ok(isinstance(diff, list) and {"etc/.wh.os-release", "etc/written"} <= set(diff) and
+       not {"etc/msg", "bin/busybox"} & set(diff),
+       "what the container wrote on rootasm's tree is containerd's snapshot of it (ctr snapshots diff: "
+       "etc/written and the whiteout of etc/os-release)", (diff, upper))
     p = run(cli, "images", "--store", f"{T}/st", "--json")
     stored = ({n: i.get("manifest") for i in json.loads(p.stdout or "[]") for n in i.get("names", [])}
               if p.returncode == 0 else p.stderr)
@@ -616,6 +642,15 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     c.start(cid2)
     ok(cid2 in rootasm_state() and pod not in rootasm_state(),
        "while it runs, rootasm-runtime holds its state (and none for the sandbox)", rootasm_state())
+    try:
+        said = [json.loads(x) for x in open(f"{T}/ctd/state/io.containerd.runtime.v2.task/k8s.io/{cid2}/log.json")]
+    except OSError as e:
+        said = repr(e)
+    ok(isinstance(said, list) and [x.get("level") for x in said] == ["warning"] and
+       "annotation org.rootasm.layout 'small.json' replaces the engine's image: what the container writes goes to "
+       "rootasm's tree, not to the engine's writable layer" in said[0].get("msg", ""),
+       "a layout replaces the image: one warning line in the runtime log the shim gave, saying the engine's "
+       "writable layer is not written", said)
     rc, out, err = c.exec_sync(cid2, ["sh", "-c", "cat /etc/msg; test -d /scratch && echo scratch"])
     ok(rc == 0 and out == "hello-from-rootasm\nscratch\n", "ExecSync runs inside rootasm's tree", (rc, out, err))
     c.stop_container(cid2)

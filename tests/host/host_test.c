@@ -343,6 +343,43 @@ TEST(tmpfs_upper_takes_writes)
 	ASSERT_ERRNO(system("dd if=/dev/zero of=m2/big bs=1M count=16 2>/dev/null") == 0 ? 0 : (errno = ENOSPC, -1), ENOSPC);
 }
 
+/*
+ * upper: {upperdir, workdir}: an engine's writable layer used as it is (its
+ * own names, nothing made in it); a user's tree never gets one (copies-up
+ * there are the assembler's), and the two go together.
+ */
+TEST(upperdir_and_workdir_as_they_are)
+{
+	struct stat st;
+	char *err, *out;
+
+	sh("mkdir -p %s/eng/fs %s/eng/work && echo earlier > %s/eng/fs/before", fix, fix, fix);
+	layoutf("t2d.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\nupper:\n"
+		"  upperdir: eng/fs\n  workdir: eng/work\n");
+	ASSERT_EQ(RUN_STDOUT(&out, "check", path("t2d.yaml")), 0);
+	ASSERT_CONTAINS(out, "upper dirs ");
+	ASSERT_CONTAINS(out, "/eng/fs workdir=");
+	ASSERT_CONTAINS(out, "/eng/work [o_path-fds]");
+	assemble_at("t2d.yaml", "m2d");
+	ASSERT_STR(slurp(path("m2d/before")), "earlier\n");
+	put("m2d/etc/written", "x\n");
+	ASSERT_EQ(unlink(path("m2d/etc/keep")), 0);
+	/* the writes are in the upper directory itself, its whiteout too; nothing made beside them */
+	ASSERT_STR(slurp(path("eng/fs/etc/written")), "x\n");
+	ASSERT_EQ(lstat(path("eng/fs/etc/keep"), &st), 0);
+	ASSERT_TRUE(S_ISCHR(st.st_mode) && st.st_rdev == 0);
+	ASSERT_ERRNO(stat(path("eng/fs/upper"), &st), ENOENT);
+	ASSERT_ERRNO(stat(path("eng/upper"), &st), ENOENT);
+	ASSERT_STR(slurp(path("l1/etc/keep")), "keep\n");
+	sh("chmod 0755 %s", fix);
+	ASSERT_EQ(RUN(&err, "check", "--as", "1771", path("t2d.yaml")), 1);
+	ASSERT_CONTAINS(err, "upper.upperdir: Operation not permitted (");
+	ASSERT_CONTAINS(err, "an upper directory on the host is for administrators");
+	layoutf("t2e.yaml", "version: 1\nlayers:\n  - dir: l1\nupper:\n  upperdir: eng/fs\n");
+	ASSERT_EQ(RUN(&err, "check", path("t2e.yaml")), 2);
+	ASSERT_CONTAINS(err, "t2e.yaml:5:3: upper: 'upperdir' and 'workdir' go together");
+}
+
 TEST(readonly_rootfs_refuses_writes)
 {
 	layoutf("t3.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: l2.sqfs\n");

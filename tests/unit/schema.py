@@ -107,6 +107,7 @@ valid = {
                                 "env": ["LANG=C.UTF-8", "EMPTY="], "hostname": "web-1.example", "network": "none",
                                 "privileged": False}),
     "null upper": with_(upper=None),
+    "an engine's upperdir and workdir": with_(upper={"upperdir": "/var/lib/e/fs", "workdir": "/var/lib/e/work"}),
 }
 for name, doc in valid.items():
     check(schema_errors(doc) == [], "valid '%s': the schema accepts it: %s" % (name, schema_errors(doc)))
@@ -126,6 +127,8 @@ invalid = {
     "empty path": (with_(layers=[{"dir": ""}]), "non-empty"),
     "control character in a path": (with_(layers=[{"dir": "a\tb"}]), "control character"),
     "upper with both": (with_(upper={"tmpfs": None, "dir": "u"}), "exactly one"),
+    "upperdir without workdir": (with_(upper={"upperdir": "/u"}), "go together"),
+    "upperdir and dir": (with_(upper={"dir": "u", "upperdir": "/u", "workdir": "/w"}), "exactly one"),
     "tmpfs size 0": (with_(upper={"tmpfs": {"size": "0"}}), "size"),
     "tmpfs size junk": (with_(upper={"tmpfs": {"size": "12q"}}), "size"),
     "octal mode with 8": (with_(upper={"tmpfs": {"mode": "0855"}}), "octal"),

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The engine's writable layer of a container: when rootasm assembles the
+ * engine's own image (a CRI container's, cri-image.c), the tree's upper is
+ * the upper directory of the engine's overlay at its root.path (containerd's
+ * overlayfs snapshot fs/ and work/, podman's overlay diff/ and work/), so the
+ * engine's diff, commit, export and snapshot see what the container writes.
+ *
+ * Only what the kernel says of that mount is believed: root.path must be the
+ * root of an overlayfs mount (statx STATX_ATTR_MOUNT_ROOT, fstatfs), and its
+ * upperdir= and workdir= are read from statmount(STATMOUNT_MNT_OPTS) by its
+ * unique mount id. A relative path there (podman's, with long lower lists)
+ * names nothing we can find: then the layer is not used and the engine is
+ * told so (rt_warn()).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runtime.h"
+#include "uapi.h"
+#include "util.h"
+
+#ifndef OVERLAYFS_SUPER_MAGIC
+#define OVERLAYFS_SUPER_MAGIC 0x794c7630
+#endif
+
+/* One option's value, unescaped: seq_show_option()'s \ooo, then overlayfs' own \ before , : and \. */
+static char *unescape(const char *v, size_t n)
+{
+	char *s = malloc(n + 1), *o = s;
+
+	for (size_t i = 0; s && i < n; i++) {
+		if (v[i] == '\\' && i + 3 < n && v[i + 1] >= '0' && v[i + 1] <= '3' && v[i + 2] >= '0' &&
+		    v[i + 2] <= '7' && v[i + 3] >= '0' && v[i + 3] <= '7') {
+			*o++ = (char)((v[i + 1] - '0') * 64 + (v[i + 2] - '0') * 8 + (v[i + 3] - '0'));
+			i += 3;
+		} else {
+			*o++ = v[i];
+		}
+	}
+	if (!s)
+		return NULL;
+	*o = 0;
+	for (char *r = s, *w = s; ; r++) {
+		if (*r == '\\' && r[1])
+			r++;
+		*w++ = *r;
+		if (!*r)
+			break;
+	}
+	return s;
+}
+
+/* statmount(2) of @id's options, in a buffer that grows until they fit; caller frees. */
+static struct ra_statmount *mount_options(uint64_t id)
+{
+	struct ra_mnt_id_req req = { .size = RA_MNT_ID_REQ_SIZE_VER0, .mnt_id = id, .param = RA_STATMOUNT_MNT_OPTS };
+
+	for (size_t size = 4096; size <= 4096 << 12; size *= 4) {
+		struct ra_statmount *sm = calloc(1, size);
+
+		if (!sm)
+			return NULL;
+		if (syscall(__NR_statmount, &req, sm, size, 0) == 0 && (sm->mask & RA_STATMOUNT_MNT_OPTS))
+			return sm;
+		free(sm);
+		if (errno != EOVERFLOW)
+			return NULL;
+	}
+	return NULL;
+}
+
+static char *option(const char *opts, const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = opts; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+
+		if (n > kl && !strncmp(p, key, kl) && p[kl] == '=')
+			return unescape(p + kl + 1, n - kl - 1);
+		p = end ? end + 1 : NULL;
+	}
+	return NULL;
+}
+
+int rt_engine_layer(const char *bundle, json_t *cfg, char **ret_upper, char **ret_work, char *why, size_t whylen)
+{
+	const char *rootpath = json_string_value(json_object_get(json_object_get(cfg, "root"), "path"));
+	_cleanup_close_ int bfd = -EBADF, fd = -EBADF;
+	_cleanup_free_ char *upper = NULL, *work = NULL;
+	struct ra_statmount *sm = NULL;
+	struct statfs sf;
+	bool is_root = false;
+	uint64_t mid;
+
+	*ret_upper = *ret_work = NULL;
+	if (!rootpath)
+		rootpath = "rootfs";
+	bfd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = bfd < 0 ? -EBADF : openat(bfd, rootpath, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, whylen, "its root.path %s: %s", rootpath, strerror(errno));
+		return 0;
+	}
+	mid = ra_fd_mount_id(fd, &is_root);
+	if (fstatfs(fd, &sf) < 0 || sf.f_type != OVERLAYFS_SUPER_MAGIC || !mid || !is_root) {
+		snprintf(why, whylen, "its root.path %s is not an overlayfs mount of its own (the engine's "
+			 "snapshotter or storage driver keeps no separate writable layer)", rootpath);
+		return 0;
+	}
+	sm = mount_options(mid);
+	if (!sm) {
+		snprintf(why, whylen, "statmount() of its root.path %s gave no mount options (Linux 6.11)", rootpath);
+		return 0;
+	}
+	upper = option(sm->str + sm->mnt_opts, "upperdir");
+	work = option(sm->str + sm->mnt_opts, "workdir");
+	free(sm);
+	if (!upper || !work || upper[0] != '/' || work[0] != '/') {
+		snprintf(why, whylen, "its overlay at root.path %s names %s upperdir and workdir", rootpath,
+			 upper && work ? "relative paths as" : "no");
+		return 0;
+	}
+	*ret_upper = TAKE_PTR(upper);
+	*ret_work = TAKE_PTR(work);
+	return 1;
+}
