@@ -15,6 +15,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -132,4 +134,101 @@ int rt_engine_layer(const char *bundle, json_t *cfg, char **ret_upper, char **re
 	*ret_upper = TAKE_PTR(upper);
 	*ret_work = TAKE_PTR(work);
 	return 1;
+}
+
+/*
+ * containers/storage's overlay driver (podman, CRI-O): root.path is
+ * GRAPHROOT/overlay/ID/merged, and GRAPHROOT/overlay-layers/layers.json (a
+ * file of root's nobody else writes) says the container's layer ID and, by
+ * its parents, the diff-ids of the layers below it, top first. NULL when it is
+ * not such a path or file.
+ */
+static json_t *storage_lowers(int rootfs)
+{
+	char path[PATH_MAX], *id, *ov;
+	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int fd = -EBADF;
+	json_t *layers, *by_id, *out, *l;
+	struct stat st;
+	size_t len, i;
+
+	if (ra_fd_path(rootfs, path, sizeof(path)) <= 0 || strlen(path) < 8 ||
+	    strcmp(path + strlen(path) - 7, "/merged"))
+		return NULL;
+	path[strlen(path) - 7] = 0;
+	id = strrchr(path, '/');
+	if (!id || strlen(id + 1) != 64 || id[1 + strspn(id + 1, "0123456789abcdef")])
+		return NULL;
+	*id++ = 0;
+	ov = strrchr(path, '/');
+	if (!ov || strcmp(ov, "/overlay"))
+		return NULL;
+	*ov = 0;
+	{
+		char f[PATH_MAX + 32];
+
+		snprintf(f, sizeof(f), "%s/overlay-layers/layers.json", path);
+		fd = open(f, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022) ||
+	    ra_read_upto(fd, 64 << 20, &text, &len) < 0)
+		return NULL;
+	layers = json_loadb(text, len, 0, NULL);
+	by_id = json_object();
+	out = json_array();
+	json_array_foreach(layers, i, l)
+		if (json_string_value(json_object_get(l, "id")))
+			json_object_set(by_id, json_string_value(json_object_get(l, "id")), l);
+	l = json_object_get(by_id, id);
+	/* the container's layer, then its parents: each one's diff-id, top first (at most overlayfs' 500) */
+	for (size_t n = 0; l && (l = json_object_get(by_id, json_string_value(json_object_get(l, "parent")) ?: "")); n++) {
+		const char *d = json_string_value(json_object_get(l, "diff-digest"));
+
+		if (!d || n >= 500) {
+			json_decref(out);
+			out = NULL;
+			break;
+		}
+		json_array_append_new(out, json_string(d));
+	}
+	if (out && !json_array_size(out) ) {
+		json_decref(out);
+		out = NULL;
+	}
+	json_decref(by_id);
+	json_decref(layers);
+	return out;
+}
+
+int rt_engine_has_image(const char *bundle, json_t *cfg, const struct rt_conf *c, const char *ref)
+{
+	const char *rootpath = json_string_value(json_object_get(json_object_get(cfg, "root"), "path"));
+	_cleanup_close_ int bfd = -EBADF, fd = -EBADF;
+	_cleanup_free_ char *manifest = NULL, *doc = NULL;
+	struct rootasm_import_opts o = { .size = sizeof(o), .store = c->store };
+	struct rootasm_error e = { 0 };
+	json_t *lowers, *ins, *ids;
+	bool same;
+	size_t n;
+
+	bfd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = bfd < 0 ? -EBADF : openat(bfd, rootpath ?: "rootfs", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	lowers = fd < 0 ? NULL : storage_lowers(fd);
+	if (!lowers)
+		return 0;
+	/* the image's diff-ids, bottom first, as its record in the store keeps them */
+	if (rootasm_store_lookup(c->store, ref, NULL, &manifest, &e) < 0 ||
+	    rootasm_inspect(NULL, manifest, &o, 0, &doc, &e) < 0) {
+		json_decref(lowers);
+		return 0;
+	}
+	ins = json_loads(doc, 0, NULL);
+	ids = json_object_get(ins, "DiffIDs");
+	n = json_array_size(ids);
+	same = n && n == json_array_size(lowers);
+	for (size_t i = 0; same && i < n; i++)
+		same = json_equal(json_array_get(ids, i), json_array_get(lowers, n - 1 - i));
+	json_decref(ins);
+	json_decref(lowers);
+	return same;
 }

@@ -661,8 +661,10 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		json_decref(cfg);
 		return 1;
 	}
-	ch.own = own_image != NULL;
 	babs = rt_fd_path(bfd);
+	/* the engine's own image: a CRI container's, or the annotation's when the engine's layers are its */
+	ch.own = own_image || (babs && st.st_uid == 0 && !annotation(cfg, ANN_LAYOUT) &&
+			       rt_engine_has_image(babs, cfg, c, ch.value));
 	r = babs ? rt_state_lock(state_root(cl, c), ca.id, true, &s) : rt_error("the bundle's absolute path");
 	if (r < 0)
 		goto out_choice;

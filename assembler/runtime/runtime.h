@@ -142,6 +142,13 @@ int rt_state_view(char **argv, const char *engine_bundle);
  * can be used, why in @why; nothing fails.
  */
 int rt_engine_layer(const char *bundle, json_t *cfg, char **ret_upper, char **ret_work, char *why, size_t whylen);
+/*
+ * Whether the engine's rootfs of @cfg (relative to @bundle) is a layer over
+ * exactly the layers of the store's image @ref, bottom to top by diff-id, as
+ * the engine's storage says (containers/storage's overlay driver: podman):
+ * then an annotation's image is the engine's own.
+ */
+int rt_engine_has_image(const char *bundle, json_t *cfg, const struct rt_conf *c, const char *ref);
 
 /* The delegate's create of the id succeeded: its processes are the delegate's to delete from now on. */
 void rt_state_created(struct rt_state *s);

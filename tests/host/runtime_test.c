@@ -637,6 +637,65 @@ TEST(podman_runs_its_image_and_rootasms_tree)
 }
 
 /*
+ * podman's overlay driver, an annotation naming the store's copy of podman's
+ * own image (the same layers by diff-id, as containers/storage's layers.json
+ * says of the container's layer): the container's writes go to podman's
+ * writable layer of it, so podman diff, export and commit see them. Another
+ * image's tree: podman sees none of them, and its log says so.
+ */
+TEST(podman_sees_what_its_own_image_on_rootasms_tree_wrote)
+{
+	bool made[2];
+	char *out;
+
+	fresh();
+	private_run("/run/crun", &made[0]);
+	private_run("/run/containers", &made[1]);
+	sh("mkdir -p %s/bin && printf '#!/bin/sh\\nunset ROOTASM_RUNTIME_LAYOUTS ROOTASM_STORE\\n"
+	   "export ROOTASM_RUN_DIR=%s/run ROOTASM_RUNTIME_CONFIG=%s/runtime.conf\\nexec %s \"$@\"\\n' "
+	   ">%s/bin/rootasm-runtime && chmod +x %s/bin/rootasm-runtime", fix, fix, fix, rt, fix, fix);
+	sh("printf 'delegate = crun\\nlayouts = %s/layouts\\nstore = %s/st\\nroot = %s/root\\n' >%s/runtime.conf", fix, fix,
+	   fix, fix);
+	sh("printf '[engine]\\nruntime_supports_json = [\"crun\", \"rootasm-runtime\"]\\n"
+	   "runtime_supports_nocgroup = [\"crun\", \"rootasm-runtime\"]\\n' >%s/containers.conf", fix);
+	setenv("CONTAINERS_CONF", path("containers.conf"), 1);
+#define PODMAN_OV "podman --root %s/postore --runroot %s/porun --tmpdir %s/ptmp --storage-driver overlay " \
+	"--cgroup-manager cgroupfs --events-backend none --runtime %s/bin/rootasm-runtime "
+#define RUN_KEEP "run --pull never --network none --cgroups disabled --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 "
+	ASSERT_EQ(run_sh(&out, "skopeo copy -q oci:%s/pimg:v1 containers-storage:[overlay@%s/postore+%s/porun]localhost/rtimg:v1",
+			 fix, fix, fix), 0);
+	/* the same image in rootasm's store */
+	ASSERT_EQ(run_sh(&out, "%s import --tag rt-test/pimg:v1 --store %s/st oci:%s/pimg:v1", cli, fix, fix), 0);
+	ASSERT_EQ(run_sh(&out, PODMAN_OV RUN_KEEP "--name own "
+			 "--annotation org.rootasm.image=rt-test/pimg:v1 localhost/rtimg:v1 sh -c "
+			 "'grep \" / / \" /proc/self/mountinfo | grep -c lowerdir+=; echo new >/etc/written; rm /etc/msg'",
+			 PODMAN_ARGS) == 0 ? 0 : (fprintf(stderr, "%s\n", out), 1), 0);
+	ASSERT_STR(out, "1\n");
+	ASSERT_EQ(run_sh(&out, PODMAN_OV "diff own", PODMAN_ARGS), 0);
+	ASSERT_CONTAINS(out, "A /etc/written\n");
+	ASSERT_CONTAINS(out, "D /etc/msg\n");
+	ASSERT_EQ(run_sh(&out, PODMAN_OV "export own | tar -xOf - etc/written; " PODMAN_OV "export own | tar -tf - | "
+			 "grep -c etc/msg", PODMAN_ARGS, PODMAN_ARGS), 1);
+	ASSERT_STR(out, "new\n0\n");
+	ASSERT_EQ(run_sh(&out, PODMAN_OV "commit -q own localhost/committed:v1 >/dev/null && " PODMAN_OV RUN
+			 "localhost/committed:v1 sh -c 'cat /etc/written; "
+			 "test -e /etc/msg || echo gone'", PODMAN_ARGS, PODMAN_ARGS), 0);
+	ASSERT_STR(out, "new\ngone\n");
+	ASSERT_EQ(run_sh(&out, PODMAN_OV "rm own", PODMAN_ARGS), 0);
+	/* another image (the layout's): podman's layer gets nothing, and its log a warning */
+	ASSERT_EQ(run_sh(&out, PODMAN_OV RUN_KEEP "--name other "
+			 "--annotation org.rootasm.image=rt-test/img:v1 localhost/rtimg:v1 sh -c "
+			 "'cat /etc/msg; echo new >/etc/written'", PODMAN_ARGS), 0);
+	ASSERT_STR(out, "hello-from-rootasm\n");
+	ASSERT_EQ(run_sh(&out, PODMAN_OV "diff other", PODMAN_ARGS), 0);
+	ASSERT_TRUE(!strstr(out, "/etc/written"));
+	ASSERT_EQ(run_sh(&out, PODMAN_OV "rm other && " PODMAN_OV "rmi -a -f >/dev/null", PODMAN_ARGS, PODMAN_ARGS), 0);
+	nothing_left();
+	private_run_done("/run/crun", made[0]);
+	private_run_done("/run/containers", made[1]);
+}
+
+/*
  * containerd 1.6, started here on its own config and socket (its root and
  * state the fixture's, /run/containerd a tmpfs of the test's), the image
  * imported by containerd itself (ctr images import of the OCI layout's tar,
