@@ -72,6 +72,8 @@ static const char help[] =
 	"  --debug              one line per request, and the library's trace\n"
 	"  -h, --help           this text\n"
 	"  -V, --version        the version\n"
+	"  --protocol           the requests it takes, their keys and types, as JSON\n"
+	"                       (what PROTOCOL.md describes), and exit\n"
 	"\n"
 	"Signals: SIGTERM, SIGINT stop it (the image cache is dissolved); SIGHUP reads\n"
 	"the policy again.\n"
@@ -481,7 +483,8 @@ int main(int argc, char **argv)
 		{ "max-clients", required_argument, NULL, 'm' },	{ "idle-timeout", required_argument, NULL, 'i' },
 		{ "cache-entries", required_argument, NULL, 'E' },	{ "cache-bytes", required_argument, NULL, 'B' },
 		{ "debug", no_argument, NULL, 'd' },			{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },			{ 0 },
+		{ "version", no_argument, NULL, 'V' },			{ "protocol", no_argument, NULL, 'P' },
+		{ 0 },
 	};
 	struct rootasm_cache_opts co = { .size = sizeof(co) };
 	const char *sock_path = DEFAULT_SOCKET, *policy = NULL;
@@ -534,6 +537,17 @@ int main(int argc, char **argv)
 		case 'V':
 			printf("rootasmd %s (library %s)\n", ROOTASM_VERSION_STRING, rootasm_version());
 			return 0;
+		case 'P': {
+			json_t *j = rd_protocol_json();
+			char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+
+			json_decref(j);
+			if (!s)
+				return 1;
+			puts(s);
+			free(s);
+			return 0;
+		}
 		case ':':
 			return usage_err("option '%s' needs a value", argv[optind - 1]);
 		default:

@@ -100,6 +100,8 @@ void *rd_serve(void *c);
 /* {"rootasm": 1, "error": {...}} for @e (NULL when out of memory). */
 struct json_t;
 struct json_t *rd_error_reply(const struct rootasm_error *e);
+/* The protocol's requests as serve.c's table has them (rootasmd --protocol). */
+struct json_t *rd_protocol_json(void);
 
 /*
  * Log a message of syslog priority @prio (LOG_ERR ... LOG_DEBUG) on stderr, one

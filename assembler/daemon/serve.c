@@ -95,24 +95,74 @@ static int bad(struct req *q, int err, const char *fmt, ...)
 	return -err;
 }
 
-/* Only these keys, each of its type ('s' string, 'b' boolean, 'i' integer). */
-static int keys(struct req *q, const char *const *allowed, const char *types)
+/*
+ * The protocol, described once (PROTOCOL.md; `rootasmd --protocol` prints
+ * it as JSON, which the docs' tables and the tests are checked against):
+ * each request's op, its keys with their types, whether an fd comes with it,
+ * and its handler. Every request has the two common keys too.
+ */
+enum rd_type { RD_INT, RD_STR, RD_BOOL, RD_ARRAY, RD_OBJECT };
+
+static const char *const type_name[] = {
+	[RD_INT] = "integer", [RD_STR] = "string", [RD_BOOL] = "boolean", [RD_ARRAY] = "array", [RD_OBJECT] = "object",
+};
+
+struct rd_key {
+	const char *name;
+	enum rd_type type;
+	const char *doc;
+};
+
+struct rd_method {
+	const char *op;
+	const char *doc;
+	const char *fd;			/* what fd may come with it (NULL: none) */
+	const struct rd_key *keys;	/* NULL-terminated */
+	int (*run)(struct req *q, json_t **reply, int *ret_fd);
+};
+
+static const struct rd_key common_keys[] = {
+	{ "rootasm", RD_INT, "the protocol version: 1" },
+	{ "op", RD_STR, "the request" },
+	{ NULL },
+};
+
+static bool of_type(json_t *v, enum rd_type t)
+{
+	switch (t) {
+	case RD_INT: return json_is_integer(v);
+	case RD_STR: return json_is_string(v);
+	case RD_BOOL: return json_is_boolean(v);
+	case RD_ARRAY: return json_is_array(v);
+	case RD_OBJECT: return json_is_object(v);
+	}
+	return false;
+}
+
+static const struct rd_key *key_of(const struct rd_key *keys, const char *k)
+{
+	for (; keys->name; keys++)
+		if (!strcmp(keys->name, k))
+			return keys;
+	return NULL;
+}
+
+/* Only the method's keys and the common ones, each of its type. */
+static int keys(struct req *q, const struct rd_method *m)
 {
 	const char *k;
 	json_t *v;
 
 	json_object_foreach(q->msg, k, v) {
-		size_t i;
+		const struct rd_key *d = key_of(common_keys, k) ?: key_of(m->keys, k);
 
-		for (i = 0; allowed[i] && strcmp(allowed[i], k); i++)
-			;
-		if (!allowed[i])
+		if (!d)
 			return bad(q, EINVAL, "unknown key \"%.64s\" for this op", k);
-		if ((types[i] == 's' && !json_is_string(v)) || (types[i] == 'b' && !json_is_boolean(v)) ||
-		    (types[i] == 'i' && !json_is_integer(v)) || (types[i] == 'a' && !json_is_array(v)) ||
-		    (types[i] == 'o' && !json_is_object(v)))
-			return bad(q, EINVAL, "\"%s\" has the wrong type", k);
+		if (!of_type(v, d->type))
+			return bad(q, EINVAL, "\"%s\" has the wrong type (%s)", k, type_name[d->type]);
 	}
+	if (q->fd >= 0 && !m->fd)
+		return bad(q, EINVAL, "an fd came with a request that takes none");
 	return 0;
 }
 
@@ -255,8 +305,6 @@ static int check_userns(struct req *q)
 
 static int op_assemble(struct req *q, json_t **reply, int *ret_fd)
 {
-	static const char *const allowed[] = { "rootasm", "op", "layout", "layout_text", "name", "userns", "receivers",
-						"as", NULL };
 	struct rootasm_assemble_opts ao = { .size = sizeof(ao), .userns_fd = -EBADF };
 	struct rootasm_layout *l = NULL;
 	uid_t receivers[RA_PROTO_MAX_RECEIVERS];
@@ -265,9 +313,6 @@ static int op_assemble(struct req *q, json_t **reply, int *ret_fd)
 	bool userns;
 	int r, tree;
 
-	r = keys(q, allowed, "issssbao");
-	if (r < 0)
-		return r;
 	/* who the tree goes on to: the grant locks it when one is neither root nor the client */
 	rj = json_object_get(q->msg, "receivers");
 	if (json_array_size(rj) > RA_PROTO_MAX_RECEIVERS)
@@ -348,15 +393,11 @@ static int op_assemble(struct req *q, json_t **reply, int *ret_fd)
 
 /* ------------------------------------------------------------ probe, status */
 
-static int op_probe(struct req *q, json_t **reply)
+static int op_probe(struct req *q, json_t **reply, int *ret_fd)
 {
-	static const char *const allowed[] = { "rootasm", "op", NULL };
 	struct ra_jb b = { false };
 	json_t *arr;
-	int r = keys(q, allowed, "is");
 
-	if (r < 0)
-		return r;
 	arr = ra_features_json(q->c->d->ctx);
 	*reply = json_object();
 	ra_jset(&b, *reply, "rootasm", json_integer(RA_PROTO_VERSION));
@@ -393,17 +434,16 @@ static void list_entry(const struct rootasm_cache_entry_info *i, void *ud)
 	ra_japp(lc->b, lc->arr, o);
 }
 
-static int op_status(struct req *q, json_t **reply)
+static int op_status(struct req *q, json_t **reply, int *ret_fd)
 {
-	static const char *const allowed[] = { "rootasm", "op", NULL };
 	struct rd_daemon *d = q->c->d;
 	struct rootasm_cache_stats st = { .size = sizeof(st) };
 	struct ra_jb b = { false };
 	struct list_ctx lc = { &b, json_array() };
 	json_t *cache = json_object(), *n = json_object();
-	int r = keys(q, allowed, "is");
+	int r = 0;
 
-	if (r == 0 && !is_root(q) && !q->rule->status)
+	if (!is_root(q) && !q->rule->status)
 		r = deny(q, "status", "uid %u may not ask for the daemon's status", (unsigned int)q->c->uid);
 	if (r < 0) {
 		json_decref(lc.arr);
@@ -449,6 +489,56 @@ static int op_status(struct req *q, json_t **reply)
 	return 0;
 }
 
+/* ------------------------------------------------------------ the table */
+
+static const struct rd_key assemble_keys[] = {
+	{ "layout", RD_STR, "a layout file: a clean absolute path (exactly one of layout, layout_text)" },
+	{ "layout_text", RD_STR, "the layout itself; its host paths absolute" },
+	{ "name", RD_STR, "names an inline layout in messages" },
+	{ "userns", RD_BOOL, "a tree for the client's user namespace, whose fd comes with the request" },
+	{ "receivers", RD_ARRAY, "uids the client hands the tree on to (at most 64)" },
+	{ "as", RD_OBJECT, "whom the tree is for (administrators only): {admin} or {uid, gid, groups, layouts, sources}" },
+	{ NULL },
+};
+
+static const struct rd_key no_keys[] = { { NULL } };
+
+static const struct rd_method methods[] = {
+	{ "assemble", "assemble a layout; the reply carries the detached tree's fd", "a user namespace (with userns)",
+	  assemble_keys, op_assemble },
+	{ "probe", "the kernel features as the daemon's context probed them", NULL, no_keys, op_probe },
+	{ "status", "the image cache and the counters (root, or a rule with status)", NULL, no_keys, op_status },
+};
+
+static const struct rd_method *method_of(const char *op)
+{
+	for (size_t i = 0; op && i < ARRAY_SIZE(methods); i++)
+		if (!strcmp(methods[i].op, op))
+			return &methods[i];
+	return NULL;
+}
+
+static json_t *keys_json(const struct rd_key *k)
+{
+	json_t *a = json_array();
+
+	for (; a && k->name; k++)
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s}", "name", k->name, "type", type_name[k->type],
+						   "doc", k->doc));
+	return a;
+}
+
+json_t *rd_protocol_json(void)
+{
+	json_t *ops = json_array();
+
+	for (size_t i = 0; ops && i < ARRAY_SIZE(methods); i++)
+		json_array_append_new(ops, json_pack("{s:s, s:s, s:s?, s:o}", "op", methods[i].op, "doc", methods[i].doc,
+						     "fd", methods[i].fd, "keys", keys_json(methods[i].keys)));
+	return json_pack("{s:i, s:i, s:i, s:o, s:o}", "rootasm", RA_PROTO_VERSION, "max_message_bytes", RA_MSG_MAX,
+			 "max_fds", 1, "common_keys", keys_json(common_keys), "requests", ops);
+}
+
 /* ------------------------------------------------------------ the loop */
 
 json_t *rd_error_reply(const struct rootasm_error *e)
@@ -479,6 +569,7 @@ static int handle(struct rd_client *c, json_t *msg, int fd)
 	json_t *reply = NULL;
 	int tree = -EBADF, r, s;
 	const char *op = json_string_value(json_object_get(msg, "op"));
+	const struct rd_method *m = method_of(op);
 	struct timespec t0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -492,14 +583,14 @@ static int handle(struct rd_client *c, json_t *msg, int fd)
 		r = bad(&q, EINVAL, "\"op\" is missing or not a string");
 	else if (!c->admin && !q.rule)
 		r = deny(&q, op, "no rule of the policy names uid %u or its groups", (unsigned int)c->uid);
-	else if (!strcmp(op, "assemble"))
-		r = op_assemble(&q, &reply, &tree);
-	else if (!strcmp(op, "probe"))
-		r = op_probe(&q, &reply);
-	else if (!strcmp(op, "status"))
-		r = op_status(&q, &reply);
-	else
-		r = bad(&q, EOPNOTSUPP, "unknown op \"%.32s\" (assemble, probe, status)", op);
+	else if (!m) {
+		char ops[128] = "";
+
+		for (size_t i = 0; i < ARRAY_SIZE(methods); i++)
+			snprintf(ops + strlen(ops), sizeof(ops) - strlen(ops), "%s%s", i ? ", " : "", methods[i].op);
+		r = bad(&q, EOPNOTSUPP, "unknown op \"%.32s\" (%s)", op, ops);
+	} else if ((r = keys(&q, m)) == 0)
+		r = m->run(&q, &reply, &tree);
 	pthread_rwlock_unlock(&d->policy_lock);
 	if (r < 0) {
 		char line[1024];

@@ -780,6 +780,75 @@ TEST(daemon_survives_hostile_messages)
 	stop(&d);
 }
 
+/*
+ * The protocol as the daemon describes it (rootasmd --protocol, serve.c's
+ * table): every request it names is served (not EOPNOTSUPP); each of its
+ * keys, and each common one, of another type is refused naming the type;
+ * a key it does not name is refused; an fd with a request that takes none
+ * is refused. So the description is the daemon's, not a copy of it.
+ */
+TEST(daemon_takes_exactly_what_its_protocol_describes)
+{
+	struct daemon d = start("s3p", NULL);
+	char cmd[4200], *text = NULL, req[512];
+	size_t cap = 0, i, j;
+	json_t *desc, *r, *k, *keys;
+	FILE *f;
+	int s, fds[2];
+
+	snprintf(cmd, sizeof(cmd), "%s --protocol", daemon_bin);
+	f = popen(cmd, "r");
+	ASSERT_TRUE(f != NULL);
+	ASSERT_TRUE(getdelim(&text, &cap, '\0', f) > 0);
+	ASSERT_EQ(pclose(f), 0);
+	desc = json_loads(text, 0, NULL);
+	ASSERT_TRUE(desc != NULL);
+	ASSERT_EQ(json_integer_value(json_object_get(desc, "rootasm")), 1);
+	ASSERT_EQ(json_array_size(json_object_get(desc, "requests")), 3);
+	s = raw_connect(d.sock, SOCK_SEQPACKET);
+	ASSERT_TRUE(s >= 0);
+	ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
+	json_array_foreach(json_object_get(desc, "requests"), i, r) {
+		const char *op = json_string_value(json_object_get(r, "op"));
+
+		snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"%s\"}", op);
+		raw_send(s, req, strlen(req), NULL, 0);
+		ASSERT_TRUE(strcmp(raw_reply(s), "EOPNOTSUPP") != 0);
+		snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"%s\",\"zzz\":1}", op);
+		raw_send(s, req, strlen(req), NULL, 0);
+		ASSERT_STR(raw_reply(s), "EINVAL");
+		if (!json_object_get(r, "fd")) {
+			snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"%s\"}", op);
+			raw_send(s, req, strlen(req), fds, 1);
+			ASSERT_STR(raw_reply(s), "EINVAL");
+		}
+		keys = json_object_get(r, "keys");
+		json_array_foreach(keys, j, k) {
+			const char *name = json_string_value(json_object_get(k, "name"));
+			const char *type = json_string_value(json_object_get(k, "type"));
+
+			snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"%s\",\"%s\":%s}", op, name,
+				 !strcmp(type, "string") ? "7" : "\"x\"");
+			raw_send(s, req, strlen(req), NULL, 0);
+			ASSERT_STR(raw_reply(s), "EINVAL");
+		}
+	}
+	/* the common keys: the version first (EPROTO), then the op (EINVAL) */
+	snprintf(req, sizeof(req), "{\"rootasm\":\"1\",\"op\":\"probe\"}");
+	raw_send(s, req, strlen(req), NULL, 0);
+	ASSERT_STR(raw_reply(s), "EPROTO");
+	snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":7}");
+	raw_send(s, req, strlen(req), NULL, 0);
+	ASSERT_STR(raw_reply(s), "EINVAL");
+	close(fds[0]);
+	close(fds[1]);
+	close(s);
+	json_decref(desc);
+	free(text);
+	no_leaks(&d);
+	stop(&d);
+}
+
 static void hold_connections(void *arg)
 {
 	struct daemon *d = arg;

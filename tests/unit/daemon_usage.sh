@@ -31,5 +31,14 @@ n=$((n + 1))
 grep -q '^ExecStart=@ROOTASM_SBINDIR@/rootasmd$' "$src/assembler/daemon/rootasmd.service.in" &&
 	grep -q '^Requires=rootasmd.socket$' "$src/assembler/daemon/rootasmd.service.in" ||
 	{ echo "FAIL: rootasmd.service.in"; fail=$((fail + 1)); }
+# PROTOCOL.md's table of requests is what the daemon's dispatch table says (rootasmd --protocol)
+n=$((n + 1))
+want=$("$bin" --protocol | python3 "$src/tests/unit/protocol_table.py")
+have=$(sed -n '/^<!-- rootasmd --protocol -->$/,/^<!-- end -->$/p' "$src/assembler/daemon/PROTOCOL.md" | sed '1d;$d')
+[ -n "$want" ] && [ "$want" = "$have" ] || {
+	echo "FAIL: PROTOCOL.md's table of requests is not rootasmd --protocol's; it should read:"
+	printf '%s\n' "$want"
+	fail=$((fail + 1))
+}
 echo "$((n - fail)) of $n passed"
 [ "$fail" = 0 ]
