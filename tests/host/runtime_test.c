@@ -582,14 +582,16 @@ TEST(via_annotation_assembles_through_rootasmd)
  * its config file, named here by a wrapper (an administrator's is
  * /etc/rootasm/runtime.conf), and keeps its state in root= of it.
  */
-TEST(podman_runs_its_image_and_rootasms_tree)
+/*
+ * podman's fixture: a fresh one, /run/crun (crun's default --root: podman
+ * gives none) and /run/containers (podman's network directory) the test's,
+ * rootasm-runtime behind a wrapper naming the fixture's runtime.conf
+ * (podman 4.3 gives the runtime's delete neither its environment nor
+ * --runtime-flag options), and a containers.conf that lets it run crun's way.
+ */
+static void podman_setup(bool made[2])
 {
-	bool made[2];
-	char *out;
-	int rc;
-
 	fresh();
-	/* crun's default --root (podman gives none), podman's network directory */
 	private_run("/run/crun", &made[0]);
 	private_run("/run/containers", &made[1]);
 	if (system("command -v podman >/dev/null") != 0)
@@ -602,6 +604,15 @@ TEST(podman_runs_its_image_and_rootasms_tree)
 	sh("printf '[engine]\\nruntime_supports_json = [\"crun\", \"rootasm-runtime\"]\\n"
 	   "runtime_supports_nocgroup = [\"crun\", \"rootasm-runtime\"]\\n' >%s/containers.conf", fix);
 	setenv("CONTAINERS_CONF", path("containers.conf"), 1);
+}
+
+TEST(podman_runs_its_image_and_rootasms_tree)
+{
+	bool made[2];
+	char *out;
+	int rc;
+
+	podman_setup(made);
 #define PODMAN "podman --root %s/pstore --runroot %s/prun --tmpdir %s/ptmp --storage-driver vfs " \
 	"--cgroup-manager cgroupfs --events-backend none --runtime %s/bin/rootasm-runtime "
 #define PODMAN_ARGS fix, fix, fix, fix
@@ -648,17 +659,7 @@ TEST(podman_sees_what_its_own_image_on_rootasms_tree_wrote)
 	bool made[2];
 	char *out;
 
-	fresh();
-	private_run("/run/crun", &made[0]);
-	private_run("/run/containers", &made[1]);
-	sh("mkdir -p %s/bin && printf '#!/bin/sh\\nunset ROOTASM_RUNTIME_LAYOUTS ROOTASM_STORE\\n"
-	   "export ROOTASM_RUN_DIR=%s/run ROOTASM_RUNTIME_CONFIG=%s/runtime.conf\\nexec %s \"$@\"\\n' "
-	   ">%s/bin/rootasm-runtime && chmod +x %s/bin/rootasm-runtime", fix, fix, fix, rt, fix, fix);
-	sh("printf 'delegate = crun\\nlayouts = %s/layouts\\nstore = %s/st\\nroot = %s/root\\n' >%s/runtime.conf", fix, fix,
-	   fix, fix);
-	sh("printf '[engine]\\nruntime_supports_json = [\"crun\", \"rootasm-runtime\"]\\n"
-	   "runtime_supports_nocgroup = [\"crun\", \"rootasm-runtime\"]\\n' >%s/containers.conf", fix);
-	setenv("CONTAINERS_CONF", path("containers.conf"), 1);
+	podman_setup(made);
 #define PODMAN_OV "podman --root %s/postore --runroot %s/porun --tmpdir %s/ptmp --storage-driver overlay " \
 	"--cgroup-manager cgroupfs --events-backend none --runtime %s/bin/rootasm-runtime "
 #define RUN_KEEP "run --pull never --network none --cgroups disabled --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 "
