@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <syslog.h>
-#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -35,7 +34,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
-#include <linux/nsfs.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
 

@@ -476,18 +476,20 @@ static int opts_check(const struct rootasm_bundle_opts *o, const char *op, const
 		      struct rootasm_error *e)
 {
 	int r = RA_OPTS_CHECK(o, struct rootasm_bundle_opts, RA_OPT_END(struct rootasm_bundle_opts, flags), op, what, e);
+	const char *upper_dir, *work_dir;
 
 	if (r < 0)
 		return r;
 	if (o && o->flags)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, what, "unknown flags 0x%x", o->flags);
-	if (!prepare && (OPT(o, layout, NULL) || OPT(o, upper, NULL) || OPT(o, upper_dir, NULL) || OPT(o, work_dir, NULL)))
+	upper_dir = OPT(o, upper_dir, NULL);
+	work_dir = OPT(o, work_dir, NULL);
+	if (!prepare && (OPT(o, layout, NULL) || OPT(o, upper, NULL) || upper_dir || work_dir))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, what, "a layout and an upper go with prepare");
-	if (!OPT(o, upper_dir, NULL) != !OPT(o, work_dir, NULL) || (OPT(o, upper_dir, NULL) && OPT(o, upper, NULL)))
+	if (!upper_dir != !work_dir || (upper_dir && OPT(o, upper, NULL)))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, what, "upper_dir and work_dir go together, "
 				   "without upper");
-	if ((OPT(o, upper_dir, NULL) && OPT(o, upper_dir, NULL)[0] != '/') ||
-	    (OPT(o, work_dir, NULL) && OPT(o, work_dir, NULL)[0] != '/'))
+	if ((upper_dir && upper_dir[0] != '/') || (work_dir && work_dir[0] != '/'))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, what, "upper_dir and work_dir must be absolute");
 	return 0;
 }

@@ -21,11 +21,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "mntinfo.h"
 #include "runtime.h"
-#include "uapi.h"
 #include "util.h"
 
 #ifndef OVERLAYFS_SUPER_MAGIC
@@ -59,23 +58,14 @@ static char *unescape(const char *v, size_t n)
 	return s;
 }
 
-/* statmount(2) of @id's options, in a buffer that grows until they fit; caller frees. */
-static struct ra_statmount *mount_options(uint64_t id)
+/* The engine's rootfs: @cfg's root.path (default "rootfs") beneath @bundle, no symlink last; its path in *ret_path. */
+static int open_rootfs(const char *bundle, json_t *cfg, const char **ret_path)
 {
-	struct ra_mnt_id_req req = { .size = RA_MNT_ID_REQ_SIZE_VER0, .mnt_id = id, .param = RA_STATMOUNT_MNT_OPTS };
+	const char *rootpath = json_string_value(json_object_get(json_object_get(cfg, "root"), "path"));
+	_cleanup_close_ int bfd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-	for (size_t size = 4096; size <= 4096 << 12; size *= 4) {
-		struct ra_statmount *sm = calloc(1, size);
-
-		if (!sm)
-			return NULL;
-		if (syscall(__NR_statmount, &req, sm, size, 0) == 0 && (sm->mask & RA_STATMOUNT_MNT_OPTS))
-			return sm;
-		free(sm);
-		if (errno != EOVERFLOW)
-			return NULL;
-	}
-	return NULL;
+	*ret_path = rootpath ?: "rootfs";
+	return bfd < 0 ? -EBADF : openat(bfd, *ret_path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
 static char *option(const char *opts, const char *key)
@@ -95,8 +85,8 @@ static char *option(const char *opts, const char *key)
 
 int rt_engine_layer(const char *bundle, json_t *cfg, char **ret_upper, char **ret_work, char *why, size_t whylen)
 {
-	const char *rootpath = json_string_value(json_object_get(json_object_get(cfg, "root"), "path"));
-	_cleanup_close_ int bfd = -EBADF, fd = -EBADF;
+	const char *rootpath;
+	_cleanup_close_ int fd = open_rootfs(bundle, cfg, &rootpath);
 	_cleanup_free_ char *upper = NULL, *work = NULL;
 	struct ra_statmount *sm = NULL;
 	struct statfs sf;
@@ -104,10 +94,6 @@ int rt_engine_layer(const char *bundle, json_t *cfg, char **ret_upper, char **re
 	uint64_t mid;
 
 	*ret_upper = *ret_work = NULL;
-	if (!rootpath)
-		rootpath = "rootfs";
-	bfd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	fd = bfd < 0 ? -EBADF : openat(bfd, rootpath, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(why, whylen, "its root.path %s: %s", rootpath, strerror(errno));
 		return 0;
@@ -118,8 +104,8 @@ int rt_engine_layer(const char *bundle, json_t *cfg, char **ret_upper, char **re
 			 "snapshotter or storage driver keeps no separate writable layer)", rootpath);
 		return 0;
 	}
-	sm = mount_options(mid);
-	if (!sm) {
+	if (ra_statmount(mid, RA_STATMOUNT_MNT_OPTS, 0, &sm) < 0 || !(sm->mask & RA_STATMOUNT_MNT_OPTS)) {
+		free(sm);
 		snprintf(why, whylen, "statmount() of its root.path %s gave no mount options (Linux 6.11)", rootpath);
 		return 0;
 	}
@@ -191,7 +177,7 @@ static json_t *storage_lowers(int rootfs)
 		}
 		json_array_append_new(out, json_string(d));
 	}
-	if (out && !json_array_size(out) ) {
+	if (out && !json_array_size(out)) {
 		json_decref(out);
 		out = NULL;
 	}
@@ -202,8 +188,8 @@ static json_t *storage_lowers(int rootfs)
 
 int rt_engine_has_image(const char *bundle, json_t *cfg, const struct rt_conf *c, const char *ref)
 {
-	const char *rootpath = json_string_value(json_object_get(json_object_get(cfg, "root"), "path"));
-	_cleanup_close_ int bfd = -EBADF, fd = -EBADF;
+	const char *rootpath;
+	_cleanup_close_ int fd = open_rootfs(bundle, cfg, &rootpath);
 	_cleanup_free_ char *manifest = NULL, *doc = NULL;
 	struct rootasm_import_opts o = { .size = sizeof(o), .store = c->store };
 	struct rootasm_error e = { 0 };
@@ -211,8 +197,6 @@ int rt_engine_has_image(const char *bundle, json_t *cfg, const struct rt_conf *c
 	bool same;
 	size_t n;
 
-	bfd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	fd = bfd < 0 ? -EBADF : openat(bfd, rootpath ?: "rootfs", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	lowers = fd < 0 ? NULL : storage_lowers(fd);
 	if (!lowers)
 		return 0;

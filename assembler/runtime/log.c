@@ -36,6 +36,7 @@ void rt_log_open(const char *path, const char *format)
 static void say(const char *level, const char *fmt, va_list ap)
 {
 	char msg[8192], line[8400], esc[8400 * 4];
+	bool error = !strcmp(level, "error");
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	/*
@@ -51,17 +52,16 @@ static void say(const char *level, const char *fmt, va_list ap)
 		memcpy(p, said, strlen(said));
 	}
 	if (log_id)
-		snprintf(line, sizeof(line), RT_NAME ": %s %s: %s%s", log_cmd, log_id, strcmp(level, "error") ? "warning: " : "",
-			 msg);
+		snprintf(line, sizeof(line), RT_NAME ": %s %s: %s%s", log_cmd, log_id, error ? "" : "warning: ", msg);
 	else
-		snprintf(line, sizeof(line), RT_NAME ": %s%s", strcmp(level, "error") ? "warning: " : "", msg);
+		snprintf(line, sizeof(line), RT_NAME ": %s%s", error ? "" : "warning: ", msg);
 	ra_escape(line, esc, sizeof(esc));
 	/*
 	 * A warning is the engine's to read in its log: the runtime's standard
 	 * error may be the container's (a shim's create), where it would be
 	 * the container's output. Without a log, a terminal gets it.
 	 */
-	if (!strcmp(level, "error") || (!log_file && isatty(STDERR_FILENO)))
+	if (error || (!log_file && isatty(STDERR_FILENO)))
 		fprintf(stderr, "%s\n", esc);
 	if (log_file) {
 		char ts[64];
