@@ -5,9 +5,10 @@
  *
  *   recv      one SOCK_SEQPACKET message (proto.c: size cap, at most one fd)
  *   check     version, op, keys; the peer's rule (SO_PEERCRED/SO_PEERGROUPS at accept)
- *   assemble  layout by path: a clean absolute path, opened with the peer's rights
- *             and RESOLVE_NO_SYMLINKS, loaded from that fd with its directory as the
- *             anchor; its directory must lie below one of the rule's "layouts";
+ *   assemble  layout by path: a clean absolute path, loaded as the peer's principal
+ *             (rootasm_layout_load(): the library's one reader of layout files, with
+ *             the peer's rights): below one of the rule's "layouts" and through no
+ *             symlink there;
  *             inline: ROOTASM_LOAD_ABSOLUTE, and every host object it opened must lie
  *             below one of the rule's "sources" (both limits of the peer's principal,
  *             checked by the library's authorize stage on the fds it holds);
@@ -22,24 +23,16 @@
  */
 #include <errno.h>
 #include <stdarg.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <string.h>
 #include <syslog.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/magic.h>
-#include <linux/openat2.h>
-#include <sys/syscall.h>
 
 #include "json.h"
 #include "layout.h"
-#include "open.h"
 #include "proto.h"
 #include "rootasmd.h"
 #include "util.h"
@@ -167,93 +160,25 @@ static int keys(struct req *q, const struct rd_method *m)
 /* ------------------------------------------------------------ assemble */
 
 /*
- * A layout file a peer names: a clean absolute path below one of its rule's
- * directories, opened without following any symlink (so the path checked is
- * the file read), with the peer's own file-system credentials (so it reads
- * nothing it could not read itself, and no error quotes a file it could not
- * read), loaded from that fd with its directory as the anchor.
- */
-struct path_read {
-	struct req *q;
-	const char *path;
-	int dfd;
-	char *buf;
-	size_t len;
-};
-
-static int read_as_peer(void *ud)
-{
-	struct path_read *pr = ud;
-	struct req *q = pr->q;
-	struct open_how dhow = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-				 .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	struct open_how fhow = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-				 .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	_cleanup_free_ char *dcopy = strdup(pr->path), *bcopy = strdup(pr->path);
-	_cleanup_close_ int dfd = -EBADF, pfd = -EBADF, fd = -EBADF;
-	struct stat st;
-	char why[256];
-	int r;
-
-	if (!dcopy || !bcopy)
-		return ra_oom(&q->e, "load layout");
-	dfd = syscall(SYS_openat2, AT_FDCWD, dirname(dcopy), &dhow, sizeof(dhow));
-	if (dfd >= 0)
-		pfd = syscall(SYS_openat2, dfd, basename(bcopy), &fhow, sizeof(fhow));
-	if (dfd < 0 || pfd < 0)
-		return ra_err_kind(&q->e, ROOTASM_ERROR_USAGE, errno, "open layout", pr->path,
-				   errno == ELOOP || errno == EXDEV ? "a symlink on the way: rootasmd follows none in a "
-				   "layout path a client names" : NULL);
-	/* a regular file of a real filesystem (not /proc/kmsg), checked before it is opened for reading */
-	if (fstat(pfd, &st) == 0 && S_ISLNK(st.st_mode))
-		return ra_err_kind(&q->e, ROOTASM_ERROR_USAGE, ELOOP, "open layout", pr->path,
-				   "a symlink on the way: rootasmd follows none in a layout path a client names");
-	r = ra_check_readable_file(pfd, why, sizeof(why));
-	if (r < 0)
-		return ra_err_kind(&q->e, ROOTASM_ERROR_USAGE, -r, "open layout", pr->path, "%s", why);
-	fd = ra_reopen(pfd, O_RDONLY | O_NONBLOCK);
-	if (fd < 0)
-		return ra_err_kind(&q->e, errno == EACCES ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME, errno,
-				   "open layout", pr->path, NULL);
-	r = ra_read_all(fd, RA_LAYOUT_MAX_BYTES, NULL, NULL, &pr->buf, &pr->len);
-	if (r < 0)
-		return ra_err_kind(&q->e, r == -EFBIG ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME, -r, "read layout",
-				   pr->path, NULL);
-	pr->dfd = take_fd(dfd);
-	return 0;
-}
-
-/*
- * Where a user's layout may come from and what it may name are limits of its
- * principal (the rule's "layouts", or for an inline layout its "sources"),
- * checked by the library's authorize stage on the fds it opened.
+ * A layout file a peer names: a clean absolute path, read by the library's
+ * one reader of layout files as the peer's principal (rootasm_layout_load():
+ * with the peer's own file-system credentials, so it reads nothing it could
+ * not read itself and no error quotes a file it could not read). A user's
+ * path must lie beneath one of its rule's layout directories, lexically
+ * before anything is looked up, and is followed through no symlink there;
+ * the authorize stage judges the file by the fds the open holds.
  */
 static int load_path(struct req *q, const char *path, struct rootasm_layout **ret)
 {
-	struct rootasm_load_opts o = { .size = sizeof(o), .flags = ROOTASM_LOAD_DIR_FD, .name = path,
-				       .principal = q->p };
-	struct path_read pr = { .q = q, .path = path, .dfd = -EBADF };
-	int r;
+	struct rootasm_load_opts o = { .size = sizeof(o), .principal = q->p };
+	int r = 0;
 
 	if (!ra_path_clean(path))
 		return bad(q, EINVAL, "\"layout\" must be a clean absolute path (no '.', '..', '//'): %.256s", path);
-	if (is_root(q)) {
-		o.flags = 0;
-		return rootasm_layout_load(q->c->d->ctx, path, &o, ret, &q->e);
-	}
-	r = rootasm_principal_limit(q->p, ROOTASM_LIMIT_LAYOUTS, (const char *const *)q->rule->layouts,
-				    q->rule->nlayouts, &q->e);
-	if (r == 0)
-		r = rootasm_principal_run(q->p, read_as_peer, &pr);
-	if (r < 0 && !q->e.err)
-		r = ra_err(&q->e, -r, -EBADF, "open layout", path, "as %s", rootasm_principal_describe(q->p));
-	if (r == 0) {
-		o.dir_fd = pr.dfd;
-		r = rootasm_layout_load_mem(q->c->d->ctx, pr.buf, pr.len, &o, ret, &q->e);
-	}
-	free(pr.buf);
-	close_fdp(&pr.dfd);
-	return r;
+	if (!is_root(q))
+		r = rootasm_principal_limit(q->p, ROOTASM_LIMIT_LAYOUTS, (const char *const *)q->rule->layouts,
+					    q->rule->nlayouts, &q->e);
+	return r < 0 ? r : rootasm_layout_load(q->c->d->ctx, path, &o, ret, &q->e);
 }
 
 static int load_inline(struct req *q, const char *text, size_t len, const char *name, struct rootasm_layout **ret)

@@ -537,102 +537,28 @@ void rootasm_bundle_result_free(struct rootasm_bundle_result *res)
 	memset(res, 0, sizeof(*res));
 }
 
-/*
- * Where a limited principal's layout may be: the directory of @p's layout
- * limit @path lies below (lexically: a path outside them is not even looked
- * up, so no answer tells of a file there), and the rest of @path in *rel.
- */
-static int limit_dir(struct bundle *b, const struct rootasm_principal *p, const char *path, const char **dir,
-		     const char **rel, struct rootasm_error *e)
-{
-	for (size_t i = 0; i < p->nlayout_dirs; i++) {
-		*rel = ra_path_below(path, p->layout_dirs[i]);
-		if (*rel && **rel) {
-			*dir = p->layout_dirs[i];
-			return 0;
-		}
-	}
-	return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, b->op, path, "outside the layout directories allowed "
-			   "to %s (%s%s)", rootasm_principal_describe(p), p->nlayout_dirs ? p->layout_dirs[0] : "none",
-			   p->nlayout_dirs > 1 ? ", ..." : "");
-}
-
 int bd_read_layout(struct bundle *b, const char *path, const struct rootasm_principal *p, json_t **ret, char **shown,
 		   int *ret_dir, struct rootasm_error *e)
 {
-	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
-	_cleanup_free_ char *buf = NULL, *dcopy = NULL, *bcopy = NULL;
-	_cleanup_close_ int start = -EBADF, dfd = -EBADF, pfd = -EBADF, fd = -EBADF;
-	const char *rel = path, *limit = NULL;
-	bool beneath = path[0] != '/';	/* relative: beneath the bundle, as every path in it */
-	struct stat st;
-	size_t len = 0;
+	_cleanup_free_ char *where = NULL;
+	struct ra_layout_file f;
 	int r;
 
 	*shown = path[0] == '/' ? strdup(path) : bd_absolute(b->path, path);
-	if (!*shown)
+	if (!*shown || asprintf(&where, "the bundle %s", b->path) < 0)
 		return ra_oom(e, b->op);
-	if (path[0] == '/' && p && p->limit_layouts) {
-		r = limit_dir(b, p, path, &limit, &rel, e);
-		if (r < 0)
-			return r;
-		how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-		start = sys_openat2(AT_FDCWD, limit, &how);
-		if (start < 0)
-			return ra_err_kind(e, errno == ENOENT ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME, errno, "open",
-					   limit, "the layout directory");
-		beneath = true;
-	}
-	dcopy = strdup(rel);
-	bcopy = strdup(rel);
-	if (!dcopy || !bcopy)
-		return ra_oom(e, b->op);
-	/* its directory, then the file in it: the directory is what a limit is judged on */
-	if (beneath) {
-		int at = start >= 0 ? start : b->fd;
-
-		dfd = bd_beneath(at, dirname(dcopy), O_PATH | O_DIRECTORY);
-		pfd = dfd < 0 ? dfd : bd_beneath(dfd, basename(bcopy), O_PATH);
-		if (pfd < 0 && !limit)
-			return bd_beneath_err(b, pfd, path, path, e);
-		if (pfd == -ELOOP || pfd == -EXDEV)
-			return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, -pfd, "open", path, "%s the layout directory %s "
-					   "(an annotation only chooses what an administrator put there)",
-					   pfd == -ELOOP ? "a symbolic link in" : "outside", limit);
-		if (pfd < 0)
-			return ra_err_kind(e, pfd == -ENOENT || pfd == -ENOTDIR ? ROOTASM_ERROR_USAGE :
-					   ROOTASM_ERROR_RUNTIME, -pfd, "open", path, NULL);
-	} else {
-		/* the caller's, or the annotation's: the principal's to open (bundle_assemble()) */
-		how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-		dfd = sys_openat2(AT_FDCWD, dirname(dcopy), &how);
-		how.flags = O_PATH | O_CLOEXEC;
-		pfd = dfd < 0 ? -1 : sys_openat2(dfd, basename(bcopy), &how);
-		if (pfd < 0)
-			return ra_err_kind(e, errno == ENOENT ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME, errno,
-					   "open", path, "%s", strerror(errno));
-	}
-	if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > CONFIG_MAX)
-		return USAGE(e, b, EINVAL, *shown, "not a regular file of at most %u bytes", CONFIG_MAX);
-	/* a principal's layout limit, before a byte is read (what is parsed can be quoted) */
-	r = ra_authorize_layout_file(p, dfd, pfd, *shown, e);
+	/* the one reader of a layout file (open-file.c): a relative path beneath the bundle, as every path in it */
+	r = ra_layout_file_read(p, b->fd, where, path, *shown, &f, e);
 	if (r < 0)
 		return r;
-	fd = ra_reopen(pfd, O_RDONLY);
-	r = fd < 0 ? -errno : ra_read_all(fd, CONFIG_MAX, NULL, NULL, &buf, &len);
-	if (r == -ENOMEM)
-		return ra_oom(e, b->op);
-	if (r == -EFBIG)
-		return USAGE(e, b, EFBIG, *shown, "larger than %u bytes", CONFIG_MAX);
-	if (r < 0)
-		return ra_err(e, -r, -EBADF, "read", *shown, NULL);
 	/* JSON as it is; YAML (what `rootasm check` takes) checked as check checks it, then as JSON */
-	if (buf[strspn(buf, " \t\r\n")] == '{')
-		r = bd_parse_object(b, buf, len, *shown, ret, e);
+	if (f.buf[strspn(f.buf, " \t\r\n")] == '{')
+		r = bd_parse_object(b, f.buf, f.len, *shown, ret, e);
 	else
-		r = ra_layout_to_json(buf, len, *shown, ret, e);
+		r = ra_layout_to_json(f.buf, f.len, *shown, ret, e);
 	if (r == 0)
-		*ret_dir = take_fd(dfd);
+		*ret_dir = take_fd(f.dir_fd);
+	ra_layout_file_done(&f);
 	return r;
 }
 

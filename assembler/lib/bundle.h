@@ -76,9 +76,10 @@ int bd_begin(struct rootasm_ctx **ctx, struct rootasm_bundle_result *res, const 
 	     const char *op, const char *dir, bool prepare, struct rootasm_error *e);
 int bd_strv_of(json_t *a, char ***ret, size_t *n);
 /*
- * The layout at @path (relative: beneath the bundle) as JSON, read after its
- * directory and file were opened and judged for @p (a layout limit:
- * ra_authorize_layout_file()); *ret_dir the directory's fd (caller closes).
+ * The layout at @path (relative: beneath the bundle) as JSON, read by the
+ * library's one reader of layout files for @p (ra_layout_file_read(): its
+ * layout limit judged before it is read); *ret_dir the directory's fd
+ * (caller closes).
  */
 int bd_read_layout(struct bundle *b, const char *path, const struct rootasm_principal *p, json_t **ret, char **shown,
 		   int *ret_dir, struct rootasm_error *e);

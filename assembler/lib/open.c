@@ -481,61 +481,25 @@ static int load(struct rootasm_ctx *ctx, const char *buf, size_t len, const char
 static int load_path(struct rootasm_ctx *ctx, const char *path, const struct rootasm_load_opts *o,
 		     const struct rootasm_principal *p, struct rootasm_layout **ret, struct rootasm_error *e)
 {
-	struct open_how dhow = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
-	struct open_how fhow = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS };
-	_cleanup_free_ char *dcopy = NULL, *bcopy = NULL, *ddir = NULL, *buf = NULL;
-	_cleanup_close_ int dirfd = -EBADF, pfd = -EBADF, fd = -EBADF;
-	char why[256];
-	struct stat sb;
-	size_t len;
+	_cleanup_free_ char *ddir = NULL;
+	struct ra_layout_file f;
 	int r;
 
-	if (!path || !*path)
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "load layout", path, "no layout path");
 	r = opts_check(o, false, path, e);
 	if (r < 0)
 		return r;
-	dcopy = strdup(path);
-	bcopy = strdup(path);
 	ddir = display_dir(path);
-	if (!dcopy || !bcopy || !ddir)
+	if (!ddir)
 		return ra_oom(e, "load layout");
-	/* relative paths in it are relative to this directory: opened once, here */
-	dirfd = sys_openat2(AT_FDCWD, dirname(dcopy), &dhow);
-	if (dirfd < 0)
-		goto fail;
-	/* the layout file itself may be a symlink (it is the caller's argument) */
-	pfd = sys_openat2(dirfd, basename(bcopy), &fhow);
-	if (pfd < 0 || fstat(pfd, &sb) < 0)
-		goto fail;
-	/* a regular file of a real filesystem: /proc/kmsg would block, and drain the kernel log */
-	r = ra_check_readable_file(pfd, why, sizeof(why));
-	if (r < 0)
-		return ra_err_kind(e, r == -EINVAL ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME, -r, "open layout", path,
-				   "%s", why);
-	/* a principal's layout limit, before a byte is read (what is parsed can be quoted) */
-	r = ra_authorize_layout_file(p, dirfd, pfd, path, e);
+	/* the one reader of a layout file (open-file.c): judged for @p before a byte is read */
+	r = ra_layout_file_read(p, AT_FDCWD, NULL, path, path, &f, e);
 	if (r < 0)
 		return r;
-	fd = ra_reopen(pfd, O_RDONLY | O_NONBLOCK);
-	if (fd < 0)
-		goto fail;
-	r = ra_read_all(fd, RA_LAYOUT_MAX_BYTES, NULL, NULL, &buf, &len);
-	if (r == -ENOMEM)
-		return ra_oom(e, "read layout");
-	if (r == -EFBIG)
-		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EFBIG, "open layout", path, "larger than %u bytes",
-				   RA_LAYOUT_MAX_BYTES);
-	if (r < 0)
-		return ra_err(e, r, -EBADF, "read layout", path, NULL);
-	r = load(ctx, buf, len, path, ddir, dirfd, &sb, true, o, p, ret, e);
+	r = load(ctx, f.buf, f.len, path, ddir, f.dir_fd, &f.st, true, o, p, ret, e);
 	if (r == 0)
-		RA_TRACE(ra_ctx(ctx), "loaded %s (%zu bytes)", path, len);
+		RA_TRACE(ra_ctx(ctx), "loaded %s (%zu bytes)", path, f.len);
+	ra_layout_file_done(&f);
 	return r;
-fail:
-	r = errno;
-	return ra_err_kind(e, r == ENOENT || r == ENOTDIR || r == EACCES || r == ELOOP ? ROOTASM_ERROR_USAGE :
-			   ROOTASM_ERROR_RUNTIME, r, "open layout", path, NULL);
 }
 
 static int load_mem(struct rootasm_ctx *ctx, const void *buf, size_t len, bool judged,

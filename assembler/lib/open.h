@@ -22,6 +22,27 @@ int ra_layout_open(struct rootasm_ctx *ctx, struct rootasm_layout *l, int dirfd,
 int ra_layout_load_judged(struct rootasm_ctx *ctx, const void *buf, size_t len, const struct rootasm_load_opts *o,
 			  struct rootasm_layout **ret, struct rootasm_error *e);
 
+/* A layout file as ra_layout_file_read() read it. */
+struct ra_layout_file {
+	char *buf;		/* its text, NUL-terminated */
+	size_t len;
+	int dir_fd;		/* its directory (O_PATH): the anchor of its relative paths */
+	struct stat st;		/* the file's */
+};
+
+/*
+ * The one reader of a layout file (open-file.c), for every front end: @path
+ * (named @shown in messages) for @p, resolved beneath @at (named @at_name)
+ * when @at is a directory fd and @path relative, else from the working
+ * directory; a principal limited to layout directories reads only beneath
+ * one of them, through no symlink. Judged (ra_authorize_layout_file()) before
+ * it is read. 0 and *f filled (ra_layout_file_done() frees it), or -errno
+ * with @e set.
+ */
+int ra_layout_file_read(const struct rootasm_principal *p, int at, const char *at_name, const char *path,
+			const char *shown, struct ra_layout_file *f, struct rootasm_error *e);
+void ra_layout_file_done(struct ra_layout_file *f);
+
 /*
  * Whether @fd (O_PATH too) may be read as a layout or a policy: a regular file
  * of a real filesystem. Files of procfs, sysfs, debugfs, tracefs, securityfs,

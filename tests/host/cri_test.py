@@ -701,7 +701,7 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     ok(p.returncode == 2 and check_says.endswith("layers[0]: unknown key 'tpye' (expected one of: image, dir, type, "
                                                   "idmap, trusted)"), "rootasm check: the typo's error", p.stderr)
     for ann, want in (({"org.rootasm.layout": "/etc/passwd"},
-                       "annotation org.rootasm.layout '/etc/passwd': bundle prepare /etc/passwd: Operation not permitted (outside the layout directories allowed to administrator ("),
+                       "annotation org.rootasm.layout '/etc/passwd': open layout /etc/passwd: Operation not permitted (the layout file lies in /etc, in none of the layout directories allowed to administrator ("),
                       ({"org.rootasm.layout": "missing.json"},
                        "annotation org.rootasm.layout 'missing.json': open "),
                       ({"org.rootasm.layout": "small.json", "org.rootasm.image": "rt-test/img:v1"},

@@ -482,7 +482,7 @@ TEST(daemon_policy_refuses_what_it_does_not_allow)
 	/* a layout outside the rule's directories (it exists, root could assemble it) */
 	REFUSED(UNPRIV, path("other/t.yaml"), NULL, EPERM, "in none of the layout directories allowed to uid");
 	/* a symlink inside the allowed directory that leads out of it */
-	REFUSED(UNPRIV, path("layouts/link.yaml"), NULL, ELOOP, "a symlink on the way");
+	REFUSED(UNPRIV, path("layouts/link.yaml"), NULL, ELOOP, "a symbolic link on the way beneath the layout directory");
 	/* a path that is not clean */
 	REFUSED(UNPRIV, path("layouts/../other/t.yaml"), NULL, EINVAL, "clean absolute path");
 	/* inline, with a host object outside the sources */

@@ -1020,6 +1020,29 @@ TEST(bundle_prepare_twice_is_refused)
 	ASSERT_CONTAINS(out, "not prepared by rootasm");
 }
 
+/*
+ * A bundle's layout is read by the library's one reader of layout files, as
+ * `rootasm check` reads one: /proc/kmsg is a "regular file" whose read blocks
+ * (and takes messages off the kernel log); a FIFO is refused before it is
+ * opened for reading. Neither leaves anything behind.
+ */
+TEST(bundle_layout_on_procfs_or_a_fifo_is_refused_without_reading_it)
+{
+	char *out;
+
+	fresh();
+	mkbundle("/proc/kmsg", false, NULL, "true");
+	ASSERT_EQ(run_sh(&out, "timeout 5 %s bundle prepare %s/B", bin, fix), 2);
+	ASSERT_CONTAINS(out, "open layout /proc/kmsg: is a file of procfs, a pseudo filesystem");
+	ASSERT_EQ(run_sh(&out, "timeout 5 %s bundle prepare --layout /proc/kmsg %s/B", bin, fix), 2);
+	ASSERT_CONTAINS(out, "open layout /proc/kmsg: is a file of procfs, a pseudo filesystem");
+	sh("mkfifo %s/B/fifo.yaml", fix);
+	ASSERT_EQ(run_sh(&out, "timeout 5 %s bundle prepare --layout fifo.yaml %s/B", bin, fix), 2);
+	ASSERT_CONTAINS(out, "fifo.yaml: is a FIFO");
+	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
+	ASSERT_EQ(run_sh(&out, "test ! -e %s/B/.rootasm && cmp %s/B/config.json %s/config.orig", fix, fix, fix), 0);
+}
+
 TEST(bundle_prepare_killed_before_the_new_config_is_cleaned_up)
 {
 	char *out;

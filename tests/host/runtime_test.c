@@ -199,11 +199,11 @@ TEST(annotations_that_leave_the_administrators_directories_are_refused)
 	/* a layout anywhere else (the very same file, copied), by absolute path, by "..", by a symlink */
 	sh("cp %s/layouts/small.json %s/outside.json && ln -sf %s/outside.json %s/layouts/link.json", fix, fix, fix, fix);
 	snprintf(ann, sizeof(ann), "{'org.rootasm.layout': '%s/outside.json'}", fix);
-	refused(ann, "outside the layout directories allowed to administrator (");
+	refused(ann, "in none of the layout directories allowed to administrator (");
 	refused("{'org.rootasm.layout': '../outside.json'}", "outside the layout directory");
-	refused("{'org.rootasm.layout': 'link.json'}", "a symbolic link in the layout directory");
+	refused("{'org.rootasm.layout': 'link.json'}", "a symbolic link on the way beneath the layout directory");
 	/* ... nor is a path outside them looked up: no answer tells whether a file is there */
-	refused("{'org.rootasm.layout': '/root/no/such/file'}", "outside the layout directories allowed to");
+	refused("{'org.rootasm.layout': '/root/no/such/file'}", "in none of the layout directories allowed to");
 	/* images: not a name of the store, a path out of it */
 	refused("{'org.rootasm.image': 'debian:12'}", "no image of that name or digest in the store");
 	refused("{'org.rootasm.image': '../../etc/x'}", "org.rootasm.image '../../etc/x'");
@@ -630,7 +630,7 @@ TEST(podman_runs_its_image_and_rootasms_tree)
 	rc = run_sh(&out, PODMAN RUN "--annotation org.rootasm.layout=/etc/passwd localhost/rtimg:v1 true", PODMAN_ARGS);
 	ASSERT_TRUE(rc != 0);
 	ASSERT_CONTAINS(out, "rootasm-runtime: create ");
-	ASSERT_CONTAINS(out, "annotation org.rootasm.layout '/etc/passwd': bundle prepare /etc/passwd: Operation not permitted (outside the layout directories allowed to administrator (");
+	ASSERT_CONTAINS(out, "annotation org.rootasm.layout '/etc/passwd': open layout /etc/passwd: Operation not permitted (the layout file lies in /etc, in none of the layout directories allowed to administrator (");
 	nothing_left();
 	/* a layout that is not there is the runtime's error, not "a command that was not found" (podman 4.3 exits 127 for both) */
 	rc = run_sh(&out, PODMAN RUN "--annotation org.rootasm.layout=missing.json localhost/rtimg:v1 true", PODMAN_ARGS);
@@ -759,7 +759,7 @@ TEST(containerd_runs_its_image_and_rootasms_tree)
 		rc = -1;
 	if (rc == 0 && run_sh(&out, CTR_RUN "--annotation org.rootasm.layout=/etc/passwd localhost/rtimg:v1 c-bad true",
 			      fix, fix) != 0 &&
-	    strstr(out, "annotation org.rootasm.layout '/etc/passwd': bundle prepare /etc/passwd: Operation not permitted (outside the layout directories allowed to administrator ("))
+	    strstr(out, "annotation org.rootasm.layout '/etc/passwd': open layout /etc/passwd: Operation not permitted (the layout file lies in /etc, in none of the layout directories allowed to administrator ("))
 		rc = 0;
 	else if (rc == 0)
 		rc = -2;

@@ -33,7 +33,7 @@ PARTS = [
     ("OCI", ["assembler/lib/oci/*"]),
     ("Bundle", ["assembler/lib/bundle*.c"]),
     ("Parse", ["assembler/lib/layout*.c", "assembler/lib/yaml.c", "assembler/lib/model.c"]),
-    ("Open", ["assembler/lib/open.c", "assembler/lib/chase.c", "assembler/lib/mntinfo.c"]),
+    ("Open", ["assembler/lib/open.c", "assembler/lib/open-file.c", "assembler/lib/chase.c", "assembler/lib/mntinfo.c"]),
     ("Authorize", ["assembler/lib/authorize.c", "assembler/lib/principal.c", "assembler/lib/passwd.c"]),
     ("Plan", ["assembler/lib/plan.c", "assembler/lib/plan-print.c", "assembler/lib/emit.c"]),
     ("Kinds", ["assembler/lib/volume*.c"]),
