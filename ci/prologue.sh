@@ -1,0 +1,45 @@
+# shellcheck shell=bash
+# The prologue of the bash scripts of ci/, images/, kernel/ and tests/: each sources it
+# first, by its own place in the checkout (`. "$(dirname "$0")/../ci/prologue.sh"`), and
+# keeps only what is its own. It gives:
+#   set -euo pipefail   (a script that judges exit statuses itself says `set +e` after it)
+#   repo        the checkout's top, absolute
+#   prog        the script's name in messages: its path from the top (kernel/build)
+#   cache       ${ROOTASM_CACHE:-$HOME/.cache/rootasm}, absolute: every cache of the tests,
+#               always rebuildable (CACHE: the same, for the scripts that spell it so)
+#   die MSG     "PROG: error: MSG" on standard error, then exit $die_status (1 unless the
+#               script sets it: 2 where 1 is a verdict)
+#   log MSG     "PROG: MSG" on standard error
+#   usage       the script's header comment (after the #! line, up to the first line that
+#               is not a comment), without its "# ", on standard output
+#   opt VAR "$@"   the value of an option that takes one, "--name V" or "--name=V", into
+#               VAR; optn is what to shift: `--name|--name=*) opt var "$@"; shift "$optn" ;;`
+#   rootasm_ccache   for rootasm's own C build (ci/build, ci/package; not the kernel's):
+#               c_launcher, cmake's -DCMAKE_C_COMPILER_LAUNCHER=ccache when ccache is there
+#               (objects shared between checkouts, whatever their directory: paths under
+#               it are made relative, the working directory is not hashed), else nothing
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+prog=$(realpath -m --relative-to="$repo" "$0")
+cache=${ROOTASM_CACHE:-$HOME/.cache/rootasm}
+case "$cache" in /*) ;; *) cache=$PWD/$cache ;; esac
+CACHE=$cache
+die_status=1
+die() { echo "$prog: error: $*" >&2; exit "$die_status"; }
+log() { echo "$prog: $*" >&2; }
+usage() { awk 'NR == 1 { next } !/^#/ { exit } { sub(/^# ?/, ""); print }' "$0"; }
+opt() {
+	local -n opt_var_=$1
+	shift
+	case "$1" in
+	--*=*) opt_var_=${1#*=}; optn=1 ;;
+	*) [ $# -ge 2 ] || die "$1 needs a value"; opt_var_=$2; optn=2 ;;
+	esac
+}
+rootasm_ccache() {
+	c_launcher=()
+	if command -v ccache >/dev/null; then
+		export CCACHE_DIR=$cache/ccache-rootasm CCACHE_BASEDIR=$repo CCACHE_NOHASHDIR=1
+		c_launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache)
+	fi
+}
