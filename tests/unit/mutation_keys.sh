@@ -2,8 +2,8 @@
 # kernel/mutation-check keeps CAUGHT verdicts under a key of everything a verdict depends
 # on. A wrong hit would pass a mutation nobody ran: each input is changed here and the keys
 # must follow it (and only it), a kept verdict must be used without a build or a boot, and
-# --recheck must ignore it. No kernel, no QEMU: a copy of kernel/ and tests/qemu/ over a
-# fake ROOTASM_CACHE.
+# --recheck must ignore it. No kernel, no QEMU: a copy of kernel/, tests/qemu/ and the
+# scripts' prologue over a fake ROOTASM_CACHE.
 set -u
 src=$1
 tmp=$(mktemp -d)
@@ -13,7 +13,8 @@ ok() { n=$((n + 1)); }
 bad() { n=$((n + 1)); fail=$((fail + 1)); echo "FAIL: $*"; }
 
 repo=$tmp/repo
-mkdir -p "$repo/tests"
+mkdir -p "$repo/tests" "$repo/ci"
+cp -a "$src/ci/prologue.sh" "$repo/ci/"
 cp -a "$src/kernel" "$repo/kernel"
 cp -a "$src/tests/qemu" "$repo/tests/qemu"
 export ROOTASM_CACHE=$tmp/cache ROOTASM_MUTATION_RECHECK=0
@@ -62,7 +63,7 @@ edit() { cp -a "$1" "$tmp/orig"; printf '%s\n' "$2" >>"$1"; }
 undo() { mv "$tmp/orig" "$1"; }
 for f in "$K/src-patched/.rootasm-key" "$K/build-patched/.config" "$K/selftests-patched/permissions_test" \
 	"$K/selftests-patched/m32/notify_test_32" "$repo/kernel/mutation-check" "$repo/tests/qemu/suite" \
-	"$repo/tests/qemu/run" "$repo/tests/qemu/selinux/policy.conf"; do
+	"$repo/tests/qemu/run" "$repo/tests/qemu/selinux/policy.conf" "$repo/ci/prologue.sh"; do
 	edit "$f" "# changed"
 	every "${f#$tmp/}"
 	undo "$f"
