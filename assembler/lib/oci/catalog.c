@@ -68,6 +68,29 @@ const char *ra_store_path(const char *opt)
 	return p && *p ? p : RA_STORE_DEFAULT;
 }
 
+int ra_store_trusted(int fd, const char *path, bool root_ok, char *abs, size_t size, struct rootasm_error *e)
+{
+	struct stat st;
+	ssize_t n;
+
+	if (fstat(fd, &st) < 0)
+		return ra_err(e, errno, -EBADF, "open store", path, NULL);
+	if ((st.st_uid != geteuid() && !(root_ok && st.st_uid == 0)) || (st.st_mode & 022))
+		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "open store", path,
+				   "owned by uid %u with mode %04o: a store must belong to its user%s and be writable by "
+				   "nobody else", (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), root_ok ? " (or root)" : "");
+	if (st.st_uid == 0) {
+		char why[512];
+
+		if (ra_admin_trusted(fd, -EBADF, why, sizeof(why)) < 0)
+			return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "open store", path, "%s", why);
+	}
+	n = ra_fd_path(fd, abs, size);
+	if (n <= 0 || abs[0] != '/')
+		return ra_err(e, n < 0 ? (int)-n : EINVAL, -EBADF, "open store", path, "its absolute path");
+	return 0;
+}
+
 int ra_store_lock(int store_fd, int how, const char *store, struct rootasm_error *e)
 {
 	_cleanup_close_ int fd = openat(store_fd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -91,8 +114,7 @@ int cat_open(const char *opt, int lock, struct cat *c, struct rootasm_error *e)
 	struct open_how sub = { .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
 	const char *path = ra_store_path(opt);
-	struct stat st;
-	ssize_t n;
+	int r;
 
 	*c = (struct cat){ .fd = -EBADF, .images = -EBADF, .layers = -EBADF, .lock = -EBADF };
 	c->fd = sys_openat2(AT_FDCWD, path, &how);
@@ -102,21 +124,10 @@ int cat_open(const char *opt, int lock, struct cat *c, struct rootasm_error *e)
 		return ra_err_kind(e, errno == ENOTDIR || errno == ELOOP ? ROOTASM_ERROR_USAGE : ROOTASM_ERROR_RUNTIME,
 				   errno, "open store", path, errno == ENOTDIR ?
 				   "is not a directory (or is a symbolic link: name its target)" : NULL);
-	if (fstat(c->fd, &st) < 0)
-		return ra_err(e, errno, -EBADF, "open store", path, NULL);
-	if ((st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & 022))
-		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "open store", path,
-				   "owned by uid %u with mode %04o: a store must belong to its user (or root) and be "
-				   "writable by nobody else", (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
-	if (st.st_uid == 0) {
-		char why[512];
-
-		if (ra_admin_trusted(c->fd, -EBADF, why, sizeof(why)) < 0)
-			return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "open store", path, "%s", why);
-	}
-	n = ra_fd_path(c->fd, c->path, sizeof(c->path));
-	if (n <= 0 || c->path[0] != '/')
-		return ra_err(e, n < 0 ? (int)-n : EINVAL, -EBADF, "open store", path, "its absolute path");
+	/* a store we only read may be root's */
+	r = ra_store_trusted(c->fd, path, true, c->path, sizeof(c->path), e);
+	if (r < 0)
+		return r;
 	c->images = sys_openat2(c->fd, "images/sha256", &sub);
 	if (c->images < 0 && errno != ENOENT)
 		return ra_err(e, errno, -EBADF, "open", c->path, "images/sha256");

@@ -109,33 +109,17 @@ static int sub_sha256(struct ra_store *s, const char *name, struct rootasm_error
 static int store_open(const char *path, struct ra_store *s, struct rootasm_error *e)
 {
 	_cleanup_close_ int t = -EBADF;
-	char p[64], abs[PATH_MAX];
-	struct stat st;
-	ssize_t n;
+	char abs[PATH_MAX];
+	int r;
 
 	*s = (struct ra_store){ .fd = -EBADF, .layers = -EBADF, .images = -EBADF };
 	s->fd = open_store_dir(path, e);
 	if (s->fd < 0)
 		return s->fd;
-	/* whoever can write the store can swap the layer images every layout names */
-	if (fstat(s->fd, &st) < 0)
-		return ra_err(e, errno, -EBADF, "open store", path, NULL);
-	if (st.st_uid != geteuid() || (st.st_mode & 022))
-		return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "open store", path,
-				   "owned by uid %u with mode %04o: a store must belong to its user and be writable by "
-				   "nobody else", (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
-	/* root's store: every directory above it root's too (another user could move it away and put its own) */
-	if (st.st_uid == 0) {
-		char why[512];
-
-		if (ra_admin_trusted(s->fd, -EBADF, why, sizeof(why)) < 0)
-			return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EPERM, "open store", path, "%s", why);
-	}
-	snprintf(p, sizeof(p), "/proc/self/fd/%d", s->fd);
-	n = readlink(p, abs, sizeof(abs) - 1);
-	if (n <= 0 || abs[0] != '/')
-		return ra_err(e, n < 0 ? errno : EINVAL, -EBADF, "open store", path, "its absolute path");
-	abs[n] = '\0';
+	/* whoever can write the store can swap the layer images every layout names: ours alone to write */
+	r = ra_store_trusted(s->fd, path, false, abs, sizeof(abs), e);
+	if (r < 0)
+		return r;
 	s->path = strdup(abs);
 	if (!s->path)
 		return ra_oom(e, "open store");

@@ -23,6 +23,16 @@
 /* @opt, else $ROOTASM_STORE, else the default. */
 const char *ra_store_path(const char *opt);
 
+/*
+ * Whether this process may trust the store directory @fd (named @path): the
+ * one rule of every store's open. It belongs to us (@root_ok, a store we only
+ * read: or to root) and nobody else may write it (the layouts it gives name
+ * layer images to mount); root's store: every directory above it root's too
+ * (another user could move it away and put its own). Its absolute path into
+ * @abs. 0, or -errno with @e set.
+ */
+int ra_store_trusted(int fd, const char *path, bool root_ok, char *abs, size_t size, struct rootasm_error *e);
+
 /* flock(@how) on STORE/lock of the store directory @store_fd (made when missing); returns the fd, caller owns it. */
 int ra_store_lock(int store_fd, int how, const char *store, struct rootasm_error *e);
 
