@@ -1172,17 +1172,17 @@ TEST(bundle_layout_annotation_is_read_with_the_owners_rights)
 	fresh();
 	sh("chmod 0755 %s && mkdir -p %s/rootonly && cp %s %s/rootonly/l.json && chmod 0700 %s/rootonly", fix, fix,
 	   import_small(), fix, fix);
-	/* root's 0600 file: an error, and not one word of it */
+	/* root's 0600 file: an error (as `rootasm check` gives it: a usage error), and not one word of it */
 	mkbundle("/etc/shadow", false, NULL, "true");
 	sh("chown -R 1771:1771 %s/B", fix);
-	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 1);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 2);
 	ASSERT_CONTAINS(out, "Permission denied");
 	ASSERT_TRUE(strstr(out, "near") == NULL && strstr(out, "'root") == NULL && strstr(out, "root:") == NULL);
 	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
 	/* a valid layout in a directory only root may read: not the user's to use */
 	mkbundle(P("rootonly/l.json"), false, NULL, "true");
 	sh("chown -R 1771:1771 %s/B", fix);
-	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 1);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 2);
 	ASSERT_CONTAINS(out, "Permission denied");
 	ASSERT_EQ(count_mounts_under(P("B/rootfs")), 0);
 	/* one it may read: prepared; after prepare and after cleanup config.json is still uid 1771's */
