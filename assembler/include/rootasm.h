@@ -937,7 +937,10 @@ int rootasm_store_name_normalize(const char *ref, char *out, size_t size);
  * The layout of the image @ref (its erofs layout, else its squashfs one):
  * its absolute path in *ret_layout and its manifest digest in *ret_manifest
  * (either may be NULL; the caller frees them). Takes no lock and writes
- * nothing: for a runtime that looks images up by name. An unknown image is
+ * nothing: for a runtime that looks images up by name. @ref may also be
+ * (since 0.5) the absolute path of one of the store's layouts, as
+ * rootasm_import() gave it (STORE/images/sha256/HEX.FS.layout.json): no
+ * other path is one (ROOTASM_ERROR_USAGE, EINVAL). An unknown image is
  * ROOTASM_ERROR_USAGE with ENOENT.
  */
 int rootasm_store_lookup(const char *store, const char *ref, char **ret_layout, char **ret_manifest,

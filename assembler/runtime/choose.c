@@ -32,6 +32,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,27 +69,25 @@ static int named(struct rt_choice *ch, const char *ann, const char *value, const
 }
 
 /*
- * An image of the store: the layout path import printed (the store's image
- * directory the limit), or what rootasm_store_lookup() takes, the one grammar
+ * An image of the store, as rootasm_store_lookup() takes it, the one grammar
  * of a stored image's reference (exec, bundle create, inspect): a name
- * NAME[:TAG], its manifest digest sha256:HEX, or 12 or more of its hex.
+ * NAME[:TAG], its manifest digest sha256:HEX, 12 or more of its hex, or the
+ * layout path import printed. The directory of the layout it gives is the
+ * limit: the store's file names are the library's.
  */
 static int image_layout(const struct rt_conf *c, const char *value, struct rt_choice *ch)
 {
-	_cleanup_free_ char *dir = NULL, *found = NULL;
+	_cleanup_free_ char *found = NULL, *dir = NULL;
 	struct rootasm_error e = { 0 };
 	char line[1024];
 	int r;
 
-	if (asprintf(&dir, "%s/images/sha256", c->store) < 0) {
-		dir = NULL;
-		return rt_error("out of memory");
-	}
-	if (value[0] == '/')
-		return named(ch, ANN_IMAGE, value, dir);
 	if (rootasm_store_lookup(c->store, value, &found, NULL, &e) < 0)
 		return rt_error("annotation " ANN_IMAGE " '%s': %s", value, rootasm_error_format(&e, line, sizeof(line)));
-	r = named(ch, ANN_IMAGE, found, dir);
+	dir = strdup(found);
+	if (!dir)
+		return rt_error("out of memory");
+	r = named(ch, ANN_IMAGE, found, dirname(dir));
 	if (r == 0) {
 		free(ch->value);
 		ch->value = strdup(value);

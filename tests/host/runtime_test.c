@@ -208,7 +208,12 @@ TEST(annotations_that_leave_the_administrators_directories_are_refused)
 	refused("{'org.rootasm.image': 'debian:12'}", "no image of that name or digest in the store");
 	refused("{'org.rootasm.image': '../../etc/x'}", "org.rootasm.image '../../etc/x'");
 	snprintf(ann, sizeof(ann), "{'org.rootasm.image': '%s/st/images/sha256/../../../outside.json'}", fix);
-	refused(ann, "outside the layout directory");
+	refused(ann, "not a layout of the store");
+	/* a file in the store's image directory that is no image's layout (the store's file names are the library's) */
+	sh("cp %s/layouts/small.json %s/st/images/sha256/%064d.erofs.layout.json", fix, fix, 0);
+	snprintf(ann, sizeof(ann), "{'org.rootasm.image': '%s/st/images/sha256/%064d.erofs.layout.json'}", fix, 0);
+	refused(ann, "not a layout of an image of the store");
+	sh("rm %s/st/images/sha256/%064d.erofs.layout.json", fix, 0);
 	/* rootasmd: only the configured socket */
 	refused("{'org.rootasm.layout': 'small.json', 'org.rootasm.via': '/tmp/elsewhere.sock'}",
 		"not the configured rootasmd socket");

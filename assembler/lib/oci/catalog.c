@@ -430,14 +430,44 @@ static bool have_image(struct cat *c, const char *hex)
 
 /*
  * @ref as the hex of a manifest digest in @hex: "sha256:HEX", a name of
- * names.json, or a unique prefix of 12 or more hex digits. 0, or a usage error
- * (no such image, ambiguous); @n (borrowed): names.json's names and aliases.
+ * names.json, a unique prefix of 12 or more hex digits, or the absolute path
+ * of a layout of the store's (by the store's path as given, @given, or as
+ * resolved: that layout's name in @layout, else "" there). 0, or a usage
+ * error (no such image, ambiguous); @n (borrowed): names.json's names and
+ * aliases.
  */
-static int resolve(struct cat *c, const char *ref, const struct names *n, char hex[RA_DIGEST_HEX + 1],
-		   struct rootasm_error *e)
+static int resolve(struct cat *c, const char *given, const char *ref, const struct names *n,
+		   char hex[RA_DIGEST_HEX + 1], char layout[RA_DIGEST_HEX + 64], struct rootasm_error *e)
 {
+	static const char *const fs[] = { "erofs", "squashfs" };
 	char name[512];
 	const char *m;
+
+	layout[0] = '\0';
+	if (ref[0] == '/') {
+		struct stat st;
+
+		const char *rel = NULL;
+
+		for (int i = 0; i < 2 && !rel; i++) {
+			snprintf(name, sizeof(name), "%s/images/sha256", i ? c->path : given);
+			rel = ra_path_below(ref, name);
+		}
+		snprintf(hex, RA_DIGEST_HEX + 1, "%.*s", RA_DIGEST_HEX, rel ? rel : "");
+		if (!rel || strlen(hex) != RA_DIGEST_HEX || !hex_only(hex, RA_DIGEST_HEX) || rel[RA_DIGEST_HEX] != '.')
+			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "image", ref, "not a layout of the store %s "
+					   "(%s/images/sha256/HEX.FS.layout.json)", c->path, c->path);
+		for (size_t i = 0; i < ARRAY_SIZE(fs) && !layout[0]; i++) {
+			snprintf(name, sizeof(name), "%s.%s.layout.json", hex, fs[i]);
+			if (!strcmp(name, rel))
+				snprintf(layout, RA_DIGEST_HEX + 64, "%s", name);
+		}
+		if (!layout[0] || !have_image(c, hex) || c->images < 0 ||
+		    fstatat(c->images, layout, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref, "not a layout of an image of the "
+					   "store %s", c->path);
+		return 0;
+	}
 
 	if (!strncmp(ref, "sha256:", 7)) {
 		if (ra_digest_parse(ref, hex) < 0)
@@ -524,8 +554,8 @@ int ra_store_lookup(const char *store, const char *ref, bool use, char **ret_lay
 	if (r == 0)
 		r = names_load(&c, &n, e);
 	if (r == 0)
-		r = resolve(&c, ref, &n, hex, e);
-	if (r == 0 && cat_layout_of(&c, hex, name, sizeof(name)) < 0)
+		r = resolve(&c, ra_store_path(store), ref, &n, hex, name, e);
+	if (r == 0 && !name[0] && cat_layout_of(&c, hex, name, sizeof(name)) < 0)
 		r = ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref, "sha256:%s has no layout in %s", hex,
 				c.path);
 	/*
@@ -765,7 +795,7 @@ int rootasm_store_images(const char *store, struct rootasm_store_image **ret, si
 
 int rootasm_store_remove(const char *store, const char *ref, struct rootasm_error *e)
 {
-	char hex[RA_DIGEST_HEX + 1], name[512], digest[RA_DIGEST_MAX], f[RA_DIGEST_HEX + 64];
+	char hex[RA_DIGEST_HEX + 1], name[512], digest[RA_DIGEST_MAX], f[RA_DIGEST_HEX + 64], lname[RA_DIGEST_HEX + 64];
 	struct names n = { 0 };
 	json_t *v;
 	const char *k;
@@ -782,7 +812,7 @@ int rootasm_store_remove(const char *store, const char *ref, struct rootasm_erro
 	if (r == 0)
 		r = names_load(&c, &n, e);
 	if (r == 0)
-		r = resolve(&c, ref, &n, hex, e);
+		r = resolve(&c, ra_store_path(store), ref, &n, hex, lname, e);
 	if (r < 0)
 		goto out;
 	snprintf(digest, sizeof(digest), "sha256:%s", hex);
