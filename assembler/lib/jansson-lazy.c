@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The rootasm command's libjansson, loaded by the first JSON call (issue 20).
+ * The libjansson of the rootasm command and of rootasm-runtime, loaded by the
+ * first JSON call (issue 20).
  *
  * Most runs of the command never touch JSON: `assemble`, `exec` and `probe`
  * of a YAML layout without --json. Loading libjansson at every start cost
@@ -12,9 +13,10 @@
  * real one. The variadic ones call jansson's va_list forms, as jansson's own do.
  *
  * The list is checked by the link: a json_ function used anywhere in the
- * command and missing here is an undefined symbol. Only this executable uses
- * it; librootasm.so, rootasmd and rootasm-runtime link libjansson as usual
- * (and the package depends on libjansson4 through them).
+ * command (or the runtime) and missing here is an undefined symbol. Only this
+ * executable and rootasm-runtime (linked the same way) use it; librootasm.so and rootasmd
+ * link libjansson as usual (and the package depends on libjansson4 through
+ * them).
  *
  * --json loads it before the command starts (cli/common.c: ra_jansson_load()), so
  * a libjansson that cannot be loaded is one error before anything is done.
@@ -33,8 +35,8 @@
 
 #define JANSSON_FUNCS(X)										\
 	X(json_array) X(json_array_append_new) X(json_array_get) X(json_array_size) X(json_delete)	\
-	X(json_dumpb) X(json_dumpf) X(json_dumps) X(json_false) X(json_integer)			\
-	X(json_integer_value) X(json_loadb) X(json_null) X(json_object) X(json_object_del)		\
+	X(json_dumpb) X(json_dumpf) X(json_dumps) X(json_equal) X(json_false) X(json_integer)		\
+	X(json_integer_value) X(json_loadb) X(json_loads) X(json_null) X(json_object) X(json_object_del)		\
 	X(json_object_get) X(json_object_iter) X(json_object_iter_key) X(json_object_iter_next)	\
 	X(json_object_iter_value) X(json_object_key_to_iter) X(json_object_set_new)			\
 	X(json_object_size) X(json_string) X(json_string_length) X(json_string_value)		\
@@ -58,7 +60,7 @@ static int load_failed(void)
 		return 0;
 	if (!said && e.err != ENOMEM) {
 		said = true;
-		fprintf(stderr, "rootasm: %s: %s\n", e.op, e.msg);
+		fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, e.op, e.msg);
 	}
 	return -1;
 }
@@ -89,6 +91,7 @@ void json_delete(json_t *j)
 size_t json_dumpb(const json_t *j, char *buf, size_t size, size_t flags) { J(0, json_dumpb, j, buf, size, flags); }
 int json_dumpf(const json_t *j, FILE *out, size_t flags) { J(-1, json_dumpf, j, out, flags); }
 char *json_dumps(const json_t *j, size_t flags) { J(NULL, json_dumps, j, flags); }
+int json_equal(const json_t *a, const json_t *b) { J(0, json_equal, a, b); }
 json_t *json_false(void) { J(NULL, json_false); }
 json_t *json_integer(json_int_t v) { J(NULL, json_integer, v); }
 json_int_t json_integer_value(const json_t *j) { J(0, json_integer_value, j); }
@@ -96,6 +99,7 @@ json_t *json_loadb(const char *buf, size_t n, size_t flags, json_error_t *err)
 {
 	J(NULL, json_loadb, buf, n, flags, err);
 }
+json_t *json_loads(const char *s, size_t flags, json_error_t *err) { J(NULL, json_loads, s, flags, err); }
 json_t *json_null(void) { J(NULL, json_null); }
 json_t *json_object(void) { J(NULL, json_object); }
 int json_object_del(json_t *o, const char *k) { J(-1, json_object_del, o, k); }

@@ -42,6 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dl.h"
 #include "open.h"
 #include "runtime.h"
 #include "uapi.h"
@@ -575,6 +576,21 @@ static char **private_argv(const struct cmdline *cl, const struct create_args *c
 }
 
 /*
+ * The commands that read JSON load libjansson first (the binary is linked
+ * without it: jansson-lazy.c), so that a library that cannot be loaded is one
+ * clear error before anything is done, not a failure halfway.
+ */
+static int need_json(void)
+{
+	struct rootasm_error e = { 0 };
+	char line[1024];
+
+	if (ra_jansson_load(&e) < 0)
+		return rt_error("%s", rootasm_error_format(&e, line, sizeof(line)));
+	return 0;
+}
+
+/*
  * A container that joins a mount namespace by path: the delegate looks its
  * rootfs up there, where the tree rootasm attaches in ours is not (and the
  * container's pivot_root takes that namespace over). Refused, with why (-1),
@@ -761,6 +777,8 @@ static int cmd_delete(struct cmdline *cl, struct rt_conf *c)
 		if (r < 0 && errno == ENOENT)
 			return exec_delegate(cl) < 0 ? 1 : 0;
 	}
+	if (need_json() < 0)
+		return 1;
 	rt_log_for(NULL, id);
 	status = run_delegate(cl->argv, false);
 	if (status < 0)
@@ -795,6 +813,8 @@ static int cmd_state(struct cmdline *cl, struct rt_conf *c)
 	}
 	if (fd < 0 || ra_read_all(fd, PATH_MAX, NULL, NULL, &eb, &len) < 0 || !len)
 		return exec_delegate(cl) < 0 ? 1 : 0;
+	if (need_json() < 0)
+		return 1;
 	{
 		int r = rt_state_view(cl->argv, eb);	/* the delegate's status, or -1 (ours, said) */
 
@@ -810,7 +830,7 @@ int main(int argc, char **argv)
 
 	/* a hook of a container's that rootasm-runtime wrapped (spec.c) */
 	if (argc > 1 && !strcmp(argv[1], "hook"))
-		return rt_cmd_hook(argc - 1, argv + 1);
+		return need_json() < 0 ? 1 : rt_cmd_hook(argc - 1, argv + 1);
 	if (parse_globals(argc, argv, &cl, &c) < 0)
 		return 1;
 	rt_log_open(cl.log, cl.log_format);
@@ -827,6 +847,8 @@ int main(int argc, char **argv)
 	}
 	cmd = cl.cmd >= 0 ? cl.argv[cl.cmd] : "";
 	rt_log_for(cmd, NULL);
+	if ((!strcmp(cmd, "create") || !strcmp(cmd, "run")) && need_json() < 0)
+		return 1;
 	if (!strcmp(cmd, "create") || !strcmp(cmd, "run"))
 		return cmd_create(&cl, &c, !strcmp(cmd, "run"));
 	if (!strcmp(cmd, "delete"))

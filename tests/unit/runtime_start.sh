@@ -1,0 +1,38 @@
+#!/bin/bash
+# rootasm-runtime's start, as the engines pay for it on every call: a command it only passes to
+# its delegate (start, kill, state of a container not rootasm's, ...) loads no library but libc
+# (the library's objects are in the binary, libjansson is loaded by the first JSON call:
+# jansson-lazy.c), and a command that reads JSON loads libjansson before it does anything,
+# so a libjansson that cannot be loaded is one clear line, not a failure halfway.
+set -u
+rt=$1
+fail=0 n=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+libs() { LD_DEBUG=libs "$@" 2>&1 >/dev/null | grep -o 'calling init: .*' | sed 's#.*/##' | sort -u | xargs; }
+check() { # what got want
+	n=$((n + 1))
+	[ "$2" = "$3" ] || { echo "FAIL: $1: got '$2', want '$3'"; fail=$((fail + 1)); }
+}
+check "start (passed through) loads" "$(libs "$rt" --delegate /bin/true start x)" "ld-linux-x86-64.so.2 libc.so.6"
+check "kill (passed through) loads" "$(libs "$rt" --delegate /bin/true kill x KILL)" "ld-linux-x86-64.so.2 libc.so.6"
+check "state of a container not rootasm's loads" "$(libs "$rt" --delegate /bin/true --root "$tmp" state x)" "ld-linux-x86-64.so.2 libc.so.6"
+check "delete of a container not rootasm's loads" "$(libs "$rt" --delegate /bin/true --root "$tmp" delete x)" "ld-linux-x86-64.so.2 libc.so.6"
+# create reads config.json: libjansson first
+mkdir -p "$tmp/b"
+echo '{"ociVersion": "1.0.2", "root": {"path": "rootfs"}, "process": {"args": ["true"]}}' >"$tmp/b/config.json"
+case "$(libs "$rt" --delegate /bin/true --root "$tmp" create -b "$tmp/b" c1)" in
+*libjansson*) n=$((n + 1)) ;;
+*) n=$((n + 1)); echo "FAIL: create does not load libjansson"; fail=$((fail + 1)) ;;
+esac
+# a libjansson that cannot be loaded: one line, exit status 1, the delegate not run
+: >"$tmp/libjansson.so.4"
+out=$(LD_LIBRARY_PATH=$tmp "$rt" --delegate /bin/echo --root "$tmp" create -b "$tmp/b" c2 2>&1); rc=$?
+check "create without libjansson: exit status" "$rc" 1
+check "create without libjansson: lines" "$(printf '%s\n' "$out" | wc -l)" 1
+case "$out" in
+"rootasm-runtime: "*"libjansson"*) n=$((n + 1)) ;;
+*) n=$((n + 1)); echo "FAIL: create without libjansson said: $out"; fail=$((fail + 1)) ;;
+esac
+echo "runtime_start: $((n - fail))/$n passed"
+[ "$fail" = 0 ]
