@@ -552,12 +552,26 @@ static bool is_sandbox(json_t *cfg)
 }
 
 /*
- * The delegate's argv for the private bundle: --bundle and --config of the
- * engine's replaced by "--bundle PRIVATE" right after the command.
+ * Whether the delegate takes --config FILE (crun does, runc does not): then
+ * it runs the engine's own bundle with the private config, and its state and
+ * all its hooks name that bundle (state.c: delegate_config()).
  */
-static char **private_argv(const struct cmdline *cl, const struct create_args *ca, const char *bundle)
+static bool takes_config(const char *delegate)
 {
-	char **v = calloc((size_t)cl->argc + 3, sizeof(*v));
+	const char *b = strrchr(delegate, '/');
+
+	return !strncmp(b ? b + 1 : delegate, "crun", 4);
+}
+
+/*
+ * The delegate's argv: --bundle and --config of the engine's replaced, right
+ * after the command, by "--bundle PRIVATE", or with @config by "--bundle
+ * ENGINE --config CONFIG".
+ */
+static char **private_argv(const struct cmdline *cl, const struct create_args *ca, const char *bundle,
+			   const char *config)
+{
+	char **v = calloc((size_t)cl->argc + 5, sizeof(*v));
 	int n = 0;
 
 	if (!v)
@@ -570,6 +584,10 @@ static char **private_argv(const struct cmdline *cl, const struct create_args *c
 		if (i == cl->cmd) {
 			v[n++] = (char *)"--bundle";
 			v[n++] = (char *)bundle;
+			if (config) {
+				v[n++] = (char *)"--config";
+				v[n++] = (char *)config;
+			}
 		}
 	}
 	return v;
@@ -619,7 +637,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 	struct rt_state s;
 	struct create_args ca;
 	_cleanup_close_ int bfd = -EBADF;
-	_cleanup_free_ char *babs = NULL;
+	_cleanup_free_ char *babs = NULL, *dconfig = NULL;
 	_cleanup_free_ char **argv = NULL;
 	json_t *cfg = NULL;
 	struct stat st;
@@ -697,12 +715,15 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		if (r < 0)
 			goto out_choice;
 	}
-	r = rt_state_prepare(&s, babs, cfg, st.st_uid, st.st_gid, &ch);
+	r = rt_state_prepare(&s, babs, cfg, st.st_uid, st.st_gid, &ch, takes_config(cl->argv[0]));
 	if (r < 0) {
 		rt_state_cleanup(&s);
 		goto out;
 	}
-	argv = private_argv(cl, &ca, s.bundle);
+	if (takes_config(cl->argv[0]) && asprintf(&dconfig, "%s/" RT_DELEGATE_CONFIG, s.path) < 0)
+		dconfig = NULL;
+	argv = takes_config(cl->argv[0]) ? (dconfig ? private_argv(cl, &ca, babs, dconfig) : NULL) :
+					  private_argv(cl, &ca, s.bundle, NULL);
 	if (!argv) {
 		r = rt_error("out of memory");
 		rt_state_cleanup(&s);

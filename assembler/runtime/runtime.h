@@ -118,12 +118,16 @@ void rt_state_unlock(struct rt_state *s);
  * Detach what rootasm attached for the container and remove its state (under
  * the lock). A create that did not finish (no rt_state_created() mark) may
  * have left delegate processes that outlived it: every process whose
- * arguments name the private bundle is killed first (their mount namespaces,
+ * arguments name the private bundle (or ID/RT_DELEGATE_CONFIG) is killed first (their mount namespaces,
  * which hold the tree, go with them).
  */
 int rt_state_cleanup(struct rt_state *s);
 /* ID/engine-bundle: the engine's bundle directory, as the state shows it (spec.c) */
 #define RT_ENGINE_BUNDLE	"engine-bundle"
+/* ID/delegate.json: the config a delegate that takes --config runs the engine's bundle with */
+#define RT_DELEGATE_CONFIG	"delegate.json"
+/* bundle prepare's own annotation (lib/bundle.h), which the engine never sees */
+#define RT_ANN_PREPARED		"org.rootasm.prepared"
 
 /*
  * spec.c: the engine's view of an annotated container. rt_hooks_wrap():
@@ -155,9 +159,11 @@ void rt_state_created(struct rt_state *s);
 /*
  * Make the private bundle from @cfg (the engine's config.json, changed here;
  * @bundle its absolute directory), owned by @uid:@gid like the engine's, with
- * the tree @ch chose attached at its rootfs.
+ * the tree @ch chose attached at its rootfs. @config: the delegate takes
+ * --config (crun): then ID/RT_DELEGATE_CONFIG is written too, the config the
+ * delegate runs the engine's own bundle with, and no hook is wrapped (state.c).
  */
 int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t uid, gid_t gid,
-		     const struct rt_choice *ch);
+		     const struct rt_choice *ch, bool config);
 
 #endif

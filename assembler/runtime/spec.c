@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * What the engine sees of an annotated container is what the delegate alone
- * would show it (the runtime spec's state): the delegate runs the private
- * bundle, so its state names that bundle and carries the annotation bundle
- * prepare adds (org.rootasm.prepared). Here the state is given back as the
- * engine's:
+ * would show it (the runtime spec's state). crun runs the engine's bundle
+ * with rootasm's config (--config: state.c), and its state and hooks are the
+ * engine's already. Another delegate runs the private bundle, so its state
+ * names that bundle and carries the annotation bundle prepare adds
+ * (org.rootasm.prepared). Here the state is given back as the engine's:
  *
  *   state ID     the delegate's answer with "bundle" the engine's bundle (kept
  *                in ID/engine-bundle at create) and without rootasm's own
@@ -28,7 +29,6 @@
 #include "runtime.h"
 #include "util.h"
 
-#define ANN_PREPARED	"org.rootasm.prepared"	/* bundle prepare's (lib/bundle.h) */
 #define STATE_MAX	(1u << 20)
 
 /* The delegate's state @st as the engine's: its bundle, the annotations it gave. */
@@ -37,7 +37,7 @@ static int engine_state(json_t *st, const char *engine_bundle)
 	json_t *ann = json_object_get(st, "annotations");
 
 	if (json_is_object(ann))
-		json_object_del(ann, ANN_PREPARED);
+		json_object_del(ann, RT_ANN_PREPARED);
 	return json_object_set_new(st, "bundle", json_string(engine_bundle));
 }
 

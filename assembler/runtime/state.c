@@ -48,6 +48,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "open.h"
 #include "runtime.h"
 #include "uapi.h"
 #include "util.h"
@@ -308,19 +309,23 @@ static bool dead(int proc, const char *pid)
 static void kill_strays(struct rt_state *s)
 {
 	_cleanup_close_ int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_free_ char *config = NULL;
 	char pids[64][16];
 	size_t n = 0;
 	struct dirent *de;
 	DIR *d;
 	int fd;
 
+	if (asprintf(&config, "%s/" RT_DELEGATE_CONFIG, s->path) < 0)
+		config = NULL;
 	if (proc < 0 || (fd = dup(proc)) < 0 || !(d = fdopendir(fd)))
 		return;
 	while ((de = readdir(d)) && n < ARRAY_SIZE(pids)) {
 		if (!strspn(de->d_name, "0123456789") || de->d_name[strspn(de->d_name, "0123456789")] ||
 		    atoi(de->d_name) == getpid())
 			continue;
-		if (argv_has(proc, de->d_name, s->bundle) && kill(atoi(de->d_name), SIGKILL) == 0)
+		if ((argv_has(proc, de->d_name, s->bundle) || (config && argv_has(proc, de->d_name, config))) &&
+		    kill(atoi(de->d_name), SIGKILL) == 0)
 			snprintf(pids[n++], sizeof(pids[0]), "%s", de->d_name);
 	}
 	closedir(d);
@@ -359,6 +364,8 @@ int rt_state_cleanup(struct rt_state *s)
 		return rt_error("remove %s/" CREATED_MARK ": %s", s->path, strerror(errno));
 	if (unlinkat(s->fd, RT_ENGINE_BUNDLE, 0) < 0 && errno != ENOENT)
 		return rt_error("remove %s/" RT_ENGINE_BUNDLE ": %s", s->path, strerror(errno));
+	if (unlinkat(s->fd, RT_DELEGATE_CONFIG, 0) < 0 && errno != ENOENT)
+		return rt_error("remove %s/" RT_DELEGATE_CONFIG ": %s", s->path, strerror(errno));
 	if (unlinkat(s->dir, s->id, AT_REMOVEDIR) < 0)
 		return rt_error("remove %s: %s", s->path, strerror(errno));
 	return 0;
@@ -524,8 +531,44 @@ static int searchable_for_userns(struct rt_state *s, json_t *cfg)
 	return 1;
 }
 
+/*
+ * A delegate that takes --config (crun) runs the engine's own bundle with the
+ * private config: its state and every hook's (createContainer and
+ * startContainer too, which run in the container's namespaces, where no
+ * wrapper of ours can be) then name the engine's bundle and carry the
+ * engine's annotations only, as the delegate alone would show them. That
+ * config is the private bundle's as prepare left it, with the tree's absolute
+ * path as its root and without prepare's own annotation; the private bundle
+ * keeps its own (cleanup reads it).
+ */
+static int delegate_config(struct rt_state *s, int bfd)
+{
+	_cleanup_close_ int fd = openat(bfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_free_ char *buf = NULL, *rootfs = NULL, *text = NULL, *shown = NULL;
+	json_t *cfg, *root;
+	size_t len = 0;
+	int r;
+
+	if (fd < 0 || ra_read_all(fd, 4u << 20, NULL, NULL, &buf, &len) < 0)
+		return rt_error("read %s/config.json: %s", s->bundle, strerror(fd < 0 ? errno : EIO));
+	cfg = json_loadb(buf, len, 0, NULL);
+	root = json_object_get(cfg, "root");
+	if (!json_is_object(root))
+		r = rt_error("%s/config.json: no root", s->bundle);
+	else if (asprintf(&rootfs, "%s/rootfs", s->bundle) < 0 || asprintf(&shown, "%s/" RT_DELEGATE_CONFIG, s->path) < 0 ||
+		 json_object_set_new(root, "path", json_string(rootfs)) < 0)
+		r = rt_error("out of memory");
+	else {
+		json_object_del(json_object_get(cfg, "annotations"), RT_ANN_PREPARED);
+		text = json_dumps(cfg, JSON_COMPACT);
+		r = text ? write_file_at(s->fd, RT_DELEGATE_CONFIG, shown, text, strlen(text)) : rt_error("out of memory");
+	}
+	json_decref(cfg);
+	return r;
+}
+
 int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t uid, gid_t gid,
-		     const struct rt_choice *ch)
+		     const struct rt_choice *ch, bool config)
 {
 	_cleanup_close_ int bfd = -EBADF;
 	_cleanup_free_ char *text = NULL, *shown = NULL, *upper = NULL, *work = NULL;
@@ -566,7 +609,7 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 		return rt_error("out of memory");
 	}
 	/* the hooks in the runtime's namespace see the engine's bundle in the state, as without rootasm (said) */
-	if (rt_hooks_wrap(cfg, bundle) < 0)
+	if (!config && rt_hooks_wrap(cfg, bundle) < 0)
 		return -1;
 	if (private_config(cfg, bundle) < 0 || !(text = json_dumps(cfg, JSON_COMPACT)))
 		return rt_error("out of memory");
@@ -575,8 +618,11 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 		return -1;
 	if (mkdirat(bfd, "rootfs", 0755) < 0)
 		return rt_error("mkdir %s/rootfs: %s", s->bundle, strerror(errno));
-	if (ch->via)
-		return via_attach(s, bfd, ch, uid);
+	if (ch->via) {
+		if (via_attach(s, bfd, ch, uid) < 0)
+			return -1;
+		return config ? delegate_config(s, bfd) : 0;
+	}
 	{
 		/* the layout's directory a limit of the bundle's principal (the library judges it) */
 		const char *dirs[] = { ch->dir };
@@ -587,5 +633,5 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 		if (rootasm_bundle_prepare(ctx(), s->bundle, &o, NULL, &e) < 0)
 			return choice_error(ch, &e);
 	}
-	return 0;
+	return config ? delegate_config(s, bfd) : 0;
 }

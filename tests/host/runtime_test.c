@@ -321,9 +321,11 @@ TEST(a_user_namespace_reaches_the_private_rootfs)
 }
 
 /*
- * The runtime spec's state as the delegate alone gives it: `state` and the
- * hooks the runtime runs in its own namespace see the engine's bundle and the
- * engine's annotations, with a rootasm annotation as without one.
+ * The runtime spec's state as the delegate alone gives it: `state` and every
+ * hook (createContainer and startContainer, which run in the container's
+ * namespaces, too: crun runs the engine's bundle with rootasm's config) see
+ * the engine's bundle and the engine's annotations, with a rootasm annotation
+ * as without one.
  */
 TEST(state_and_hooks_show_the_engines_bundle)
 {
@@ -333,21 +335,37 @@ TEST(state_and_hooks_show_the_engines_bundle)
 	for (int ann = 0; ann < 2; ann++) {
 		mkbundle("B", ann ? "{'org.rootasm.layout': 'small.json', 'x.test': 'y'}" : "{'x.test': 'y'}", "sleep 0.5",
 			 !ann);
-		sh("cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); "
-		   "c['hooks'] = {k: [{'path': '/bin/sh', 'args': ['sh', '-c', 'cat > %s/hook-' + k + '.json']}] "
-		   "for k in ('prestart', 'createRuntime', 'poststart', 'poststop')}; json.dump(c, open('config.json', 'w'))\"",
-		   fix, fix);
-		sh("rm -f %s/hook-*.json %s/state.json", fix, fix);
+		/*
+		 * every kind of hook; startContainer's path is the container's and it
+		 * runs there: it writes to a bind mount of the host's hooks/
+		 */
+		sh("mkdir -p %s/hooks && cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); "
+		   "c['hooks'] = {k: [{'path': '/bin/sh', 'args': ['sh', '-c', 'cat > %s/hooks/hook-' + k + '.json']}] "
+		   "for k in ('prestart', 'createRuntime', 'createContainer', 'poststart', 'poststop')}; "
+		   "c['hooks']['startContainer'] = [{'path': '/bin/sh', 'args': ['sh', '-c', "
+		   "'cat > /hooks/hook-startContainer.json']}]; "
+		   "c['mounts'].append({'destination': '/hooks', 'type': 'bind', 'source': '%s/hooks', 'options': ['rbind']}); "
+		   "json.dump(c, open('config.json', 'w'))\"", fix, fix, fix, fix);
+		sh("rm -f %s/hooks/hook-*.json %s/state.json", fix, fix);
 		if (run_sh(&out, RT " create -b %s/B c-st >/dev/null && " RT " state c-st >%s/state.json && " RT
 			   " start c-st && sleep 1 && " RT " delete c-st", RTARGS, fix, RTARGS, fix, RTARGS, RTARGS) != 0)
 			FAILF("annotated %d: %s", ann, out);
-		if (run_sh(&out, "cd %s && python3 -c \"import json\n"
-			   "for f in ['state', 'hook-prestart', 'hook-createRuntime', 'hook-poststart', 'hook-poststop']:\n"
+		/*
+		 * the bundle is the engine's for all of them (crun alone gives
+		 * startContainer's "/": what it gives without rootasm, rootasm's
+		 * container gets), the annotations the engine's alone
+		 */
+		if (run_sh(&out, "cd %s && python3 -c \"import json, os\n"
+			   "for f in ['state', 'hooks/hook-prestart', 'hooks/hook-createRuntime', 'hooks/hook-createContainer',\n"
+			   "          'hooks/hook-startContainer', 'hooks/hook-poststart', 'hooks/hook-poststop']:\n"
 			   "    s = json.load(open(f + '.json'))\n"
 			   "    a = s.get('annotations', {})\n"
-			   "    assert s['bundle'] == '%s/B', (f, s['bundle'])\n"
+			   "    alone = json.load(open(f + '.alone')) if %d else s\n"
+			   "    assert s['bundle'] == alone['bundle'], (f, s['bundle'], alone['bundle'])\n"
+			   "    assert s['bundle'] == '%s/B' or f == 'hooks/hook-startContainer', (f, s['bundle'])\n"
 			   "    assert a.get('x.test') == 'y' and 'org.rootasm.prepared' not in a, (f, a)\n"
-			   "    assert s['id'] == 'c-st', (f, s['id'])\n\"", fix, fix) != 0)
+			   "    assert s['id'] == 'c-st', (f, s['id'])\n"
+			   "    os.rename(f + '.json', f + '.alone')\n\"", fix, ann, fix) != 0)
 			FAILF("annotated %d: %s", ann, out);
 		nothing_left();
 	}
