@@ -43,6 +43,7 @@ struct req {
 	struct rootasm_principal *p;	/* who the tree is for (built per request: a user namespace is per request) */
 	json_t *msg;
 	int fd;				/* the request's fd, if any */
+	const char *upper_dir, *work_dir;	/* "upper": an administrator's, for the load (NULL: the layout's) */
 	struct rootasm_error e;
 	char what[256];			/* for the log line */
 };
@@ -170,7 +171,8 @@ static int keys(struct req *q, const struct rd_method *m)
  */
 static int load_path(struct req *q, const char *path, struct rootasm_layout **ret)
 {
-	struct rootasm_load_opts o = { .size = sizeof(o), .principal = q->p };
+	struct rootasm_load_opts o = { .size = sizeof(o), .principal = q->p, .upper_dir = q->upper_dir,
+				       .work_dir = q->work_dir };
 	int r = 0;
 
 	if (!ra_path_clean(path))
@@ -184,7 +186,7 @@ static int load_path(struct req *q, const char *path, struct rootasm_layout **re
 static int load_inline(struct req *q, const char *text, size_t len, const char *name, struct rootasm_layout **ret)
 {
 	struct rootasm_load_opts o = { .size = sizeof(o), .flags = ROOTASM_LOAD_ABSOLUTE, .name = name ? name : "(inline)",
-				       .principal = q->p };
+				       .principal = q->p, .upper_dir = q->upper_dir, .work_dir = q->work_dir };
 	int r;
 
 	/*
@@ -224,7 +226,7 @@ static int op_assemble(struct req *q, json_t **reply, int *ret_fd)
 	struct rootasm_assemble_opts ao = { .size = sizeof(ao), .userns_fd = -EBADF };
 	struct rootasm_layout *l = NULL;
 	uid_t receivers[RA_PROTO_MAX_RECEIVERS];
-	json_t *lj, *tj, *rj, *aj, *v;
+	json_t *lj, *tj, *rj, *aj, *uj, *v;
 	size_t i;
 	bool userns;
 	int r, tree;
@@ -263,6 +265,18 @@ static int op_assemble(struct req *q, json_t **reply, int *ret_fd)
 			    (unsigned int)q->c->uid);
 	if (aj && userns)
 		return bad(q, EINVAL, "\"as\" goes without \"userns\" (a user namespace does not travel in it)");
+	/*
+	 * "upper": an engine's writable layer of the container as the tree's upper
+	 * (rootasm-runtime for the engine's own image): a host directory an
+	 * administrator names; authorize refuses it to any principal but one
+	 */
+	uj = json_object_get(q->msg, "upper");
+	if (uj && !is_root(q))
+		return deny(q, "assemble", "uid %u may not name the tree's upper (\"upper\" is an administrator's word)",
+			    (unsigned int)q->c->uid);
+	if (uj && (json_unpack(uj, "{s:s, s:s !}", "upperdir", &q->upper_dir, "workdir", &q->work_dir) < 0 ||
+		   q->upper_dir[0] != '/' || q->work_dir[0] != '/'))
+		return bad(q, EINVAL, "\"upper\" is {\"upperdir\": PATH, \"workdir\": PATH}, both absolute");
 	if (aj)
 		r = ra_proto_principal_parse(aj, &q->p, &q->e);
 	else
@@ -414,6 +428,8 @@ static const struct rd_key assemble_keys[] = {
 	{ "userns", RD_BOOL, "a tree for the client's user namespace, whose fd comes with the request" },
 	{ "receivers", RD_ARRAY, "uids the client hands the tree on to (at most 64)" },
 	{ "as", RD_OBJECT, "whom the tree is for (administrators only): {admin} or {uid, gid, groups, layouts, sources}" },
+	{ "upper", RD_OBJECT, "the tree's upper (administrators only, for an administrator's tree): {upperdir, workdir}, "
+			      "existing directories used as they are" },
 	{ NULL },
 };
 

@@ -284,6 +284,17 @@ struct rootasm_load_opts {
 	 * The layout keeps a copy: rootasm_assemble*() builds its tree for it.
 	 */
 	const struct rootasm_principal *principal;
+	/*
+	 * since 0.5: the tree's upper is these two existing directories,
+	 * overlayfs' upperdir and workdir used as they are (an engine's
+	 * writable layer of the container: nothing made in them, nothing
+	 * chowned, index=off), in place of the layout's own upper, as
+	 * `upper: {upperdir, workdir}` in it would name them: an
+	 * administrator's only (the authorize stage refuses it to a user).
+	 * Absolute; both or neither. NULL: the layout's.
+	 */
+	const char *upper_dir;
+	const char *work_dir;
 };
 
 /*
@@ -752,6 +763,14 @@ struct rootasm_client_assemble_opts {
 	 * this principal's; NULL: the client itself.
 	 */
 	const struct rootasm_principal *principal;
+	/*
+	 * since 0.5: the tree's upper, two existing directories used as they
+	 * are (rootasm_load_opts.upper_dir, work_dir), sent as the request's
+	 * "upper": rootasmd takes it only from an administrator client, for an
+	 * administrator's tree. Absolute; both or neither.
+	 */
+	const char *upper_dir;
+	const char *work_dir;
 };
 
 /*

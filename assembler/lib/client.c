@@ -185,6 +185,14 @@ int rootasm_client_assemble(struct rootasm_client *c, const struct rootasm_clien
 		}
 		ra_jset(&b, req, "as", ra_proto_principal(p));
 	}
+	if (!OPT(o, upper_dir, NULL) != !OPT(o, work_dir, NULL) ||
+	    (OPT(o, upper_dir, NULL) && (o->upper_dir[0] != '/' || o->work_dir[0] != '/'))) {
+		json_decref(req);
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble via rootasmd", layout,
+				   "upper_dir and work_dir: both absolute, or neither");
+	}
+	if (OPT(o, upper_dir, NULL))
+		ra_jset(&b, req, "upper", json_pack("{s:s, s:s}", "upperdir", o->upper_dir, "workdir", o->work_dir));
 	if (b.oom) {
 		json_decref(req);
 		return ra_oom(e, "request");

@@ -250,6 +250,13 @@ typedef int (*ra_walk_fn)(struct rootasm_layout *l, struct ra_src *s, struct ra_
 #define RA_WALK_NESTED	1u
 int ra_layout_walk(struct rootasm_layout *l, unsigned int flags, ra_walk_fn fn, void *userdata);
 
+/*
+ * The tree's upper replaced, before the open stage, by the directories
+ * @upperdir and @workdir, as `upper: {upperdir, workdir}` would name them
+ * (rootasm_load_opts.upper_dir: an engine's writable layer). -ENOMEM, else 0.
+ */
+int ra_layout_set_upper_dirs(struct rootasm_layout *l, const char *upperdir, const char *workdir);
+
 /* Whether the layout makes an overlay (more than one layer, or an upper). */
 static inline bool ra_is_overlay(const struct rootasm_layout *l)
 {

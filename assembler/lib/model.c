@@ -42,6 +42,25 @@ static void src_free(struct ra_src *s)
 	free(s->admin_why);
 }
 
+static int src_set(struct ra_src *s, const char *path, const char *key)
+{
+	*s = (struct ra_src){ .kind = RA_SRC_DIR, .fd = -EBADF, .path = strdup(path), .display = strdup(path),
+			      .key = strdup(key) };
+	return s->path && s->display && s->key ? 0 : -ENOMEM;
+}
+
+static void tmpfs_free(struct ra_tmpfs *t);
+
+int ra_layout_set_upper_dirs(struct rootasm_layout *l, const char *upperdir, const char *workdir)
+{
+	src_free(&l->upper.src);
+	src_free(&l->upper.work);
+	tmpfs_free(&l->upper.tmpfs);
+	l->upper = (struct ra_upper){ .kind = RA_UPPER_DIRS };
+	return src_set(&l->upper.src, upperdir, "upper.upperdir") < 0 ||
+	       src_set(&l->upper.work, workdir, "upper.workdir") < 0 ? -ENOMEM : 0;
+}
+
 static void idmap_free(struct ra_idmap *m)
 {
 	free(m->uids);

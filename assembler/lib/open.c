@@ -431,6 +431,12 @@ static int opts_check(const struct rootasm_load_opts *o, bool mem, const char *n
 	if (o->flags & ~(ROOTASM_LOAD_OFFLINE | ROOTASM_LOAD_DIR_FD | ROOTASM_LOAD_ABSOLUTE))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "load layout", name, "unknown flags 0x%x",
 				   o->flags & ~(ROOTASM_LOAD_OFFLINE | ROOTASM_LOAD_DIR_FD | ROOTASM_LOAD_ABSOLUTE));
+	if (!RA_OPT(o, struct rootasm_load_opts, upper_dir, NULL) != !RA_OPT(o, struct rootasm_load_opts, work_dir, NULL))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "load layout", name, "upper_dir and work_dir go together");
+	if (RA_OPT(o, struct rootasm_load_opts, upper_dir, NULL) &&
+	    (o->upper_dir[0] != '/' || o->work_dir[0] != '/'))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "load layout", name, "upper_dir and work_dir must be "
+				   "absolute: %s, %s", o->upper_dir, o->work_dir);
 	if ((o->flags & ROOTASM_LOAD_DIR_FD) && (!mem || o->size < offsetof(struct rootasm_load_opts, dir_fd) + sizeof(int)))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "load layout", name,
 				   mem ? "ROOTASM_LOAD_DIR_FD without the dir_fd field" :
@@ -463,6 +469,11 @@ static int load(struct rootasm_ctx *ctx, const char *buf, size_t len, const char
 	}
 	if (l)
 		l->file_judged = judged;
+	/* an engine's writable layer in place of the layout's upper: judged by authorize as `upper: {upperdir}` */
+	if (l && OPT(o, upper_dir, NULL) && ra_layout_set_upper_dirs(l, o->upper_dir, o->work_dir) < 0) {
+		rootasm_layout_free(l);
+		return ra_oom(e, "load layout");
+	}
 	if ((r == 0 || (r == -EINVAL && l)) && !(OPT(o, flags, 0u) & ROOTASM_LOAD_OFFLINE)) {
 		int ro = ra_layout_open(ctx, l, dirfd, top, OPT(o, flags, 0u) & ROOTASM_LOAD_ABSOLUTE, &d, e);
 

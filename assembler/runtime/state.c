@@ -443,9 +443,12 @@ static int choice_error(const struct rt_choice *ch, const struct rootasm_error *
  * request says who it is for ("as"); the daemon judges it as that principal's.
  * The tree is attached at the private bundle's rootfs.
  */
-static int via_attach(struct rt_state *s, int bfd, const struct rt_choice *ch, uid_t uid)
+static int via_attach(struct rt_state *s, int bfd, const struct rt_choice *ch, uid_t uid, const char *upper,
+		      const char *work)
 {
-	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout = ch->layout };
+	/* the engine's writable layer as the tree's upper: the request's "upper" (an administrator's word) */
+	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout = ch->layout, .upper_dir = upper,
+						  .work_dir = work };
 	const char *dirs[] = { ch->dir };
 	struct rootasm_principal *who = NULL;
 	struct rootasm_client *c = NULL;
@@ -585,9 +588,6 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 		rt_warn("annotation %s '%s' replaces the engine's image: what the container writes goes to rootasm's tree, "
 			"not to the engine's writable layer (the engine's diff, commit and export do not see it)",
 			ch->ann, ch->value);
-	else if (ch->via)
-		rt_warn("the engine's image assembled by rootasmd: what the container writes goes to the tree's own "
-			"upper, not to the engine's writable layer (the engine's diff, commit and export do not see it)");
 	else if (uid != 0)
 		/* an upper directory on the host is an administrator's (authorize): a user's bundle gets its own */
 		rt_warn("the engine's image, in a bundle of uid %u: what the container writes goes to the tree's own "
@@ -619,7 +619,7 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 	if (mkdirat(bfd, "rootfs", 0755) < 0)
 		return rt_error("mkdir %s/rootfs: %s", s->bundle, strerror(errno));
 	if (ch->via) {
-		if (via_attach(s, bfd, ch, uid) < 0)
+		if (via_attach(s, bfd, ch, uid, upper, work) < 0)
 			return -1;
 		return config ? delegate_config(s, bfd) : 0;
 	}

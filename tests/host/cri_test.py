@@ -735,10 +735,18 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     pod, cfg = c.run_pod(T, "via-own", "rootasm", {"org.rootasm.via": f"{T}/rootasmd.sock"})
     cid = c.create(pod, cfg, "c", "localhost/rtimg:v1", ["sleep", "1000"])
     c.start(cid)
-    rc, out, err = c.exec_sync(cid, ["cat", "/etc/msg"])
+    rc, out, err = c.exec_sync(cid, ["sh", "-c", "cat /etc/msg; echo via >/etc/written-via"])
     via = os.path.exists(f"{state_dir}/.rootasm/{cid}/via.mnt")
     ok(rc == 0 and out == "hello-from-the-bundle\n" and via,
        "org.rootasm.via alone: the pod's own image, its tree assembled by rootasmd", (rc, out, err, via))
+    # its upper is containerd's writable layer too, sent as the request's "upper"
+    layer = run_bytes(*ctr, "snapshots", "--snapshotter", "overlayfs", "diff", cid)
+    try:
+        diff = sorted(tarfile.open(fileobj=io.BytesIO(layer)).getnames())
+    except tarfile.TarError as e:
+        diff = repr(e)
+    ok(isinstance(diff, list) and "etc/written-via" in diff and "etc/msg" not in diff,
+       "through rootasmd too, what the container wrote is containerd's snapshot of it (the request's upper)", diff)
     c.remove_pod(pod)
 
     # 6. ten pods at once, each with a container on rootasm's tree: four of an image rootasm's store does not

@@ -703,6 +703,11 @@ static void hostile(void *arg)
 		 "\"gid\":%u}}", path("layouts/t.yaml"), (unsigned)UNPRIV, (unsigned)UNPRIV);
 	raw_send(s, req, strlen(req), NULL, 0);
 	ASSERT_STR(raw_reply(s), "EPERM");
+	/* so is "upper": a host directory as the tree's upper, written through the user's tree */
+	snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"assemble\",\"layout\":\"%s\",\"upper\":{\"upperdir\":\"%s\","
+		 "\"workdir\":\"%s\"}}", path("layouts/t.yaml"), path("src"), path("other"));
+	raw_send(s, req, strlen(req), NULL, 0);
+	ASSERT_STR(raw_reply(s), "EPERM");
 	/* fds: two with one message; one with a request that takes none; wrong types for userns */
 	ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
 	snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"assemble\",\"layout\":\"%s\"}", path("layouts/t.yaml"));
@@ -790,7 +795,7 @@ TEST(daemon_survives_hostile_messages)
 TEST(daemon_takes_exactly_what_its_protocol_describes)
 {
 	struct daemon d = start("s3p", NULL);
-	char cmd[4200], *text = NULL, req[512];
+	char cmd[4200], *text = NULL, req[2048];
 	size_t cap = 0, i, j;
 	json_t *desc, *r, *k, *keys;
 	FILE *f;
@@ -840,6 +845,21 @@ TEST(daemon_takes_exactly_what_its_protocol_describes)
 	snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":7}");
 	raw_send(s, req, strlen(req), NULL, 0);
 	ASSERT_STR(raw_reply(s), "EINVAL");
+	/* "upper" (root's word): its shape, then for a user's tree the authorize stage's refusal */
+	snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"assemble\",\"layout\":\"%s\",\"upper\":{\"upperdir\":\"%s\"}}",
+		 path("layouts/t.yaml"), path("src"));
+	raw_send(s, req, strlen(req), NULL, 0);
+	ASSERT_STR(raw_reply(s), "EINVAL");
+	snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"assemble\",\"layout\":\"%s\",\"as\":{\"uid\":%u,\"gid\":%u},"
+		 "\"upper\":{\"upperdir\":\"%s\",\"workdir\":\"%s\"}}", path("layouts/t.yaml"), (unsigned)UNPRIV,
+		 (unsigned)UNPRIV, path("src"), path("other"));
+	raw_send(s, req, strlen(req), NULL, 0);
+	ASSERT_STR(raw_reply(s), "EPERM");
+	/* (the same request without it is served: the refusal is the upper's) */
+	snprintf(req, sizeof(req), "{\"rootasm\":1,\"op\":\"assemble\",\"layout\":\"%s\",\"as\":{\"uid\":%u,\"gid\":%u}}",
+		 path("layouts/t.yaml"), (unsigned)UNPRIV, (unsigned)UNPRIV);
+	raw_send(s, req, strlen(req), NULL, 0);
+	ASSERT_STR(raw_reply(s), "ok");
 	close(fds[0]);
 	close(fds[1]);
 	close(s);
