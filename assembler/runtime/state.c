@@ -549,11 +549,18 @@ static int delegate_config(struct rt_state *s, int bfd)
 	_cleanup_close_ int fd = openat(bfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	_cleanup_free_ char *buf = NULL, *rootfs = NULL, *text = NULL, *shown = NULL;
 	json_t *cfg, *root;
+	struct stat st;
 	size_t len = 0;
 	int r;
 
-	if (fd < 0 || ra_read_all(fd, 4u << 20, NULL, NULL, &buf, &len) < 0)
-		return rt_error("read %s/config.json: %s", s->bundle, strerror(fd < 0 ? errno : EIO));
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return rt_error("open %s/config.json: %s", s->bundle, strerror(errno));
+	/* what this process wrote: the private bundle is its owner's directory, which could put another file there */
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1)
+		return rt_error("%s/config.json: not the file rootasm-runtime wrote (a regular file of uid %u, one link)",
+				s->bundle, (unsigned)geteuid());
+	if (ra_read_all(fd, 4u << 20, NULL, NULL, &buf, &len) < 0)
+		return rt_error("read %s/config.json: %s", s->bundle, strerror(EIO));
 	cfg = json_loadb(buf, len, 0, NULL);
 	root = json_object_get(cfg, "root");
 	if (!json_is_object(root))
