@@ -272,6 +272,8 @@ static int exec_delegate(struct cmdline *cl)
  * engine sends its runtime. Returns its exit status (128 + N for signal N),
  * or -1 (said). @quiet: its stdout and stderr go to /dev/null.
  */
+static bool delegate_exited;	/* run_delegate()'s delegate exited (was not killed by a signal) */
+
 static int run_delegate(char **argv, bool quiet)
 {
 	static const int fwd[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH };
@@ -325,6 +327,7 @@ static int run_delegate(char **argv, bool quiet)
 			kill(pid, si.si_signo);
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	delegate_exited = WIFEXITED(st);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
@@ -735,6 +738,8 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		status = run_delegate(argv, false);
 		rt_state_unlock(&s);
 		if (!ca.keep && rt_state_lock(state_root(cl, c), ca.id, false, &s) == 0) {
+			/* crun run waited for its container: with it exited, no process of it is left to kill */
+			s.ran = delegate_exited;
 			rt_state_cleanup(&s);
 			rt_state_unlock(&s);
 		}

@@ -109,6 +109,7 @@ struct rt_state {
 	char *path;		/* ROOT/.rootasm/ID */
 	char *bundle;		/* ROOT/.rootasm/ID/bundle: the private bundle */
 	bool existed;		/* it was there before this call (a create that failed or was killed) */
+	bool ran;		/* a foreground run's delegate exited (not killed): nothing of it is left to kill */
 };
 
 /* Open (@create: make) and lock the state of @id; 1 when there is none (without @create). */

@@ -276,13 +276,13 @@ static ssize_t proc_read(int proc, const char *pid, const char *what, char *buf,
 }
 
 /* Whether /proc/@pid's arguments hold @arg as one of them. */
-static bool argv_has(int proc, const char *pid, const char *arg)
+static bool argv_has(int proc, const char *pid, const char *arg, const char *arg2)
 {
 	char buf[8192];
 	ssize_t n = proc_read(proc, pid, "cmdline", buf, sizeof(buf));
 
 	for (char *a = buf; a < buf + n; a += strlen(a) + 1)
-		if (!strcmp(a, arg))
+		if (!strcmp(a, arg) || (arg2 && !strcmp(a, arg2)))
 			return true;
 	return false;
 }
@@ -313,6 +313,7 @@ static void kill_strays(struct rt_state *s)
 	char pids[64][16];
 	size_t n = 0;
 	struct dirent *de;
+	pid_t self = getpid();
 	DIR *d;
 	int fd;
 
@@ -322,10 +323,9 @@ static void kill_strays(struct rt_state *s)
 		return;
 	while ((de = readdir(d)) && n < ARRAY_SIZE(pids)) {
 		if (!strspn(de->d_name, "0123456789") || de->d_name[strspn(de->d_name, "0123456789")] ||
-		    atoi(de->d_name) == getpid())
+		    atoi(de->d_name) == self)
 			continue;
-		if ((argv_has(proc, de->d_name, s->bundle) || (config && argv_has(proc, de->d_name, config))) &&
-		    kill(atoi(de->d_name), SIGKILL) == 0)
+		if (argv_has(proc, de->d_name, s->bundle, config) && kill(atoi(de->d_name), SIGKILL) == 0)
 			snprintf(pids[n++], sizeof(pids[0]), "%s", de->d_name);
 	}
 	closedir(d);
@@ -338,7 +338,7 @@ int rt_state_cleanup(struct rt_state *s)
 {
 	_cleanup_close_ int bfd = -EBADF;
 
-	if (faccessat(s->fd, CREATED_MARK, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+	if (!s->ran && faccessat(s->fd, CREATED_MARK, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 		kill_strays(s);
 	bfd = openat(s->fd, "bundle", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (bfd >= 0) {
