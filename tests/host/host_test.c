@@ -868,6 +868,11 @@ TEST(principal_check_as_shows_what_a_user_gets)
 		snprintf(lim, sizeof(lim), "the layout file lies in %s, in none of the layout directories allowed to uid 1771",
 			 ldir);
 		ASSERT_CONTAINS(err, lim);
+		/* a relative path is judged as the absolute path it is, from the working directory */
+		ASSERT_EQ(run_sh(&out, "cd %s && %s check --as 1771 --layout-dir %s --source-dir %s --source-dir %s pa.yaml",
+				 fix, bin, ldir, path("l1"), sdir), 0);
+		ASSERT_EQ(run_sh(&out, "cd %s && %s check --as 1771 --layout-dir %s pa.yaml", fix, bin, sdir), 1);
+		ASSERT_CONTAINS(out, lim);
 		/* ... and a host object outside the source directories, by its fd: a symlink in them leading out too */
 		ASSERT_EQ(RUN(&err, "check", "--as", "1771", "--source-dir", sdir, path("pa.yaml")), 1);
 		ASSERT_CONTAINS(err, "layers[0].dir");
