@@ -641,14 +641,14 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 	struct rt_state s;
 	struct create_args ca;
 	_cleanup_close_ int bfd = -EBADF;
-	_cleanup_free_ char *babs = NULL, *dconfig = NULL;
+	_cleanup_free_ char *babs = NULL;
 	_cleanup_free_ char **argv = NULL;
 	json_t *cfg = NULL;
 	struct stat st;
 	uid_t author = 0;
 	gid_t author_gid = 0;
 	_cleanup_free_ char *own_image = NULL;
-	bool unannotated;
+	bool unannotated, config = takes_config(cl->argv[0]);
 	int r, status;
 
 	if (parse_create(cl, &ca) < 0)
@@ -719,15 +719,12 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		if (r < 0)
 			goto out_choice;
 	}
-	r = rt_state_prepare(&s, babs, cfg, st.st_uid, st.st_gid, &ch, takes_config(cl->argv[0]));
+	r = rt_state_prepare(&s, babs, cfg, st.st_uid, st.st_gid, &ch, config);
 	if (r < 0) {
 		rt_state_cleanup(&s);
 		goto out;
 	}
-	if (takes_config(cl->argv[0]) && asprintf(&dconfig, "%s/" RT_DELEGATE_CONFIG, s.path) < 0)
-		dconfig = NULL;
-	argv = takes_config(cl->argv[0]) ? (dconfig ? private_argv(cl, &ca, babs, dconfig) : NULL) :
-					  private_argv(cl, &ca, s.bundle, NULL);
+	argv = config ? private_argv(cl, &ca, babs, s.config) : private_argv(cl, &ca, s.bundle, NULL);
 	if (!argv) {
 		r = rt_error("out of memory");
 		rt_state_cleanup(&s);

@@ -108,6 +108,7 @@ struct rt_state {
 	char *id;
 	char *path;		/* ROOT/.rootasm/ID */
 	char *bundle;		/* ROOT/.rootasm/ID/bundle: the private bundle */
+	char *config;		/* ROOT/.rootasm/ID/RT_DELEGATE_CONFIG: what a delegate that takes --config runs */
 	bool existed;		/* it was there before this call (a create that failed or was killed) */
 	bool ran;		/* a foreground run's delegate exited (not killed): nothing of it is left to kill */
 };

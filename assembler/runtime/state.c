@@ -128,7 +128,7 @@ int rt_state_lock(const char *root, const char *id, bool create, struct rt_state
 		return -1;
 	}
 	if (asprintf(&s->path, "%s/%s", dir, id) < 0 || asprintf(&s->bundle, "%s/bundle", s->path) < 0 ||
-	    !(s->id = strdup(id))) {
+	    asprintf(&s->config, "%s/" RT_DELEGATE_CONFIG, s->path) < 0 || !(s->id = strdup(id))) {
 		free(dir);
 		return rt_error("out of memory");
 	}
@@ -167,6 +167,7 @@ void rt_state_unlock(struct rt_state *s)
 	free(s->id);
 	free(s->path);
 	free(s->bundle);
+	free(s->config);
 	memset(s, 0, sizeof(*s));
 	s->dir = s->fd = -EBADF;
 }
@@ -309,7 +310,6 @@ static bool dead(int proc, const char *pid)
 static void kill_strays(struct rt_state *s)
 {
 	_cleanup_close_ int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	_cleanup_free_ char *config = NULL;
 	char pids[64][16];
 	size_t n = 0;
 	struct dirent *de;
@@ -317,15 +317,13 @@ static void kill_strays(struct rt_state *s)
 	DIR *d;
 	int fd;
 
-	if (asprintf(&config, "%s/" RT_DELEGATE_CONFIG, s->path) < 0)
-		config = NULL;
 	if (proc < 0 || (fd = dup(proc)) < 0 || !(d = fdopendir(fd)))
 		return;
 	while ((de = readdir(d)) && n < ARRAY_SIZE(pids)) {
 		if (!strspn(de->d_name, "0123456789") || de->d_name[strspn(de->d_name, "0123456789")] ||
 		    atoi(de->d_name) == self)
 			continue;
-		if (argv_has(proc, de->d_name, s->bundle, config) && kill(atoi(de->d_name), SIGKILL) == 0)
+		if (argv_has(proc, de->d_name, s->bundle, s->config) && kill(atoi(de->d_name), SIGKILL) == 0)
 			snprintf(pids[n++], sizeof(pids[0]), "%s", de->d_name);
 	}
 	closedir(d);
@@ -547,7 +545,7 @@ static int searchable_for_userns(struct rt_state *s, json_t *cfg)
 static int delegate_config(struct rt_state *s, int bfd)
 {
 	_cleanup_close_ int fd = openat(bfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	_cleanup_free_ char *buf = NULL, *rootfs = NULL, *text = NULL, *shown = NULL;
+	_cleanup_free_ char *buf = NULL, *rootfs = NULL, *text = NULL;
 	json_t *cfg, *root;
 	struct stat st;
 	size_t len = 0;
@@ -565,13 +563,12 @@ static int delegate_config(struct rt_state *s, int bfd)
 	root = json_object_get(cfg, "root");
 	if (!json_is_object(root))
 		r = rt_error("%s/config.json: no root", s->bundle);
-	else if (asprintf(&rootfs, "%s/rootfs", s->bundle) < 0 || asprintf(&shown, "%s/" RT_DELEGATE_CONFIG, s->path) < 0 ||
-		 json_object_set_new(root, "path", json_string(rootfs)) < 0)
+	else if (asprintf(&rootfs, "%s/rootfs", s->bundle) < 0 || json_object_set_new(root, "path", json_string(rootfs)) < 0)
 		r = rt_error("out of memory");
 	else {
 		json_object_del(json_object_get(cfg, "annotations"), RT_ANN_PREPARED);
 		text = json_dumps(cfg, JSON_COMPACT);
-		r = text ? write_file_at(s->fd, RT_DELEGATE_CONFIG, shown, text, strlen(text)) : rt_error("out of memory");
+		r = text ? write_file_at(s->fd, RT_DELEGATE_CONFIG, s->config, text, strlen(text)) : rt_error("out of memory");
 	}
 	json_decref(cfg);
 	return r;
