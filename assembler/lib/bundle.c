@@ -120,14 +120,8 @@ int bd_beneath(int dirfd, const char *rel, int flags)
 		.flags = flags | O_CLOEXEC,
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
-	int fd;
 
-	for (int tries = 0; tries < 8; tries++) {
-		fd = sys_openat2(dirfd, rel, &how);
-		if (fd >= 0 || errno != EAGAIN)	/* EAGAIN: a rename raced with ".." */
-			break;
-	}
-	return fd < 0 ? -errno : fd;
+	return ra_openat2_retry(dirfd, rel, &how);
 }
 
 /* The error for @rel (@what: how the bundle names it) that beneath() refused with @err. */

@@ -39,17 +39,6 @@ void ra_layout_file_done(struct ra_layout_file *f)
 	close_fdp(&f->dir_fd);
 }
 
-/* openat2(), -errno; EAGAIN (a rename raced with ".." beneath @at) tried again */
-static int openat2_retry(int at, const char *path, struct open_how *how)
-{
-	int fd, tries = 0;
-
-	do
-		fd = sys_openat2(at, path, how);
-	while (fd < 0 && errno == EAGAIN && ++tries < 8);
-	return fd < 0 ? -errno : fd;
-}
-
 /* The layout directory of @p that @path lies lexically beneath, and the rest of @path in *rel. */
 static int limit_dir(const struct rootasm_principal *p, const char *path, const char *shown, const char **dir,
 		     const char **rel, struct rootasm_error *e)
@@ -128,12 +117,12 @@ int ra_layout_file_read(const struct rootasm_principal *p, int at, const char *a
 	bcopy = strdup(rel);
 	if (!dcopy || !bcopy)
 		return ra_oom(e, "open layout");
-	dfd = openat2_retry(at < 0 ? AT_FDCWD : at, dirname(dcopy), &how);
+	dfd = ra_openat2_retry(at < 0 ? AT_FDCWD : at, dirname(dcopy), &how);
 	if (dfd < 0)
 		return open_failed(-dfd, shown, at >= 0 ? at_name : NULL, e);
 	/* the file itself may be a symlink only where symlinks are followed (the caller's argument) */
 	how.flags = O_PATH | O_CLOEXEC;
-	pfd = openat2_retry(dfd, basename(bcopy), &how);
+	pfd = ra_openat2_retry(dfd, basename(bcopy), &how);
 	if (pfd < 0)
 		return open_failed(-pfd, shown, at >= 0 ? at_name : NULL, e);
 	/* a regular file of a real filesystem: /proc/kmsg would block, and drain the kernel log */

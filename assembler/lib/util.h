@@ -213,6 +213,17 @@ static inline int sys_openat2(int dfd, const char *path, struct open_how *how)
 	return syscall(SYS_openat2, dfd, path, how, sizeof(*how));
 }
 
+/* openat2() as -errno; EAGAIN (RESOLVE_BENEATH: a rename raced with "..") tried again, up to 8 times */
+static inline int ra_openat2_retry(int dfd, const char *path, struct open_how *how)
+{
+	int fd, tries = 0;
+
+	do
+		fd = sys_openat2(dfd, path, how);
+	while (fd < 0 && errno == EAGAIN && ++tries < 8);
+	return fd < 0 ? -errno : fd;
+}
+
 static inline int sys_pidfd_open(pid_t pid, unsigned int flags)
 {
 	return syscall(SYS_pidfd_open, pid, flags);
