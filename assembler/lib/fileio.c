@@ -208,9 +208,29 @@ int ra_check_readable_file(int fd, char *why, size_t size)
 	return 0;
 }
 
+static bool memo_has(const struct ra_trust_memo *m, const struct stat *st)
+{
+	for (size_t i = 0; m && i < m->n; i++)
+		if (m->dir[i].dev == st->st_dev && m->dir[i].ino == st->st_ino)
+			return true;
+	return false;
+}
+
+static void memo_add(struct ra_trust_memo *m, const struct stat *st)
+{
+	if (m && m->n < ARRAY_SIZE(m->dir) && !memo_has(m, st))
+		m->dir[m->n++] = (typeof(m->dir[0])){ st->st_dev, st->st_ino };
+}
+
 int ra_admin_trusted(int fd, int dirfd, char *why, size_t size)
 {
+	return ra_admin_trusted_memo(fd, dirfd, NULL, why, size);
+}
+
+int ra_admin_trusted_memo(int fd, int dirfd, struct ra_trust_memo *m, char *why, size_t size)
+{
 	_cleanup_close_ int cur = -EBADF;
+	struct ra_trust_memo seen = { 0 };
 	struct stat st, up;
 
 	if (fstat(fd, &st) < 0) {
@@ -242,6 +262,9 @@ int ra_admin_trusted(int fd, int dirfd, char *why, size_t size)
 			snprintf(why, size, "fstat of a directory above it: %s", strerror(errno));
 			return -errno;
 		}
+		/* a directory this memo's walks found trusted, with all above it: so is the rest of the way */
+		if (memo_has(m, &st))
+			break;
 		if (st.st_uid != 0 || ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))) {
 			char p[256] = "";
 
@@ -257,15 +280,22 @@ int ra_admin_trusted(int fd, int dirfd, char *why, size_t size)
 			snprintf(why, size, "a directory above it: %s", strerror(errno));
 			return -errno;
 		}
+		memo_add(&seen, &st);
 		if (fstat(next, &up) < 0 || (up.st_dev == st.st_dev && up.st_ino == st.st_ino)) {
 			close(next);
-			return 0;	/* the root */
+			break;	/* the root */
 		}
 		close(cur);
 		cur = next;
+		if (depth == 255) {
+			snprintf(why, size, "more than 256 directories above it");
+			return -ELOOP;
+		}
 	}
-	snprintf(why, size, "more than 256 directories above it");
-	return -ELOOP;
+	/* every directory passed on the way is trusted from there up (only root could move one since) */
+	for (size_t i = 0; i < seen.n; i++)
+		memo_add(m, &(struct stat){ .st_dev = seen.dir[i].dev, .st_ino = seen.dir[i].ino });
+	return 0;
 }
 
 int ra_admin_trusted_path(int fd, int at, const char *path, uint64_t resolve, char *why, size_t size)

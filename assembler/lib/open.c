@@ -60,6 +60,7 @@ struct ostate {
 	bool absolute_only;		/* ROOTASM_LOAD_ABSOLUTE: the top layout's host paths */
 	unsigned int chase;		/* ra_chase() flags: RA_CHASE_NO_OWNERS where owners cannot be told apart */
 	struct ra_chase_memo memo;	/* the directory of the last source opened (chase.h) */
+	struct ra_trust_memo trust;	/* the directories found trusted so far (ra_admin_trusted_memo()) */
 	struct {
 		dev_t dev;
 		ino_t ino;
@@ -154,7 +155,7 @@ static int open_src(struct ostate *st, const struct rootasm_layout *l, int dirfd
 		if (file && S_ISREG(sb.st_mode)) {
 			char why[512];
 
-			s->admin_trust = ra_admin_trusted(fd, parent, why, sizeof(why));
+			s->admin_trust = ra_admin_trusted_memo(fd, parent, &st->trust, why, sizeof(why));
 			if (s->admin_trust < 0 && !(s->admin_why = strdup(why)))
 				return ra_oom(st->e, "open");
 		}

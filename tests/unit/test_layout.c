@@ -20,6 +20,7 @@
 
 #include "layout.h"
 #include "rootasm.h"
+#include "util.h"
 
 static char tmpdir[] = "/tmp/rootasm-unit-XXXXXX";
 
@@ -424,6 +425,51 @@ static void test_plan_json(void **state)
 	rootasm_layout_free(l);
 }
 
+/* The trust rule with a memo (one request's image files): every file is still judged, and every directory not in it. */
+static void test_trust_memo(void **state)
+{
+	struct ra_trust_memo m = { 0 }, fresh = { 0 };
+	char p[512], why[512];
+	int dir, sub, a, b, c;
+
+	if (geteuid() != 0)
+		skip();	/* the rule wants root's files */
+	snprintf(p, sizeof(p), "%s/trust", tmpdir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_true((dir = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0);
+	assert_int_equal(mkdirat(dir, "w", 0755), 0);
+	assert_int_equal(fchmodat(dir, "w", 0777, 0), 0);	/* writable by others, not sticky */
+	assert_true((sub = openat(dir, "w", O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0);
+	assert_true((a = openat(dir, "a", O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) >= 0);
+	assert_true((b = openat(dir, "b", O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) >= 0);
+	assert_true((c = openat(sub, "c", O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) >= 0);
+	assert_int_equal(fchmod(b, 0664), 0);
+
+	/* the first walk fills the memo: the directory and all above it */
+	assert_int_equal(ra_admin_trusted_memo(a, dir, &m, why, sizeof(why)), 0);
+	assert_true(m.n >= 3);
+	/* a file in a remembered directory is still judged itself */
+	assert_int_equal(ra_admin_trusted_memo(b, dir, &m, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "writable by group or others"));
+	/* a directory below a remembered one is judged before the memo is asked */
+	assert_int_equal(ra_admin_trusted_memo(c, sub, &m, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "/trust/w above it"));
+	/*
+	 * The memo serves one request: what changes above a remembered directory
+	 * meanwhile (only root can) is not walked again; a new request sees it.
+	 */
+	assert_int_equal(chmod(tmpdir, 0777), 0);
+	assert_int_equal(ra_admin_trusted_memo(a, dir, &m, why, sizeof(why)), 0);
+	assert_int_equal(ra_admin_trusted_memo(a, dir, &fresh, why, sizeof(why)), -EPERM);
+	assert_int_equal(ra_admin_trusted(a, dir, why, sizeof(why)), -EPERM);
+	assert_int_equal(chmod(tmpdir, 0700), 0);
+	close(a);
+	close(b);
+	close(c);
+	close(sub);
+	close(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -436,6 +482,7 @@ int main(void)
 		cmocka_unit_test(test_normalize),
 		cmocka_unit_test(test_plan_json),
 		cmocka_unit_test(test_load_file),
+		cmocka_unit_test(test_trust_memo),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
