@@ -290,12 +290,21 @@ static int run_delegate(char **argv, bool quiet)
 	rt_log_flush();
 	fflush(stdout);
 	self = getpid();
-	pid = fork();
+	/*
+	 * vfork(): no copy of our page tables for a child that only execs (we
+	 * wait until it has). The child touches no memory of ours but its stack
+	 * frame and writes no stdio buffer; no signal handler of ours exists to
+	 * run in it.
+	 */
+	pid = vfork();
 	if (pid < 0) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return rt_error("fork: %s", strerror(errno));
 	}
 	if (pid == 0) {
+		char msg[PATH_MAX + 128];
+		int fd, n;
+
 		/*
 		 * The delegate dies with us: a create killed midway must not leave a
 		 * delegate that goes on creating the container after the engine's
@@ -305,13 +314,15 @@ static int run_delegate(char **argv, bool quiet)
 			_exit(127);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		if (quiet) {
-			int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-
+			fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 			if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
 				_exit(127);
 		}
 		execv(argv[0], argv);
-		fprintf(stderr, RT_NAME ": execute %s: %s\n", argv[0], strerror(errno));
+		/* (said with one write(), not stdio: its buffers are our memory) */
+		n = snprintf(msg, sizeof(msg), RT_NAME ": execute %s: %s\n", argv[0], strerror(errno));
+		if (n > 0)
+			(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 		_exit(127);
 	}
 	for (;;) {

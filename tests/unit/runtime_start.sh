@@ -34,5 +34,13 @@ case "$out" in
 "rootasm-runtime: "*"libjansson"*) n=$((n + 1)) ;;
 *) n=$((n + 1)); echo "FAIL: create without libjansson said: $out"; fail=$((fail + 1)) ;;
 esac
+# a delegate that cannot be executed (its interpreter is missing): run as a child of ours (vfork),
+# it says so in one line of its own, and the status is 127, as a shell's
+mkdir -p -m 0700 "$tmp/.rootasm/d1"
+printf '#!/nonexistent/sh\n' >"$tmp/dl" && chmod 0755 "$tmp/dl"
+out=$("$rt" --delegate "$tmp/dl" --root "$tmp" delete d1 2>&1); rc=$?
+check "delete with a delegate that cannot be executed: exit status" "$rc" 127
+check "delete with a delegate that cannot be executed: says" "$out" \
+	"rootasm-runtime: execute $tmp/dl: No such file or directory"
 echo "runtime_start: $((n - fail))/$n passed"
 [ "$fail" = 0 ]
