@@ -831,20 +831,27 @@ static int cmd_delete(struct cmdline *cl, struct rt_conf *c)
 }
 
 /*
- * state ID of an annotated container: the delegate's answer as the engine's
- * (spec.c); anything else is the delegate's alone.
+ * state ID of an annotated container run through the private bundle (runc):
+ * the delegate's answer as the engine's (spec.c). Anything else is the
+ * delegate's alone: a container that crun runs with --config (its state
+ * holds RT_DELEGATE_CONFIG) already shows the engine's bundle and
+ * annotations, and is passed through like one not rootasm's.
  */
 static int cmd_state(struct cmdline *cl, struct rt_conf *c)
 {
 	_cleanup_free_ char *eb = NULL;
 	_cleanup_close_ int fd = -EBADF;
 	const char *id = cmd_id(cl);
+	struct stat st;
 	char *p = NULL;
 	size_t len = 0;
 
-	if (id_ok(id) && conf_fill(c) == 0 && (p = state_path(cl, c, id, RT_ENGINE_BUNDLE))) {
-		fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (id_ok(id) && conf_fill(c) == 0 && (p = state_path(cl, c, id, NULL))) {
+		_cleanup_close_ int dfd = open(p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
 		free(p);
+		if (dfd >= 0 && fstatat(dfd, RT_DELEGATE_CONFIG, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			fd = openat(dfd, RT_ENGINE_BUNDLE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	}
 	if (fd < 0 || ra_read_all(fd, PATH_MAX, NULL, NULL, &eb, &len) < 0 || !len)
 		return exec_delegate(cl) < 0 ? 1 : 0;
