@@ -114,13 +114,16 @@ int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int ra_jansson_load(struct rootasm_error *e);
 
 /*
- * import's and inspect's registry options (import.c): --tls-verify[=BOOL]
- * ('V'), --creds USER[:PASSWORD] ('C', the password asked on the terminal
- * without one: *creds holds it), --authfile FILE ('A'), --cert-dir DIR ('D').
- * 0, or an exit status.
+ * cli_getopt() that takes the registry options itself (import.c), for import,
+ * inspect and login: --tls-verify[=BOOL] ('V'), --creds USER[:PASSWORD] ('C',
+ * the password asked on the terminal without one: *creds holds it),
+ * --authfile FILE ('A'), --cert-dir DIR ('D'), into @o; the other options
+ * are returned as by cli_getopt() (a bad registry option: CLI_OPTS_EXIT and
+ * its exit status in *status).
  */
 struct rootasm_import_opts;
-int cli_registry_opt(int c, int argc, char **argv, struct rootasm_import_opts *o, char **creds);
+int cli_getopt_registry(int argc, char **argv, const char *shortopts, const struct option *opts, const char *help,
+			struct rootasm_import_opts *o, char **creds, int *status);
 /* free *creds given, wiped */
 void cli_registry_done(char *creds);
 /*

@@ -299,8 +299,8 @@ int cli_ask(const char *prompt, bool echo, char *pw, size_t size)
 	return 0;
 }
 
-/* docker://'s options, import's and inspect's: --tls-verify[=BOOL] ('V'), --creds ('C'), --authfile ('A'), --cert-dir ('D'). */
-int cli_registry_opt(int c, int argc, char **argv, struct rootasm_import_opts *o, char **creds)
+/* docker://'s options: --tls-verify[=BOOL] ('V'), --creds ('C'), --authfile ('A'), --cert-dir ('D'). */
+static int registry_opt(int c, int argc, char **argv, struct rootasm_import_opts *o, char **creds)
 {
 	int r;
 
@@ -351,6 +351,21 @@ int cli_registry_opt(int c, int argc, char **argv, struct rootasm_import_opts *o
 	return 0;
 }
 
+int cli_getopt_registry(int argc, char **argv, const char *shortopts, const struct option *opts, const char *helptext,
+			struct rootasm_import_opts *o, char **creds, int *status)
+{
+	int c;
+
+	while ((c = cli_getopt(argc, argv, shortopts, opts, helptext, status)) >= 0) {
+		if (c != 'V' && c != 'C' && c != 'A' && c != 'D')
+			return c;
+		*status = registry_opt(c, argc, argv, o, creds);
+		if (*status)
+			return CLI_OPTS_EXIT;
+	}
+	return c;
+}
+
 /* The credentials given, wiped once used. */
 void cli_registry_done(char *creds)
 {
@@ -374,7 +389,7 @@ int cmd_import(int argc, char **argv)
 	const char *ref;
 	int c, r;
 
-	while ((c = cli_getopt(argc, argv, ":hq", opts, help, &r)) >= 0) {
+	while ((c = cli_getopt_registry(argc, argv, ":hq", opts, help, &o, &creds, &r)) >= 0) {
 		switch (c) {
 		case 's':
 			o.store = optarg;
@@ -386,14 +401,6 @@ int cmd_import(int argc, char **argv)
 				o.fs = ROOTASM_LAYER_SQUASHFS;
 			else
 				return cli_usage("--fs takes erofs or squashfs, not '%s'", optarg);
-			break;
-		case 'V':
-		case 'C':
-		case 'A':
-		case 'D':
-			r = cli_registry_opt(c, argc, argv, &o, &creds);
-			if (r)
-				return r;
 			break;
 		case 'q':
 			o.progress = NULL;

@@ -53,12 +53,8 @@ int cmd_inspect(int argc, char **argv)
 	json_t *j;
 	int c, r;
 
-	while ((c = cli_getopt(argc, argv, ":hq", opts, help, &r)) >= 0) {
-		if (c == 'V' || c == 'C' || c == 'A' || c == 'D') {
-			r = cli_registry_opt(c, argc, argv, &o, &creds);
-			if (r)
-				return r;
-		} else if (c == 'r') {
+	while ((c = cli_getopt_registry(argc, argv, ":hq", opts, help, &o, &creds, &r)) >= 0) {
+		if (c == 'r') {
 			flags |= ROOTASM_INSPECT_RAW;
 		} else if (c == 's') {
 			o.store = optarg;

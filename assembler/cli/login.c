@@ -179,7 +179,7 @@ int cmd_login(int argc, char **argv)
 	json_t *j, *auths;
 	int c, r;
 
-	while ((c = cli_getopt(argc, argv, ":hqu:", opts, login_help, &r)) >= 0) {
+	while ((c = cli_getopt_registry(argc, argv, ":hqu:", opts, login_help, &o, &creds, &r)) >= 0) {
 		switch (c) {
 		case 'u':
 			if (!*optarg || strchr(optarg, ':') || strlen(optarg) >= sizeof(user))
@@ -189,19 +189,13 @@ int cmd_login(int argc, char **argv)
 		case 'P':
 			from_stdin = true;
 			break;
-		case 'A':
-			authfile = optarg;
-			break;
-		case 'V':
-		case 'D':
-			r = cli_registry_opt(c, argc, argv, &o, &creds);
-			if (r)
-				return r;
-			break;
 		}
 	}
 	if (c == CLI_OPTS_EXIT)
 		return r;
+	/* --authfile: the file login writes, not one to read credentials from */
+	authfile = o.authfile;
+	o.authfile = NULL;
 	if ((r = cli_last_operand(argc, argv, "registry", "REGISTRY (HOST[:PORT])", &arg)) != CLI_GO_ON)
 		return r;
 	if ((r = registry_operand(arg, reg, sizeof(reg))) != CLI_GO_ON)
