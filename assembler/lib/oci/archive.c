@@ -221,7 +221,6 @@ static int put_json(struct walk *w, int dir, json_t *o, const char *name, const 
 	_cleanup_free_ char *s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	_cleanup_close_ int fd = -EBADF;
 	char digest[RA_DIGEST_MAX];
-	struct ra_sha256 h;
 	size_t n;
 	int r;
 
@@ -236,11 +235,7 @@ static int put_json(struct walk *w, int dir, json_t *o, const char *name, const 
 		return ra_err(w->e, errno ? errno : EIO, -EBADF, "write", w->what, "%s", name ? name : "its manifest");
 	if (name)
 		return 0;
-	r = ra_sha256_init(&h);
-	if (r < 0)
-		return ra_err(w->e, -r, -EBADF, "sha256", w->what, NULL);
-	ra_sha256_update(&h, s, n);
-	r = ra_sha256_final(&h, digest);
+	r = ra_sha256_buf(s, n, digest);
 	if (r < 0)
 		return ra_err(w->e, -r, -EBADF, "sha256", w->what, NULL);
 	if (linkat(fd, "", w->blobs, digest + 7, AT_EMPTY_PATH) < 0 && errno != EEXIST)

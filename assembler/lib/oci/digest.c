@@ -106,6 +106,17 @@ int ra_digest_parse(const char *s, char hex[RA_DIGEST_HEX + 1])
 	return 0;
 }
 
+int ra_sha256_buf(const void *buf, size_t len, char out[RA_DIGEST_MAX])
+{
+	struct ra_sha256 h;
+	int r = ra_sha256_init(&h);
+
+	if (r < 0)
+		return r;
+	ra_sha256_update(&h, buf, len);
+	return ra_sha256_final(&h, out);
+}
+
 int ra_sha256_fd(int fd, char out[RA_DIGEST_MAX], uint64_t *ret_bytes)
 {
 	static const size_t chunk = 1 << 20;

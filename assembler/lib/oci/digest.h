@@ -25,6 +25,8 @@ void ra_sha256_update(struct ra_sha256 *h, const void *buf, size_t len);
 /* "sha256:<hex>" into @out (RA_DIGEST_MAX bytes); frees the context. */
 int ra_sha256_final(struct ra_sha256 *h, char out[RA_DIGEST_MAX]);
 void ra_sha256_free(struct ra_sha256 *h);
+/* The sha256 of @len bytes at @buf into @out: 0, -ENOMEM or -ELIBACC. */
+int ra_sha256_buf(const void *buf, size_t len, char out[RA_DIGEST_MAX]);
 /* The sha256 of all of @fd (read with pread from offset 0) into @out; its size in *ret_bytes. 0 or -errno. */
 int ra_sha256_fd(int fd, char out[RA_DIGEST_MAX], uint64_t *ret_bytes);
 

@@ -491,18 +491,6 @@ out:
 	return r;
 }
 
-static void sha256_buf(const char *buf, size_t len, char out[RA_DIGEST_MAX])
-{
-	struct ra_sha256 h;
-
-	out[0] = '\0';
-	if (ra_sha256_init(&h) < 0)
-		return;
-	ra_sha256_update(&h, buf, len);
-	if (ra_sha256_final(&h, out) < 0)
-		out[0] = '\0';
-}
-
 /* The image @ref at @src (its manifest by @parts' reference): rg_load_auth(), the certificates, ping, the manifest. */
 static int open_source(const char *ref, const struct ra_registry_how *how, const struct source *src,
 		       const struct ref_parts *parts, struct ra_oci_remote **ret, struct ra_registry_manifest *m,
@@ -534,9 +522,10 @@ static int open_source(const char *ref, const struct ra_registry_how *how, const
 	r = request_doc(rem, path, MT_ACCEPT, "pull manifest", rem->reference, &x, e);
 	if (r < 0)
 		goto fail;
-	sha256_buf(x.buf ? x.buf : "", x.len, got);
-	if (!got[0]) {
-		r = ra_err(e, ELIBACC, -EBADF, "sha256", "libcrypto.so.3", "import needs the libssl3 package");
+	r = ra_sha256_buf(x.buf ? x.buf : "", x.len, got);
+	if (r < 0) {
+		r = r == -ELIBACC ? ra_err(e, ELIBACC, -EBADF, "sha256", "libcrypto.so.3", "import needs the libssl3 package")
+				  : ra_oom(e, "sha256");
 		goto fail;
 	}
 	if (strchr(rem->reference, ':') && strcmp(got, rem->reference)) {
@@ -650,7 +639,11 @@ int ra_registry_get(struct ra_oci_remote *rem, const struct ra_oci_desc *d, size
 			x.len, (unsigned long long)d->size);
 		goto out;
 	}
-	sha256_buf(x.buf ? x.buf : "", x.len, got);
+	r = ra_sha256_buf(x.buf ? x.buf : "", x.len, got);
+	if (r < 0) {
+		r = ra_oom(e, "pull blob");
+		goto out;
+	}
 	if (strcmp(got, d->digest)) {
 		r = bad(e, "verify blob", rem->ref, "%s: its sha256 is %s", d->digest, got);
 		goto out;
