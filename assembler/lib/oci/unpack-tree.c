@@ -157,11 +157,28 @@ int up_clear_xattrs(const char *p)
 	return 0;
 }
 
-/* The xattr @x of @p (@name's, a path) set: from the tar, or as the layers below have it (@below). */
+int up_set_owner(struct up *u, const char *name, int dir, const char *base, uid_t uid, gid_t gid, mode_t mode,
+		 bool link, bool below)
+{
+	if (fchownat(dir, *base ? base : ".", uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return up_ent_err(u, errno, name, "chown%s: %m", below ? " as below" : "");
+	if (!link && fchmodat(dir, *base ? base : ".", mode & 07777, 0) < 0)
+		return up_ent_err(u, errno, name, "chmod%s: %m", below ? " as below" : "");
+	return 0;
+}
+
+/* (the xattr @x of @p, a path to @name's object) */
 int up_set_xattr(struct up *u, const char *name, const char *p, const char *x, const void *v, size_t n, bool below)
 {
 	if (lsetxattr(p, x, v, n, 0) < 0)
 		return up_ent_err(u, errno, name, "set xattr %s%s: %m", x, below ? " as below" : "");
+	return 0;
+}
+
+int up_set_times(struct up *u, const char *name, int dir, const char *base, const struct timespec ts[2], bool below)
+{
+	if (utimensat(dir, *base ? base : ".", ts, AT_SYMLINK_NOFOLLOW) < 0)
+		return up_ent_err(u, errno, name, "set times%s: %m", below ? " as below" : "");
 	return 0;
 }
 
@@ -182,10 +199,9 @@ static int copy_meta(struct up *u, const char *name, int lfd, const struct stat 
 	/* the lower object through its fd's magic link (followed: getxattr, not lgetxattr) */
 	snprintf(lp, sizeof(lp), "/proc/self/fd/%d", lfd);
 	up_fd_path(p, sizeof(p), dir, base);
-	if (lchown(p, lst->st_uid, lst->st_gid) < 0)
-		return up_ent_err(u, errno, name, "chown as below: %m");
-	if (!S_ISLNK(lst->st_mode) && chmod(p, lst->st_mode & 07777) < 0)
-		return up_ent_err(u, errno, name, "chmod as below: %m");
+	r = up_set_owner(u, name, dir, base, lst->st_uid, lst->st_gid, lst->st_mode, S_ISLNK(lst->st_mode), true);
+	if (r < 0)
+		return r;
 	/* a symbolic link's xattrs are not copied (user.* cannot be on one; through its fd, it would be followed) */
 	n = S_ISLNK(lst->st_mode) ? 0 : listxattr(lp, names, XATTR_LIST_MAX);
 	if (n < 0 && errno != EOPNOTSUPP)
@@ -202,9 +218,7 @@ static int copy_meta(struct up *u, const char *name, int lfd, const struct stat 
 		if (r < 0)
 			return r;
 	}
-	if (utimensat(AT_FDCWD, p, ts, AT_SYMLINK_NOFOLLOW) < 0)
-		return up_ent_err(u, errno, name, "set times as below: %m");
-	return 0;
+	return up_set_times(u, name, dir, base, ts, true);
 }
 
 /*

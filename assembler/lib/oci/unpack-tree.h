@@ -49,7 +49,16 @@ struct up {
 /* An error about entry @name: one line naming the blob and the entry. */
 int up_ent_err(struct up *u, int err, const char *name, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/*
+ * The metadata of @base in @dir (the directory itself for ""), from the tar
+ * or as the layers below have it (@below, said so in an error): owner and
+ * mode (not a symbolic link's: @link), each xattr, times (last: the others
+ * change ctime only).
+ */
+int up_set_owner(struct up *u, const char *name, int dir, const char *base, uid_t uid, gid_t gid, mode_t mode,
+		 bool link, bool below);
 int up_set_xattr(struct up *u, const char *name, const char *p, const char *x, const void *v, size_t n, bool below);
+int up_set_times(struct up *u, const char *name, int dir, const char *base, const struct timespec ts[2], bool below);
 int up_clean_name(struct up *u, const char *name, char *out, size_t size);
 void up_fd_path(char *buf, size_t size, int dir, const char *base);
 bool up_is_overlay_xattr(const char *n);

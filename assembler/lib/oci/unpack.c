@@ -190,10 +190,10 @@ static int set_meta(struct up *u, struct archive_entry *ae, const char *name, in
 
 	if (!archive_entry_atime_is_set(ae))
 		ts[0] = ts[1];
-	if (fchownat(dir, base, archive_entry_uid(ae), archive_entry_gid(ae), AT_SYMLINK_NOFOLLOW) < 0)
-		return up_ent_err(u, errno, name, "chown: %m");
-	if (type != AE_IFLNK && fchmodat(dir, base, archive_entry_perm(ae) & 07777, 0) < 0)
-		return up_ent_err(u, errno, name, "chmod: %m");
+	r = up_set_owner(u, name, dir, base, archive_entry_uid(ae), archive_entry_gid(ae), archive_entry_perm(ae),
+			 type == AE_IFLNK, false);
+	if (r < 0)
+		return r;
 	up_fd_path(p, sizeof(p), dir, base);
 	archive_entry_xattr_reset(ae);
 	while (archive_entry_xattr_next(ae, &xn, &xv, &xs) == ARCHIVE_OK) {
@@ -204,9 +204,7 @@ static int set_meta(struct up *u, struct archive_entry *ae, const char *name, in
 		if (r < 0)
 			return r;
 	}
-	if (utimensat(dir, base, ts, AT_SYMLINK_NOFOLLOW) < 0)
-		return up_ent_err(u, errno, name, "set times: %m");
-	return 0;
+	return up_set_times(u, name, dir, base, ts, false);
 }
 
 /*
