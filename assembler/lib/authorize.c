@@ -306,13 +306,7 @@ int ra_authorize(struct rootasm_layout *l, struct ra_diag *d, struct rootasm_err
 
 	if (r == 0)
 		r = walk(&a, l);
-
-	if (r < 0)
-		return r;
-	if (a.bad)
-		return a.bad;
-	l->authorized = true;
-	return 0;
+	return ra_stage_end(r, a.bad, &l->authorized);
 }
 
 /* A layout whose mounts carry idmaps of their own cannot be idmapped into a user namespace too. */

@@ -263,4 +263,19 @@ static inline bool ra_is_overlay(const struct rootasm_layout *l)
 	return l->nlayers > 1 || l->upper.kind != RA_UPPER_NONE;
 }
 
+/*
+ * The end of a stage that reports every problem it finds (open, authorize):
+ * its first hard error @r, else the error of the first problem (@bad, what
+ * its diagnostics said first), else the stage is @done.
+ */
+static inline int ra_stage_end(int r, int bad, bool *done)
+{
+	if (r < 0)
+		return r;
+	if (bad)
+		return bad;
+	*done = true;
+	return 0;
+}
+
 #endif

@@ -366,12 +366,7 @@ static int open_layout(struct ostate *st, struct rootasm_layout *l, int dirfd)
 		return -E2BIG;
 	}
 	r = ra_layout_walk(l, 0, open_one, &w);
-	if (r < 0)
-		return r;
-	if (w.bad)
-		return w.bad;
-	l->opened = true;
-	return 0;
+	return ra_stage_end(r, w.bad, &l->opened);
 }
 
 int ra_layout_open(struct rootasm_ctx *ctx, struct rootasm_layout *l, int dirfd, struct stat *top,
