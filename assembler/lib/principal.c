@@ -235,6 +235,47 @@ static int proc_field(const char *path, const char *key, char *val, size_t size)
 	return -ENOENT;
 }
 
+struct ra_cap_header {
+	uint32_t version;
+	int pid;
+};
+
+struct ra_cap_data {
+	uint32_t effective, permitted, inheritable;
+};
+
+/*
+ * CAP_SYS_ADMIN in the effective set of @pid (0: this thread): capget(), or
+ * where a security module refuses it (SELinux's process:getcap), CapEff of
+ * /proc/PID/status, as a policy that lets us read a client's state allows.
+ */
+static bool has_sys_admin(int pid)
+{
+	struct ra_cap_header h = { 0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, pid };
+	struct ra_cap_data d[2];
+	unsigned long long caps = 0;
+	char p[64], v[64];
+
+	if (syscall(SYS_capget, &h, d) == 0)
+		return d[0].effective & (1U << 21 /* CAP_SYS_ADMIN */);
+	if (pid <= 0 || (errno != EACCES && errno != EPERM))
+		return false;
+	snprintf(p, sizeof(p), "/proc/%d/status", pid);
+	return proc_field(p, "CapEff:", v, sizeof(v)) == 0 && sscanf(v, "%llx", &caps) == 1 &&
+	       (caps & (1ULL << 21));
+}
+
+/*
+ * judge_admin() of the calling process: its namespaces and root are its own
+ * by definition (the comparisons there are of a file with itself), so what
+ * is left is CAP_SYS_ADMIN in its effective set (this thread's) and a user
+ * namespace that maps every id.
+ */
+static int judge_self(void)
+{
+	return has_sys_admin(0) && ra_host_ids();
+}
+
 /*
  * The process behind @pidfd is an administrator (see rootasm.h): 1, or 0.
  * Reads /proc with read(2) into the stack: a failed allocation cannot turn
@@ -243,16 +284,13 @@ static int proc_field(const char *path, const char *key, char *val, size_t size)
 static int judge_admin(int pidfd)
 {
 	char p[64], v[64], a[64], b[64];
-	unsigned long long caps = 0;
 	int pid = -1;
 
 	snprintf(p, sizeof(p), "/proc/self/fdinfo/%d", pidfd);
 	if (proc_field(p, "Pid:", v, sizeof(v)) < 0 || sscanf(v, "%d", &pid) != 1 || pid <= 0)
 		return 0;
-	snprintf(p, sizeof(p), "/proc/%d/status", pid);
-	if (proc_field(p, "CapEff:", v, sizeof(v)) < 0 || sscanf(v, "%llx", &caps) != 1)
-		return 0;
-	if (!(caps & (1ULL << 21 /* CAP_SYS_ADMIN */)))
+	/* its effective set (has_sys_admin(): capget, without making /proc/PID/status) */
+	if (!has_sys_admin(pid))
 		return 0;
 	/* the initial user namespace: ours, and ours maps every id */
 	snprintf(a, sizeof(a), "/proc/%d/ns/user", pid);
@@ -274,31 +312,6 @@ int rootasm_principal_of_pidfd(int pidfd, uid_t uid, gid_t gid, const gid_t *gro
 	if (pidfd >= 0 && judge_admin(pidfd))
 		return rootasm_principal_admin(ret, e);
 	return rootasm_principal_user(uid, gid, groups, ngroups, -EBADF, ret, e);
-}
-
-struct ra_cap_header {
-	uint32_t version;
-	int pid;
-};
-
-struct ra_cap_data {
-	uint32_t effective, permitted, inheritable;
-};
-
-/*
- * judge_admin() of the calling process: its namespaces and root are its own
- * by definition (the comparisons there are of a file with itself), so what
- * is left is CAP_SYS_ADMIN in its effective set (this thread's: capget) and
- * a user namespace that maps every id.
- */
-static int judge_self(void)
-{
-	struct ra_cap_header h = { 0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0 };
-	struct ra_cap_data d[2];
-
-	if (syscall(SYS_capget, &h, d) < 0 || !(d[0].effective & (1U << 21 /* CAP_SYS_ADMIN */)))
-		return 0;
-	return ra_host_ids();
 }
 
 int rootasm_principal_self(struct rootasm_principal **ret, struct rootasm_error *e)
