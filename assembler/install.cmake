@@ -86,6 +86,14 @@ install(FILES ${CMAKE_SOURCE_DIR}/layouts/layout.schema.json
 set(ROOTASM_SYSTEMD_UNITDIR "lib/systemd/system" CACHE STRING
     "systemd system unit directory (relative: under the prefix)")
 install(TARGETS rootasmd RUNTIME DESTINATION ${CMAKE_INSTALL_SBINDIR} COMPONENT tool)
+# (its build-tree RUNPATH is its own, not CMake's: CMakeLists.txt; removed here as CMake's would be)
+install(CODE "
+  if(IS_ABSOLUTE [==[${CMAKE_INSTALL_SBINDIR}]==])
+    file(RPATH_REMOVE FILE \"\$ENV{DESTDIR}${CMAKE_INSTALL_SBINDIR}/rootasmd\")
+  else()
+    file(RPATH_REMOVE FILE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_SBINDIR}/rootasmd\")
+  endif()
+  " COMPONENT tool)
 install(CODE "
   if(IS_ABSOLUTE [==[${CMAKE_INSTALL_SBINDIR}]==])
     set(ROOTASM_SBINDIR [==[${CMAKE_INSTALL_SBINDIR}]==])

@@ -49,6 +49,17 @@ ok $? "rootasmd.service: ExecStart is not $prefix/sbin/rootasmd"
 for f in "$root/bin/rootasm" "$root/bin/rootasm-runtime" "$root/sbin/rootasmd" "$root/$libdir/librootasm.so.$version"; do
 	! readelf -d "$f" | grep -qE 'RPATH|RUNPATH'; ok $? "$f has an RPATH"
 done
+# and in the build tree, no empty element in a RUNPATH: the loader reads it as the working directory
+# (CMake ends the RUNPATH of a binary it changes at install with ':', so root running build/rootasmd
+# from another user's directory would load that user's libjansson.so.4)
+for f in "$build"/rootasm "$build"/rootasm-runtime "$build"/rootasmd "$build"/librootasm.so.$version; do
+	rp=$(readelf -d "$f" | sed -n 's/.*(R\(UN\)\{0,1\}PATH).*\[\(.*\)\]$/\2/p')
+	case ":$rp:" in
+	*::*) [ -z "$rp" ] ;;
+	*) true ;;
+	esac
+	ok $? "$f: its RUNPATH '$rp' has an empty element (the working directory)"
+done
 
 export PKG_CONFIG_LIBDIR=$root/$libdir/pkgconfig PKG_CONFIG_PATH= PKG_CONFIG_SYSROOT_DIR=$d
 [ "$(pkg-config --modversion rootasm)" = "$version" ]; ok $? "pkg-config --modversion rootasm"
