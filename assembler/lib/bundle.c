@@ -77,6 +77,7 @@
 #include <jansson.h>
 
 #include "bundle.h"
+#include "mntinfo.h"
 #include "layout-json.h"
 #include "context.h"
 #include "exec.h"
@@ -566,6 +567,18 @@ void bd_state_remove(struct bundle *b, int state, bool made)
 		unlinkat(b->fd, STATE_DIR, AT_REMOVEDIR);
 }
 
+struct reopen {
+	int dirfd;
+	const char *rel;
+};
+
+static int reopen_beneath(void *ud)
+{
+	const struct reopen *ro = ud;
+
+	return bd_beneath(ro->dirfd, ro->rel, O_PATH | O_DIRECTORY);
+}
+
 int rootasm_bundle_cleanup(struct rootasm_ctx *ctx, const char *bundle_dir, const struct rootasm_bundle_opts *opts,
 			   struct rootasm_bundle_result *res, struct rootasm_error *e)
 {
@@ -634,11 +647,23 @@ int rootasm_bundle_cleanup(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 		goto out;
 	}
 
-	/* only the tree prepare attached: the record's unique mount id, at its root */
+	/*
+	 * only the tree prepare attached: the record's unique mount id, at its
+	 * root, once what the runtime stacked on it there is detached (runc binds
+	 * the rootfs onto itself in our namespace for a container without a mount
+	 * namespace of its own: ra_mount_uncover())
+	 */
 	if (root_fd >= 0) {
-		bool is_root = false;
+		struct reopen ro = { b.fd, rel };
+		int top = ra_mount_uncover(reopen_beneath, &ro, (uint64_t)rid);
 
-		if (ra_fd_mount_id(root_fd, &is_root) == (uint64_t)rid && is_root) {
+		if (top < 0 && top != -ENOENT) {
+			r = ra_err(e, -top, -EBADF, "umount2", bd_in_bundle(&b, rel), "what stands on the tree");
+			goto out;
+		}
+		if (top >= 0) {
+			close(root_fd);
+			root_fd = top;
 			r = bd_detach_fd(root_fd);
 			if (r < 0) {
 				r = ra_err(e, r, -EBADF, "umount2", bd_in_bundle(&b, rel), NULL);

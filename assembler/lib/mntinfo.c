@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 
 #include "mntinfo.h"
@@ -49,6 +50,52 @@ int ra_mount_id(int dfd, const char *path, uint64_t *ret)
 		return -EINVAL;
 	*ret = sx.stx_mnt_id;
 	return 0;
+}
+
+/* Whether @want is below the mount @id: a parent of it, or a parent of one (at most 16 down). */
+static bool stands_on(uint64_t id, uint64_t want)
+{
+	for (int i = 0; i < 16; i++) {
+		_cleanup_free_ struct ra_statmount *sm = NULL;
+
+		if (ra_statmount(id, RA_STATMOUNT_MNT_BASIC, 0, &sm) < 0 || sm->mnt_parent_id == id)
+			return false;
+		if (sm->mnt_parent_id == want)
+			return true;
+		id = sm->mnt_parent_id;
+	}
+	return false;
+}
+
+int ra_mount_uncover(int (*reopen)(void *ud), void *ud, uint64_t want)
+{
+	/*
+	 * What the place resolves to is the root of the top mount there: one that
+	 * stands on @want is mounted on @want's root too (anything between them
+	 * holds that place), so it was made for this tree
+	 */
+	for (int i = 0; i < 16; i++) {
+		_cleanup_close_ int fd = reopen(ud);
+		bool is_root = false;
+		uint64_t id;
+		char p[64];
+
+		if (fd < 0)
+			return fd;
+		id = ra_fd_mount_id(fd, &is_root);
+		if (id == want && is_root) {
+			int r = fd;
+
+			fd = -EBADF;
+			return r;
+		}
+		if (!id || !is_root || !stands_on(id, want))
+			return -ENOENT;
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		if (umount2(p, MNT_DETACH) < 0)
+			return -errno;
+	}
+	return -ELOOP;
 }
 
 int ra_listmount(uint64_t id, uint64_t **ret, size_t *n)

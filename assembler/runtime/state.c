@@ -48,6 +48,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mntinfo.h"
 #include "open.h"
 #include "runtime.h"
 #include "uapi.h"
@@ -172,13 +173,22 @@ void rt_state_unlock(struct rt_state *s)
 	s->dir = s->fd = -EBADF;
 }
 
-/* rootasmd's tree: detached when the mount at rootfs is still the one via.mnt names. */
+static int open_rootfs(void *bfd)
+{
+	int fd = openat(*(int *)bfd, "rootfs", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * rootasmd's tree: detached when the mount at rootfs is still the one via.mnt
+ * names, or stands on it (what the delegate stacked there detached first).
+ */
 static int via_cleanup(struct rt_state *s, int bfd)
 {
 	_cleanup_close_ int rfd = -EBADF;
 	char buf[32] = "", p[64];
-	uint64_t want, have;
-	bool is_root = false;
+	uint64_t want;
 	ssize_t n;
 	int fd;
 
@@ -188,8 +198,11 @@ static int via_cleanup(struct rt_state *s, int bfd)
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	want = n > 0 ? strtoull(buf, NULL, 10) : 0;
-	rfd = openat(bfd, "rootfs", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (rfd >= 0 && want && (have = ra_fd_mount_id(rfd, &is_root)) == want && is_root) {
+	/* (what the delegate stacked on it in our namespace first: ra_mount_uncover()) */
+	rfd = want ? ra_mount_uncover(open_rootfs, &bfd, want) : -ENOENT;
+	if (rfd < 0 && rfd != -ENOENT)
+		return rt_error("umount what stands on %s/rootfs: %s", s->bundle, strerror(-rfd));
+	if (rfd >= 0) {
 		snprintf(p, sizeof(p), "/proc/self/fd/%d", rfd);
 		if (umount2(p, MNT_DETACH) < 0)
 			return rt_error("umount %s/rootfs: %s", s->bundle, strerror(errno));

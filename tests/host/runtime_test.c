@@ -232,37 +232,60 @@ TEST(annotations_that_leave_the_administrators_directories_are_refused)
 	sh("rm -rf %s/layouts/users.json %s/layouts/sub", fix, fix);
 }
 
+/* "rootasm-runtime --root FIX/root" and the delegate: crun without cgroups (RT), or runc. */
+static const char *rt_with(bool runc)
+{
+	static char pre[1024];
+
+	if (runc)
+		snprintf(pre, sizeof(pre), "%s --delegate runc --root %s/root", rt, fix);
+	else
+		snprintf(pre, sizeof(pre), RT, RTARGS);
+	return pre;
+}
+
+static void need_runc(void)
+{
+	if (system("command -v runc >/dev/null") != 0)
+		FAILF("runc is not installed (ci/deps installs it)");
+}
+
 /*
  * The runtime spec's cases where the delegate mounts on the tree in a namespace
  * rootasm-runtime does not see: no mount namespace of the container's own
  * (/proc, /dev, /sys then stack on the tree in the host's), and a mount
  * namespace joined by path. delete frees the id either way, and nothing stays
  * mounted; the delegate alone on the same bundle (no annotation) agrees.
+ * With crun and with runc.
  */
-TEST(delete_frees_the_id_whatever_namespaces_the_container_has)
+static void delete_frees(bool runc)
 {
+	const char *pre = rt_with(runc);
 	char *out;
 	int rc;
 
 	fresh();
 	for (int ann = 0; ann < 2; ann++) {
 		mkbundle("B", ann ? "{'org.rootasm.layout': 'small.json'}" : "{}", "cat /etc/msg", !ann);
+		/* (runc refuses masked and read-only paths without a mount namespace: none for it) */
 		sh("cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); "
 		   "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'mount']; "
-		   "json.dump(c, open('config.json', 'w'))\"", fix);
-		if (run_sh(&out, RT " run -b %s/B c-nomnt", RTARGS, fix) != 0)
-			FAILF("annotated %d, no mount namespace: %s", ann, out);
+		   "[c['linux'].pop(k, None) for k in ('maskedPaths', 'readonlyPaths') if %d]; "
+		   "json.dump(c, open('config.json', 'w'))\"", fix, runc);
+		if (run_sh(&out, "%s run -b %s/B c-nomnt", pre, fix) != 0)
+			FAILF("%s, annotated %d, no mount namespace: %s", runc ? "runc" : "crun", ann, out);
 		ASSERT_STR(out, ann ? "hello-from-rootasm\n" : "hello-from-the-bundle\n");
-		/* the delegate alone leaves its /proc, /dev, /sys on the bundle's rootfs in our namespace */
+		/* the delegate alone leaves its /proc, /dev, /sys on the bundle's rootfs in our namespace (runc its bind too) */
 		if (!ann) {
 			ASSERT_TRUE(count_mounts_under(path("B/rootfs")) > 0);
-			sh("awk '$5 ~ \"^%s/B/rootfs/\" { print $5 }' /proc/self/mountinfo | sort -r | xargs -r umount -l", fix);
+			sh("awk '$5 ~ \"^%s/B/rootfs(/|$)\" { print $5 }' /proc/self/mountinfo | sort -r | xargs -r -n1 umount -l",
+			   fix);
 		}
 		nothing_left();
 	}
 	/* create, start, delete: the same */
-	ASSERT_EQ(run_sh(&out, RT " create -b %s/B c-nomnt >%s/c.out 2>&1 && " RT " start c-nomnt && sleep 0.3 && "
-			 RT " delete c-nomnt", RTARGS, fix, fix, RTARGS, RTARGS), 0);
+	ASSERT_EQ(run_sh(&out, "%s create -b %s/B c-nomnt >%s/c.out 2>&1 && %s start c-nomnt && sleep 0.3 && "
+			 "%s delete c-nomnt", pre, fix, fix, pre, pre), 0);
 	ASSERT_CONTAINS(slurp(path("c.out")), "hello-from-rootasm\n");
 	nothing_left();
 	/*
@@ -275,20 +298,33 @@ TEST(delete_frees_the_id_whatever_namespaces_the_container_has)
 	sh("cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); "
 	   "c['linux']['namespaces'] = [n if n['type'] != 'mount' else {'type': 'mount', 'path': '/proc/1/ns/mnt'} "
 	   "for n in c['linux']['namespaces']]; json.dump(c, open('config.json', 'w'))\"", fix);
-	rc = run_sh(&out, RT " run -b %s/B c-join", RTARGS, fix);
+	rc = run_sh(&out, "%s run -b %s/B c-join", pre, fix);
 	ASSERT_EQ(rc, 1);
 	ASSERT_CONTAINS(out, "rootasm-runtime: run c-join: linux.namespaces joins the mount namespace /proc/1/ns/mnt: ");
 	ASSERT_TRUE(strchr(out, '\n') == out + strlen(out) - 1);
 	nothing_left();
 }
 
+TEST(delete_frees_the_id_whatever_namespaces_the_container_has)
+{
+	delete_frees(false);
+}
+
+TEST(delete_frees_the_id_whatever_namespaces_the_container_has_with_runc)
+{
+	need_runc();
+	delete_frees(true);
+}
+
 /*
  * A container in a user namespace of its own (root mapped to 100000): the
  * delegate sets its rootfs up as that user, who must reach the private
  * bundle through the state directories as it reaches the engine's bundle.
+ * With crun and with runc, each against itself without the annotation.
  */
-TEST(a_user_namespace_reaches_the_private_rootfs)
+static void user_namespace(bool runc)
 {
+	const char *pre = rt_with(runc);
 	char *out;
 
 	fresh();
@@ -301,8 +337,9 @@ TEST(a_user_namespace_reaches_the_private_rootfs)
 		   "c['mounts'] = [m for m in c['mounts'] if m['destination'] != '/vol' and not m['destination'].startswith(('/sys', '/dev/mqueue'))]; "
 		   "json.dump(c, open('config.json', 'w'))\"", fix);
 		if (ann) {
-			/* a --root its root cannot search (the runtime made it 0700): refused, one line, nothing made */
-			ASSERT_EQ(run_sh(&out, RT " run -b %s/B c-userns", RTARGS, fix), 1);
+			/* a --root its root cannot search (0700, as crun makes it): refused, one line, nothing made */
+			sh("mkdir -p %s/root && chmod 0700 %s/root", fix, fix);
+			ASSERT_EQ(run_sh(&out, "%s run -b %s/B c-userns", pre, fix), 1);
 			ASSERT_CONTAINS(out, "rootasm-runtime: run c-userns: linux.namespaces has a user namespace, whose "
 					"root (uid 100000 of the host) must reach the rootfs under --root, which others "
 					"cannot search (mode 0700)");
@@ -310,8 +347,8 @@ TEST(a_user_namespace_reaches_the_private_rootfs)
 			nothing_left();
 			sh("chmod 0711 %s/root", fix);
 		}
-		if (run_sh(&out, RT " run -b %s/B c-userns", RTARGS, fix) != 0)
-			FAILF("annotated %d, in a user namespace: %s", ann, out);
+		if (run_sh(&out, "%s run -b %s/B c-userns", pre, fix) != 0)
+			FAILF("%s, annotated %d, in a user namespace: %s", runc ? "runc" : "crun", ann, out);
 		ASSERT_STR(out, ann ? "hello-from-rootasm\n0\n" : "hello-from-the-bundle\n0\n");
 		nothing_left();
 	}
@@ -320,15 +357,26 @@ TEST(a_user_namespace_reaches_the_private_rootfs)
 	ASSERT_STR(out, "711\n");
 }
 
+TEST(a_user_namespace_reaches_the_private_rootfs)
+{
+	user_namespace(false);
+}
+
 /*
  * The runtime spec's state as the delegate alone gives it: `state` and every
- * hook (createContainer and startContainer, which run in the container's
- * namespaces, too: crun runs the engine's bundle with rootasm's config) see
- * the engine's bundle and the engine's annotations, with a rootasm annotation
- * as without one.
+ * hook see the engine's bundle and the engine's annotations, with a rootasm
+ * annotation as without one. crun runs the engine's bundle with rootasm's
+ * config: every hook, createContainer and startContainer (which run in the
+ * container's namespaces) too. runc runs the private bundle: the state is
+ * given back as the engine's, and the hooks are run through `rootasm-runtime
+ * hook`, createContainer too (in the container's namespaces, before
+ * pivot_root: its path resolves in ours); startContainer alone, run inside
+ * the container after pivot_root where no wrapper of ours can be, sees the
+ * private bundle (rootasm-runtime(1)).
  */
-TEST(state_and_hooks_show_the_engines_bundle)
+static void state_and_hooks(bool runc)
 {
+	const char *pre = rt_with(runc);
 	char *out;
 
 	fresh();
@@ -347,9 +395,9 @@ TEST(state_and_hooks_show_the_engines_bundle)
 		   "c['mounts'].append({'destination': '/hooks', 'type': 'bind', 'source': '%s/hooks', 'options': ['rbind']}); "
 		   "json.dump(c, open('config.json', 'w'))\"", fix, fix, fix, fix);
 		sh("rm -f %s/hooks/hook-*.json %s/state.json", fix, fix);
-		if (run_sh(&out, RT " create -b %s/B c-st >/dev/null && " RT " state c-st >%s/state.json && " RT
-			   " start c-st && sleep 1 && " RT " delete c-st", RTARGS, fix, RTARGS, fix, RTARGS, RTARGS) != 0)
-			FAILF("annotated %d: %s", ann, out);
+		if (run_sh(&out, "%s create -b %s/B c-st >/dev/null && %s state c-st >%s/state.json && %s start c-st && "
+			   "sleep 1 && %s delete c-st", pre, fix, pre, fix, pre, pre) != 0)
+			FAILF("%s, annotated %d: %s", runc ? "runc" : "crun", ann, out);
 		/*
 		 * the bundle is the engine's for all of them (crun alone gives
 		 * startContainer's "/": what it gives without rootasm, rootasm's
@@ -361,14 +409,22 @@ TEST(state_and_hooks_show_the_engines_bundle)
 			   "    s = json.load(open(f + '.json'))\n"
 			   "    a = s.get('annotations', {})\n"
 			   "    alone = json.load(open(f + '.alone')) if %d else s\n"
+			   "    os.rename(f + '.json', f + '.alone')\n"
+			   "    if %d and %d and f == 'hooks/hook-startContainer':\n"
+			   "        assert s['bundle'] == '%s/root/.rootasm/c-st/bundle', (f, s['bundle'])\n"
+			   "        continue\n"
 			   "    assert s['bundle'] == alone['bundle'], (f, s['bundle'], alone['bundle'])\n"
 			   "    assert s['bundle'] == '%s/B' or f == 'hooks/hook-startContainer', (f, s['bundle'])\n"
 			   "    assert a.get('x.test') == 'y' and 'org.rootasm.prepared' not in a, (f, a)\n"
-			   "    assert s['id'] == 'c-st', (f, s['id'])\n"
-			   "    os.rename(f + '.json', f + '.alone')\n\"", fix, ann, fix) != 0)
-			FAILF("annotated %d: %s", ann, out);
+			   "    assert s['id'] == 'c-st', (f, s['id'])\n\"", fix, ann, runc, ann, fix, fix) != 0)
+			FAILF("%s, annotated %d: %s", runc ? "runc" : "crun", ann, out);
 		nothing_left();
 	}
+}
+
+TEST(state_and_hooks_show_the_engines_bundle)
+{
+	state_and_hooks(false);
 }
 
 TEST(create_killed_midway_is_cleaned_up_by_delete_and_by_the_next_create)
@@ -540,6 +596,21 @@ TEST(via_annotation_assembles_through_rootasmd)
 	ASSERT_TRUE(count_mounts_under(path("root/.rootasm/c-via/bundle/rootfs")) >= 2);
 	ASSERT_EQ(run_sh(&out, RT " start c-via && sleep 0.2 && " RT " delete c-via", RTARGS, RTARGS), 0);
 	ASSERT_CONTAINS(slurp(path("c.out")), "hello-from-rootasm\n");
+	nothing_left();
+	/*
+	 * runc, for a container without a mount namespace, binds the rootfs onto
+	 * itself in ours, on rootasmd's tree: delete detaches that first, then
+	 * the tree (it failed 'Device or resource busy' and kept the id)
+	 */
+	if (system("command -v runc >/dev/null") != 0)
+		FAILF("runc is not installed (ci/deps installs it)");
+	sh("cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); "
+	   "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'mount']; "
+	   "[c['linux'].pop(k, None) for k in ('maskedPaths', 'readonlyPaths')]; "
+	   "json.dump(c, open('config.json', 'w'))\"", fix);
+	if (run_sh(&out, "%s --delegate runc --root %s/root run -b %s/B c-via-runc", rt, fix, fix) != 0)
+		FAILF("runc, via, no mount namespace: %s", out);
+	ASSERT_CONTAINS(out, "hello-from-rootasm\nvolume-data\n");
 	nothing_left();
 	/*
 	 * A user's bundle through rootasmd: the request says whom the tree is
