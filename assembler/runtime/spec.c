@@ -11,10 +11,13 @@
  *                in ID/engine-bundle at create) and without rootasm's own
  *                annotation
  *   hooks        those the runtime runs in its own namespace (prestart,
- *                createRuntime, poststart, poststop) are run through
- *                `rootasm-runtime hook`, which gives them that state on stdin;
- *                createContainer and startContainer run in the container's
- *                namespaces, where this binary is not, and see the delegate's
+ *                createRuntime, poststart, poststop), and createContainer,
+ *                which runs in the container's namespaces but before
+ *                pivot_root (its path resolves in the runtime's: the spec's
+ *                rule, runc's way), are run through `rootasm-runtime hook`,
+ *                which gives them that state on stdin; startContainer runs in
+ *                the container after pivot_root, where this binary is not,
+ *                and sees the delegate's
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,7 +44,7 @@ static int engine_state(json_t *st, const char *engine_bundle)
 	return json_object_set_new(st, "bundle", json_string(engine_bundle));
 }
 
-static const char *const wrapped[] = { "prestart", "createRuntime", "poststart", "poststop" };
+static const char *const wrapped[] = { "prestart", "createRuntime", "createContainer", "poststart", "poststop" };
 
 int rt_hooks_wrap(json_t *cfg, const char *engine_bundle)
 {

@@ -362,6 +362,12 @@ TEST(a_user_namespace_reaches_the_private_rootfs)
 	user_namespace(false);
 }
 
+TEST(a_user_namespace_reaches_the_private_rootfs_with_runc)
+{
+	need_runc();
+	user_namespace(true);
+}
+
 /*
  * The runtime spec's state as the delegate alone gives it: `state` and every
  * hook see the engine's bundle and the engine's annotations, with a rootasm
@@ -425,6 +431,12 @@ static void state_and_hooks(bool runc)
 TEST(state_and_hooks_show_the_engines_bundle)
 {
 	state_and_hooks(false);
+}
+
+TEST(state_and_hooks_show_the_engines_bundle_with_runc)
+{
+	need_runc();
+	state_and_hooks(true);
 }
 
 TEST(create_killed_midway_is_cleaned_up_by_delete_and_by_the_next_create)
