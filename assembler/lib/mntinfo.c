@@ -80,8 +80,9 @@ int ra_mount_uncover(int (*reopen)(void *ud), void *ud, uint64_t want)
 		uint64_t id;
 		char p[64];
 
+		/* (nothing to open there at first: nothing of ours either; after a detach, an error) */
 		if (fd < 0)
-			return fd;
+			return i == 0 ? -ENOENT : fd;
 		id = ra_fd_mount_id(fd, &is_root);
 		if (id == want && is_root) {
 			int r = fd;

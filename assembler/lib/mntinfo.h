@@ -27,8 +27,8 @@ int ra_mounts_below(int fd, char **ret_where);
  * (a delegate that bind-mounts the rootfs onto itself in our namespace, as
  * runc does for a container without a mount namespace of its own). An fd of
  * the place once the mount there is @want at its root (the caller detaches
- * it); -ENOENT when what is there does not stand on @want (not ours: nothing
- * done); or -errno.
+ * it); -ENOENT when what is there cannot be opened or does not stand on
+ * @want (not ours: nothing done); or -errno.
  */
 int ra_mount_uncover(int (*reopen)(void *ud), void *ud, uint64_t want);
 /* Format idmap strings "a b c\0a b c\0" as "a:b:c,a:b:c" into @buf. */
