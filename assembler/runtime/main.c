@@ -181,9 +181,13 @@ int rt_conf_load(struct rt_conf *c)
 			r = set_once(&c->unannotated, v);
 		else if (!strcmp(k, "unannotated"))
 			return rt_error("%s:%u: unannotated is 'image' or 'pass', not '%s'", path, lineno, v);
+		else if (!strcmp(k, "delegate_config") && (!strcmp(v, "auto") || !strcmp(v, "yes") || !strcmp(v, "no")))
+			r = set_once(&c->delegate_config, v);
+		else if (!strcmp(k, "delegate_config"))
+			return rt_error("%s:%u: delegate_config is 'auto', 'yes' or 'no', not '%s'", path, lineno, v);
 		else
-			return rt_error("%s:%u: unknown key '%s' (delegate, layouts, store, socket, root, unannotated, "
-					"containerd)", path, lineno, k);
+			return rt_error("%s:%u: unknown key '%s' (delegate, delegate_config, layouts, store, socket, root, "
+					"unannotated, containerd)", path, lineno, k);
 		if (r < 0)
 			return r;
 	}
@@ -569,12 +573,16 @@ static bool is_sandbox(json_t *cfg)
 /*
  * Whether the delegate takes --config FILE (crun does, runc does not): then
  * it runs the engine's own bundle with the private config, and its state and
- * all its hooks name that bundle (state.c: delegate_config()).
+ * all its hooks name that bundle (state.c: delegate_config()). runtime.conf's
+ * delegate_config says so (yes, no); by default (auto) a delegate whose name
+ * begins with "crun" does.
  */
-static bool takes_config(const char *delegate)
+static bool takes_config(const struct rt_conf *c, const char *delegate)
 {
 	const char *b = strrchr(delegate, '/');
 
+	if (c->delegate_config && strcmp(c->delegate_config, "auto"))
+		return !strcmp(c->delegate_config, "yes");
 	return !strncmp(b ? b + 1 : delegate, "crun", 4);
 }
 
@@ -659,7 +667,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 	uid_t author = 0;
 	gid_t author_gid = 0;
 	_cleanup_free_ char *own_image = NULL;
-	bool unannotated, config = takes_config(cl->argv[0]);
+	bool unannotated, config;
 	int r, status;
 
 	if (parse_create(cl, &ca) < 0)
@@ -710,6 +718,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		json_decref(cfg);
 		return 1;
 	}
+	config = takes_config(c, cl->argv[0]);
 	babs = rt_fd_path(bfd);
 	/* the engine's own image: a CRI container's, or the annotation's when the engine's layers are its */
 	ch.own = own_image || (babs && st.st_uid == 0 && !annotation(cfg, ANN_LAYOUT) &&

@@ -42,6 +42,7 @@ struct rt_conf {
 	char *root;		/* $ROOTASM_RUNTIME_ROOT, root=: the state's ROOT when the engine gives no --root */
 	char *unannotated;	/* unannotated=: "image" (a CRI container's own image, rootasm's tree) or "pass" */
 	char *containerd;	/* containerd=: its socket (else the shim's $TTRPC_ADDRESS without ".ttrpc") */
+	char *delegate_config;	/* delegate_config=: "yes", "no" or "auto" (a delegate named crun* takes --config) */
 };
 
 /* Where errors go: stderr, and --log (in --log-format) when the engine gave one. */

@@ -439,6 +439,48 @@ TEST(state_and_hooks_show_the_engines_bundle_with_runc)
 	state_and_hooks(true);
 }
 
+/*
+ * runtime.conf's delegate_config: a delegate under another name (a wrapper
+ * that executes crun) gets --config and the engine's bundle when it says yes,
+ * the private bundle by default (auto: by the name) and with no; a value it
+ * does not know is refused in one line naming the file and line.
+ */
+TEST(delegate_config_says_whether_the_delegate_takes_config)
+{
+	static const char *const says[] = { NULL, "yes", "no", "auto" };
+	char *out;
+
+	fresh();
+	sh("mkdir -p %s/bin && printf '#!/bin/sh\\necho \"$*\" >>%s/wrap.log\\nexec crun \"$@\"\\n' >%s/bin/oci-wrap && "
+	   "chmod 0755 %s/bin/oci-wrap", fix, fix, fix, fix);
+	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "cat /etc/msg", false);
+	setenv("ROOTASM_RUNTIME_CONFIG", path("rt.conf"), 1);
+	for (size_t i = 0; i < sizeof(says) / sizeof(says[0]); i++) {
+		put(path("rt.conf"), 0644, "layouts = %s/layouts\n%s%s%s", fix, says[i] ? "delegate_config = " : "",
+		    says[i] ? says[i] : "", says[i] ? "\n" : "");
+		sh("rm -f %s/wrap.log", fix);
+		if (run_sh(&out, "%s --delegate %s/bin/oci-wrap --root %s/root --cgroup-manager=disabled run -b %s/B c-dc",
+			   rt, fix, fix, fix) != 0)
+			FAILF("delegate_config %s: %s", says[i] ? says[i] : "(none)", out);
+		ASSERT_STR(out, "hello-from-rootasm\n");
+		out = slurp(path("wrap.log"));
+		if (says[i] && !strcmp(says[i], "yes")) {
+			ASSERT_CONTAINS(out, "--config ");
+			ASSERT_CONTAINS(out, "/root/.rootasm/c-dc/delegate.json");
+		} else {
+			ASSERT_TRUE(!strstr(out, "--config"));
+			ASSERT_CONTAINS(out, "/root/.rootasm/c-dc/bundle");
+		}
+		nothing_left();
+	}
+	put(path("rt.conf"), 0644, "# the delegate\ndelegate_config = maybe\n");
+	ASSERT_EQ(run_sh(&out, "%s --delegate %s/bin/oci-wrap --root %s/root run -b %s/B c-dc", rt, fix, fix, fix), 1);
+	ASSERT_CONTAINS(out, "rt.conf:2: delegate_config is 'auto', 'yes' or 'no', not 'maybe'");
+	ASSERT_TRUE(strchr(out, '\n') == out + strlen(out) - 1);
+	unsetenv("ROOTASM_RUNTIME_CONFIG");
+	nothing_left();
+}
+
 TEST(create_killed_midway_is_cleaned_up_by_delete_and_by_the_next_create)
 {
 	char *out;

@@ -63,7 +63,8 @@ with open(f"{src}/deploy/runtime.conf") as f:
         if not line or line.startswith("#"):
             continue
         k, eq, v = line.partition("=")
-        ok(eq and k.strip() in ("delegate", "layouts", "store", "socket", "root", "unannotated", "containerd"),
+        ok(eq and k.strip() in ("delegate", "delegate_config", "layouts", "store", "socket", "root", "unannotated",
+                              "containerd"),
            f"runtime.conf:{n}: not a KEY = VALUE rootasm-runtime knows")
         conf[k.strip()] = v.strip()
 
