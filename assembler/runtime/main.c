@@ -325,8 +325,9 @@ static int run_delegate(char **argv, bool quiet)
 				_exit(127);
 		}
 		execv(argv[0], argv);
-		/* (said with one write(), not stdio: its buffers are our memory) */
-		n = snprintf(msg, sizeof(msg), RT_NAME ": execute %s: %s\n", argv[0], strerror(errno));
+		/* (said with one write(), not stdio: its buffers are our memory; ENOENT as log.c says it) */
+		n = snprintf(msg, sizeof(msg), RT_NAME ": execute %s: %s\n", argv[0],
+			     errno == ENOENT ? "not found (ENOENT)" : strerror(errno));
 		if (n > 0)
 			(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 		_exit(127);

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,12 +97,11 @@ static char *read_all(int fd, size_t *len)
 int rt_cmd_hook(int argc, char **argv)
 {
 	_cleanup_free_ char *in = NULL, *out = NULL;
-	const char *bundle, *path;
+	const char *bundle, *path, *b;
 	char **hargv, *none[2];
 	size_t len = 0;
 	json_t *st;
-	int p[2], status;
-	pid_t pid;
+	int fd;
 
 	/* hook ENGINE-BUNDLE PATH -- ARGS... */
 	if (argc < 4 || strcmp(argv[3], "--"))
@@ -119,37 +119,32 @@ int rt_cmd_hook(int argc, char **argv)
 	json_decref(st);
 	if (out)
 		len = strlen(out);
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return rt_error("hook: pipe: %s", strerror(errno)), 1;
-	pid = fork();
-	if (pid < 0)
-		return rt_error("hook: fork: %s", strerror(errno)), 1;
-	if (pid == 0) {
-		if (dup2(p[0], STDIN_FILENO) < 0)
-			_exit(127);
-		execv(path, hargv);
-		fprintf(stderr, RT_NAME ": hook: execute %s: %s\n", path, strerror(errno));
-		_exit(127);
-	}
-	close(p[0]);
-	{
-		const char *b = out ? out : in ? in : "";
+	b = out ? out : in ? in : "";
+	/*
+	 * The hook is executed in our place, the state on its standard input
+	 * from a memfd: no process of ours waits in between, so the runtime's
+	 * timeout and kill reach the hook itself (a child of ours outlived a
+	 * killed wrapper, and runc waited for its pipes), and nothing of ours
+	 * stays in the container's namespaces (createContainer's).
+	 */
+	fd = memfd_create("rootasm-hook-state", MFD_CLOEXEC);
+	if (fd < 0)
+		return rt_error("hook: memfd: %s", strerror(errno)), 1;
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(fd, b + off, len - off);
 
-		for (size_t off = 0; off < len;) {
-			ssize_t w = write(p[1], b + off, len - off);
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				break;	/* the hook does not read it all: its own business */
-			off += (size_t)w;
-		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return rt_error("hook: write its state: %s", w < 0 ? strerror(errno) : "short write"), 1;
+		off += (size_t)w;
 	}
-	close(p[1]);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return rt_error("hook: wait: %s", strerror(errno)), 1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (lseek(fd, 0, SEEK_SET) < 0 || dup2(fd, STDIN_FILENO) < 0)
+		return rt_error("hook: its standard input: %s", strerror(errno)), 1;
+	close(fd);
+	rt_log_flush();
+	execv(path, hargv);
+	return rt_error("hook: execute %s: %s", path, strerror(errno)), 127;
 }
 
 int rt_state_view(char **argv, const char *engine_bundle)

@@ -41,6 +41,16 @@ printf '#!/nonexistent/sh\n' >"$tmp/dl" && chmod 0755 "$tmp/dl"
 out=$("$rt" --delegate "$tmp/dl" --root "$tmp" delete d1 2>&1); rc=$?
 check "delete with a delegate that cannot be executed: exit status" "$rc" 127
 check "delete with a delegate that cannot be executed: says" "$out" \
-	"rootasm-runtime: execute $tmp/dl: No such file or directory"
+	"rootasm-runtime: execute $tmp/dl: not found (ENOENT)"
+# a hook it wrapped (runc's): executed in its place, the state as the engine's on its stdin, so
+# that the runtime's timeout and kill reach the hook itself (a forked hook outlived its killed wrapper)
+out=$(printf '%s' '{"ociVersion":"1.0.2","id":"x","bundle":"/private","annotations":{"org.rootasm.prepared":"1","a":"b"}}' |
+	sh -c 'echo $$; exec "$0" hook /engine /bin/sh -- sh -c "echo \$\$; cat"' "$rt" 2>&1); rc=$?
+check "hook: exit status" "$rc" 0
+check "hook: the hook is the wrapper's process" "$(printf '%s\n' "$out" | sed -n 2p)" "$(printf '%s\n' "$out" | sed -n 1p)"
+check "hook: its state" "$(printf '%s\n' "$out" | sed -n 3p)" '{"ociVersion":"1.0.2","id":"x","bundle":"/engine","annotations":{"a":"b"}}'
+out=$(echo '{}' | "$rt" hook /engine /nonexistent/hook -- x 2>&1); rc=$?
+check "hook that cannot be executed: exit status" "$rc" 127
+check "hook that cannot be executed: says" "$out" "rootasm-runtime: hook: execute /nonexistent/hook: not found (ENOENT)"
 echo "runtime_start: $((n - fail))/$n passed"
 [ "$fail" = 0 ]
