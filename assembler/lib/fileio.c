@@ -208,18 +208,28 @@ int ra_check_readable_file(int fd, char *why, size_t size)
 	return 0;
 }
 
-static bool memo_has(const struct ra_trust_memo *m, const struct stat *st)
+/*
+ * A directory as the memo knows it: its inode and the mount it was reached
+ * through (the walk's ".." from a mount's root leaves that mount: the same
+ * directory through another mount has other directories above it).
+ */
+static struct ra_trust_dir memo_key(int fd, const struct stat *st)
 {
-	for (size_t i = 0; m && i < m->n; i++)
-		if (m->dir[i].dev == st->st_dev && m->dir[i].ino == st->st_ino)
+	return (struct ra_trust_dir){ st->st_dev, st->st_ino, ra_fd_mount_id(fd, NULL) };
+}
+
+static bool memo_has(const struct ra_trust_memo *m, const struct ra_trust_dir *k)
+{
+	for (size_t i = 0; m && k->mnt && i < m->n; i++)
+		if (m->dir[i].dev == k->dev && m->dir[i].ino == k->ino && m->dir[i].mnt == k->mnt)
 			return true;
 	return false;
 }
 
-static void memo_add(struct ra_trust_memo *m, const struct stat *st)
+static void memo_add(struct ra_trust_memo *m, const struct ra_trust_dir *k)
 {
-	if (m && m->n < ARRAY_SIZE(m->dir) && !memo_has(m, st))
-		m->dir[m->n++] = (typeof(m->dir[0])){ st->st_dev, st->st_ino };
+	if (m && k->mnt && m->n < ARRAY_SIZE(m->dir) && !memo_has(m, k))
+		m->dir[m->n++] = *k;
 }
 
 int ra_admin_trusted(int fd, int dirfd, char *why, size_t size)
@@ -231,6 +241,7 @@ int ra_admin_trusted_memo(int fd, int dirfd, struct ra_trust_memo *m, char *why,
 {
 	_cleanup_close_ int cur = -EBADF;
 	struct ra_trust_memo seen = { 0 };
+	struct ra_trust_dir key = { 0 };
 	struct stat st, up;
 
 	if (fstat(fd, &st) < 0) {
@@ -263,8 +274,11 @@ int ra_admin_trusted_memo(int fd, int dirfd, struct ra_trust_memo *m, char *why,
 			return -errno;
 		}
 		/* a directory this memo's walks found trusted, with all above it: so is the rest of the way */
-		if (memo_has(m, &st))
-			break;
+		if (m) {
+			key = memo_key(cur, &st);
+			if (memo_has(m, &key))
+				break;
+		}
 		if (st.st_uid != 0 || ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))) {
 			char p[256] = "";
 
@@ -280,7 +294,8 @@ int ra_admin_trusted_memo(int fd, int dirfd, struct ra_trust_memo *m, char *why,
 			snprintf(why, size, "a directory above it: %s", strerror(errno));
 			return -errno;
 		}
-		memo_add(&seen, &st);
+		if (m)
+			memo_add(&seen, &key);
 		if (fstat(next, &up) < 0 || (up.st_dev == st.st_dev && up.st_ino == st.st_ino)) {
 			close(next);
 			break;	/* the root */
@@ -294,7 +309,7 @@ int ra_admin_trusted_memo(int fd, int dirfd, struct ra_trust_memo *m, char *why,
 	}
 	/* every directory passed on the way is trusted from there up (only root could move one since) */
 	for (size_t i = 0; i < seen.n; i++)
-		memo_add(m, &(struct stat){ .st_dev = seen.dir[i].dev, .st_ino = seen.dir[i].ino });
+		memo_add(m, &seen.dir[i]);
 	return 0;
 }
 

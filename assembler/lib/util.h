@@ -193,18 +193,21 @@ uint64_t ra_fd_mount_id(int fd, bool *is_root);
  */
 int ra_admin_trusted(int fd, int dirfd, char *why, size_t size);
 /*
- * The same, remembering in @m the directories a walk found trusted, so that
+ * The same, remembering in @m the directories a walk found trusted (each with
+ * the mount it was reached through), so that
  * the next walk of one request (a layout's image files, most in one store
  * directory) stops where an earlier one passed: a directory trusted with
  * every directory above it stays so while the request runs, as only root
  * could move it or change one above it. @m zeroed before its first use.
  */
+struct ra_trust_dir {
+	dev_t dev;
+	ino_t ino;
+	uint64_t mnt;		/* the unique id of the mount it was reached through */
+};
 struct ra_trust_memo {
 	size_t n;
-	struct {
-		dev_t dev;
-		ino_t ino;
-	} dir[16];
+	struct ra_trust_dir dir[16];
 };
 int ra_admin_trusted_memo(int fd, int dirfd, struct ra_trust_memo *m, char *why, size_t size);
 /*

@@ -10,6 +10,8 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -462,6 +464,36 @@ static void test_trust_memo(void **state)
 	assert_int_equal(ra_admin_trusted_memo(a, dir, &m, why, sizeof(why)), 0);
 	assert_int_equal(ra_admin_trusted_memo(a, dir, &fresh, why, sizeof(why)), -EPERM);
 	assert_int_equal(ra_admin_trusted(a, dir, why, sizeof(why)), -EPERM);
+	assert_int_equal(chmod(tmpdir, 0700), 0);
+	/*
+	 * The same directory through another mount is another directory to the
+	 * memo: bound below a user's directory, what is above it is that user's
+	 * (in a mount namespace of this process's own)
+	 */
+	assert_int_equal(unshare(CLONE_NEWNS), 0);
+	assert_int_equal(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	snprintf(p, sizeof(p), "%s/user", tmpdir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_int_equal(chown(p, 1000, 1000), 0);
+	assert_int_equal(chmod(tmpdir, 0755), 0);
+	snprintf(p, sizeof(p), "%s/user/b", tmpdir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	{
+		char src[512];
+		int bdir, ba;
+
+		snprintf(src, sizeof(src), "%s/trust", tmpdir);
+		assert_int_equal(mount(src, p, NULL, MS_BIND, NULL), 0);
+		assert_true((bdir = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0);
+		assert_true((ba = openat(bdir, "a", O_RDONLY | O_CLOEXEC)) >= 0);
+		memset(&m, 0, sizeof(m));
+		assert_int_equal(ra_admin_trusted_memo(a, dir, &m, why, sizeof(why)), 0);
+		assert_int_equal(ra_admin_trusted_memo(ba, bdir, &m, why, sizeof(why)), -EPERM);
+		assert_non_null(strstr(why, "/user above it is not root's"));
+		close(ba);
+		close(bdir);
+		assert_int_equal(umount2(p, MNT_DETACH), 0);
+	}
 	assert_int_equal(chmod(tmpdir, 0700), 0);
 	close(a);
 	close(b);
