@@ -653,16 +653,26 @@ int rootasm_bundle_cleanup(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 	 * the rootfs onto itself in our namespace for a container without a mount
 	 * namespace of its own: ra_mount_uncover())
 	 */
-	if (root_fd >= 0) {
+	if (root_fd >= 0 || root_fd == -ENOENT) {
 		struct reopen ro = { b.fd, rel };
-		int top = ra_mount_uncover(reopen_beneath, &ro, (uint64_t)rid);
+		int top = root_fd >= 0 ? ra_mount_uncover(reopen_beneath, &ro, (uint64_t)rid) : -ENOENT;
 
 		if (top < 0 && top != -ENOENT) {
 			r = ra_err(e, -top, -EBADF, "umount2", bd_in_bundle(&b, rel), "what stands on the tree");
 			goto out;
 		}
+		/* not there: detached already, or moved (renamed by the bundle's owner): found by its id */
+		if (top == -ENOENT) {
+			top = ra_mount_find((uint64_t)rid);
+			if (top < 0 && top != -ENOENT) {
+				r = ra_err(e, -top, -EBADF, "umount2", bd_in_bundle(&b, rel),
+					   "the tree (mount %lld) is elsewhere now", (long long)rid);
+				goto out;
+			}
+		}
 		if (top >= 0) {
-			close(root_fd);
+			if (root_fd >= 0)
+				close(root_fd);
 			root_fd = top;
 			r = bd_detach_fd(root_fd);
 			if (r < 0) {

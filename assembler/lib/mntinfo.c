@@ -99,6 +99,30 @@ int ra_mount_uncover(int (*reopen)(void *ud), void *ud, uint64_t want)
 	return -ELOOP;
 }
 
+int ra_mount_find(uint64_t want)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	_cleanup_free_ struct ra_statmount *sm = NULL;
+	_cleanup_close_ int fd = -EBADF;
+	bool is_root = false;
+	int r = ra_statmount(want, RA_STATMOUNT_MNT_POINT, 0, &sm);
+
+	if (r < 0)
+		return r;
+	if (!(sm->mask & RA_STATMOUNT_MNT_POINT))
+		return -EOPNOTSUPP;
+	fd = ra_openat2_retry(AT_FDCWD, sm->str + sm->mnt_point, &how);
+	if (fd < 0)
+		return fd;
+	/* (the path found, then opened: the fd's own mount decides) */
+	if (ra_fd_mount_id(fd, &is_root) != want || !is_root)
+		return -EBUSY;
+	r = fd;
+	fd = -EBADF;
+	return r;
+}
+
 int ra_listmount(uint64_t id, uint64_t **ret, size_t *n)
 {
 	struct ra_mnt_id_req req = { .size = RA_MNT_ID_REQ_SIZE_VER0, .mnt_id = id };

@@ -31,6 +31,15 @@ int ra_mounts_below(int fd, char **ret_where);
  * @want (not ours: nothing done); or -errno.
  */
 int ra_mount_uncover(int (*reopen)(void *ud), void *ud, uint64_t want);
+/*
+ * The mount @want (a unique id) wherever it is in our namespace now (its
+ * mount point moved by a rename: the owner of the directory it was attached
+ * in can rename that from a mount namespace of its own, where it is no mount
+ * point): an O_PATH fd of its root, checked to be that mount's, for the
+ * caller to detach; -ENOENT when no such mount is left in our namespace;
+ * -EBUSY when something else is on it there; or -errno.
+ */
+int ra_mount_find(uint64_t want);
 /* Format idmap strings "a b c\0a b c\0" as "a:b:c,a:b:c" into @buf. */
 void ra_format_idmap(const char *s, uint32_t num, char *buf, size_t size);
 

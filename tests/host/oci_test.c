@@ -1100,6 +1100,36 @@ TEST(bundle_mounts_rootasm_cannot_make_stay_with_the_runtime)
 }
 
 /* A user's bundle is that user's principal's: no more than the user could do itself (rootasm.h, "principals"). */
+/*
+ * A user's bundle is that user's directory: from a user and mount namespace
+ * of its own, made before prepare attached the tree (there B/rootfs is no
+ * mount point), the user renames B/rootfs, and the tree moves with it in
+ * ours. cleanup finds it by its mount id and detaches it (it dropped the
+ * record and left the tree mounted at B/kept, never to be freed).
+ */
+TEST(bundle_cleanup_finds_a_tree_its_owner_moved)
+{
+	char *out;
+
+	fresh();
+	sh("chmod 0755 %s", fix);
+	mkbundle(import_small(), false, "", "true");
+	sh("chown -R 1771:1771 %s/B", fix);
+	sh("setpriv --reuid=1771 --regid=1771 --clear-groups unshare -Urm --propagation private sh -c "
+	   "'while [ ! -e %s/go ]; do sleep 0.02; done; mv %s/B/rootfs %s/B/kept 2>%s/B/mv.err; touch %s/B/moved' >/dev/null 2>&1 &",
+	   fix, fix, fix, fix, fix);
+	ASSERT_EQ(run_sh(&out, "%s bundle prepare %s/B", bin, fix), 0);
+	ASSERT_TRUE(count_mounts_under(P("B/rootfs")) > 0);
+	sh("touch %s/go", fix);
+	for (int i = 0; i < 500 && access(P("B/moved"), F_OK) < 0; i++)
+		usleep(10000);
+	ASSERT_EQ(access(P("B/moved"), F_OK), 0);
+	ASSERT_STR(slurp(P("B/mv.err")), "");
+	ASSERT_TRUE(count_mounts_under(P("B/kept")) > 0);
+	ASSERT_EQ(run_sh(&out, "%s bundle cleanup %s/B", bin, fix), 0);
+	ASSERT_EQ(count_mounts_under(P("B")), 0);
+}
+
 TEST(bundle_owned_by_a_user_gets_what_the_user_may_have)
 {
 	char *out, *mi, *line;
