@@ -1032,9 +1032,10 @@ int rootasm_store_verify(const char *store, rootasm_store_verify_fn fn, void *us
  * config.json as BUNDLE/.rootasm/config.json and rewrites config.json without
  * the mounts rootasm made, with the annotation "org.rootasm.prepared" (the
  * tree's unique mount id, for people: never read back).
- * rootasm_bundle_cleanup() detaches that tree if the mount at root.path is
- * still it (same unique mount id), restores config.json byte for byte and
- * removes BUNDLE/.rootasm.
+ * rootasm_bundle_cleanup() detaches that tree (by its unique mount id: at
+ * root.path once the mounts a runtime stacked on it there are detached, or
+ * wherever in the caller's namespace it was moved to), restores config.json
+ * byte for byte and removes BUNDLE/.rootasm.
  *
  * The bundle directory is opened once; config.json, .rootasm/ and root.path
  * are reached from it with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
