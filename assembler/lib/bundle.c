@@ -655,20 +655,13 @@ int rootasm_bundle_cleanup(struct rootasm_ctx *ctx, const char *bundle_dir, cons
 	 */
 	if (root_fd >= 0 || root_fd == -ENOENT) {
 		struct reopen ro = { b.fd, rel };
-		int top = root_fd >= 0 ? ra_mount_uncover(reopen_beneath, &ro, (uint64_t)rid) : -ENOENT;
+		/* (or wherever it is now: renamed by the bundle's owner; -ENOENT: detached already) */
+		int top = ra_mount_uncover(reopen_beneath, &ro, (uint64_t)rid);
 
 		if (top < 0 && top != -ENOENT) {
-			r = ra_err(e, -top, -EBADF, "umount2", bd_in_bundle(&b, rel), "what stands on the tree");
+			r = ra_err(e, -top, -EBADF, "umount2", bd_in_bundle(&b, rel), "the tree (mount %lld)",
+				   (long long)rid);
 			goto out;
-		}
-		/* not there: detached already, or moved (renamed by the bundle's owner): found by its id */
-		if (top == -ENOENT) {
-			top = ra_mount_find((uint64_t)rid);
-			if (top < 0 && top != -ENOENT) {
-				r = ra_err(e, -top, -EBADF, "umount2", bd_in_bundle(&b, rel),
-					   "the tree (mount %lld) is elsewhere now", (long long)rid);
-				goto out;
-			}
 		}
 		if (top >= 0) {
 			if (root_fd >= 0)

@@ -52,6 +52,30 @@ int ra_mount_id(int dfd, const char *path, uint64_t *ret)
 	return 0;
 }
 
+int ra_mount_find(uint64_t want)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	_cleanup_free_ struct ra_statmount *sm = NULL;
+	_cleanup_close_ int fd = -EBADF;
+	bool is_root = false;
+	int r = ra_statmount(want, RA_STATMOUNT_MNT_POINT, 0, &sm);
+
+	if (r < 0)
+		return r;
+	if (!(sm->mask & RA_STATMOUNT_MNT_POINT))
+		return -EOPNOTSUPP;
+	fd = ra_openat2_retry(AT_FDCWD, sm->str + sm->mnt_point, &how);
+	if (fd < 0)
+		return fd;
+	/* (the path found, then opened: the fd's own mount decides) */
+	if (ra_fd_mount_id(fd, &is_root) != want || !is_root)
+		return -EBUSY;
+	r = fd;
+	fd = -EBADF;
+	return r;
+}
+
 /* Whether @want is below the mount @id: a parent of it, or a parent of one (at most 16 down). */
 static bool stands_on(uint64_t id, uint64_t want)
 {
@@ -80,9 +104,9 @@ int ra_mount_uncover(int (*reopen)(void *ud), void *ud, uint64_t want)
 		uint64_t id;
 		char p[64];
 
-		/* (nothing to open there at first: nothing of ours either; after a detach, an error) */
+		/* (nothing to open there at first: not there; after a detach, an error) */
 		if (fd < 0)
-			return i == 0 ? -ENOENT : fd;
+			return i == 0 ? ra_mount_find(want) : fd;
 		id = ra_fd_mount_id(fd, &is_root);
 		if (id == want && is_root) {
 			int r = fd;
@@ -90,37 +114,14 @@ int ra_mount_uncover(int (*reopen)(void *ud), void *ud, uint64_t want)
 			fd = -EBADF;
 			return r;
 		}
+		/* not at the place (detached already, or moved): wherever it is */
 		if (!id || !is_root || !stands_on(id, want))
-			return -ENOENT;
+			return ra_mount_find(want);
 		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
 		if (umount2(p, MNT_DETACH) < 0)
 			return -errno;
 	}
 	return -ELOOP;
-}
-
-int ra_mount_find(uint64_t want)
-{
-	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-				.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	_cleanup_free_ struct ra_statmount *sm = NULL;
-	_cleanup_close_ int fd = -EBADF;
-	bool is_root = false;
-	int r = ra_statmount(want, RA_STATMOUNT_MNT_POINT, 0, &sm);
-
-	if (r < 0)
-		return r;
-	if (!(sm->mask & RA_STATMOUNT_MNT_POINT))
-		return -EOPNOTSUPP;
-	fd = ra_openat2_retry(AT_FDCWD, sm->str + sm->mnt_point, &how);
-	if (fd < 0)
-		return fd;
-	/* (the path found, then opened: the fd's own mount decides) */
-	if (ra_fd_mount_id(fd, &is_root) != want || !is_root)
-		return -EBUSY;
-	r = fd;
-	fd = -EBADF;
-	return r;
 }
 
 int ra_listmount(uint64_t id, uint64_t **ret, size_t *n)

@@ -21,17 +21,6 @@ int ra_listmount(uint64_t id, uint64_t **ret, size_t *n);
  */
 int ra_mounts_below(int fd, char **ret_where);
 /*
- * The place where the mount @want (a unique id) was attached, as @reopen
- * opens it (an O_PATH fd, or -errno), with what has been stacked on @want
- * there since detached, top first: mounts whose parents lead down to @want
- * (a delegate that bind-mounts the rootfs onto itself in our namespace, as
- * runc does for a container without a mount namespace of its own). An fd of
- * the place once the mount there is @want at its root (the caller detaches
- * it); -ENOENT when what is there cannot be opened or does not stand on
- * @want (not ours: nothing done); or -errno.
- */
-int ra_mount_uncover(int (*reopen)(void *ud), void *ud, uint64_t want);
-/*
  * The mount @want (a unique id) wherever it is in our namespace now (its
  * mount point moved by a rename: the owner of the directory it was attached
  * in can rename that from a mount namespace of its own, where it is no mount
@@ -40,6 +29,17 @@ int ra_mount_uncover(int (*reopen)(void *ud), void *ud, uint64_t want);
  * -EBUSY when something else is on it there; or -errno.
  */
 int ra_mount_find(uint64_t want);
+/*
+ * The mount @want, for the caller to detach: at the place it was attached,
+ * as @reopen opens it (an O_PATH fd, or -errno), with what has been stacked
+ * on @want there since detached, top first (mounts whose parents lead down
+ * to @want: a delegate that bind-mounts the rootfs onto itself in our
+ * namespace, as runc does for a container without a mount namespace of its
+ * own); or, when the place cannot be opened or what is there does not stand
+ * on @want, wherever it is now (ra_mount_find()). An fd of its root; -ENOENT
+ * when no such mount is left (nothing to do); or -errno.
+ */
+int ra_mount_uncover(int (*reopen)(void *ud), void *ud, uint64_t want);
 /* Format idmap strings "a b c\0a b c\0" as "a:b:c,a:b:c" into @buf. */
 void ra_format_idmap(const char *s, uint32_t num, char *buf, size_t size);
 

@@ -198,21 +198,16 @@ static int via_cleanup(struct rt_state *s, int bfd)
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	want = n > 0 ? strtoull(buf, NULL, 10) : 0;
-	/* (what the delegate stacked on it in our namespace first: ra_mount_uncover()) */
-	rfd = want ? ra_mount_uncover(open_rootfs, &bfd, want) : -ENOENT;
-	if (rfd < 0 && rfd != -ENOENT)
-		return rt_error("umount what stands on %s/rootfs: %s", s->bundle, strerror(-rfd));
 	/*
-	 * not there: detached already, or moved (a user's bundle, renamed from a
-	 * mount namespace of the owner's): found by its id, else the record
+	 * what the delegate stacked on it in our namespace detached first, or
+	 * found wherever it is now (a user's bundle, renamed from a mount
+	 * namespace of the owner's): ra_mount_uncover(); on an error the record
 	 * stays for the next delete to try again
 	 */
-	if (rfd == -ENOENT && want) {
-		rfd = ra_mount_find(want);
-		if (rfd < 0 && rfd != -ENOENT)
-			return rt_error("the tree attached at %s/rootfs (mount %" PRIu64 ") is elsewhere now and cannot be "
-					"detached: %s", s->bundle, want, strerror(-rfd));
-	}
+	rfd = want ? ra_mount_uncover(open_rootfs, &bfd, want) : -ENOENT;
+	if (rfd < 0 && rfd != -ENOENT)
+		return rt_error("umount the tree attached at %s/rootfs (mount %" PRIu64 "): %s", s->bundle, want,
+				strerror(-rfd));
 	if (rfd >= 0) {
 		snprintf(p, sizeof(p), "/proc/self/fd/%d", rfd);
 		if (umount2(p, MNT_DETACH) < 0)
