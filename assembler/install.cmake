@@ -89,17 +89,11 @@ install(TARGETS rootasmd RUNTIME DESTINATION ${CMAKE_INSTALL_SBINDIR} COMPONENT 
 # (its build-tree RUNPATH is its own, not CMake's: CMakeLists.txt; removed here as CMake's would be)
 install(CODE "
   if(IS_ABSOLUTE [==[${CMAKE_INSTALL_SBINDIR}]==])
-    file(RPATH_REMOVE FILE \"\$ENV{DESTDIR}${CMAKE_INSTALL_SBINDIR}/rootasmd\")
-  else()
-    file(RPATH_REMOVE FILE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_SBINDIR}/rootasmd\")
-  endif()
-  " COMPONENT tool)
-install(CODE "
-  if(IS_ABSOLUTE [==[${CMAKE_INSTALL_SBINDIR}]==])
     set(ROOTASM_SBINDIR [==[${CMAKE_INSTALL_SBINDIR}]==])
   else()
     set(ROOTASM_SBINDIR \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_SBINDIR}\")
   endif()
+  file(RPATH_REMOVE FILE \"\$ENV{DESTDIR}\${ROOTASM_SBINDIR}/rootasmd\")
   configure_file(${CMAKE_SOURCE_DIR}/assembler/daemon/rootasmd.service.in ${CMAKE_BINARY_DIR}/systemd/rootasmd.service @ONLY)
   " COMPONENT tool)
 install(FILES ${CMAKE_BINARY_DIR}/systemd/rootasmd.service ${CMAKE_SOURCE_DIR}/assembler/daemon/rootasmd.socket
