@@ -656,13 +656,12 @@ TEST(via_annotation_assembles_through_rootasmd)
 	 * itself in ours, on rootasmd's tree: delete detaches that first, then
 	 * the tree (it failed 'Device or resource busy' and kept the id)
 	 */
-	if (system("command -v runc >/dev/null") != 0)
-		FAILF("runc is not installed (ci/deps installs it)");
+	need_runc();
 	sh("cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); "
 	   "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'mount']; "
 	   "[c['linux'].pop(k, None) for k in ('maskedPaths', 'readonlyPaths')]; "
 	   "json.dump(c, open('config.json', 'w'))\"", fix);
-	if (run_sh(&out, "%s --delegate runc --root %s/root run -b %s/B c-via-runc", rt, fix, fix) != 0)
+	if (run_sh(&out, "%s run -b %s/B c-via-runc", rt_with(true), fix) != 0)
 		FAILF("runc, via, no mount namespace: %s", out);
 	ASSERT_CONTAINS(out, "hello-from-rootasm\nvolume-data\n");
 	nothing_left();
