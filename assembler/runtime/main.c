@@ -15,8 +15,12 @@
  *   org.rootasm.via)                    the choice checked (choose.c), the
  *                                       tree assembled for the bundle's owner
  *                                       into a private bundle (state.c), the
- *                                       delegate run on that bundle (forked:
- *                                       a failure is cleaned up at once)
+ *                                       delegate run (forked: a failure is
+ *                                       cleaned up at once) on the engine's
+ *                                       bundle with the tree over its rootfs
+ *                                       in a mount namespace of its own, or
+ *                                       with rootasm's config, or on the
+ *                                       private bundle (enum rt_run)
  *   delete                              the delegate's delete, then what
  *                                       rootasm attached for the id detached
  *                                       (also after a create that failed or
@@ -68,10 +72,12 @@ static const char help[] =
 	"The tree is assembled for the bundle's owner and attached in a private bundle under\n"
 	"ROOT/" RT_STATE_SUBDIR "/ID (ROOT: --root, else root=, default " RT_DEFAULT_ROOT ");\n"
 	"the engine's bundle and rootfs are left untouched; delete detaches it. state and\n"
-	"the hooks show the engine's bundle, as without rootasm: crun runs the engine's\n"
-	"bundle with rootasm's config (--config; delegate_config = yes|no|auto: by the\n"
-	"name); another delegate runs the private one, and the hooks but startContainer\n"
-	"go through `" RT_NAME " hook`. A Kubernetes container of containerd's without\n"
+	"the hooks show the engine's bundle, as without rootasm: an engine's bundle (root's,\n"
+	"its rootfs a mount) is run as it came, in a mount namespace of the delegate's own\n"
+	"where the tree covers that rootfs; otherwise crun runs the engine's bundle with\n"
+	"rootasm's config (--config; delegate_config = yes|no|auto: by the name), another\n"
+	"delegate runs the private one, and the hooks but startContainer go through\n"
+	"`" RT_NAME " hook`. A Kubernetes container of containerd's without\n"
 	"such an annotation runs on rootasm's tree of its own image (unannotated = image,\n"
 	"the default): containerd's manifest of it, from the store, imported from\n"
 	"containerd's content store when not there.\n"
@@ -281,7 +287,12 @@ static int exec_delegate(struct cmdline *cl)
  */
 static bool delegate_exited;	/* run_delegate()'s delegate exited (was not killed by a signal) */
 
-static int run_delegate(char **argv, bool quiet)
+/*
+ * @envp: the delegate's environment (NULL: ours); @over: run it in a mount
+ * namespace of its own with the tree over the engine's rootfs (NULL: in
+ * ours).
+ */
+static int run_delegate(char **argv, bool quiet, char **envp, const struct rt_over *over)
 {
 	static const int fwd[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH };
 	sigset_t set, old;
@@ -324,7 +335,13 @@ static int run_delegate(char **argv, bool quiet)
 			if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
 				_exit(127);
 		}
-		execv(argv[0], argv);
+		if (over && rt_over_enter(over, msg, sizeof(msg) - 1) < 0) {
+			n = (int)strlen(msg);
+			msg[n++] = '\n';
+			(void)!write(2, msg, (size_t)n);
+			_exit(127);
+		}
+		execve(argv[0], argv, envp ? envp : environ);
 		/* (said with one write(), not stdio: its buffers are our memory; ENOENT as log.c says it) */
 		n = snprintf(msg, sizeof(msg), RT_NAME ": execute %s: %s\n", argv[0],
 			     errno == ENOENT ? "not found (ENOENT)" : strerror(errno));
@@ -375,7 +392,7 @@ static bool delegate_knows(struct cmdline *cl, const char *id)
 	}
 	argv[n++] = (char *)"state";
 	argv[n] = (char *)id;
-	st = run_delegate(argv, true);
+	st = run_delegate(argv, true, NULL, NULL);
 	free(argv);
 	return st != 1 && st != 0 ? true : st == 0;
 }
@@ -592,7 +609,7 @@ static bool takes_config(const struct rt_conf *c, const char *delegate)
 /*
  * The delegate's argv: --bundle and --config of the engine's replaced, right
  * after the command, by "--bundle PRIVATE", or with @config by "--bundle
- * ENGINE --config CONFIG".
+ * ENGINE --config CONFIG"; without @bundle, the engine's as it came.
  */
 static char **private_argv(const struct cmdline *cl, const struct create_args *ca, const char *bundle,
 			   const char *config)
@@ -603,11 +620,11 @@ static char **private_argv(const struct cmdline *cl, const struct create_args *c
 	if (!v)
 		return NULL;
 	for (int i = 0; i < cl->argc; i++) {
-		if ((ca->bundle_n && i >= ca->bundle_at && i < ca->bundle_at + ca->bundle_n) ||
-		    (ca->config_n && i >= ca->config_at && i < ca->config_at + ca->config_n))
+		if (bundle && ((ca->bundle_n && i >= ca->bundle_at && i < ca->bundle_at + ca->bundle_n) ||
+			       (ca->config_n && i >= ca->config_at && i < ca->config_at + ca->config_n)))
 			continue;
 		v[n++] = cl->argv[i];
-		if (i == cl->cmd) {
+		if (bundle && i == cl->cmd) {
 			v[n++] = (char *)"--bundle";
 			v[n++] = (char *)bundle;
 			if (config) {
@@ -657,6 +674,23 @@ static int joins_mntns(json_t *cfg)
 	return 0;
 }
 
+/* Our environment with RT_ENV_STATE=@path first (kill_strays() in state.c finds the delegate's processes by it). */
+static char **state_environ(const char *path)
+{
+	size_t n = 0;
+	char **v;
+
+	while (environ[n])
+		n++;
+	v = calloc(n + 3, sizeof(*v));
+	if (!v || asprintf(&v[0], RT_ENV_STATE "=%s", path) < 0) {
+		free(v);
+		return NULL;
+	}
+	memcpy(v + 1, environ, n * sizeof(*v));
+	return v;
+}
+
 static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 {
 	struct rt_choice ch = { 0 };
@@ -670,7 +704,10 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 	uid_t author = 0;
 	gid_t author_gid = 0;
 	_cleanup_free_ char *own_image = NULL;
-	bool unannotated, config;
+	_cleanup_free_ char **envp = NULL;
+	struct rt_over over = { .tree = -EBADF };
+	enum rt_run mode;
+	bool unannotated;
 	int r, status;
 
 	if (parse_create(cl, &ca) < 0)
@@ -721,8 +758,11 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		json_decref(cfg);
 		return 1;
 	}
-	config = takes_config(c, cl->argv[0]);
 	babs = rt_fd_path(bfd);
+	r = babs ? rt_over_find(cfg, babs, st.st_uid, &over) : 0;
+	if (r < 0)
+		goto out_choice;
+	mode = r > 0 ? RT_RUN_OVER : takes_config(c, cl->argv[0]) ? RT_RUN_CONFIG : RT_RUN_PRIVATE;
 	/* the engine's own image: a CRI container's, or the annotation's when the engine's layers are its */
 	ch.own = own_image || (babs && st.st_uid == 0 && !annotation(cfg, ANN_LAYOUT) &&
 			       rt_engine_has_image(babs, cfg, c, ch.value));
@@ -742,13 +782,18 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		if (r < 0)
 			goto out_choice;
 	}
-	r = rt_state_prepare(&s, babs, cfg, st.st_uid, st.st_gid, &ch, config);
+	r = rt_state_prepare(&s, babs, cfg, st.st_uid, st.st_gid, &ch, mode);
+	if (r == 0 && mode == RT_RUN_OVER)
+		r = rt_over_clone(&s, &over);
 	if (r < 0) {
 		rt_state_cleanup(&s);
 		goto out;
 	}
-	argv = config ? private_argv(cl, &ca, babs, s.config) : private_argv(cl, &ca, s.bundle, NULL);
-	if (!argv) {
+	/* over the engine's rootfs, the engine's command line as it came */
+	argv = mode == RT_RUN_OVER ? private_argv(cl, &ca, NULL, NULL) :
+	       mode == RT_RUN_CONFIG ? private_argv(cl, &ca, babs, s.config) : private_argv(cl, &ca, s.bundle, NULL);
+	envp = argv ? state_environ(s.path) : NULL;
+	if (!envp) {
 		r = rt_error("out of memory");
 		rt_state_cleanup(&s);
 		goto out;
@@ -756,7 +801,8 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 	if (run && !ca.detach) {
 		/* the container's whole life: a delete of the id meanwhile must not wait for it */
 		close_fdp(&s.fd);
-		status = run_delegate(argv, false);
+		status = run_delegate(argv, false, envp, mode == RT_RUN_OVER ? &over : NULL);
+		close_fdp(&over.tree);
 		rt_state_unlock(&s);
 		if (!ca.keep && rt_state_lock(state_root(cl, c), ca.id, false, &s) == 0) {
 			/* crun run waited for its container: with it exited, no process of it is left to kill */
@@ -767,7 +813,8 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		r = status;
 		goto out_choice;
 	}
-	status = run_delegate(argv, false);
+	status = run_delegate(argv, false, envp, mode == RT_RUN_OVER ? &over : NULL);
+	close_fdp(&over.tree);
 	if (status != 0)
 		rt_state_cleanup(&s);
 	else
@@ -776,6 +823,9 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 out:
 	rt_state_unlock(&s);
 out_choice:
+	if (envp)
+		free(envp[0]);
+	close_fdp(&over.tree);
 	rt_choice_done(&ch);
 	json_decref(cfg);
 	return r < 0 ? 1 : r;
@@ -827,7 +877,7 @@ static int cmd_delete(struct cmdline *cl, struct rt_conf *c)
 	if (need_json() < 0)
 		return 1;
 	rt_log_for(NULL, id);
-	status = run_delegate(cl->argv, false);
+	status = run_delegate(cl->argv, false, NULL, NULL);
 	if (status < 0)
 		return 1;
 	r = rt_state_lock(state_root(cl, c), id, false, &s);
@@ -843,18 +893,18 @@ static int cmd_delete(struct cmdline *cl, struct rt_conf *c)
 }
 
 /*
- * state ID of an annotated container run through the private bundle (runc):
- * the delegate's answer as the engine's (spec.c). Anything else is the
- * delegate's alone: a container that crun runs with --config (its state
- * holds RT_DELEGATE_CONFIG) already shows the engine's bundle and
- * annotations, and is passed through like one not rootasm's.
+ * state ID of an annotated container run through the private bundle
+ * (RT_RUN_PRIVATE: its state holds RT_ENGINE_BUNDLE): the delegate's answer
+ * as the engine's (spec.c). Anything else is the delegate's alone: a
+ * container run over the engine's rootfs or with --config already shows the
+ * engine's bundle and annotations, and is passed through like one not
+ * rootasm's.
  */
 static int cmd_state(struct cmdline *cl, struct rt_conf *c)
 {
 	_cleanup_free_ char *eb = NULL;
 	_cleanup_close_ int fd = -EBADF;
 	const char *id = cmd_id(cl);
-	struct stat st;
 	char *p = NULL;
 	size_t len = 0;
 
@@ -862,7 +912,7 @@ static int cmd_state(struct cmdline *cl, struct rt_conf *c)
 		_cleanup_close_ int dfd = open(p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 		free(p);
-		if (dfd >= 0 && fstatat(dfd, RT_DELEGATE_CONFIG, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		if (dfd >= 0)
 			fd = openat(dfd, RT_ENGINE_BUNDLE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	}
 	if (fd < 0 || ra_read_all(fd, PATH_MAX, NULL, NULL, &eb, &len) < 0 || !len)

@@ -14,6 +14,7 @@
 #ifndef ROOTASM_RUNTIME_H
 #define ROOTASM_RUNTIME_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -121,11 +122,12 @@ void rt_state_unlock(struct rt_state *s);
  * Detach what rootasm attached for the container and remove its state (under
  * the lock). A create that did not finish (no rt_state_created() mark) may
  * have left delegate processes that outlived it: every process whose
- * arguments name the private bundle (or ID/RT_DELEGATE_CONFIG) is killed first (their mount namespaces,
- * which hold the tree, go with them).
+ * arguments name the private bundle (or ID/RT_DELEGATE_CONFIG), or whose
+ * environment has RT_ENV_STATE=ID's path, is killed first (their mount
+ * namespaces, which hold the tree, go with them).
  */
 int rt_state_cleanup(struct rt_state *s);
-/* ID/engine-bundle: the engine's bundle directory, as the state shows it (spec.c) */
+/* ID/engine-bundle: the engine's bundle directory, as the state shows it (spec.c): RT_RUN_PRIVATE only */
 #define RT_ENGINE_BUNDLE	"engine-bundle"
 /* ID/delegate.json: the config a delegate that takes --config runs the engine's bundle with */
 #define RT_DELEGATE_CONFIG	"delegate.json"
@@ -159,14 +161,60 @@ int rt_engine_has_image(const char *bundle, json_t *cfg, const struct rt_conf *c
 
 /* The delegate's create of the id succeeded: its processes are the delegate's to delete from now on. */
 void rt_state_created(struct rt_state *s);
+
+/*
+ * How the delegate runs an annotated container:
+ *   RT_RUN_OVER     the engine's own bundle and config, untouched, in a mount
+ *                   namespace of the delegate's own where rootasm's tree covers
+ *                   the engine's rootfs (struct rt_over): its state and every
+ *                   hook are the delegate's own, and a hook that edits the rootfs
+ *                   edits the tree. For an engine's bundle, root's, whose
+ *                   root.path is a mount (the engine's rootfs) on a path only
+ *                   root can change (rt_over_find()).
+ *   RT_RUN_CONFIG   the engine's bundle with rootasm's config (--config: crun):
+ *                   ID/RT_DELEGATE_CONFIG, no hook wrapped
+ *   RT_RUN_PRIVATE  the private bundle (runc): its state shown as the engine's and
+ *                   its hooks wrapped (spec.c); ID/RT_ENGINE_BUNDLE says so
+ */
+enum rt_run { RT_RUN_PRIVATE, RT_RUN_CONFIG, RT_RUN_OVER };
+
 /*
  * Make the private bundle from @cfg (the engine's config.json, changed here;
  * @bundle its absolute directory), owned by @uid:@gid like the engine's, with
- * the tree @ch chose attached at its rootfs. @config: the delegate takes
- * --config (crun): then ID/RT_DELEGATE_CONFIG is written too, the config the
- * delegate runs the engine's own bundle with, and no hook is wrapped (state.c).
+ * the tree @ch chose attached at its rootfs (for every mode: the record
+ * cleanup reads), and what @mode needs besides.
  */
 int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t uid, gid_t gid,
-		     const struct rt_choice *ch, bool config);
+		     const struct rt_choice *ch, enum rt_run mode);
+
+/*
+ * RT_RUN_OVER: the engine's rootfs, as the delegate resolves it, and a clone
+ * of the tree to cover it with.
+ */
+struct rt_over {
+	int tree;		/* open_tree(OPEN_TREE_CLONE | AT_RECURSIVE) of the private bundle's rootfs */
+	dev_t dev;		/* the engine's rootfs when it was judged */
+	ino_t ino;
+	char target[PATH_MAX];	/* its absolute path, symlinks resolved */
+};
+/*
+ * Whether the container of @cfg (the engine's config, @bundle its absolute
+ * directory, @uid the bundle's principal) can run RT_RUN_OVER: 1 with @o's
+ * target filled, 0 when not (the principal is not root, root.path is not a
+ * mount root, or some directory on its path is not root's alone), -1 said.
+ */
+int rt_over_find(json_t *cfg, const char *bundle, uid_t uid, struct rt_over *o);
+/* After rt_state_prepare(): @o->tree, the clone of the tree. */
+int rt_over_clone(struct rt_state *s, struct rt_over *o);
+/*
+ * In the delegate's child before it executes (vfork: no allocation, no
+ * stdio): a mount namespace of its own, the engine's rootfs in it no longer
+ * shared with ours (nothing attached on it shows in ours), the tree attached
+ * on it. 0, or -1 with why in @msg.
+ */
+int rt_over_enter(const struct rt_over *o, char *msg, size_t size);
+
+/* The environment variable a delegate of a create runs with: which state its processes belong to (cleanup). */
+#define RT_ENV_STATE		"ROOTASM_RUNTIME_STATE"
 
 #endif

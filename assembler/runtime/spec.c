@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * What the engine sees of an annotated container is what the delegate alone
- * would show it (the runtime spec's state). crun runs the engine's bundle
- * with rootasm's config (--config: state.c), and its state and hooks are the
- * engine's already. Another delegate runs the private bundle, so its state
+ * would show it (the runtime spec's state). Over an engine's rootfs
+ * (RT_RUN_OVER) the delegate runs the engine's bundle as it came, and crun
+ * runs the engine's bundle with rootasm's config (--config: state.c): their
+ * state and hooks are the engine's already. Otherwise (RT_RUN_PRIVATE) a
+ * delegate runs the private bundle, so its state
  * names that bundle and carries the annotation bundle prepare adds
  * (org.rootasm.prepared). Here the state is given back as the engine's:
  *

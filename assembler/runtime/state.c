@@ -11,14 +11,21 @@
  *   ID/bundle/config.json  the engine's config.json, root.path "rootfs",
  *                          relative bind sources made absolute
  *   ID/engine-bundle       the engine's bundle directory, as the state shows
- *                          it (spec.c)
+ *                          it (spec.c), when the delegate runs the private
+ *                          bundle (RT_RUN_PRIVATE)
+ *   ID/delegate.json       the config crun runs the engine's bundle with
+ *                          (RT_RUN_CONFIG)
  *   ID/bundle/rootfs       where the tree is attached: by
  *                          rootasm_bundle_prepare() (its record in
  *                          $ROOTASM_RUN_DIR/bundles), or for a tree of
  *                          rootasmd's by one move_mount, its unique mount id
  *                          in ID/via.mnt first
  *
- * The engine's bundle is never written and its rootfs never used. Cleanup
+ * The engine's bundle is never written and its rootfs never used: for an
+ * engine's bundle whose rootfs is a mount (RT_RUN_OVER), the delegate runs
+ * that bundle in a mount namespace of its own where a clone of the tree
+ * covers the rootfs (rt_over_enter()); the tree at ID/bundle/rootfs stays
+ * the record cleanup goes by. Cleanup
  * detaches only what those records name, while it is the mount at rootfs;
  * it runs on delete, and on the next create or delete of an id whose create
  * failed or was killed (the directory is still there).
@@ -27,11 +34,14 @@
  * root, a uid of the host that is not 0: .rootasm, ID and bundle are then
  * 0711 (search, not list: nobody learns the ids), as the path to the
  * engine's rootfs is for it; a --root that others cannot search is refused
- * (rt_state_prepare()), where the delegate would fail on the rootfs.
+ * (rt_state_prepare()), where the delegate would fail on the rootfs. Over
+ * the engine's rootfs (RT_RUN_OVER) it reaches that rootfs as the engine
+ * made it, and nothing of ours is opened to it.
  *
  * A container without a mount namespace of its own gets the delegate's
  * /proc, /dev and /sys stacked on the tree in ours: the recursive detach
- * takes them along. One that joins a mount namespace by path is refused
+ * takes them along (over the engine's rootfs, in the delegate's namespace,
+ * which the container's processes hold until they end). One that joins a mount namespace by path is refused
  * (main.c): the delegate would look for the tree there.
  */
 #include <dirent.h>
@@ -39,6 +49,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +57,7 @@
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "mntinfo.h"
@@ -307,6 +319,18 @@ static bool argv_has(int proc, const char *pid, const char *arg, const char *arg
 	return false;
 }
 
+/* Whether /proc/@pid's environment holds @entry ("NAME=VALUE"). */
+static bool environ_has(int proc, const char *pid, const char *entry)
+{
+	static char buf[64 << 10];
+	ssize_t n = proc_read(proc, pid, "environ", buf, sizeof(buf));
+
+	for (char *a = buf; a < buf + n; a += strlen(a) + 1)
+		if (!strcmp(a, entry))
+			return true;
+	return false;
+}
+
 /* Whether /proc/@pid is gone or a zombie (its namespaces, and what they held, released). */
 static bool dead(int proc, const char *pid)
 {
@@ -324,11 +348,15 @@ static bool dead(int proc, const char *pid)
  * any state of its own) outlive a killed create, each in mount namespaces
  * that hold the tree. They are found by their arguments (--bundle and the
  * private bundle's path: ours alone, and no process of the container's own,
- * which runs what the config says, has it) and waited for until dead.
+ * which runs what the config says, has it), or by the environment the
+ * delegate was given (RT_ENV_STATE: a delegate that runs the engine's own
+ * bundle, RT_RUN_OVER, and what it forked or executed before the container's
+ * own process, whose environment is the config's), and waited for until dead.
  */
 static void kill_strays(struct rt_state *s)
 {
 	_cleanup_close_ int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_free_ char *mark = NULL;
 	char pids[64][16];
 	size_t n = 0;
 	struct dirent *de;
@@ -336,13 +364,15 @@ static void kill_strays(struct rt_state *s)
 	DIR *d;
 	int fd;
 
-	if (proc < 0 || (fd = dup(proc)) < 0 || !(d = fdopendir(fd)))
+	if (proc < 0 || asprintf(&mark, RT_ENV_STATE "=%s", s->path) < 0 || (fd = dup(proc)) < 0 ||
+	    !(d = fdopendir(fd)))
 		return;
 	while ((de = readdir(d)) && n < ARRAY_SIZE(pids)) {
 		if (!strspn(de->d_name, "0123456789") || de->d_name[strspn(de->d_name, "0123456789")] ||
 		    atoi(de->d_name) == self)
 			continue;
-		if (argv_has(proc, de->d_name, s->bundle, s->config) && kill(atoi(de->d_name), SIGKILL) == 0)
+		if ((argv_has(proc, de->d_name, s->bundle, s->config) || environ_has(proc, de->d_name, mark)) &&
+		    kill(atoi(de->d_name), SIGKILL) == 0)
 			snprintf(pids[n++], sizeof(pids[0]), "%s", de->d_name);
 	}
 	closedir(d);
@@ -594,11 +624,13 @@ static int delegate_config(struct rt_state *s, int bfd)
 }
 
 int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t uid, gid_t gid,
-		     const struct rt_choice *ch, bool config)
+		     const struct rt_choice *ch, enum rt_run mode)
 {
 	_cleanup_close_ int bfd = -EBADF;
 	_cleanup_free_ char *text = NULL, *shown = NULL, *upper = NULL, *work = NULL;
-	int userns = searchable_for_userns(s, cfg);
+	/* (over the engine's rootfs, the container reaches it as the engine made it: not through the state) */
+	int userns = mode == RT_RUN_OVER ? 0 : searchable_for_userns(s, cfg);
+	bool config = mode == RT_RUN_CONFIG;
 	char why[PATH_MAX + 256];
 
 	if (userns < 0)
@@ -632,12 +664,12 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 		return rt_error("out of memory");
 	}
 	/* the hooks in the runtime's namespace see the engine's bundle in the state, as without rootasm (said) */
-	if (!config && rt_hooks_wrap(cfg, bundle) < 0)
+	if (mode == RT_RUN_PRIVATE && rt_hooks_wrap(cfg, bundle) < 0)
 		return -1;
 	if (private_config(cfg, bundle) < 0 || !(text = json_dumps(cfg, JSON_COMPACT)))
 		return rt_error("out of memory");
 	if (write_file_at(bfd, "config.json", shown, text, strlen(text)) < 0 ||
-	    write_file_at(s->fd, RT_ENGINE_BUNDLE, s->path, bundle, strlen(bundle)) < 0)
+	    (mode == RT_RUN_PRIVATE && write_file_at(s->fd, RT_ENGINE_BUNDLE, s->path, bundle, strlen(bundle)) < 0))
 		return -1;
 	if (mkdirat(bfd, "rootfs", 0755) < 0)
 		return rt_error("mkdir %s/rootfs: %s", s->bundle, strerror(errno));
@@ -657,4 +689,81 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 			return choice_error(ch, &e);
 	}
 	return config ? delegate_config(s, bfd) : 0;
+}
+
+int rt_over_find(json_t *cfg, const char *bundle, uid_t uid, struct rt_over *o)
+{
+	const char *rp = json_string_value(json_object_get(json_object_get(cfg, "root"), "path"));
+	_cleanup_free_ char *joined = NULL;
+	_cleanup_close_ int fd = -EBADF;
+	char why[PATH_MAX + 128];
+	struct statx stx;
+
+	o->tree = -EBADF;
+	/* a user's bundle: its root.path is the user's to name, and the delegate is root */
+	if (uid != 0 || !rp || !*rp)
+		return 0;
+	if (rp[0] != '/' && asprintf(&joined, "%s/%s", bundle, rp) < 0) {
+		joined = NULL;
+		return rt_error("out of memory");
+	}
+	/* as the delegate resolves it (symlinks followed); what does not resolve, the delegate says */
+	if (!realpath(joined ? joined : rp, o->target))
+		return 0;
+	fd = open(o->target, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* the engine's rootfs is a mount (its overlay): a directory that is not, stays in the private bundle */
+	if (fd < 0 || statx(fd, "", AT_EMPTY_PATH, STATX_INO, &stx) < 0 ||
+	    !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) || !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+		return 0;
+	/* and only root could put another directory at that path until the delegate has run (the trust rule) */
+	if (ra_admin_trusted(fd, -EBADF, why, sizeof(why)) < 0)
+		return 0;
+	o->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	o->ino = stx.stx_ino;
+	return 1;
+}
+
+int rt_over_clone(struct rt_state *s, struct rt_over *o)
+{
+	_cleanup_close_ int bfd = openat(s->fd, "bundle", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	o->tree = bfd < 0 ? -1 : open_tree(bfd, "rootfs", OPEN_TREE_CLONE | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW |
+							 OPEN_TREE_CLOEXEC);
+	if (o->tree < 0)
+		return rt_error("open_tree %s/rootfs: %s", s->bundle, strerror(errno));
+	return 0;
+}
+
+static int over_fail(char *msg, size_t size, const char *what, const char *target, int err)
+{
+	snprintf(msg, size, RT_NAME ": the engine's rootfs %s: %s: %s", target, what, strerror(err));
+	return -1;
+}
+
+int rt_over_enter(const struct rt_over *o, char *msg, size_t size)
+{
+	struct mount_attr a = { .propagation = MS_SLAVE };
+	struct stat st;
+	int t, r = 0;
+
+	if (unshare(CLONE_NEWNS) < 0)
+		return over_fail(msg, size, "unshare(CLONE_NEWNS)", o->target, errno);
+	t = open(o->target, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (t < 0)
+		return over_fail(msg, size, "open", o->target, errno);
+	if (fstat(t, &st) < 0)
+		r = over_fail(msg, size, "stat", o->target, errno);
+	else if (st.st_dev != o->dev || st.st_ino != o->ino)
+		r = over_fail(msg, size, "not the directory judged", o->target, ESTALE);
+	/*
+	 * ours from here only: attached on a mount that is shared, the tree would
+	 * show on the engine's rootfs in every namespace of its peer group (ours
+	 * too); a slave still sees what they mount
+	 */
+	else if (mount_setattr(t, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)
+		r = over_fail(msg, size, "mount_setattr(MS_SLAVE)", o->target, errno);
+	else if (move_mount(o->tree, "", t, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		r = over_fail(msg, size, "move_mount", o->target, errno);
+	close(t);
+	return r;
 }

@@ -258,7 +258,7 @@ static void need_runc(void)
  * mounted; the delegate alone on the same bundle (no annotation) agrees.
  * With crun and with runc.
  */
-static void delete_frees(bool runc)
+static void delete_frees(bool runc, bool over)
 {
 	const char *pre = rt_with(runc);
 	char *out;
@@ -266,7 +266,9 @@ static void delete_frees(bool runc)
 
 	fresh();
 	for (int ann = 0; ann < 2; ann++) {
-		mkbundle("B", ann ? "{'org.rootasm.layout': 'small.json'}" : "{}", "cat /etc/msg", !ann);
+		mkbundle("B", ann ? "{'org.rootasm.layout': 'small.json'}" : "{}", "cat /etc/msg", !ann || over);
+		if (over)
+			sh("mount --bind %s/B/rootfs %s/B/rootfs", fix, fix);
 		/* (runc refuses masked and read-only paths without a mount namespace: none for it) */
 		sh("cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); "
 		   "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'mount']; "
@@ -275,18 +277,29 @@ static void delete_frees(bool runc)
 		if (run_sh(&out, "%s run -b %s/B c-nomnt", pre, fix) != 0)
 			FAILF("%s, annotated %d, no mount namespace: %s", runc ? "runc" : "crun", ann, out);
 		ASSERT_STR(out, ann ? "hello-from-rootasm\n" : "hello-from-the-bundle\n");
-		/* the delegate alone leaves its /proc, /dev, /sys on the bundle's rootfs in our namespace (runc its bind too) */
+		/*
+		 * the delegate alone leaves its /proc, /dev, /sys on the bundle's
+		 * rootfs in our namespace (runc its bind too); over the engine's
+		 * rootfs they were in the delegate's namespace, gone with it
+		 */
 		if (!ann) {
-			ASSERT_TRUE(count_mounts_under(path("B/rootfs")) > 0);
+			ASSERT_TRUE(count_mounts_under(path("B/rootfs")) > over);
 			sh("awk '$5 ~ \"^%s/B/rootfs(/|$)\" { print $5 }' /proc/self/mountinfo | sort -r | xargs -r -n1 umount -l",
 			   fix);
+		} else if (over) {
+			ASSERT_EQ(count_mounts_under(path("B/rootfs")), 1);
+			sh("umount %s/B/rootfs", fix);
 		}
 		nothing_left();
 	}
 	/* create, start, delete: the same */
+	if (over)
+		sh("mount --bind %s/B/rootfs %s/B/rootfs", fix, fix);
 	ASSERT_EQ(run_sh(&out, "%s create -b %s/B c-nomnt >%s/c.out 2>&1 && %s start c-nomnt && sleep 0.3 && "
 			 "%s delete c-nomnt", pre, fix, fix, pre, pre), 0);
 	ASSERT_CONTAINS(slurp(path("c.out")), "hello-from-rootasm\n");
+	if (over)
+		sh("umount %s/B/rootfs", fix);
 	nothing_left();
 	/*
 	 * A mount namespace joined by path: the delegate would look the rootfs up
@@ -307,13 +320,24 @@ static void delete_frees(bool runc)
 
 TEST(delete_frees_the_id_whatever_namespaces_the_container_has)
 {
-	delete_frees(false);
+	delete_frees(false, false);
 }
 
 TEST(delete_frees_the_id_whatever_namespaces_the_container_has_with_runc)
 {
 	need_runc();
-	delete_frees(true);
+	delete_frees(true, false);
+}
+
+TEST(delete_frees_the_id_over_the_engines_rootfs)
+{
+	delete_frees(false, true);
+}
+
+TEST(delete_frees_the_id_over_the_engines_rootfs_with_runc)
+{
+	need_runc();
+	delete_frees(true, true);
 }
 
 /*
@@ -322,21 +346,24 @@ TEST(delete_frees_the_id_whatever_namespaces_the_container_has_with_runc)
  * bundle through the state directories as it reaches the engine's bundle.
  * With crun and with runc, each against itself without the annotation.
  */
-static void user_namespace(bool runc)
+static void user_namespace(bool runc, bool over)
 {
 	const char *pre = rt_with(runc);
 	char *out;
 
 	fresh();
 	for (int ann = 0; ann < 2; ann++) {
-		mkbundle("B", ann ? "{'org.rootasm.layout': 'small.json'}" : "{}", "cat /etc/msg; id -u", !ann);
+		mkbundle("B", ann ? "{'org.rootasm.layout': 'small.json'}" : "{}", "cat /etc/msg; id -u", !ann || over);
 		sh("cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); "
 		   "c['linux']['namespaces'].append({'type': 'user'}); "
 		   "c['linux']['uidMappings'] = [{'containerID': 0, 'hostID': 100000, 'size': 65536}]; "
 		   "c['linux']['gidMappings'] = [{'containerID': 0, 'hostID': 100000, 'size': 65536}]; "
 		   "c['mounts'] = [m for m in c['mounts'] if m['destination'] != '/vol' and not m['destination'].startswith(('/sys', '/dev/mqueue'))]; "
 		   "json.dump(c, open('config.json', 'w'))\"", fix);
-		if (ann) {
+		if (over) {
+			/* the engine's rootfs a mount: the delegate's namespace has the tree there, --root 0700 as crun makes it */
+			sh("mkdir -p %s/root && chmod 0700 %s/root && mount --bind %s/B/rootfs %s/B/rootfs", fix, fix, fix, fix);
+		} else if (ann) {
 			/* a --root its root cannot search (0700, as crun makes it): refused, one line, nothing made */
 			sh("mkdir -p %s/root && chmod 0700 %s/root", fix, fix);
 			ASSERT_EQ(run_sh(&out, "%s run -b %s/B c-userns", pre, fix), 1);
@@ -350,22 +377,38 @@ static void user_namespace(bool runc)
 		if (run_sh(&out, "%s run -b %s/B c-userns", pre, fix) != 0)
 			FAILF("%s, annotated %d, in a user namespace: %s", runc ? "runc" : "crun", ann, out);
 		ASSERT_STR(out, ann ? "hello-from-rootasm\n0\n" : "hello-from-the-bundle\n0\n");
+		if (over)
+			sh("umount %s/B/rootfs", fix);
 		nothing_left();
 	}
-	/* what the user namespace's root may pass is search only: nobody lists the ids */
-	ASSERT_EQ(run_sh(&out, "stat -c %%a %s/root/.rootasm", fix), 0);
-	ASSERT_STR(out, "711\n");
+	/*
+	 * what the user namespace's root may pass is search only: nobody lists the
+	 * ids; over the engine's rootfs it passes nothing of ours: --root as it was
+	 */
+	ASSERT_EQ(run_sh(&out, "stat -c %%a %s/root/.rootasm %s/root", fix, fix), 0);
+	ASSERT_STR(out, over ? "700\n700\n" : "711\n711\n");
 }
 
 TEST(a_user_namespace_reaches_the_private_rootfs)
 {
-	user_namespace(false);
+	user_namespace(false, false);
 }
 
 TEST(a_user_namespace_reaches_the_private_rootfs_with_runc)
 {
 	need_runc();
-	user_namespace(true);
+	user_namespace(true, false);
+}
+
+TEST(a_user_namespace_over_the_engines_rootfs)
+{
+	user_namespace(false, true);
+}
+
+TEST(a_user_namespace_over_the_engines_rootfs_with_runc)
+{
+	need_runc();
+	user_namespace(true, true);
 }
 
 /*
@@ -378,9 +421,11 @@ TEST(a_user_namespace_reaches_the_private_rootfs_with_runc)
  * hook`, createContainer too (in the container's namespaces, before
  * pivot_root: its path resolves in ours); startContainer alone, run inside
  * the container after pivot_root where no wrapper of ours can be, sees the
- * private bundle (rootasm-runtime(1)).
+ * private bundle (rootasm-runtime(1)). With @over, an engine's bundle (its
+ * rootfs a mount): the delegate runs it as it came, and every hook's state
+ * is its own, with runc startContainer's too.
  */
-static void state_and_hooks(bool runc)
+static void state_and_hooks(bool runc, bool over)
 {
 	const char *pre = rt_with(runc);
 	char *out;
@@ -388,7 +433,10 @@ static void state_and_hooks(bool runc)
 	fresh();
 	for (int ann = 0; ann < 2; ann++) {
 		mkbundle("B", ann ? "{'org.rootasm.layout': 'small.json', 'x.test': 'y'}" : "{'x.test': 'y'}", "sleep 0.5",
-			 !ann);
+			 !ann || over);
+		/* an engine's rootfs is a mount of its own (its overlay) */
+		if (over)
+			sh("mount --bind %s/B/rootfs %s/B/rootfs", fix, fix);
 		/*
 		 * every kind of hook; startContainer's path is the container's and it
 		 * runs there: it writes to a bind mount of the host's hooks/
@@ -416,27 +464,92 @@ static void state_and_hooks(bool runc)
 			   "    a = s.get('annotations', {})\n"
 			   "    alone = json.load(open(f + '.alone')) if %d else s\n"
 			   "    os.rename(f + '.json', f + '.alone')\n"
-			   "    if %d and %d and f == 'hooks/hook-startContainer':\n"
+			   "    if %d and %d and not %d and f == 'hooks/hook-startContainer':\n"
 			   "        assert s['bundle'] == '%s/root/.rootasm/c-st/bundle', (f, s['bundle'])\n"
 			   "        continue\n"
 			   "    assert s['bundle'] == alone['bundle'], (f, s['bundle'], alone['bundle'])\n"
 			   "    assert s['bundle'] == '%s/B' or f == 'hooks/hook-startContainer', (f, s['bundle'])\n"
 			   "    assert a.get('x.test') == 'y' and 'org.rootasm.prepared' not in a, (f, a)\n"
-			   "    assert s['id'] == 'c-st', (f, s['id'])\n\"", fix, ann, runc, ann, fix, fix) != 0)
+			   "    assert s['id'] == 'c-st', (f, s['id'])\n\"", fix, ann, runc, ann, over, fix, fix) != 0)
 			FAILF("%s, annotated %d: %s", runc ? "runc" : "crun", ann, out);
+		if (over)
+			sh("umount %s/B/rootfs", fix);
 		nothing_left();
 	}
 }
 
 TEST(state_and_hooks_show_the_engines_bundle)
 {
-	state_and_hooks(false);
+	state_and_hooks(false, false);
 }
 
 TEST(state_and_hooks_show_the_engines_bundle_with_runc)
 {
 	need_runc();
-	state_and_hooks(true);
+	state_and_hooks(true, false);
+}
+
+/* An engine's bundle (its rootfs a mount): every hook's state is the delegate's own, startContainer's too. */
+TEST(state_and_hooks_over_the_engines_rootfs)
+{
+	state_and_hooks(false, true);
+}
+
+TEST(state_and_hooks_over_the_engines_rootfs_with_runc)
+{
+	need_runc();
+	state_and_hooks(true, true);
+}
+
+/*
+ * An engine's bundle, root's, whose rootfs is a mount (its overlay): the
+ * delegate runs it as it came, in a mount namespace of its own where the
+ * tree covers that rootfs. A hook that edits the rootfs the config names (a
+ * device plugin's, before the container starts) edits the tree the
+ * container runs on, as it edits the engine's rootfs without rootasm; the
+ * engine's rootfs, shared with our namespace, gets nothing: neither the
+ * hook's file nor the tree on it. With crun and with runc, each against
+ * itself without the annotation.
+ */
+static void hook_edits_the_tree(bool runc)
+{
+	const char *pre = rt_with(runc);
+	char *out;
+
+	fresh();
+	put(path("edit-rootfs"), 0755, "#!/usr/bin/python3\n"
+	    "import json, os, sys\n"
+	    "s = json.load(sys.stdin)\n"
+	    "c = json.load(open(os.path.join(s['bundle'], 'config.json')))\n"
+	    "root = os.path.join(s['bundle'], c['root']['path'])\n"
+	    "open(os.path.join(root, 'scratch', 'hooked'), 'w').write('from-the-hook\\n')\n");
+	for (int ann = 0; ann < 2; ann++) {
+		mkbundle("B", ann ? "{'org.rootasm.layout': 'small.json'}" : "{}", "cat /etc/msg /scratch/hooked", true);
+		sh("cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); "
+		   "c['hooks'] = {'createRuntime': [{'path': '%s/edit-rootfs'}]}; json.dump(c, open('config.json', 'w'))\" && "
+		   "mount --bind rootfs rootfs && mount --make-shared rootfs", fix, fix);
+		if (run_sh(&out, "%s run -b %s/B c-hook", pre, fix) != 0)
+			FAILF("%s, annotated %d: %s", runc ? "runc" : "crun", ann, out);
+		ASSERT_STR(out, ann ? "hello-from-rootasm\nfrom-the-hook\n" : "hello-from-the-bundle\nfrom-the-hook\n");
+		ASSERT_EQ(access(path("B/rootfs/scratch/hooked"), F_OK) == 0, !ann);
+		/* a created container's tree is on the engine's rootfs in the delegate's namespace alone */
+		ASSERT_EQ(run_sh(&out, "%s create -b %s/B c-hook >/dev/null", pre, fix), 0);
+		ASSERT_EQ(count_mounts_under(path("B/rootfs")), 1);
+		ASSERT_EQ(run_sh(&out, "%s delete -f c-hook", pre), 0);
+		sh("umount %s/B/rootfs", fix);
+		nothing_left();
+	}
+}
+
+TEST(a_hook_that_edits_the_rootfs_edits_the_tree)
+{
+	hook_edits_the_tree(false);
+}
+
+TEST(a_hook_that_edits_the_rootfs_edits_the_tree_with_runc)
+{
+	need_runc();
+	hook_edits_the_tree(true);
 }
 
 /*
@@ -481,14 +594,33 @@ TEST(delegate_config_says_whether_the_delegate_takes_config)
 	nothing_left();
 }
 
+/*
+ * No process runs with the environment rootasm-runtime gave the delegate of
+ * @id's create (RT_ENV_STATE): what the delegate forked or executed before
+ * the container's own process; FAILF with them otherwise.
+ */
+static void no_process_of_the_create(const char *id, const char *when)
+{
+	char *out;
+
+	run_sh(&out, "for e in /proc/[0-9]*/environ; do { tr '\\0' '\\n' <$e; } 2>/dev/null | "
+	       "grep -qx 'ROOTASM_RUNTIME_STATE=%s/root/.rootasm/%s' && echo ${e%%/environ}; done; true", fix, id);
+	if (*out)
+		FAILF("%s: a process of the create outlived its delete: %s", when, out);
+}
+
 TEST(create_killed_midway_is_cleaned_up_by_delete_and_by_the_next_create)
 {
 	char *out;
 
 	fresh();
 	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "cat /etc/msg", false);
-	/* a delegate whose create hangs: rootasm-runtime is killed once the tree is attached */
-	sh("printf '#!/bin/sh\\ncase \" $* \" in *\" create \"*) echo $$ >%s/slow.pid; exec sleep 60;; esac\\n"
+	/*
+	 * a delegate whose create hangs: rootasm-runtime is killed once the tree
+	 * is attached; the delegate dies with it, what it started (as crun its
+	 * container's process) does not
+	 */
+	sh("printf '#!/bin/sh\\ncase \" $* \" in *\" create \"*) echo $$ >%s/slow.pid; sleep 60 & exec sleep 60;; esac\\n"
 	   "exec crun \"$@\"\\n' >%s/slow && chmod +x %s/slow", fix, fix, fix);
 	for (int round = 0; round < 2; round++) {
 		pid_t pid;
@@ -516,12 +648,14 @@ TEST(create_killed_midway_is_cleaned_up_by_delete_and_by_the_next_create)
 			/* crun never heard of it: delete says so, and detaches rootasm's tree all the same */
 			run_sh(&out, RT " delete c-kill", RTARGS);
 			nothing_left();
+			no_process_of_the_create("c-kill", "delete");
 		} else {
 			/* the next create of the id finds the leftover, cleans it up, and runs */
 			ASSERT_EQ(run_sh(&out, RT " create -b %s/B c-kill >%s/c.out 2>&1", RTARGS, fix, fix), 0);
 			ASSERT_EQ(run_sh(&out, RT " start c-kill && sleep 0.2 && " RT " delete c-kill", RTARGS, RTARGS), 0);
 			ASSERT_STR(slurp(path("c.out")), "hello-from-rootasm\n");
 			nothing_left();
+			no_process_of_the_create("c-kill", "the next create");
 		}
 	}
 }
@@ -529,15 +663,20 @@ TEST(create_killed_midway_is_cleaned_up_by_delete_and_by_the_next_create)
 /*
  * SIGKILL of create at any point (the delays span a whole create): the id is
  * freed by the engine's delete -f, with nothing left (no state, no mount, no
- * loop device), and no delegate outlives the create it was started by.
+ * loop device), and no delegate outlives the create it was started by. With
+ * @over, an engine's bundle whose rootfs is a mount, which the delegate runs
+ * in a mount namespace of its own (one that holds the tree): no process of
+ * the create is left after the delete either.
  */
-TEST(create_killed_anywhere_is_freed_by_delete)
+static void create_killed_anywhere(bool over)
 {
 	char *out;
 	int caught_delegate = 0;
 
 	fresh();
-	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "sleep 30", false);
+	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "sleep 30", over);
+	if (over)
+		sh("mount --bind %s/B/rootfs %s/B/rootfs", fix, fix);
 	/* the delegate says its pid, then is crun */
 	sh("printf '#!/bin/sh\ncase \" $* \" in *\" create \"*) echo $$ >>%s/deleg.pids;; esac\nexec crun \"$@\"\n' "
 	   ">%s/deleg && chmod +x %s/deleg", fix, fix, fix);
@@ -581,11 +720,28 @@ TEST(create_killed_anywhere_is_freed_by_delete)
 		}
 		if (run_sh(&out, RT " delete -f c-any", RTARGS) != 0)
 			FAILF("round %d (killed after %d ms): delete -f: %s", round, round * 5 / 2, out);
+		if (over)
+			sh("umount %s/B/rootfs", fix);
 		nothing_left();
 		ASSERT_EQ(run_sh(&out, "crun --root %s/root list -q | grep -c c-any", fix), 1);
+		no_process_of_the_create("c-any", "delete -f");
+		if (over)
+			sh("mount --bind %s/B/rootfs %s/B/rootfs", fix, fix);
 	}
+	if (over)
+		sh("umount %s/B/rootfs", fix);
 	/* the delays reached the delegate's part of create */
 	ASSERT_TRUE(caught_delegate > 0);
+}
+
+TEST(create_killed_anywhere_is_freed_by_delete)
+{
+	create_killed_anywhere(false);
+}
+
+TEST(create_killed_anywhere_over_the_engines_rootfs_is_freed_by_delete)
+{
+	create_killed_anywhere(true);
 }
 
 TEST(twenty_containers_at_once)
