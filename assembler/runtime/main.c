@@ -759,7 +759,14 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		return 1;
 	}
 	babs = rt_fd_path(bfd);
-	r = babs ? rt_over_find(cfg, babs, st.st_uid, &over) : 0;
+	if (babs) {
+		/* what the delegate reads, which the tree must not cover: the bundle, its program, its state */
+		const char *reads[] = { babs, cl->argv[0], state_root(cl, c) };
+
+		r = rt_over_find(cfg, babs, st.st_uid, reads, ARRAY_SIZE(reads), &over);
+	} else {
+		r = 0;
+	}
 	if (r < 0)
 		goto out_choice;
 	mode = r > 0 ? RT_RUN_OVER : takes_config(c, cl->argv[0]) ? RT_RUN_CONFIG : RT_RUN_PRIVATE;

@@ -201,9 +201,13 @@ struct rt_over {
  * Whether the container of @cfg (the engine's config, @bundle its absolute
  * directory, @uid the bundle's principal) can run RT_RUN_OVER: 1 with @o's
  * target filled, 0 when not (the principal is not root, root.path is not a
- * mount root, or some directory on its path is not root's alone), -1 said.
+ * mount root, some directory on its path is not root's alone, it is in a
+ * directory of the system's, /usr, /etc, /proc..., or it holds one of the
+ * @n_reads paths @reads the delegate reads: the bundle, its program, its
+ * state), -1 said.
  */
-int rt_over_find(json_t *cfg, const char *bundle, uid_t uid, struct rt_over *o);
+int rt_over_find(json_t *cfg, const char *bundle, uid_t uid, const char *const *reads, size_t n_reads,
+		 struct rt_over *o);
 /* After rt_state_prepare(): @o->tree, the clone of the tree. */
 int rt_over_clone(struct rt_state *s, struct rt_over *o);
 /*

@@ -691,7 +691,44 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 	return config ? delegate_config(s, bfd) : 0;
 }
 
-int rt_over_find(json_t *cfg, const char *bundle, uid_t uid, struct rt_over *o)
+/* Whether @path is @dir or beneath it (both absolute, without symlinks, "." or ".."). */
+static bool path_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1 && dir[0] == '/')
+		return true;
+	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+/*
+ * Whether the tree may cover @target in the delegate's namespace: never
+ * where the system's programs, libraries, configuration and kernel
+ * interfaces are, nor over anything the delegate reads there (its program,
+ * the engine's bundle and its config.json, its state): it would read them
+ * from the tree, which an image's author wrote.
+ */
+static bool over_allowed(const char *target, const char *const *reads, size_t n)
+{
+	static const char *const sys[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+					   "/etc", "/proc", "/sys", "/dev", "/boot" };
+	char real[PATH_MAX];
+
+	for (size_t i = 0; i < ARRAY_SIZE(sys); i++)
+		if (path_within(target, sys[i]))
+			return false;
+	for (size_t i = 0; i < n; i++) {
+		/* (what does not exist yet, the state: as given, absolute) */
+		const char *r = reads[i] && realpath(reads[i], real) ? real : reads[i];
+
+		if (r && (r[0] != '/' || path_within(r, target)))
+			return false;
+	}
+	return true;
+}
+
+int rt_over_find(json_t *cfg, const char *bundle, uid_t uid, const char *const *reads, size_t n_reads,
+		 struct rt_over *o)
 {
 	const char *rp = json_string_value(json_object_get(json_object_get(cfg, "root"), "path"));
 	_cleanup_free_ char *joined = NULL;
@@ -716,7 +753,7 @@ int rt_over_find(json_t *cfg, const char *bundle, uid_t uid, struct rt_over *o)
 	    !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) || !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
 		return 0;
 	/* and only root could put another directory at that path until the delegate has run (the trust rule) */
-	if (ra_admin_trusted(fd, -EBADF, why, sizeof(why)) < 0)
+	if (ra_admin_trusted(fd, -EBADF, why, sizeof(why)) < 0 || !over_allowed(o->target, reads, n_reads))
 		return 0;
 	o->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
 	o->ino = stx.stx_ino;

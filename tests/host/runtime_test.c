@@ -541,6 +541,40 @@ static void hook_edits_the_tree(bool runc)
 	}
 }
 
+/*
+ * A root.path that holds what the delegate reads (here the bundle itself,
+ * ".", a mount): the tree never covers it in the delegate's namespace, or
+ * the delegate would read its config.json from the tree, which an image's
+ * author wrote. The container runs on the tree all the same, rootasm's
+ * config given to the delegate (crun), or the private bundle (runc).
+ */
+static void rootfs_holding_the_bundle(bool runc)
+{
+	const char *pre = rt_with(runc);
+	char *out;
+
+	fresh();
+	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "cat /etc/msg", false);
+	sh("cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); c['root']['path'] = '.'; "
+	   "json.dump(c, open('config.json', 'w'))\" && mount --bind . .", fix);
+	if (run_sh(&out, "%s run -b %s/B c-dot", pre, fix) != 0)
+		FAILF("%s: %s", runc ? "runc" : "crun", out);
+	ASSERT_STR(out, "hello-from-rootasm\n");
+	sh("umount %s/B", fix);
+	nothing_left();
+}
+
+TEST(a_rootfs_that_holds_the_bundle_is_not_covered)
+{
+	rootfs_holding_the_bundle(false);
+}
+
+TEST(a_rootfs_that_holds_the_bundle_is_not_covered_with_runc)
+{
+	need_runc();
+	rootfs_holding_the_bundle(true);
+}
+
 TEST(a_hook_that_edits_the_rootfs_edits_the_tree)
 {
 	hook_edits_the_tree(false);
