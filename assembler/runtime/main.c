@@ -343,8 +343,9 @@ static int run_delegate(char **argv, bool quiet, char **envp, const struct rt_ov
 		}
 		execve(argv[0], argv, envp ? envp : environ);
 		/* (said with one write(), not stdio: its buffers are our memory; ENOENT as log.c says it) */
+		/* (strerrordesc_np(): a static string, where strerror() may allocate for an unknown errno) */
 		n = snprintf(msg, sizeof(msg), RT_NAME ": execute %s: %s\n", argv[0],
-			     errno == ENOENT ? "not found (ENOENT)" : strerror(errno));
+			     errno == ENOENT ? "not found (ENOENT)" : strerrordesc_np(errno) ?: "unknown error");
 		if (n > 0)
 			(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 		_exit(127);
@@ -674,21 +675,54 @@ static int joins_mntns(json_t *cfg)
 	return 0;
 }
 
-/* Our environment with RT_ENV_STATE=@path first (kill_strays() in state.c finds the delegate's processes by it). */
+/*
+ * Our environment with RT_ENV_STATE=@path first, instead of any it had
+ * (kill_strays() in state.c finds the delegate's processes by it; the hooks
+ * the delegate runs with no env of their own inherit it too).
+ */
 static char **state_environ(const char *path)
 {
-	size_t n = 0;
+	size_t n = 0, k = 1;
 	char **v;
 
 	while (environ[n])
 		n++;
-	v = calloc(n + 3, sizeof(*v));
+	v = calloc(n + 2, sizeof(*v));
 	if (!v || asprintf(&v[0], RT_ENV_STATE "=%s", path) < 0) {
 		free(v);
 		return NULL;
 	}
-	memcpy(v + 1, environ, n * sizeof(*v));
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], RT_ENV_STATE "=", strlen(RT_ENV_STATE) + 1))
+			v[k++] = environ[i];
 	return v;
+}
+
+/*
+ * rt_over_find() with what the delegate reads and writes, which the tree
+ * must not cover: the bundle, its program, its state (rootasm-runtime's, and
+ * the delegate's own when the engine gave no --root), the files and sockets
+ * the engine's options name.
+ */
+static int over_find(const struct cmdline *cl, const struct rt_conf *c, json_t *cfg, const char *babs, uid_t uid,
+		     struct rt_over *o)
+{
+	static const char *const paths[] = { "root", "log", "pid-file", "console-socket", "config", NULL };
+	_cleanup_free_ const char **reads = calloc((size_t)cl->argc + 8, sizeof(*reads));
+	const char *v;
+	size_t n = 0;
+
+	if (!reads)
+		return rt_error("out of memory");
+	reads[n++] = babs;
+	reads[n++] = cl->argv[0];
+	reads[n++] = state_root(cl, c);
+	reads[n++] = "/run/runc";
+	reads[n++] = "/run/crun";
+	for (int i = 1; i < cl->argc; i++)
+		if (cl->argv[i][0] == '-' && opt_is(cl->argv[i], paths, &v) && (v || ++i < cl->argc))
+			reads[n++] = v ? v : cl->argv[i];
+	return rt_over_find(cfg, babs, uid, reads, n, o);
 }
 
 static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
@@ -759,14 +793,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		return 1;
 	}
 	babs = rt_fd_path(bfd);
-	if (babs) {
-		/* what the delegate reads, which the tree must not cover: the bundle, its program, its state */
-		const char *reads[] = { babs, cl->argv[0], state_root(cl, c) };
-
-		r = rt_over_find(cfg, babs, st.st_uid, reads, ARRAY_SIZE(reads), &over);
-	} else {
-		r = 0;
-	}
+	r = babs ? over_find(cl, c, cfg, babs, st.st_uid, &over) : 0;
 	if (r < 0)
 		goto out_choice;
 	mode = r > 0 ? RT_RUN_OVER : takes_config(c, cl->argv[0]) ? RT_RUN_CONFIG : RT_RUN_PRIVATE;

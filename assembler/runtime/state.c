@@ -49,15 +49,18 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mntinfo.h"
@@ -331,17 +334,6 @@ static bool environ_has(int proc, const char *pid, const char *entry)
 	return false;
 }
 
-/* Whether /proc/@pid is gone or a zombie (its namespaces, and what they held, released). */
-static bool dead(int proc, const char *pid)
-{
-	char buf[512], *rp;
-
-	if (!proc_read(proc, pid, "stat", buf, sizeof(buf)))
-		return true;
-	rp = strrchr(buf, ')');
-	return !rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X';
-}
-
 /*
  * Kill what a create that did not finish left running for this id: the
  * delegate's processes (its forked container init, before the delegate wrote
@@ -353,32 +345,70 @@ static bool dead(int proc, const char *pid)
  * bundle, RT_RUN_OVER, and what it forked or executed before the container's
  * own process, whose environment is the config's), and waited for until dead.
  */
+/* Whether /proc/@pid is a process of the create: its arguments, or its environment, say so. */
+static bool of_the_create(int proc, const char *pid, const struct rt_state *s, const char *mark)
+{
+	return argv_has(proc, pid, s->bundle, s->config) || environ_has(proc, pid, mark);
+}
+
 static void kill_strays(struct rt_state *s)
 {
 	_cleanup_close_ int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	_cleanup_free_ char *mark = NULL;
-	char pids[64][16];
-	size_t n = 0;
+	_cleanup_free_ int *fds = NULL;
+	size_t n = 0, cap = 0;
 	struct dirent *de;
 	pid_t self = getpid();
+	struct timespec t0, t;
 	DIR *d;
 	int fd;
 
 	if (proc < 0 || asprintf(&mark, RT_ENV_STATE "=%s", s->path) < 0 || (fd = dup(proc)) < 0 ||
 	    !(d = fdopendir(fd)))
 		return;
-	while ((de = readdir(d)) && n < ARRAY_SIZE(pids)) {
-		if (!strspn(de->d_name, "0123456789") || de->d_name[strspn(de->d_name, "0123456789")] ||
-		    atoi(de->d_name) == self)
+	/*
+	 * every one, however many others claim to be (anyone can set the
+	 * variable): each by a pidfd, matched again once its pid is held, so that
+	 * a pid used again in between is never signalled
+	 */
+	while ((de = readdir(d))) {
+		size_t digits = strspn(de->d_name, "0123456789");
+		int pfd;
+
+		if (!digits || de->d_name[digits] || atoi(de->d_name) == self || !of_the_create(proc, de->d_name, s, mark))
 			continue;
-		if ((argv_has(proc, de->d_name, s->bundle, s->config) || environ_has(proc, de->d_name, mark)) &&
-		    kill(atoi(de->d_name), SIGKILL) == 0)
-			snprintf(pids[n++], sizeof(pids[0]), "%s", de->d_name);
+		pfd = (int)syscall(SYS_pidfd_open, atoi(de->d_name), 0);
+		if (pfd < 0)
+			continue;
+		if (!of_the_create(proc, de->d_name, s, mark) || syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0) < 0) {
+			close(pfd);
+			continue;
+		}
+		if (n == cap) {
+			int *g = realloc(fds, (cap ? cap * 2 : 16) * sizeof(*fds));
+
+			if (!g) {
+				close(pfd);	/* killed all the same, not waited for */
+				continue;
+			}
+			fds = g;
+			cap = cap ? cap * 2 : 16;
+		}
+		fds[n++] = pfd;
 	}
 	closedir(d);
-	for (size_t i = 0; i < n; i++)
-		for (int t = 0; t < 2000 && !dead(proc, pids[i]); t++)
-			usleep(1000);
+	/* until each is dead (its pidfd readable: its namespaces, and what they held, released), 2 s in all */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (size_t i = 0; i < n; i++) {
+		struct pollfd p = { .fd = fds[i], .events = POLLIN };
+		long ms;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		ms = 2000 - (t.tv_sec - t0.tv_sec) * 1000 - (t.tv_nsec - t0.tv_nsec) / 1000000;
+		while (ms > 0 && poll(&p, 1, (int)ms) < 0 && errno == EINTR)
+			;
+		close(fds[i]);
+	}
 }
 
 int rt_state_cleanup(struct rt_state *s)
@@ -702,26 +732,68 @@ static bool path_within(const char *path, const char *dir)
 }
 
 /*
+ * @path (absolute) with the symlinks of its longest existing prefix resolved,
+ * the rest as it is, in @out (PATH_MAX): false when it is relative or too long.
+ */
+static bool resolve_prefix(const char *path, char *out)
+{
+	char buf[PATH_MAX], real[PATH_MAX];
+	char *cut;
+
+	if (!path || path[0] != '/' || strlen(path) >= sizeof(buf))
+		return false;
+	strcpy(buf, path);
+	while (!realpath(buf, real)) {
+		cut = strrchr(buf, '/');
+		if (!cut || cut == buf)
+			return snprintf(out, PATH_MAX, "%s", path) < PATH_MAX;
+		*cut = '\0';
+	}
+	return snprintf(out, PATH_MAX, "%s%s", strcmp(real, "/") ? real : "", path + strlen(buf)) < PATH_MAX;
+}
+
+/* Whether the delegate, in a namespace where the tree covers @target, would read @path from the tree. */
+static bool covered(const char *target, const char *path)
+{
+	char r[PATH_MAX];
+
+	return !resolve_prefix(path, r) || path_within(r, target);
+}
+
+/*
  * Whether the tree may cover @target in the delegate's namespace: never
  * where the system's programs, libraries, configuration and kernel
- * interfaces are, nor over anything the delegate reads there (its program,
- * the engine's bundle and its config.json, its state): it would read them
+ * interfaces are, nor over anything the delegate reads or writes there
+ * (@reads: its program, the engine's bundle and its config.json, its state,
+ * its log and pid files; @cfg's hooks and mount sources): it would have them
  * from the tree, which an image's author wrote.
  */
-static bool over_allowed(const char *target, const char *const *reads, size_t n)
+static bool over_allowed(const char *target, json_t *cfg, const char *const *reads, size_t n)
 {
 	static const char *const sys[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
 					   "/etc", "/proc", "/sys", "/dev", "/boot" };
-	char real[PATH_MAX];
+	json_t *hooks = json_object_get(cfg, "hooks"), *list, *h, *m;
+	const char *kind;
+	size_t i;
 
-	for (size_t i = 0; i < ARRAY_SIZE(sys); i++)
+	for (i = 0; i < ARRAY_SIZE(sys); i++)
 		if (path_within(target, sys[i]))
 			return false;
-	for (size_t i = 0; i < n; i++) {
-		/* (what does not exist yet, the state: as given, absolute) */
-		const char *r = reads[i] && realpath(reads[i], real) ? real : reads[i];
+	for (i = 0; i < n; i++)
+		if (reads[i] && covered(target, reads[i]))
+			return false;
+	json_object_foreach(hooks, kind, list) {
+		json_array_foreach(list, i, h) {
+			const char *p = json_string_value(json_object_get(h, "path"));
 
-		if (r && (r[0] != '/' || path_within(r, target)))
+			if (p && covered(target, p))
+				return false;
+		}
+	}
+	json_array_foreach(json_object_get(cfg, "mounts"), i, m) {
+		const char *src = json_string_value(json_object_get(m, "source"));
+
+		if (src && src[0] == '/' && covered(target, src))
 			return false;
 	}
 	return true;
@@ -753,7 +825,7 @@ int rt_over_find(json_t *cfg, const char *bundle, uid_t uid, const char *const *
 	    !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) || !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
 		return 0;
 	/* and only root could put another directory at that path until the delegate has run (the trust rule) */
-	if (ra_admin_trusted(fd, -EBADF, why, sizeof(why)) < 0 || !over_allowed(o->target, reads, n_reads))
+	if (ra_admin_trusted(fd, -EBADF, why, sizeof(why)) < 0 || !over_allowed(o->target, cfg, reads, n_reads))
 		return 0;
 	o->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
 	o->ino = stx.stx_ino;
@@ -768,12 +840,23 @@ int rt_over_clone(struct rt_state *s, struct rt_over *o)
 							 OPEN_TREE_CLOEXEC);
 	if (o->tree < 0)
 		return rt_error("open_tree %s/rootfs: %s", s->bundle, strerror(errno));
+	/*
+	 * a clone of a shared tree is a peer of it: what the delegate mounts on
+	 * it (a container without a mount namespace: /proc, /dev, /sys) would
+	 * show on ours and in every namespace that has a copy; its root private
+	 * (volumes below keep what the layout gave them)
+	 */
+	if (mount_setattr(o->tree, "", AT_EMPTY_PATH, &(struct mount_attr){ .propagation = MS_PRIVATE },
+			  sizeof(struct mount_attr)) < 0)
+		return rt_error("mount_setattr %s/rootfs (MS_PRIVATE): %s", s->bundle, strerror(errno));
 	return 0;
 }
 
 static int over_fail(char *msg, size_t size, const char *what, const char *target, int err)
 {
-	snprintf(msg, size, RT_NAME ": the engine's rootfs %s: %s: %s", target, what, strerror(err));
+	/* (in the vfork child: strerrordesc_np(), a static string; strerror() may allocate for an unknown errno) */
+	snprintf(msg, size, RT_NAME ": the engine's rootfs %s: %s: %s", target, what,
+		 strerrordesc_np(err) ?: "unknown error");
 	return -1;
 }
 

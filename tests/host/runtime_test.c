@@ -292,14 +292,21 @@ static void delete_frees(bool runc, bool over)
 		}
 		nothing_left();
 	}
-	/* create, start, delete: the same */
+	/*
+	 * create, start, delete: the same; over the engine's rootfs with the
+	 * state in a shared mount (as /run is on a systemd host): what the
+	 * delegate mounts on the tree in its namespace does not show in ours
+	 */
 	if (over)
-		sh("mount --bind %s/B/rootfs %s/B/rootfs", fix, fix);
-	ASSERT_EQ(run_sh(&out, "%s create -b %s/B c-nomnt >%s/c.out 2>&1 && %s start c-nomnt && sleep 0.3 && "
-			 "%s delete c-nomnt", pre, fix, fix, pre, pre), 0);
+		sh("mount --bind %s/B/rootfs %s/B/rootfs && mkdir -p %s/root && mount --bind %s/root %s/root && "
+		   "mount --make-shared %s/root", fix, fix, fix, fix, fix, fix);
+	ASSERT_EQ(run_sh(&out, "%s create -b %s/B c-nomnt >%s/c.out 2>&1", pre, fix, fix), 0);
+	ASSERT_EQ(run_sh(&out, "grep -c ' %s/root/.rootasm/c-nomnt/bundle/rootfs/proc ' /proc/self/mountinfo", fix),
+		  over ? 1 : 0);
+	ASSERT_EQ(run_sh(&out, "%s start c-nomnt && sleep 0.3 && %s delete c-nomnt", pre, pre), 0);
 	ASSERT_CONTAINS(slurp(path("c.out")), "hello-from-rootasm\n");
 	if (over)
-		sh("umount %s/B/rootfs", fix);
+		sh("umount %s/B/rootfs %s/root", fix, fix);
 	nothing_left();
 	/*
 	 * A mount namespace joined by path: the delegate would look the rootfs up
@@ -564,6 +571,27 @@ static void rootfs_holding_the_bundle(bool runc)
 	nothing_left();
 }
 
+/*
+ * A file the engine names for the delegate to write (--pid-file) beneath the
+ * engine's rootfs: the tree does not cover that rootfs in the delegate's
+ * namespace, so the file is where the engine reads it, in ours.
+ */
+TEST(a_file_the_engine_names_beneath_its_rootfs_is_not_covered)
+{
+	char *out;
+
+	fresh();
+	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "cat /etc/msg", true);
+	sh("mount --bind %s/B/rootfs %s/B/rootfs", fix, fix);
+	if (run_sh(&out, RT " create --pid-file %s/B/rootfs/ctr.pid -b %s/B c-pid >%s/c.out 2>&1", RTARGS, fix, fix,
+		   fix) != 0)
+		FAILF("create: %s", slurp(path("c.out")));
+	ASSERT_EQ(access(path("B/rootfs/ctr.pid"), F_OK), 0);
+	ASSERT_EQ(run_sh(&out, RT " delete -f c-pid", RTARGS), 0);
+	sh("umount %s/B/rootfs", fix);
+	nothing_left();
+}
+
 TEST(a_rootfs_that_holds_the_bundle_is_not_covered)
 {
 	rootfs_holding_the_bundle(false);
@@ -656,6 +684,12 @@ TEST(create_killed_midway_is_cleaned_up_by_delete_and_by_the_next_create)
 	 */
 	sh("printf '#!/bin/sh\\ncase \" $* \" in *\" create \"*) echo $$ >%s/slow.pid; sleep 60 & exec sleep 60;; esac\\n"
 	   "exec crun \"$@\"\\n' >%s/slow && chmod +x %s/slow", fix, fix, fix);
+	/*
+	 * anyone can claim to be of the create (the variable, the arguments):
+	 * more than a fixed number of them must not keep delete from the real one
+	 */
+	sh("for i in $(seq 80); do setpriv --reuid=65534 --regid=65534 --clear-groups "
+	   "env ROOTASM_RUNTIME_STATE=%s/root/.rootasm/c-kill sleep 100 >/dev/null 2>&1 & done", fix);
 	for (int round = 0; round < 2; round++) {
 		pid_t pid;
 		int st;
