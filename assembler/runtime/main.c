@@ -707,7 +707,7 @@ static char **state_environ(const char *path)
 static int over_find(const struct cmdline *cl, const struct rt_conf *c, json_t *cfg, const char *babs, uid_t uid,
 		     struct rt_over *o)
 {
-	static const char *const paths[] = { "root", "log", "pid-file", "console-socket", "config", NULL };
+	static const char *const paths[] = { "root", "log", "pid-file", "console-socket", "config", "f", NULL };
 	_cleanup_free_ const char **reads = calloc((size_t)cl->argc + 8, sizeof(*reads));
 	const char *v;
 	size_t n = 0;

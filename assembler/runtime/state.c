@@ -49,6 +49,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/nsfs.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -56,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -345,21 +347,78 @@ static bool environ_has(int proc, const char *pid, const char *entry)
  * bundle, RT_RUN_OVER, and what it forked or executed before the container's
  * own process, whose environment is the config's), and waited for until dead.
  */
-/* Whether /proc/@pid is a process of the create: its arguments, or its environment, say so. */
+/*
+ * Whether /proc/@pid is a process of the create: root's (the delegate's), or
+ * in a user namespace root made (a container's process before it executes),
+ * and its arguments or its environment say so. Another user can set the
+ * variable, for processes of its own only: those are not looked at.
+ */
 static bool of_the_create(int proc, const char *pid, const struct rt_state *s, const char *mark)
 {
+	char p[64];
+	struct stat st;
+	uid_t owner = (uid_t)-1;
+	int ns;
+
+	snprintf(p, sizeof(p), "%s/status", pid);
+	if (fstatat(proc, p, &st, 0) < 0)
+		return false;
+	if (st.st_uid != 0) {
+		snprintf(p, sizeof(p), "%s/ns/user", pid);
+		ns = openat(proc, p, O_RDONLY | O_CLOEXEC);
+		if (ns < 0)
+			return false;
+		if (ioctl(ns, NS_GET_OWNER_UID, &owner) < 0)
+			owner = (uid_t)-1;
+		close(ns);
+		if (owner != 0)
+			return false;
+	}
 	return argv_has(proc, pid, s->bundle, s->config) || environ_has(proc, pid, mark);
+}
+
+/* Wait until each of the @n pidfds @fds is readable (its process dead), @ms at most; close them. */
+static void wait_dead(int *fds, size_t n, long ms)
+{
+	struct pollfd p[64];
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (size_t at = 0; at < n; at += ARRAY_SIZE(p)) {
+		size_t k = n - at < ARRAY_SIZE(p) ? n - at : ARRAY_SIZE(p), left = k;
+
+		for (size_t i = 0; i < k; i++)
+			p[i] = (struct pollfd){ .fd = fds[at + i], .events = POLLIN };
+		while (left) {
+			long rest;
+			int r;
+
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			rest = ms - (t.tv_sec - t0.tv_sec) * 1000 - (t.tv_nsec - t0.tv_nsec) / 1000000;
+			if (rest <= 0)
+				break;
+			r = poll(p, k, (int)rest);
+			if (r < 0 && errno != EINTR)
+				break;
+			for (size_t i = 0; r > 0 && i < k; i++)
+				if (p[i].revents) {
+					p[i].fd = -1;	/* (poll ignores it from now on) */
+					left--;
+				}
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
 }
 
 static void kill_strays(struct rt_state *s)
 {
 	_cleanup_close_ int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	_cleanup_free_ char *mark = NULL;
-	_cleanup_free_ int *fds = NULL;
-	size_t n = 0, cap = 0;
+	int fds[256];
+	size_t n = 0;
 	struct dirent *de;
 	pid_t self = getpid();
-	struct timespec t0, t;
 	DIR *d;
 	int fd;
 
@@ -367,48 +426,50 @@ static void kill_strays(struct rt_state *s)
 	    !(d = fdopendir(fd)))
 		return;
 	/*
-	 * every one, however many others claim to be (anyone can set the
-	 * variable): each by a pidfd, matched again once its pid is held, so that
-	 * a pid used again in between is never signalled
+	 * every one: each by a pidfd, matched again once its pid is held, so that
+	 * a pid used again in between is never signalled; a full set of pidfds
+	 * (or no fd left) waited for and closed before going on
 	 */
 	while ((de = readdir(d))) {
 		size_t digits = strspn(de->d_name, "0123456789");
+		pid_t pid = atoi(de->d_name);
+		bool matched;
 		int pfd;
 
-		if (!digits || de->d_name[digits] || atoi(de->d_name) == self || !of_the_create(proc, de->d_name, s, mark))
+		if (!digits || de->d_name[digits] || pid == self || !of_the_create(proc, de->d_name, s, mark))
 			continue;
-		pfd = (int)syscall(SYS_pidfd_open, atoi(de->d_name), 0);
-		if (pfd < 0)
+		pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		if (pfd < 0 && (errno == EMFILE || errno == ENFILE) && n) {
+			wait_dead(fds, n, 2000);
+			n = 0;
+			pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		}
+		if (pfd < 0) {
+			/* no pidfd to be had (a filter refuses it): by pid, matched again just before */
+			if (errno != ESRCH && of_the_create(proc, de->d_name, s, mark))
+				kill(pid, SIGKILL);
 			continue;
-		if (!of_the_create(proc, de->d_name, s, mark) || syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0) < 0) {
+		}
+		matched = of_the_create(proc, de->d_name, s, mark);
+		if (!matched && n) {
+			/* (or no fd left to read /proc with) */
+			wait_dead(fds, n, 2000);
+			n = 0;
+			matched = of_the_create(proc, de->d_name, s, mark);
+		}
+		if (!matched || syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0) < 0) {
 			close(pfd);
 			continue;
 		}
-		if (n == cap) {
-			int *g = realloc(fds, (cap ? cap * 2 : 16) * sizeof(*fds));
-
-			if (!g) {
-				close(pfd);	/* killed all the same, not waited for */
-				continue;
-			}
-			fds = g;
-			cap = cap ? cap * 2 : 16;
-		}
 		fds[n++] = pfd;
+		if (n == ARRAY_SIZE(fds)) {
+			wait_dead(fds, n, 2000);
+			n = 0;
+		}
 	}
 	closedir(d);
-	/* until each is dead (its pidfd readable: its namespaces, and what they held, released), 2 s in all */
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (size_t i = 0; i < n; i++) {
-		struct pollfd p = { .fd = fds[i], .events = POLLIN };
-		long ms;
-
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		ms = 2000 - (t.tv_sec - t0.tv_sec) * 1000 - (t.tv_nsec - t0.tv_nsec) / 1000000;
-		while (ms > 0 && poll(&p, 1, (int)ms) < 0 && errno == EINTR)
-			;
-		close(fds[i]);
-	}
+	/* until each is dead (its pidfd readable: its namespaces, and what they held, released) */
+	wait_dead(fds, n, 2000);
 }
 
 int rt_state_cleanup(struct rt_state *s)
@@ -733,7 +794,8 @@ static bool path_within(const char *path, const char *dir)
 
 /*
  * @path (absolute) with the symlinks of its longest existing prefix resolved,
- * the rest as it is, in @out (PATH_MAX): false when it is relative or too long.
+ * the rest as it is, in @out (PATH_MAX): false when it is relative or too
+ * long, or when a part of it is there but does not resolve.
  */
 static bool resolve_prefix(const char *path, char *out)
 {
@@ -744,6 +806,11 @@ static bool resolve_prefix(const char *path, char *out)
 		return false;
 	strcpy(buf, path);
 	while (!realpath(buf, real)) {
+		struct stat st;
+
+		/* there, and not resolved: a symlink that leads nowhere here, which may lead into the tree there */
+		if (lstat(buf, &st) == 0)
+			return false;
 		cut = strrchr(buf, '/');
 		if (!cut || cut == buf)
 			return snprintf(out, PATH_MAX, "%s", path) < PATH_MAX;
@@ -752,12 +819,16 @@ static bool resolve_prefix(const char *path, char *out)
 	return snprintf(out, PATH_MAX, "%s%s", strcmp(real, "/") ? real : "", path + strlen(buf)) < PATH_MAX;
 }
 
-/* Whether the delegate, in a namespace where the tree covers @target, would read @path from the tree. */
+/*
+ * Whether the delegate, in a namespace where the tree covers @target, could
+ * read @path from the tree: as written (a symlink beneath @target resolves
+ * here in the engine's rootfs, there in the tree), or resolved here.
+ */
 static bool covered(const char *target, const char *path)
 {
 	char r[PATH_MAX];
 
-	return !resolve_prefix(path, r) || path_within(r, target);
+	return path[0] != '/' || path_within(path, target) || !resolve_prefix(path, r) || path_within(r, target);
 }
 
 /*
@@ -768,7 +839,7 @@ static bool covered(const char *target, const char *path)
  * its log and pid files; @cfg's hooks and mount sources): it would have them
  * from the tree, which an image's author wrote.
  */
-static bool over_allowed(const char *target, json_t *cfg, const char *const *reads, size_t n)
+static bool over_allowed(const char *target, const char *bundle, json_t *cfg, const char *const *reads, size_t n)
 {
 	static const char *const sys[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
 					   "/etc", "/proc", "/sys", "/dev", "/boot" };
@@ -790,10 +861,14 @@ static bool over_allowed(const char *target, json_t *cfg, const char *const *rea
 				return false;
 		}
 	}
+	/* (a relative source is the bundle's, as the delegate takes a bind's) */
 	json_array_foreach(json_object_get(cfg, "mounts"), i, m) {
 		const char *src = json_string_value(json_object_get(m, "source"));
+		char joined[PATH_MAX];
 
-		if (src && src[0] == '/' && covered(target, src))
+		if (src && src[0] != '/' && snprintf(joined, sizeof(joined), "%s/%s", bundle, src) >= (int)sizeof(joined))
+			return false;
+		if (src && covered(target, src[0] == '/' ? src : joined))
 			return false;
 	}
 	return true;
@@ -825,7 +900,7 @@ int rt_over_find(json_t *cfg, const char *bundle, uid_t uid, const char *const *
 	    !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) || !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
 		return 0;
 	/* and only root could put another directory at that path until the delegate has run (the trust rule) */
-	if (ra_admin_trusted(fd, -EBADF, why, sizeof(why)) < 0 || !over_allowed(o->target, cfg, reads, n_reads))
+	if (ra_admin_trusted(fd, -EBADF, why, sizeof(why)) < 0 || !over_allowed(o->target, bundle, cfg, reads, n_reads))
 		return 0;
 	o->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
 	o->ino = stx.stx_ino;

@@ -588,6 +588,13 @@ TEST(a_file_the_engine_names_beneath_its_rootfs_is_not_covered)
 		FAILF("create: %s", slurp(path("c.out")));
 	ASSERT_EQ(access(path("B/rootfs/ctr.pid"), F_OK), 0);
 	ASSERT_EQ(run_sh(&out, RT " delete -f c-pid", RTARGS), 0);
+	/* named through a symlink of the engine's rootfs that leads out of it (which the tree has not) */
+	sh("mkdir -p %s/pids && ln -s ../../pids %s/B/rootfs/pids", fix, fix);
+	if (run_sh(&out, RT " create --pid-file %s/B/rootfs/pids/ctr.pid -b %s/B c-pid >%s/c.out 2>&1", RTARGS, fix,
+		   fix, fix) != 0)
+		FAILF("create, through a symlink: %s", slurp(path("c.out")));
+	ASSERT_EQ(access(path("pids/ctr.pid"), F_OK), 0);
+	ASSERT_EQ(run_sh(&out, RT " delete -f c-pid", RTARGS), 0);
 	sh("umount %s/B/rootfs", fix);
 	nothing_left();
 }
@@ -657,16 +664,17 @@ TEST(delegate_config_says_whether_the_delegate_takes_config)
 }
 
 /*
- * No process runs with the environment rootasm-runtime gave the delegate of
- * @id's create (RT_ENV_STATE): what the delegate forked or executed before
- * the container's own process; FAILF with them otherwise.
+ * No process of root's runs with the environment rootasm-runtime gave the
+ * delegate of @id's create (RT_ENV_STATE): what the delegate forked or
+ * executed before the container's own process; FAILF with them otherwise.
  */
 static void no_process_of_the_create(const char *id, const char *when)
 {
 	char *out;
 
-	run_sh(&out, "for e in /proc/[0-9]*/environ; do { tr '\\0' '\\n' <$e; } 2>/dev/null | "
-	       "grep -qx 'ROOTASM_RUNTIME_STATE=%s/root/.rootasm/%s' && echo ${e%%/environ}; done; true", fix, id);
+	run_sh(&out, "for e in /proc/[0-9]*/environ; do [ \"$(stat -c %%u ${e%%/environ} 2>/dev/null)\" = 0 ] && "
+	       "{ tr '\\0' '\\n' <$e; } 2>/dev/null | grep -qx 'ROOTASM_RUNTIME_STATE=%s/root/.rootasm/%s' && "
+	       "echo ${e%%/environ}; done; true", fix, id);
 	if (*out)
 		FAILF("%s: a process of the create outlived its delete: %s", when, out);
 }
@@ -685,11 +693,14 @@ TEST(create_killed_midway_is_cleaned_up_by_delete_and_by_the_next_create)
 	sh("printf '#!/bin/sh\\ncase \" $* \" in *\" create \"*) echo $$ >%s/slow.pid; sleep 60 & exec sleep 60;; esac\\n"
 	   "exec crun \"$@\"\\n' >%s/slow && chmod +x %s/slow", fix, fix, fix);
 	/*
-	 * anyone can claim to be of the create (the variable, the arguments):
-	 * more than a fixed number of them must not keep delete from the real one
+	 * anyone can claim to be of the create (the variable): another user's
+	 * processes are not looked at (nor killed), and however many of root's
+	 * claim it, more than the fds delete may open, the real one is killed
 	 */
 	sh("for i in $(seq 80); do setpriv --reuid=65534 --regid=65534 --clear-groups "
-	   "env ROOTASM_RUNTIME_STATE=%s/root/.rootasm/c-kill sleep 100 >/dev/null 2>&1 & done", fix);
+	   "env ROOTASM_RUNTIME_STATE=%s/root/.rootasm/c-kill sleep 100 >/dev/null 2>&1 & done; "
+	   "for i in $(seq 40); do env ROOTASM_RUNTIME_STATE=%s/root/.rootasm/c-kill sleep 100 >/dev/null 2>&1 & done",
+	   fix, fix);
 	for (int round = 0; round < 2; round++) {
 		pid_t pid;
 		int st;
@@ -714,9 +725,12 @@ TEST(create_killed_midway_is_cleaned_up_by_delete_and_by_the_next_create)
 			/* a write that was killed midway left its temporary file: nothing the id's delete cannot free */
 			sh("touch %s/root/.rootasm/c-kill/bundle/.config.json.0123456789abcdef", fix);
 			/* crun never heard of it: delete says so, and detaches rootasm's tree all the same */
-			run_sh(&out, RT " delete c-kill", RTARGS);
+			run_sh(&out, "ulimit -n 24 && " RT " delete c-kill", RTARGS);
 			nothing_left();
 			no_process_of_the_create("c-kill", "delete");
+			ASSERT_EQ(run_sh(&out, "pgrep -c -u 65534 -x sleep"), 0);
+			ASSERT_STR(out, "80\n");
+			sh("pkill -u 65534 -x sleep; true");
 		} else {
 			/* the next create of the id finds the leftover, cleans it up, and runs */
 			ASSERT_EQ(run_sh(&out, RT " create -b %s/B c-kill >%s/c.out 2>&1", RTARGS, fix, fix), 0);
