@@ -364,11 +364,15 @@ static bool of_the_create(int proc, const char *pid, const struct rt_state *s, c
 	if (fstatat(proc, p, &st, 0) < 0)
 		return false;
 	if (st.st_uid != 0) {
+		struct stat theirs, ours;
+
+		/* (the initial user namespace is "owned" by root too: another user's process is in it) */
 		snprintf(p, sizeof(p), "%s/ns/user", pid);
 		ns = openat(proc, p, O_RDONLY | O_CLOEXEC);
 		if (ns < 0)
 			return false;
-		if (ioctl(ns, NS_GET_OWNER_UID, &owner) < 0)
+		if (fstat(ns, &theirs) < 0 || fstatat(proc, "self/ns/user", &ours, 0) < 0 ||
+		    (theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino) || ioctl(ns, NS_GET_OWNER_UID, &owner) < 0)
 			owner = (uid_t)-1;
 		close(ns);
 		if (owner != 0)
