@@ -836,7 +836,6 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		/* the container's whole life: a delete of the id meanwhile must not wait for it */
 		close_fdp(&s.fd);
 		status = run_delegate(argv, false, envp, mode == RT_RUN_OVER ? &over : NULL);
-		close_fdp(&over.tree);
 		rt_state_unlock(&s);
 		if (!ca.keep && rt_state_lock(state_root(cl, c), ca.id, false, &s) == 0) {
 			/* crun run waited for its container: with it exited, no process of it is left to kill */
@@ -848,7 +847,6 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		goto out_choice;
 	}
 	status = run_delegate(argv, false, envp, mode == RT_RUN_OVER ? &over : NULL);
-	close_fdp(&over.tree);
 	if (status != 0)
 		rt_state_cleanup(&s);
 	else

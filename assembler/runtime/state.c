@@ -41,8 +41,9 @@
  * A container without a mount namespace of its own gets the delegate's
  * /proc, /dev and /sys stacked on the tree in ours: the recursive detach
  * takes them along (over the engine's rootfs, in the delegate's namespace,
- * which the container's processes hold until they end). One that joins a mount namespace by path is refused
- * (main.c): the delegate would look for the tree there.
+ * which the container's processes hold until they end). One that joins a
+ * mount namespace by path is refused (main.c): the delegate would look for
+ * the tree there.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -337,23 +338,13 @@ static bool environ_has(int proc, const char *pid, const char *entry)
 }
 
 /*
- * Kill what a create that did not finish left running for this id: the
- * delegate's processes (its forked container init, before the delegate wrote
- * any state of its own) outlive a killed create, each in mount namespaces
- * that hold the tree. They are found by their arguments (--bundle and the
- * private bundle's path: ours alone, and no process of the container's own,
- * which runs what the config says, has it), or by the environment the
- * delegate was given (RT_ENV_STATE: a delegate that runs the engine's own
- * bundle, RT_RUN_OVER, and what it forked or executed before the container's
- * own process, whose environment is the config's), and waited for until dead.
- */
-/*
  * Whether /proc/@pid is a process of the create: root's (the delegate's), or
  * in a user namespace root made (a container's process before it executes),
  * and its arguments or its environment say so. Another user can set the
  * variable, for processes of its own only: those are not looked at.
  */
-static bool of_the_create(int proc, const char *pid, const struct rt_state *s, const char *mark)
+static bool of_the_create(int proc, const char *pid, const struct rt_state *s, const char *mark,
+			  const struct stat *our_userns)
 {
 	char p[64];
 	struct stat st;
@@ -364,15 +355,15 @@ static bool of_the_create(int proc, const char *pid, const struct rt_state *s, c
 	if (fstatat(proc, p, &st, 0) < 0)
 		return false;
 	if (st.st_uid != 0) {
-		struct stat theirs, ours;
+		struct stat theirs;
 
 		/* (the initial user namespace is "owned" by root too: another user's process is in it) */
 		snprintf(p, sizeof(p), "%s/ns/user", pid);
 		ns = openat(proc, p, O_RDONLY | O_CLOEXEC);
 		if (ns < 0)
 			return false;
-		if (fstat(ns, &theirs) < 0 || fstatat(proc, "self/ns/user", &ours, 0) < 0 ||
-		    (theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino) || ioctl(ns, NS_GET_OWNER_UID, &owner) < 0)
+		if (fstat(ns, &theirs) < 0 || (theirs.st_dev == our_userns->st_dev && theirs.st_ino == our_userns->st_ino) ||
+		    ioctl(ns, NS_GET_OWNER_UID, &owner) < 0)
 			owner = (uid_t)-1;
 		close(ns);
 		if (owner != 0)
@@ -415,6 +406,17 @@ static void wait_dead(int *fds, size_t n, long ms)
 		close(fds[i]);
 }
 
+/*
+ * Kill what a create that did not finish left running for this id: the
+ * delegate's processes (its forked container init, before the delegate wrote
+ * any state of its own) outlive a killed create, each in mount namespaces
+ * that hold the tree. They are found by their arguments (--bundle and the
+ * private bundle's path: ours alone, and no process of the container's own,
+ * which runs what the config says, has it), or by the environment the
+ * delegate was given (RT_ENV_STATE: a delegate that runs the engine's own
+ * bundle, RT_RUN_OVER, and what it forked or executed before the container's
+ * own process, whose environment is the config's), and waited for until dead.
+ */
 static void kill_strays(struct rt_state *s)
 {
 	_cleanup_close_ int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -422,12 +424,13 @@ static void kill_strays(struct rt_state *s)
 	int fds[256];
 	size_t n = 0;
 	struct dirent *de;
+	struct stat ours;
 	pid_t self = getpid();
 	DIR *d;
 	int fd;
 
-	if (proc < 0 || asprintf(&mark, RT_ENV_STATE "=%s", s->path) < 0 || (fd = dup(proc)) < 0 ||
-	    !(d = fdopendir(fd)))
+	if (proc < 0 || fstatat(proc, "self/ns/user", &ours, 0) < 0 || asprintf(&mark, RT_ENV_STATE "=%s", s->path) < 0 ||
+	    (fd = dup(proc)) < 0 || !(d = fdopendir(fd)))
 		return;
 	/*
 	 * every one: each by a pidfd, matched again once its pid is held, so that
@@ -440,7 +443,7 @@ static void kill_strays(struct rt_state *s)
 		bool matched;
 		int pfd;
 
-		if (!digits || de->d_name[digits] || pid == self || !of_the_create(proc, de->d_name, s, mark))
+		if (!digits || de->d_name[digits] || pid == self || !of_the_create(proc, de->d_name, s, mark, &ours))
 			continue;
 		pfd = (int)syscall(SYS_pidfd_open, pid, 0);
 		if (pfd < 0 && (errno == EMFILE || errno == ENFILE) && n) {
@@ -450,16 +453,16 @@ static void kill_strays(struct rt_state *s)
 		}
 		if (pfd < 0) {
 			/* no pidfd to be had (a filter refuses it): by pid, matched again just before */
-			if (errno != ESRCH && of_the_create(proc, de->d_name, s, mark))
+			if (errno != ESRCH && of_the_create(proc, de->d_name, s, mark, &ours))
 				kill(pid, SIGKILL);
 			continue;
 		}
-		matched = of_the_create(proc, de->d_name, s, mark);
+		matched = of_the_create(proc, de->d_name, s, mark, &ours);
 		if (!matched && n) {
 			/* (or no fd left to read /proc with) */
 			wait_dead(fds, n, 2000);
 			n = 0;
-			matched = of_the_create(proc, de->d_name, s, mark);
+			matched = of_the_create(proc, de->d_name, s, mark, &ours);
 		}
 		if (!matched || syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0) < 0) {
 			close(pfd);
@@ -786,16 +789,6 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 	return config ? delegate_config(s, bfd) : 0;
 }
 
-/* Whether @path is @dir or beneath it (both absolute, without symlinks, "." or ".."). */
-static bool path_within(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (n == 1 && dir[0] == '/')
-		return true;
-	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
-}
-
 /*
  * @path (absolute) with the symlinks of its longest existing prefix resolved,
  * the rest as it is, in @out (PATH_MAX): false when it is relative or too
@@ -832,7 +825,7 @@ static bool covered(const char *target, const char *path)
 {
 	char r[PATH_MAX];
 
-	return path[0] != '/' || path_within(path, target) || !resolve_prefix(path, r) || path_within(r, target);
+	return path[0] != '/' || ra_path_below(path, target) || !resolve_prefix(path, r) || ra_path_below(r, target);
 }
 
 /*
@@ -852,7 +845,7 @@ static bool over_allowed(const char *target, const char *bundle, json_t *cfg, co
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(sys); i++)
-		if (path_within(target, sys[i]))
+		if (ra_path_below(target, sys[i]))
 			return false;
 	for (i = 0; i < n; i++)
 		if (reads[i] && covered(target, reads[i]))
