@@ -780,6 +780,16 @@ struct rootasm_client_assemble_opts {
  */
 int rootasm_client_assemble(struct rootasm_client *c, const struct rootasm_client_assemble_opts *opts,
 			    struct rootasm_error *e);
+/*
+ * since 0.5: rootasm_client_assemble() in two halves, so that the caller
+ * works while the daemon assembles: the request sent (0, or -errno with @e),
+ * then its reply read (the tree's fd as above, or -errno with @e). One
+ * request at a time per client; closing the client in between drops the
+ * tree.
+ */
+int rootasm_client_assemble_send(struct rootasm_client *c, const struct rootasm_client_assemble_opts *opts,
+				 struct rootasm_error *e);
+int rootasm_client_assemble_receive(struct rootasm_client *c, struct rootasm_error *e);
 
 /* The daemon's probe / status reply as JSON text; caller frees *ret_json. */
 int rootasm_client_probe(struct rootasm_client *c, char **ret_json, struct rootasm_error *e);

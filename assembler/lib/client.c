@@ -29,6 +29,7 @@
 
 struct rootasm_client {
 	int sock;
+	bool assembling;	/* rootasm_client_assemble_send() sent a request whose reply is still to be read */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 
@@ -66,21 +67,35 @@ void rootasm_client_close(struct rootasm_client *c)
 	free(c);
 }
 
-/* One request, one reply: returns the reply (caller decrefs) and its fd, or -errno with @e filled. */
-static int call(struct rootasm_client *c, json_t *req, int send_fd, json_t **ret, int *ret_fd, struct rootasm_error *e)
+/* @req sent (taken; its reply read by receive()): 0, or -errno with @e filled. */
+static int send_request(struct rootasm_client *c, json_t *req, int send_fd, struct rootasm_error *e)
+{
+	int r;
+
+	/* one request at a time: the reply read next must be this request's */
+	if (c->assembling) {
+		json_decref(req);
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EBUSY, "send request", c->path,
+				   "the reply to the assemble request sent is still to be read");
+	}
+	r = ra_msg_send(c->sock, req, send_fd, 0);
+	if (r == -ENOMEM)
+		return ra_oom(e, "request");
+	/* a daemon that refused us at connect has sent why and closed: receive() reads that */
+	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
+		return ra_err(e, r, -EBADF, "send request", c->path, r == -EMSGSIZE ?
+			      "larger than the protocol's message cap" : NULL);
+	return 0;
+}
+
+/* The reply to the request sent: returns it (caller decrefs) and its fd, or -errno with @e filled. */
+static int receive(struct rootasm_client *c, json_t **ret, int *ret_fd, struct rootasm_error *e)
 {
 	json_t *rep = NULL, *err;
 	int r, fd = -EBADF;
 
 	*ret = NULL;
 	*ret_fd = -EBADF;
-	r = ra_msg_send(c->sock, req, send_fd, 0);
-	if (r == -ENOMEM)
-		return ra_oom(e, "request");
-	/* a daemon that refused us at connect has sent why and closed: read that */
-	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
-		return ra_err(e, r, -EBADF, "send request", c->path, r == -EMSGSIZE ?
-			      "larger than the protocol's message cap" : NULL);
 	r = ra_msg_recv(c->sock, &rep, &fd);
 	/*
 	 * A daemon that closed without reading our request leaves us ECONNRESET,
@@ -114,19 +129,28 @@ static int call(struct rootasm_client *c, json_t *req, int send_fd, json_t **ret
 	return 0;
 }
 
+/* One request, one reply: returns the reply (caller decrefs) and its fd, or -errno with @e filled. */
+static int call(struct rootasm_client *c, json_t *req, int send_fd, json_t **ret, int *ret_fd, struct rootasm_error *e)
+{
+	int r = send_request(c, req, send_fd, e);
+
+	*ret = NULL;
+	*ret_fd = -EBADF;
+	return r < 0 ? r : receive(c, ret, ret_fd, e);
+}
+
 #define OPT(o, field, def)	RA_OPT(o, struct rootasm_client_assemble_opts, field, def)
 
-int rootasm_client_assemble(struct rootasm_client *c, const struct rootasm_client_assemble_opts *o,
+int rootasm_client_assemble_send(struct rootasm_client *c, const struct rootasm_client_assemble_opts *o,
 			    struct rootasm_error *e)
 {
 	struct ra_jb b = { false };
 	const char *layout = OPT(o, layout, NULL), *text = OPT(o, layout_text, NULL);
 	unsigned int flags = OPT(o, flags, 0u);
-	int nsfd = OPT(o, userns_fd, -EBADF), fd = -EBADF, r;
+	int nsfd = OPT(o, userns_fd, -EBADF), r;
 	const uid_t *rv = OPT(o, receivers, (const uid_t *)NULL);
 	size_t n = rv ? OPT(o, n_receivers, (size_t)0) : 0;
-	json_t *req, *rep = NULL;
-	struct stat st;
+	json_t *req;
 
 	if (!c || !o)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble via rootasmd", layout, "invalid arguments");
@@ -197,7 +221,24 @@ int rootasm_client_assemble(struct rootasm_client *c, const struct rootasm_clien
 		json_decref(req);
 		return ra_oom(e, "request");
 	}
-	r = call(c, req, flags & ROOTASM_CLIENT_USERNS ? nsfd : -EBADF, &rep, &fd, e);
+	/* (the request is taken) */
+	r = send_request(c, req, flags & ROOTASM_CLIENT_USERNS ? nsfd : -EBADF, e);
+	if (r == 0)
+		c->assembling = true;
+	return r;
+}
+
+int rootasm_client_assemble_receive(struct rootasm_client *c, struct rootasm_error *e)
+{
+	json_t *rep;
+	struct stat st;
+	int fd, r;
+
+	if (!c || !c->assembling)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "assemble via rootasmd", c ? c->path : NULL,
+				   c ? "no assemble request was sent" : "invalid arguments");
+	c->assembling = false;
+	r = receive(c, &rep, &fd, e);
 	if (r < 0)
 		return r;
 	json_decref(rep);
@@ -207,6 +248,14 @@ int rootasm_client_assemble(struct rootasm_client *c, const struct rootasm_clien
 		return ra_err(e, EPROTO, -EBADF, "receive reply", c->path, "the reply carries no directory fd");
 	}
 	return fd;
+}
+
+int rootasm_client_assemble(struct rootasm_client *c, const struct rootasm_client_assemble_opts *o,
+			    struct rootasm_error *e)
+{
+	int r = rootasm_client_assemble_send(c, o, e);
+
+	return r < 0 ? r : rootasm_client_assemble_receive(c, e);
 }
 
 static int text_call(struct rootasm_client *c, const char *op, char **ret, struct rootasm_error *e)

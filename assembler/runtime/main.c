@@ -740,6 +740,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 	_cleanup_free_ char *own_image = NULL;
 	_cleanup_free_ char **envp = NULL;
 	struct rt_over over = { .tree = -EBADF };
+	struct rt_tree tree = { 0 };
 	enum rt_run mode;
 	bool unannotated;
 	int r, status;
@@ -793,14 +794,21 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		return 1;
 	}
 	babs = rt_fd_path(bfd);
-	r = babs ? over_find(cl, c, cfg, babs, st.st_uid, &over) : 0;
+	if (!babs) {
+		r = rt_error("the bundle's absolute path");
+		goto out_choice;
+	}
+	/* the engine's own image: a CRI container's, or the annotation's when the engine's layers are its */
+	ch.own = own_image || (st.st_uid == 0 && !annotation(cfg, ANN_LAYOUT) &&
+			       rt_engine_has_image(babs, cfg, c, ch.value));
+	/* (rootasmd assembles while the rest is judged and the state prepared) */
+	r = rt_tree_begin(&tree, babs, cfg, st.st_uid, &ch);
+	if (r == 0)
+		r = over_find(cl, c, cfg, babs, st.st_uid, &over);
 	if (r < 0)
 		goto out_choice;
 	mode = r > 0 ? RT_RUN_OVER : takes_config(c, cl->argv[0]) ? RT_RUN_CONFIG : RT_RUN_PRIVATE;
-	/* the engine's own image: a CRI container's, or the annotation's when the engine's layers are its */
-	ch.own = own_image || (babs && st.st_uid == 0 && !annotation(cfg, ANN_LAYOUT) &&
-			       rt_engine_has_image(babs, cfg, c, ch.value));
-	r = babs ? rt_state_lock(state_root(cl, c), ca.id, true, &s) : rt_error("the bundle's absolute path");
+	r = rt_state_lock(state_root(cl, c), ca.id, true, &s);
 	if (r < 0)
 		goto out_choice;
 	if (s.existed) {
@@ -816,7 +824,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		if (r < 0)
 			goto out_choice;
 	}
-	r = rt_state_prepare(&s, babs, cfg, st.st_uid, st.st_gid, &ch, mode);
+	r = rt_state_prepare(&s, babs, cfg, st.st_uid, st.st_gid, &ch, &tree, mode);
 	if (r == 0 && mode == RT_RUN_OVER)
 		r = rt_over_clone(&s, &over);
 	if (r < 0) {
@@ -858,6 +866,7 @@ out_choice:
 	if (envp)
 		free(envp[0]);
 	close_fdp(&over.tree);
+	rt_tree_done(&tree);
 	rt_choice_done(&ch);
 	json_decref(cfg);
 	return r < 0 ? 1 : r;

@@ -181,11 +181,26 @@ enum rt_run { RT_RUN_PRIVATE, RT_RUN_CONFIG, RT_RUN_OVER };
 /*
  * Make the private bundle from @cfg (the engine's config.json, changed here;
  * @bundle its absolute directory), owned by @uid:@gid like the engine's, with
- * the tree @ch chose attached at its rootfs (for every mode: the record
+ * the tree @ch chose (@t begun) attached at its rootfs (for every mode: the record
  * cleanup reads), and what @mode needs besides.
  */
+/*
+ * The tree @ch chose, begun before the state is locked and prepared: its
+ * upper (the engine's writable layer, for the engine's image in root's
+ * bundle; the engine is told where the container's writes go otherwise)
+ * and, through rootasmd, the request sent, so that the daemon assembles
+ * while this process prepares. 0, or -1 said; rt_tree_done() in any case.
+ */
+struct rootasm_client;
+struct rt_tree {
+	char *upper, *work;
+	struct rootasm_client *via;	/* the request sent, its reply not yet read */
+};
+int rt_tree_begin(struct rt_tree *t, const char *bundle, json_t *cfg, uid_t uid, const struct rt_choice *ch);
+void rt_tree_done(struct rt_tree *t);
+
 int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t uid, gid_t gid,
-		     const struct rt_choice *ch, enum rt_run mode);
+		     const struct rt_choice *ch, struct rt_tree *t, enum rt_run mode);
 
 /*
  * RT_RUN_OVER: the engine's rootfs, as the delegate resolves it, and a clone

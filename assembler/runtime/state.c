@@ -586,22 +586,16 @@ static int choice_error(const struct rt_choice *ch, const struct rootasm_error *
  * rootasmd assembles @ch->layout for the bundle's author (@uid: root's bundle
  * the runtime's own, judged), limited to @ch->dir as the library limits it here: the
  * request says who it is for ("as"); the daemon judges it as that principal's.
- * The tree is attached at the private bundle's rootfs.
+ * Sent here, its reply read by via_attach().
  */
-static int via_attach(struct rt_state *s, int bfd, const struct rt_choice *ch, uid_t uid, const char *upper,
-		      const char *work)
+static int via_send(struct rt_tree *t, const struct rt_choice *ch, uid_t uid)
 {
 	/* the engine's writable layer as the tree's upper: the request's "upper" (an administrator's word) */
-	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout = ch->layout, .upper_dir = upper,
-						  .work_dir = work };
+	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout = ch->layout, .upper_dir = t->upper,
+						  .work_dir = t->work };
 	const char *dirs[] = { ch->dir };
 	struct rootasm_principal *who = NULL;
-	struct rootasm_client *c = NULL;
 	struct rootasm_error e = { 0 };
-	_cleanup_close_ int tree = -EBADF, rfd = -EBADF;
-	bool is_root;
-	char id[32];
-	uint64_t mid;
 	int r;
 
 	/* as rootasm_bundle_prepare() takes the bundle's principal: root's is the caller, judged */
@@ -609,15 +603,28 @@ static int via_attach(struct rt_state *s, int bfd, const struct rt_choice *ch, u
 	if (r == 0)
 		r = rootasm_principal_limit(who, ROOTASM_LIMIT_LAYOUTS, dirs, 1, &e);
 	if (r == 0)
-		r = rootasm_client_connect(ch->via, &c, &e);
+		r = rootasm_client_connect(ch->via, &t->via, &e);
 	if (r == 0) {
 		o.principal = who;
-		tree = rootasm_client_assemble(c, &o, &e);
-		rootasm_client_close(c);
-		r = tree < 0 ? tree : 0;
+		r = rootasm_client_assemble_send(t->via, &o, &e);
 	}
 	rootasm_principal_free(who);
-	if (r < 0)
+	return r < 0 ? choice_error(ch, &e) : 0;
+}
+
+/* The tree rootasmd assembled, attached at the private bundle's rootfs. */
+static int via_attach(struct rt_state *s, int bfd, const struct rt_choice *ch, struct rt_tree *t)
+{
+	struct rootasm_error e = { 0 };
+	_cleanup_close_ int tree = -EBADF, rfd = -EBADF;
+	bool is_root;
+	char id[32];
+	uint64_t mid;
+
+	tree = rootasm_client_assemble_receive(t->via, &e);
+	rootasm_client_close(t->via);
+	t->via = NULL;
+	if (tree < 0)
 		return choice_error(ch, &e);
 	mid = ra_fd_mount_id(tree, &is_root);
 	if (!mid)
@@ -721,18 +728,10 @@ static int delegate_config(struct rt_state *s, int bfd)
 	return r;
 }
 
-int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t uid, gid_t gid,
-		     const struct rt_choice *ch, enum rt_run mode)
+int rt_tree_begin(struct rt_tree *t, const char *bundle, json_t *cfg, uid_t uid, const struct rt_choice *ch)
 {
-	_cleanup_close_ int bfd = -EBADF;
-	_cleanup_free_ char *text = NULL, *shown = NULL, *upper = NULL, *work = NULL;
-	/* (over the engine's rootfs, the container reaches it as the engine made it: not through the state) */
-	int userns = mode == RT_RUN_OVER ? 0 : searchable_for_userns(s, cfg);
-	bool config = mode == RT_RUN_CONFIG;
 	char why[PATH_MAX + 256];
 
-	if (userns < 0)
-		return -1;
 	/*
 	 * Where the container's writes go, said to the engine when it is not
 	 * where the engine looks (its writable layer of the container).
@@ -746,9 +745,31 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 		rt_warn("the engine's image, in a bundle of uid %u: what the container writes goes to the tree's own "
 			"upper, not to the engine's writable layer (the engine's diff, commit and export do not see it)",
 			(unsigned)uid);
-	else if (rt_engine_layer(bundle, cfg, &upper, &work, why, sizeof(why)) == 0)
+	else if (rt_engine_layer(bundle, cfg, &t->upper, &t->work, why, sizeof(why)) == 0)
 		rt_warn("the engine's image, whose bundle %s: what the container writes goes to the tree's own upper, "
 			"not to the engine's writable layer (the engine's diff, commit and export do not see it)", why);
+	return ch->via ? via_send(t, ch, uid) : 0;
+}
+
+void rt_tree_done(struct rt_tree *t)
+{
+	rootasm_client_close(t->via);
+	free(t->upper);
+	free(t->work);
+	*t = (struct rt_tree){ 0 };
+}
+
+int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t uid, gid_t gid,
+		     const struct rt_choice *ch, struct rt_tree *t, enum rt_run mode)
+{
+	_cleanup_close_ int bfd = -EBADF;
+	_cleanup_free_ char *text = NULL, *shown = NULL;
+	/* (over the engine's rootfs, the container reaches it as the engine made it: not through the state) */
+	int userns = mode == RT_RUN_OVER ? 0 : searchable_for_userns(s, cfg);
+	bool config = mode == RT_RUN_CONFIG;
+
+	if (userns < 0)
+		return -1;
 	if (mkdirat(s->fd, "bundle", 0700) < 0)
 		return rt_error("mkdir %s: %s", s->bundle, strerror(errno));
 	bfd = openat(s->fd, "bundle", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -772,7 +793,7 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 	if (mkdirat(bfd, "rootfs", 0755) < 0)
 		return rt_error("mkdir %s/rootfs: %s", s->bundle, strerror(errno));
 	if (ch->via) {
-		if (via_attach(s, bfd, ch, uid, upper, work) < 0)
+		if (via_attach(s, bfd, ch, t) < 0)
 			return -1;
 		return config ? delegate_config(s, bfd) : 0;
 	}
@@ -780,7 +801,7 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 		/* the layout's directory a limit of the bundle's principal (the library judges it) */
 		const char *dirs[] = { ch->dir };
 		struct rootasm_bundle_opts o = { .size = sizeof(o), .layout = ch->layout, .layout_dirs = dirs,
-						 .n_layout_dirs = 1, .upper_dir = upper, .work_dir = work };
+						 .n_layout_dirs = 1, .upper_dir = t->upper, .work_dir = t->work };
 		struct rootasm_error e = { 0 };
 
 		if (rootasm_bundle_prepare(ctx(), s->bundle, &o, NULL, &e) < 0)

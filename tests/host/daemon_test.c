@@ -974,6 +974,54 @@ TEST(daemon_client_dies_mid_request)
 	fprintf(stderr, "  50 clients died mid-request: 0 leaked mounts, loop devices, fds\n");
 }
 
+/*
+ * rootasm_client_assemble() in two halves (rootasm-runtime prepares its
+ * state while the daemon assembles): one request at a time per client, a
+ * receive needs a request, others are served meanwhile, and a client closed
+ * between the two leaves nothing behind.
+ */
+TEST(daemon_client_assembles_in_two_halves)
+{
+	struct daemon d = start("s16", NULL);
+	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout = path("layouts/t.yaml") };
+	struct rootasm_client *c, *gone;
+	struct rootasm_error e = { 0 };
+	char *json = NULL;
+	int fd;
+
+	ASSERT_EQ(rootasm_client_connect(d.sock, &c, &e), 0);
+	/* nothing sent: refused at once, not a wait for a reply that never comes */
+	ASSERT_EQ(rootasm_client_assemble_receive(c, &e), -EINVAL);
+	ASSERT_CONTAINS(e.msg, "no assemble request was sent");
+	ASSERT_EQ(rootasm_client_assemble_send(c, &o, &e), 0);
+	/* a second request before the first's reply is read: refused, whichever call it is */
+	e = (struct rootasm_error){ 0 };
+	ASSERT_EQ(rootasm_client_assemble_send(c, &o, &e), -EBUSY);
+	ASSERT_CONTAINS(e.msg, "still to be read");
+	ASSERT_EQ(rootasm_client_probe(c, &json, &e), -EBUSY);
+	ASSERT_TRUE(json == NULL);
+	ASSERT_EQ(rootasm_client_assemble(c, &o, &e), -EBUSY);
+	/* another client is served meanwhile */
+	fd = via(&d, path("layouts/t.yaml"), &e);
+	TREE_OK(fd);
+	close(fd);
+	/* the reply read is the first request's: the tree */
+	fd = rootasm_client_assemble_receive(c, &e);
+	TREE_OK(fd);
+	close(fd);
+	/* and the client takes requests again */
+	fd = rootasm_client_assemble(c, &o, &e);
+	TREE_OK(fd);
+	close(fd);
+	rootasm_client_close(c);
+	/* closed between the halves: the tree the daemon made is dropped */
+	ASSERT_EQ(rootasm_client_connect(d.sock, &gone, &e), 0);
+	ASSERT_EQ(rootasm_client_assemble_send(gone, &o, &e), 0);
+	rootasm_client_close(gone);
+	no_leaks(&d);
+	stop(&d);
+}
+
 TEST(daemon_client_that_never_reads_does_not_block_others)
 {
 	struct daemon d = start("s5", NULL);
