@@ -850,12 +850,38 @@ static bool covered(const char *target, const char *path)
 }
 
 /*
+ * Whether @value names a path @target covers: @value itself, or one of the
+ * parts ':' and ',' separate in it (an overlay's lowerdir=/a:/b).
+ */
+static bool names_covered(const char *target, const char *value)
+{
+	_cleanup_free_ char *copy = NULL;
+	char *save = NULL, *p;
+
+	if (value[0] == '/' && covered(target, value))
+		return true;
+	if (!strpbrk(value, ":,"))
+		return false;
+	copy = strdup(value);
+	if (!copy)
+		return true;
+	for (p = strtok_r(copy, ":,", &save); p; p = strtok_r(NULL, ":,", &save))
+		if (p[0] == '/' && covered(target, p))
+			return true;
+	return false;
+}
+
+/*
  * Whether the tree may cover @target in the delegate's namespace: never
  * where the system's programs, libraries, configuration and kernel
  * interfaces are, nor over anything the delegate reads or writes there
  * (@reads: its program, the engine's bundle and its config.json, its state,
- * its log and pid files; @cfg's hooks and mount sources): it would have them
- * from the tree, which an image's author wrote.
+ * its log and pid files; @cfg's hooks, mount sources, paths in mount options
+ * (an overlay's lowerdir=), namespaces joined by path, seccomp listener, and
+ * the paths its annotations give, such as crun's run.oci.hooks.stdout): it
+ * would have them from the tree, which an image's author wrote. (A target
+ * with ':' or ',' in it, which no engine makes, is never covered: those
+ * separate the paths of an option.)
  */
 static bool over_allowed(const char *target, const char *bundle, json_t *cfg, const char *const *reads, size_t n)
 {
@@ -865,8 +891,23 @@ static bool over_allowed(const char *target, const char *bundle, json_t *cfg, co
 	const char *kind;
 	size_t i;
 
+	json_t *lx = json_object_get(cfg, "linux"), *o;
+	const char *key, *v;
+	size_t k;
+
+	if (strpbrk(target, ":,"))
+		return false;
 	for (i = 0; i < ARRAY_SIZE(sys); i++)
 		if (ra_path_below(target, sys[i]))
+			return false;
+	v = json_string_value(json_object_get(json_object_get(lx, "seccomp"), "listenerPath"));
+	if (v && names_covered(target, v))
+		return false;
+	json_array_foreach(json_object_get(lx, "namespaces"), i, o)
+		if ((v = json_string_value(json_object_get(o, "path"))) && names_covered(target, v))
+			return false;
+	json_object_foreach(json_object_get(cfg, "annotations"), key, o)
+		if ((v = json_string_value(o)) && names_covered(target, v))
 			return false;
 	for (i = 0; i < n; i++)
 		if (reads[i] && covered(target, reads[i]))
@@ -888,6 +929,11 @@ static bool over_allowed(const char *target, const char *bundle, json_t *cfg, co
 			return false;
 		if (src && covered(target, src[0] == '/' ? src : joined))
 			return false;
+		json_array_foreach(json_object_get(m, "options"), k, o) {
+			v = json_string_value(o);
+			if (v && names_covered(target, strchr(v, '=') ? strchr(v, '=') + 1 : v))
+				return false;
+		}
 	}
 	return true;
 }

@@ -599,6 +599,85 @@ TEST(a_file_the_engine_names_beneath_its_rootfs_is_not_covered)
 	nothing_left();
 }
 
+/*
+ * Paths the config gives the delegate beneath the engine's rootfs, besides
+ * the bundle's own files: an overlay mount's lowerdir= (its second part), a
+ * seccomp listener's socket, a file crun writes a hook's output to
+ * (run.oci.hooks.stdout). The tree does not cover that rootfs in the
+ * delegate's namespace, so the delegate finds each where the engine put it.
+ */
+static void config_path_beneath_the_rootfs(const char *what, const char *edit, const char *cmd, const char *expect)
+{
+	char *out;
+
+	fresh();
+	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", cmd, true);
+	sh("cd %s/B && mkdir -p rootfs/low %s/lowA && echo from-the-engine >rootfs/low/x && echo a >%s/lowA/a && "
+	   "python3 -c \"import json; fix = '%s'; c = json.load(open('config.json')); %s; "
+	   "json.dump(c, open('config.json', 'w'))\" && mount --bind rootfs rootfs", fix, fix, fix, fix, edit);
+	if (run_sh(&out, RT " run -b %s/B c-path 2>&1", RTARGS, fix) != 0)
+		FAILF("%s: %s", what, out);
+	ASSERT_STR(out, expect);
+	sh("umount %s/B/rootfs", fix);
+	nothing_left();
+}
+
+TEST(an_overlay_lowerdir_beneath_the_rootfs_is_not_covered)
+{
+	config_path_beneath_the_rootfs("lowerdir=",
+				       "c['mounts'].append({'destination': '/low', 'type': 'overlay', 'source': 'overlay', "
+				       "'options': ['ro', 'lowerdir=' + fix + '/lowA:' + fix + '/B/rootfs/low']})",
+				       "cat /etc/msg /low/x", "hello-from-rootasm\nfrom-the-engine\n");
+}
+
+TEST(a_seccomp_listener_beneath_the_rootfs_is_not_covered)
+{
+	char *out;
+	pid_t pid;
+
+	fresh();
+	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "cat /etc/msg", true);
+	/* the listener: takes one connection (crun sends the notify fd) and says so */
+	sh("rm -f %s/listening %s/listened", fix, fix);
+	pid = fork();
+	if (pid == 0) {
+		execlp("python3", "python3", "-c",
+		       "import socket, sys\n"
+		       "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+		       "s.bind(sys.argv[1] + '/B/rootfs/listener.sock'); s.listen(1); s.settimeout(60)\n"
+		       "open(sys.argv[1] + '/listening', 'w').close()\n"
+		       "c, _ = s.accept(); c.recvmsg(4096, 64)\n"
+		       "open(sys.argv[1] + '/listened', 'w').write('got the notify fd\\n')\n",
+		       fix, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 500 && access(path("listening"), F_OK) < 0; i++)
+		usleep(10000);
+	sh("cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); "
+	   "c['linux']['seccomp'] = {'defaultAction': 'SCMP_ACT_ALLOW', 'architectures': ['SCMP_ARCH_X86_64'], "
+	   "'listenerPath': '%s/B/rootfs/listener.sock', 'syscalls': [{'names': ['acct'], 'action': 'SCMP_ACT_NOTIFY'}]}; "
+	   "json.dump(c, open('config.json', 'w'))\" && mount --bind rootfs rootfs", fix, fix);
+	if (run_sh(&out, RT " run -b %s/B c-path 2>&1", RTARGS, fix) != 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		FAILF("listenerPath: %s", out);
+	}
+	ASSERT_STR(out, "hello-from-rootasm\n");
+	waitpid(pid, NULL, 0);
+	ASSERT_STR(slurp(path("listened")), "got the notify fd\n");
+	sh("umount %s/B/rootfs", fix);
+	nothing_left();
+}
+
+TEST(a_hook_output_file_beneath_the_rootfs_is_not_covered)
+{
+	config_path_beneath_the_rootfs("run.oci.hooks.stdout",
+				       "c['annotations']['run.oci.hooks.stdout'] = fix + '/B/rootfs/hook.out'; "
+				       "c['hooks'] = {'prestart': [{'path': '/bin/echo', 'args': ['echo', 'from-the-hook']}]}",
+				       "cat /etc/msg", "hello-from-rootasm\n");
+	ASSERT_STR(slurp(path("B/rootfs/hook.out")), "from-the-hook\n");
+}
+
 TEST(a_rootfs_that_holds_the_bundle_is_not_covered)
 {
 	rootfs_holding_the_bundle(false);
