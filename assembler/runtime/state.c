@@ -846,6 +846,9 @@ static bool covered(const char *target, const char *path)
 {
 	char r[PATH_MAX];
 
+	/* (/proc's magic links do not resolve as paths: a namespace joined by /proc/PID/ns/ipc, as the CRI plugin's) */
+	if (ra_path_below(path, "/proc") && !strstr(path, "/.."))
+		return ra_path_below(path, target);
 	return path[0] != '/' || ra_path_below(path, target) || !resolve_prefix(path, r) || ra_path_below(r, target);
 }
 

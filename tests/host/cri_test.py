@@ -642,6 +642,11 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     c.start(cid2)
     ok(cid2 in rootasm_state() and pod not in rootasm_state(),
        "while it runs, rootasm-runtime holds its state (and none for the sandbox)", rootasm_state())
+    # (the tree over the engine's rootfs in crun's namespace: neither rootasm's config for crun nor a private bundle)
+    ran_as = sorted(os.listdir(f"{state_dir}/.rootasm/{cid2}"))
+    ok("delegate.json" not in ran_as and "engine-bundle" not in ran_as,
+       "crun runs containerd's bundle as it came, the tree over its rootfs (its IPC namespace joined by /proc path)",
+       ran_as)
     try:
         said = [json.loads(x) for x in open(f"{T}/ctd/state/io.containerd.runtime.v2.task/k8s.io/{cid2}/log.json")]
     except OSError as e:
