@@ -842,14 +842,46 @@ static bool resolve_prefix(const char *path, char *out)
  * read @path from the tree: as written (a symlink beneath @target resolves
  * here in the engine's rootfs, there in the tree), or resolved here.
  */
+/*
+ * Whether @path is a namespace's file in /proc (/proc/PID/ns/NAME,
+ * /proc/PID/task/TID/ns/NAME, PID also self or thread-self): a magic link,
+ * which does not resolve as a path, to a file of nsfs, which no tree has.
+ */
+static bool proc_ns_file(const char *path)
+{
+	const char *p = path + strlen("/proc/");
+	size_t n;
+
+	if (strncmp(path, "/proc/", strlen("/proc/")))
+		return false;
+	for (int task = 0; task < 2; task++) {
+		n = strspn(p, "0123456789");
+		if (!n && !task && !strncmp(p, "self/", 5))
+			n = 4;
+		else if (!n && !task && !strncmp(p, "thread-self/", 12))
+			n = 11;
+		if (!n || p[n] != '/')
+			return false;
+		p += n + 1;
+		if (!strncmp(p, "ns/", 3))
+			return p[3] && p[3] != '.' && !strchr(p + 3, '/');
+		if (task || strncmp(p, "task/", 5))
+			return false;
+		p += 5;
+	}
+	return false;
+}
+
 static bool covered(const char *target, const char *path)
 {
 	char r[PATH_MAX];
 
-	/* (/proc's magic links do not resolve as paths: a namespace joined by /proc/PID/ns/ipc, as the CRI plugin's) */
-	if (ra_path_below(path, "/proc") && !strstr(path, "/.."))
-		return ra_path_below(path, target);
-	return path[0] != '/' || ra_path_below(path, target) || !resolve_prefix(path, r) || ra_path_below(r, target);
+	if (path[0] != '/' || ra_path_below(path, target))
+		return true;
+	if (resolve_prefix(path, r))
+		return ra_path_below(r, target);
+	/* (a namespace joined by /proc path, as the CRI plugin's /proc/PID/ns/ipc: no symlink into the tree) */
+	return !proc_ns_file(path);
 }
 
 /*

@@ -678,6 +678,30 @@ TEST(a_hook_output_file_beneath_the_rootfs_is_not_covered)
 	ASSERT_STR(slurp(path("B/rootfs/hook.out")), "from-the-hook\n");
 }
 
+/*
+ * A hook named through /proc/self/root (a magic link, which resolves): judged
+ * as it resolves, beneath the engine's rootfs, so not covered; the hook the
+ * engine put there runs. (A namespace's file in /proc, which does not
+ * resolve, is the one path of /proc judged as written: host-cri.)
+ */
+TEST(a_hook_named_through_proc_self_root_is_not_covered)
+{
+	char *out;
+
+	fresh();
+	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "cat /etc/msg", true);
+	put(path("B/rootfs/hook.sh"), 0755, "#!/bin/sh\necho from-the-engines-rootfs >%s/hooked\n", fix);
+	sh("cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); "
+	   "c['hooks'] = {'prestart': [{'path': '/proc/self/root%s/B/rootfs/hook.sh'}]}; "
+	   "json.dump(c, open('config.json', 'w'))\" && mount --bind rootfs rootfs", fix, fix);
+	if (run_sh(&out, RT " run -b %s/B c-path 2>&1", RTARGS, fix) != 0)
+		FAILF("a hook through /proc/self/root: %s", out);
+	ASSERT_STR(out, "hello-from-rootasm\n");
+	ASSERT_STR(slurp(path("hooked")), "from-the-engines-rootfs\n");
+	sh("umount %s/B/rootfs", fix);
+	nothing_left();
+}
+
 TEST(a_rootfs_that_holds_the_bundle_is_not_covered)
 {
 	rootfs_holding_the_bundle(false);
