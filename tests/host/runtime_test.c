@@ -847,6 +847,60 @@ TEST(create_killed_midway_is_cleaned_up_by_delete_and_by_the_next_create)
 }
 
 /*
+ * delete of a killed create in a pid namespace of its own whose /proc is
+ * still ours (the parent's): a process here claims the create, and in that
+ * namespace another has its pid. Refused in one line before anything is
+ * done, so the other is not killed for the pid /proc showed; from here,
+ * the same delete frees the id.
+ */
+TEST(delete_in_a_pid_namespace_without_its_proc_kills_nothing)
+{
+	char *out;
+	pid_t pid, marked;
+	int st;
+
+	fresh();
+	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "cat /etc/msg", false);
+	sh("printf '#!/bin/sh\\ncase \" $* \" in *\" create \"*) echo $$ >%s/slow.pid; exec sleep 60;; esac\\n"
+	   "exec crun \"$@\"\\n' >%s/slow && chmod +x %s/slow && rm -f %s/slow.pid", fix, fix, fix, fix);
+	pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0) {
+		execl(rt, rt, "--delegate", path("slow"), "--root", path("root"), "--cgroup-manager=disabled", "create",
+		      "-b", path("B"), "c-pns", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 500 && access(path("slow.pid"), F_OK) < 0; i++)
+		usleep(10000);
+	ASSERT_EQ(access(path("slow.pid"), F_OK), 0);
+	ASSERT_TRUE(count_mounts_under(path("root/.rootasm/c-pns/bundle/rootfs")) > 0);
+	ASSERT_EQ(kill(pid, SIGKILL), 0);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	/* (the delegate dies with it: PR_SET_DEATHSIG) */
+	sh("kill -KILL $(cat %s/slow.pid) 2>/dev/null; true", fix);
+	marked = fork();
+	ASSERT_TRUE(marked >= 0);
+	if (marked == 0) {
+		char env[4200];
+
+		snprintf(env, sizeof(env), "ROOTASM_RUNTIME_STATE=%s/root/.rootasm/c-pns", fix);
+		execle("/bin/sleep", "sleep", "100", (char *)NULL, (char *[]){ env, NULL });
+		_exit(127);
+	}
+	/* in the new namespace: a process with the marked one's pid, then the delete */
+	ASSERT_EQ(run_sh(&out, "unshare -p -f --kill-child=SIGKILL sh -c 'echo %d >/proc/sys/kernel/ns_last_pid && "
+			 "{ sleep 100 & v=$!; } && [ $v = %d ] && " RT " delete c-pns; echo \"delete $?\"; "
+			 "kill -0 $v && echo alive'", (int)marked - 1, (int)marked, RTARGS), 0);
+	ASSERT_CONTAINS(out, "/proc is not of this process's pid namespace");
+	ASSERT_CONTAINS(out, "delete 1\nalive\n");
+	kill(marked, SIGKILL);
+	waitpid(marked, NULL, 0);
+	/* (crun never heard of it: delete says so, and detaches rootasm's tree all the same) */
+	run_sh(&out, RT " delete c-pns", RTARGS);
+	nothing_left();
+}
+
+/*
  * SIGKILL of create at any point (the delays span a whole create): the id is
  * freed by the engine's delete -f, with nothing left (no state, no mount, no
  * loop device), and no delegate outlives the create it was started by. With
