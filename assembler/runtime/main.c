@@ -473,6 +473,7 @@ static int parse_globals(int argc, char **argv, struct cmdline *cl, struct rt_co
 /* create and run: the bundle, the config file, the id, and where the bundle option sits. */
 struct create_args {
 	const char *bundle, *config, *id;
+	const char *unsure;		/* the first option word not in a form this parse reads as the delegate does */
 	int bundle_at, bundle_n;	/* argv index of --bundle and how many words (1 or 2); 0: none */
 	int config_at, config_n;
 	bool detach, keep;
@@ -482,7 +483,13 @@ static int parse_create(struct cmdline *cl, struct create_args *ca)
 {
 	static const char *const bundle[] = { "bundle", "b", NULL }, *const config[] = { "config", "f", NULL },
 				 *const with_value[] = { "console-socket", "pid-file", "preserve-fds", NULL },
-				 *const detach[] = { "detach", "d", NULL }, *const keep[] = { "keep", NULL };
+				 *const detach[] = { "detach", "d", NULL }, *const keep[] = { "keep", NULL },
+				 /*
+				  * every other option of runc's and crun's create and run; anything
+				  * else (crun's abbreviations, -bDIR, -db) is read otherwise by the
+				  * delegate than here
+				  */
+				 *const flags[] = { "no-pivot", "no-new-keyring", "no-subreaper", NULL };
 	bool opts = true;
 
 	memset(ca, 0, sizeof(*ca));
@@ -520,6 +527,8 @@ static int parse_create(struct cmdline *cl, struct create_args *ca)
 			ca->detach = true;
 		} else if (opt_is(a, keep, &v)) {
 			ca->keep = true;
+		} else if (!opt_is(a, flags, &v) && !ca->unsure) {
+			ca->unsure = a;
 		}
 	}
 	return 0;
@@ -700,21 +709,32 @@ static char **state_environ(const char *path)
 
 /*
  * rt_over_find() with what the delegate reads and writes, which the tree
- * must not cover: the bundle, its program, its state (rootasm-runtime's, and
- * the delegate's own when the engine gave no --root), the files and sockets
- * the engine's options name.
+ * must not cover: the bundle (as given, and as resolved here), its program,
+ * its state (rootasm-runtime's, and the delegate's own when the engine gave
+ * no --root), the files and sockets the engine's options name.
  */
-static int over_find(const struct cmdline *cl, const struct rt_conf *c, json_t *cfg, const char *babs, uid_t uid,
-		     struct rt_over *o)
+static int over_find(const struct cmdline *cl, const struct rt_conf *c, const struct create_args *ca, json_t *cfg,
+		     const char *babs, uid_t uid, struct rt_over *o)
 {
 	static const char *const paths[] = { "root", "log", "pid-file", "console-socket", "config", "f", NULL };
-	_cleanup_free_ const char **reads = calloc((size_t)cl->argc + 8, sizeof(*reads));
+	_cleanup_free_ const char **reads = calloc((size_t)cl->argc + 16, sizeof(*reads));
+	_cleanup_free_ char *given = NULL;
 	const char *v;
 	size_t n = 0;
 
 	if (!reads)
 		return rt_error("out of memory");
 	reads[n++] = babs;
+	/* (--bundle as the delegate takes it: a symlink there may lead elsewhere than here) */
+	if (ca->bundle && ca->bundle[0] == '/')
+		reads[n++] = ca->bundle;
+	else if (ca->bundle) {
+		_cleanup_free_ char *cwd = getcwd(NULL, 0);
+
+		if (!cwd || asprintf(&given, "%s/%s", cwd, ca->bundle) < 0)
+			return rt_error("out of memory");
+		reads[n++] = given;
+	}
 	reads[n++] = cl->argv[0];
 	reads[n++] = state_root(cl, c);
 	reads[n++] = "/run/runc";
@@ -766,6 +786,13 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		return r < 0 || exec_delegate(cl) < 0 ? 1 : 0;
 	}
 	rt_log_for(NULL, ca.id);
+	/* (what rootasm does rests on the bundle and config this parse found: the delegate's must be the same) */
+	if (ca.unsure) {
+		json_decref(cfg);
+		rt_error("option '%s': not one rootasm-runtime reads as the delegate would: give one of runc's options by "
+			 "its whole name, its value apart or after '='", ca.unsure);
+		return 1;
+	}
 	if (!id_ok(ca.id)) {
 		json_decref(cfg);
 		rt_error("container id '%s': not of [A-Za-z0-9_+-.], or '" RT_STATE_SUBDIR "'", ca.id ? ca.id : "");
@@ -804,7 +831,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 	/* (rootasmd assembles while the rest is judged and the state prepared) */
 	r = rt_tree_begin(&tree, babs, cfg, st.st_uid, &ch);
 	if (r == 0)
-		r = over_find(cl, c, cfg, babs, st.st_uid, &over);
+		r = over_find(cl, c, &ca, cfg, babs, st.st_uid, &over);
 	if (r < 0)
 		goto out_choice;
 	mode = r > 0 ? RT_RUN_OVER : takes_config(c, cl->argv[0]) ? RT_RUN_CONFIG : RT_RUN_PRIVATE;

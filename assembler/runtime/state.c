@@ -832,41 +832,9 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 }
 
 /*
- * @path (absolute) with the symlinks of its longest existing prefix resolved,
- * the rest as it is, in @out (PATH_MAX): false when it is relative or too
- * long, or when a part of it is there but does not resolve.
- */
-static bool resolve_prefix(const char *path, char *out)
-{
-	char buf[PATH_MAX], real[PATH_MAX];
-	char *cut;
-
-	if (!path || path[0] != '/' || strlen(path) >= sizeof(buf))
-		return false;
-	strcpy(buf, path);
-	while (!realpath(buf, real)) {
-		struct stat st;
-
-		/* there, and not resolved: a symlink that leads nowhere here, which may lead into the tree there */
-		if (lstat(buf, &st) == 0)
-			return false;
-		cut = strrchr(buf, '/');
-		if (!cut || cut == buf)
-			return snprintf(out, PATH_MAX, "%s", path) < PATH_MAX;
-		*cut = '\0';
-	}
-	return snprintf(out, PATH_MAX, "%s%s", strcmp(real, "/") ? real : "", path + strlen(buf)) < PATH_MAX;
-}
-
-/*
- * Whether the delegate, in a namespace where the tree covers @target, could
- * read @path from the tree: as written (a symlink beneath @target resolves
- * here in the engine's rootfs, there in the tree), or resolved here.
- */
-/*
  * Whether @path is a namespace's file in /proc (/proc/PID/ns/NAME,
- * /proc/PID/task/TID/ns/NAME, PID also self or thread-self): a magic link,
- * which does not resolve as a path, to a file of nsfs, which no tree has.
+ * /proc/PID/task/TID/ns/NAME, PID also self or thread-self): a magic link to
+ * a file of nsfs, which no tree has.
  */
 static bool proc_ns_file(const char *path)
 {
@@ -893,21 +861,125 @@ static bool proc_ns_file(const char *path)
 	return false;
 }
 
+/*
+ * Whether the delegate, in a namespace where the tree covers @target, could
+ * reach @path in the tree: @path resolved here one component and one symlink
+ * at a time, as the kernel does, passes @target (or what lies below it) at
+ * any step; the part of it that is not there is taken as written ('..'
+ * included). Also when it cannot be judged: a relative path, one too long,
+ * too many symlinks, a part that cannot be looked at, one through /proc
+ * (whose links name this process's view: /proc/self/cwd is not the
+ * delegate's), a namespace's file in /proc (a namespace joined by path, as
+ * the CRI plugin's /proc/PID/ns/ipc) excepted.
+ */
+/*
+ * The paths covered() found there and not a symlink, during one
+ * rt_over_find(): the judged paths share most of their directories (/usr,
+ * the bundle's), each looked at once.
+ */
+static struct {
+	char *path[128];
+	size_t n;
+} plain;
+
+static bool plain_has(const char *p)
+{
+	for (size_t i = 0; i < plain.n; i++)
+		if (!strcmp(plain.path[i], p))
+			return true;
+	return false;
+}
+
+static void plain_add(const char *p)
+{
+	if (plain.n < ARRAY_SIZE(plain.path) && (plain.path[plain.n] = strdup(p)))
+		plain.n++;
+}
+
+static void plain_forget(void)
+{
+	while (plain.n)
+		free(plain.path[--plain.n]);
+}
+
 static bool covered(const char *target, const char *path)
 {
-	char r[PATH_MAX];
+	char cur[PATH_MAX] = "", rest[PATH_MAX], link[PATH_MAX], tmp[PATH_MAX];
+	bool there = true;
+	int links = 0;
 
-	if (path[0] != '/' || ra_path_below(path, target))
+	if (path[0] != '/' || strlen(path) >= sizeof(rest))
 		return true;
-	if (resolve_prefix(path, r))
-		return ra_path_below(r, target);
-	/* (a namespace joined by /proc path, as the CRI plugin's /proc/PID/ns/ipc: no symlink into the tree) */
-	return !proc_ns_file(path);
+	if (proc_ns_file(path))
+		return false;
+	/* (as written: the delegate's lookup enters the tree wherever it passes @target) */
+	if (ra_path_below(path, target))
+		return true;
+	strcpy(rest, path);
+	while (rest[0]) {
+		char *c = rest + strspn(rest, "/"), *end = c + strcspn(c, "/");
+		size_t clen = (size_t)(end - c), len = strlen(cur);
+		struct stat st;
+		ssize_t n;
+
+		if (!clen)
+			break;
+		if (clen == 1 && c[0] == '.') {
+			memmove(rest, end, strlen(end) + 1);
+			continue;
+		}
+		if (clen == 2 && c[0] == '.' && c[1] == '.') {
+			char *slash = strrchr(cur, '/');
+
+			if (slash)
+				*slash = '\0';
+			memmove(rest, end, strlen(end) + 1);
+			if (cur[0] && ra_path_below(cur, target))
+				return true;
+			continue;
+		}
+		if (len + 1 + clen >= sizeof(cur))
+			return true;
+		cur[len] = '/';
+		memcpy(cur + len + 1, c, clen);
+		cur[len + 1 + clen] = '\0';
+		memmove(rest, end, strlen(end) + 1);
+		if (ra_path_below(cur, target) || ra_path_below(cur, "/proc"))
+			return true;
+		if (!there || plain_has(cur))
+			continue;
+		if (lstat(cur, &st) < 0) {
+			if (errno != ENOENT)
+				return true;
+			/* not there: the rest as written */
+			there = false;
+			continue;
+		}
+		if (!S_ISLNK(st.st_mode)) {
+			plain_add(cur);
+			continue;
+		}
+		n = readlink(cur, link, sizeof(link) - 1);
+		if (n <= 0 || ++links > 40)
+			return true;
+		link[n] = '\0';
+		/* the link's target, then what was left of the path */
+		if (snprintf(tmp, sizeof(tmp), "%s/%s", link, rest) >= (int)sizeof(tmp))
+			return true;
+		strcpy(rest, tmp);
+		if (link[0] == '/')
+			cur[0] = '\0';
+		else
+			*strrchr(cur, '/') = '\0';
+	}
+	return false;
 }
 
 /*
  * Whether @value names a path @target covers: @value itself, or one of the
- * parts ':' and ',' separate in it (an overlay's lowerdir=/a:/b).
+ * parts ':', ',', ';', '=' and blanks separate in it (an overlay's
+ * lowerdir=/a:/b, D-Bus's unix:path=/run/...); its relative parts are not
+ * paths to this judgment (an option's key, a name).
  */
 static bool names_covered(const char *target, const char *value)
 {
@@ -916,14 +988,50 @@ static bool names_covered(const char *target, const char *value)
 
 	if (value[0] == '/' && covered(target, value))
 		return true;
-	if (!strpbrk(value, ":,"))
+	if (!strpbrk(value, ":,;= \t"))
 		return false;
 	copy = strdup(value);
 	if (!copy)
 		return true;
-	for (p = strtok_r(copy, ":,", &save); p; p = strtok_r(NULL, ":,", &save))
+	for (p = strtok_r(copy, ":,;= \t", &save); p; p = strtok_r(NULL, ":,;= \t", &save))
 		if (p[0] == '/' && covered(target, p))
 			return true;
+	return false;
+}
+
+/*
+ * Whether an option of a mount (@opt, one of mounts[].options) names a path
+ * @target covers, every option of a comma-separated list: the values of the
+ * overlay's directory options, each part, relative ones too (the delegate
+ * takes them from the bundle: covered, unjudged), and every absolute path in
+ * any other value.
+ */
+static bool option_covered(const char *target, const char *opt)
+{
+	static const char *const dirs[] = { "lowerdir", "lowerdir+", "upperdir", "workdir", "datadir+" };
+	_cleanup_free_ char *copy = strdup(opt);
+	char *save = NULL, *o;
+
+	if (!copy)
+		return true;
+	for (o = strtok_r(copy, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(o, '='), *save2 = NULL, *part;
+		bool dir = false;
+
+		if (!eq)
+			continue;
+		*eq = '\0';
+		for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+			dir |= !strcmp(o, dirs[i]);
+		if (!dir) {
+			if (names_covered(target, eq + 1))
+				return true;
+			continue;
+		}
+		for (part = strtok_r(eq + 1, ":", &save2); part; part = strtok_r(NULL, ":", &save2))
+			if (covered(target, part))
+				return true;
+	}
 	return false;
 }
 
@@ -931,13 +1039,15 @@ static bool names_covered(const char *target, const char *value)
  * Whether the tree may cover @target in the delegate's namespace: never
  * where the system's programs, libraries, configuration and kernel
  * interfaces are, nor over anything the delegate reads or writes there
- * (@reads: its program, the engine's bundle and its config.json, its state,
- * its log and pid files; @cfg's hooks, mount sources, paths in mount options
- * (an overlay's lowerdir=), namespaces joined by path, seccomp listener, and
- * the paths its annotations give, such as crun's run.oci.hooks.stdout): it
- * would have them from the tree, which an image's author wrote. (A target
- * with ':' or ',' in it, which no engine makes, is never covered: those
- * separate the paths of an option.)
+ * (@reads: its program, the engine's bundle as given and as resolved, its
+ * config.json, its state, its log and pid files; @cfg's hooks, mount
+ * sources, paths in mount options (an overlay's lowerdir=), namespaces
+ * joined by path, seccomp listener, the paths its annotations give (crun's
+ * run.oci.hooks.stdout, relative ones the bundle's); every path in the
+ * delegate's environment (LD_PRELOAD, NOTIFY_SOCKET, D-Bus's address, ...)):
+ * it would have them from the tree, which an image's author wrote. (A
+ * target with ':' or ',' in it, which no engine makes, is never covered:
+ * those separate the paths of an option.)
  */
 static bool over_allowed(const char *target, const char *bundle, json_t *cfg, const char *const *reads, size_t n)
 {
@@ -962,8 +1072,20 @@ static bool over_allowed(const char *target, const char *bundle, json_t *cfg, co
 	json_array_foreach(json_object_get(lx, "namespaces"), i, o)
 		if ((v = json_string_value(json_object_get(o, "path"))) && names_covered(target, v))
 			return false;
-	json_object_foreach(json_object_get(cfg, "annotations"), key, o)
-		if ((v = json_string_value(o)) && names_covered(target, v))
+	json_object_foreach(json_object_get(cfg, "annotations"), key, o) {
+		char joined[PATH_MAX];
+
+		if (!(v = json_string_value(o)))
+			continue;
+		/* (crun opens a hook's output file relative to the bundle) */
+		if (!strncmp(key, "run.oci.hooks.", strlen("run.oci.hooks.")) && v[0] && v[0] != '/' &&
+		    (snprintf(joined, sizeof(joined), "%s/%s", bundle, v) >= (int)sizeof(joined) || covered(target, joined)))
+			return false;
+		if (names_covered(target, v))
+			return false;
+	}
+	for (char **e = environ; *e; e++)
+		if (strchr(*e, '=') && names_covered(target, strchr(*e, '=') + 1))
 			return false;
 	for (i = 0; i < n; i++)
 		if (reads[i] && covered(target, reads[i]))
@@ -985,11 +1107,9 @@ static bool over_allowed(const char *target, const char *bundle, json_t *cfg, co
 			return false;
 		if (src && covered(target, src[0] == '/' ? src : joined))
 			return false;
-		json_array_foreach(json_object_get(m, "options"), k, o) {
-			v = json_string_value(o);
-			if (v && names_covered(target, strchr(v, '=') ? strchr(v, '=') + 1 : v))
+		json_array_foreach(json_object_get(m, "options"), k, o)
+			if ((v = json_string_value(o)) && option_covered(target, v))
 				return false;
-		}
 	}
 	return true;
 }
@@ -1002,6 +1122,7 @@ int rt_over_find(json_t *cfg, const char *bundle, uid_t uid, const char *const *
 	_cleanup_close_ int fd = -EBADF;
 	char why[PATH_MAX + 128];
 	struct statx stx;
+	bool allowed;
 
 	o->tree = -EBADF;
 	/* a user's bundle: its root.path is the user's to name, and the delegate is root */
@@ -1020,7 +1141,11 @@ int rt_over_find(json_t *cfg, const char *bundle, uid_t uid, const char *const *
 	    !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) || !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
 		return 0;
 	/* and only root could put another directory at that path until the delegate has run (the trust rule) */
-	if (ra_admin_trusted(fd, -EBADF, why, sizeof(why)) < 0 || !over_allowed(o->target, bundle, cfg, reads, n_reads))
+	if (ra_admin_trusted(fd, -EBADF, why, sizeof(why)) < 0)
+		return 0;
+	allowed = over_allowed(o->target, bundle, cfg, reads, n_reads);
+	plain_forget();
+	if (!allowed)
 		return 0;
 	o->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
 	o->ino = stx.stx_ino;

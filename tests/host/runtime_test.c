@@ -630,7 +630,12 @@ TEST(an_overlay_lowerdir_beneath_the_rootfs_is_not_covered)
 				       "cat /etc/msg /low/x", "hello-from-rootasm\nfrom-the-engine\n");
 }
 
-TEST(a_seccomp_listener_beneath_the_rootfs_is_not_covered)
+/*
+ * A seccomp listener's socket beneath the engine's rootfs, named by the
+ * config's listenerPath or, with @env, by crun's RUN_OCI_SECCOMP_RECEIVER in
+ * the delegate's environment (every path in it is judged).
+ */
+static void seccomp_listener_beneath_the_rootfs(bool env)
 {
 	char *out;
 	pid_t pid;
@@ -655,18 +660,31 @@ TEST(a_seccomp_listener_beneath_the_rootfs_is_not_covered)
 		usleep(10000);
 	sh("cd %s/B && python3 -c \"import json; c = json.load(open('config.json')); "
 	   "c['linux']['seccomp'] = {'defaultAction': 'SCMP_ACT_ALLOW', 'architectures': ['SCMP_ARCH_X86_64'], "
-	   "'listenerPath': '%s/B/rootfs/listener.sock', 'syscalls': [{'names': ['acct'], 'action': 'SCMP_ACT_NOTIFY'}]}; "
-	   "json.dump(c, open('config.json', 'w'))\" && mount --bind rootfs rootfs", fix, fix);
-	if (run_sh(&out, RT " run -b %s/B c-path 2>&1", RTARGS, fix) != 0) {
+	   "'syscalls': [{'names': ['acct'], 'action': 'SCMP_ACT_NOTIFY'}]}; "
+	   "c['linux']['seccomp']['listenerPath'] = '%s/B/rootfs/listener.sock' if %d else None; "
+	   "c['linux']['seccomp'] = {k: v for k, v in c['linux']['seccomp'].items() if v}; "
+	   "json.dump(c, open('config.json', 'w'))\" && mount --bind rootfs rootfs", fix, fix, !env);
+	if (run_sh(&out, "%s%s " RT " run -b %s/B c-path 2>&1", env ? "RUN_OCI_SECCOMP_RECEIVER=" : "",
+		   env ? path("B/rootfs/listener.sock") : "", RTARGS, fix) != 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
-		FAILF("listenerPath: %s", out);
+		FAILF("%s: %s", env ? "RUN_OCI_SECCOMP_RECEIVER" : "listenerPath", out);
 	}
 	ASSERT_STR(out, "hello-from-rootasm\n");
 	waitpid(pid, NULL, 0);
 	ASSERT_STR(slurp(path("listened")), "got the notify fd\n");
 	sh("umount %s/B/rootfs", fix);
 	nothing_left();
+}
+
+TEST(a_seccomp_listener_beneath_the_rootfs_is_not_covered)
+{
+	seccomp_listener_beneath_the_rootfs(false);
+}
+
+TEST(a_path_in_the_delegates_environment_beneath_the_rootfs_is_not_covered)
+{
+	seccomp_listener_beneath_the_rootfs(true);
 }
 
 TEST(a_hook_output_file_beneath_the_rootfs_is_not_covered)
@@ -700,6 +718,165 @@ TEST(a_hook_named_through_proc_self_root_is_not_covered)
 	ASSERT_STR(slurp(path("hooked")), "from-the-engines-rootfs\n");
 	sh("umount %s/B/rootfs", fix);
 	nothing_left();
+}
+
+/*
+ * An image whose author planted, where the delegate might be sent beneath
+ * the engine's rootfs, symlinks to files of the host and a config.json of
+ * its own (whose hook says it ran); layouts/planted.json chooses it. Made
+ * once for the tests that use it.
+ */
+static void planted_layout(void)
+{
+	char *out, lay[4096];
+
+	if (access(path("layouts/planted.json"), F_OK) == 0)
+		return;
+	sh("cd %s && rm -rf ptree && cp -a tree ptree && echo hello-from-the-image-author >ptree/etc/msg && "
+	   "ln -s %s/victim-hookout ptree/hook.out && ln -s %s/hostsecret ptree/low && mkdir -p ptree/hk ptree/eb && "
+	   "printf '#!/bin/sh\\necho the-image-authors-hook >%s/pwned\\n' >ptree/hk/run && chmod 755 ptree/hk/run && "
+	   "crun spec && python3 -c \"import json; c = json.load(open('config.json')); c['root']['path'] = 'rootfs'; "
+	   "c['process']['args'] = ['true']; c['hooks'] = {'createRuntime': [{'path': '/bin/sh', 'args': ['sh', '-c', "
+	   "'echo the-image-authors-config >%s/pwned']}]}; json.dump(c, open('ptree/eb/config.json', 'w'))\" && "
+	   "rm config.json && tar -C ptree --numeric-owner -cf p.tar . && %s layout pimg-planted p.tar:gzip >/dev/null",
+	   fix, fix, fix, fix, fix, mkoci);
+	if (run_sh(&out, "cd %s && %s import --json --tag rt-test/planted:v1 --store %s/st oci:pimg-planted", fix, cli,
+		   fix) != 0)
+		FAILF("import: %s", out);
+	if (sscanf(strstr(out, "\"layout\"") ? strstr(out, "\"layout\"") : "", "\"layout\": \"%4095[^\"]", lay) != 1 &&
+	    sscanf(strstr(out, "\"layout\"") ? strstr(out, "\"layout\"") : "", "\"layout\":\"%4095[^\"]", lay) != 1)
+		FAILF("import printed no layout: %s", out);
+	sh("cp %s %s/layouts/planted.json", lay, fix);
+}
+
+/*
+ * The engine's bundle E, annotated with the planted image's layout, whose
+ * rootfs is B/rootfs (the busybox tree, a mount); @edit: Python on its
+ * config c (fix, the fixture). Returns after the mount.
+ */
+static void planted_bundle(const char *cmd, const char *edit)
+{
+	fresh();
+	planted_layout();
+	sh("rm -rf %s/victim-* %s/pwned %s/hostsecret && mkdir -p %s/hostsecret && echo host-secret >%s/hostsecret/secret",
+	   fix, fix, fix, fix, fix);
+	mkbundle("B", "{}", cmd, true);
+	mkbundle("E", "{'org.rootasm.layout': 'planted.json'}", cmd, false);
+	sh("cd %s/E && python3 -c \"import json; fix = '%s'; c = json.load(open('config.json')); "
+	   "c['root']['path'] = fix + '/B/rootfs'; %s; json.dump(c, open('config.json', 'w'))\" && "
+	   "mount --bind %s/B/rootfs %s/B/rootfs", fix, fix, edit, fix, fix);
+}
+
+static void planted_done(void)
+{
+	ASSERT_EQ(access(path("pwned"), F_OK), -1);
+	ASSERT_EQ(access(path("victim-hookout"), F_OK), -1);
+	sh("umount %s/B/rootfs", fix);
+	nothing_left();
+}
+
+/*
+ * A hook named through a symlink of the host's that leads into the engine's
+ * rootfs, where a symlink of the rootfs leads out again: judged at every
+ * step, not only as written and as resolved; the engine's hook runs.
+ */
+static void hook_through_a_symlink_chain(bool runc)
+{
+	char *out;
+
+	planted_bundle("cat /etc/msg", "c['hooks'] = {'createRuntime': [{'path': fix + '/hk/run'}]}");
+	sh("mkdir -p %s/hooks && printf '#!/bin/sh\\necho the-engines-hook >%s/engine-hook\\n' >%s/hooks/run && "
+	   "chmod 755 %s/hooks/run && ln -s ../../hooks %s/B/rootfs/hk && ln -sfn %s/B/rootfs/hk %s/hk && rm -f %s/engine-hook",
+	   fix, fix, fix, fix, fix, fix, fix, fix);
+	if (run_sh(&out, "%s run -b %s/E c-chain", rt_with(runc), fix) != 0)
+		FAILF("%s: %s", runc ? "runc" : "crun", out);
+	ASSERT_STR(out, "hello-from-the-image-author\n");
+	ASSERT_STR(slurp(path("engine-hook")) ?: "", "the-engines-hook\n");
+	planted_done();
+}
+
+TEST(a_hook_through_a_symlink_chain_is_not_covered)
+{
+	hook_through_a_symlink_chain(false);
+}
+
+TEST(a_hook_through_a_symlink_chain_is_not_covered_with_runc)
+{
+	need_runc();
+	hook_through_a_symlink_chain(true);
+}
+
+/* --bundle through a symlink of the engine's rootfs: judged as given too (the delegate resolves it so) */
+TEST(a_bundle_given_through_the_rootfs_is_not_covered)
+{
+	char *out;
+
+	planted_bundle("cat /etc/msg", "pass");
+	sh("ln -s %s/E %s/B/rootfs/eb", fix, fix);
+	if (run_sh(&out, RT " run -b %s/B/rootfs/eb c-eb", RTARGS, fix) != 0)
+		FAILF("run: %s", out);
+	ASSERT_STR(out, "hello-from-the-image-author\n");
+	planted_done();
+}
+
+/*
+ * Option words the delegate reads otherwise than rootasm-runtime would
+ * (crun's abbreviations, -fFILE): refused for a create rootasm acts on,
+ * passed on as they came for one it does not.
+ */
+TEST(options_the_delegate_reads_otherwise_are_refused)
+{
+	static const char *const words[][2] = { { "--pid=", "/B/rootfs/ctr.pid" }, { "-f", "/B/rootfs/eb/config.json" },
+						{ "--bund=", "/E" }, { "-db", "/E" } };
+	char *out, word[4200];
+
+	planted_bundle("cat /etc/msg", "pass");
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		snprintf(word, sizeof(word), "%s%s%s", words[i][0], fix, words[i][1]);
+		ASSERT_EQ(run_sh(&out, RT " create %s -b %s/E c-opt", RTARGS, word, fix), 1);
+		ASSERT_CONTAINS(out, "not one rootasm-runtime reads as the delegate would");
+		ASSERT_CONTAINS(out, word);
+		ASSERT_TRUE(strchr(out, '\n') == out + strlen(out) - 1);
+	}
+	/* an engine's bundle without rootasm's annotation: crun takes them as they are */
+	ASSERT_EQ(run_sh(&out, RT " create --pid=%s/c.pid -b %s/B c-opt && " RT " start c-opt && sleep 0.2 && "
+			 RT " delete c-opt", RTARGS, fix, fix, RTARGS, RTARGS), 0);
+	ASSERT_STR(out, "hello-from-the-bundle\n");
+	ASSERT_TRUE(*slurp(path("c.pid")));
+	planted_done();
+}
+
+/* Mount options: a value holding several keys, and a relative lowerdir (the bundle's) */
+TEST(every_lowerdir_of_a_mount_option_is_judged)
+{
+	static const char *const opts[] = { "'redirect_dir=off,lowerdir=' + fix + '/B/rootfs/low:' + fix + '/lowA'",
+					    "'lowerdir=../B/rootfs/low:' + fix + '/lowA'" };
+	char *out, edit[1024];
+
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		snprintf(edit, sizeof(edit), "c['mounts'].append({'destination': '/lowmnt', 'type': 'overlay', "
+			 "'source': 'overlay', 'options': ['ro', %s]})", opts[i]);
+		planted_bundle("cat /etc/msg /lowmnt/secret", edit);
+		sh("mkdir -p %s/lowA %s/B/rootfs/low && echo from-the-engine >%s/B/rootfs/low/secret", fix, fix, fix);
+		if (run_sh(&out, RT " run -b %s/E c-low", RTARGS, fix) != 0)
+			FAILF("%s: %s", opts[i], out);
+		ASSERT_STR(out, "hello-from-the-image-author\nfrom-the-engine\n");
+		planted_done();
+	}
+}
+
+/* crun's run.oci.hooks.stdout, relative: the bundle's file (judged as joined to it) */
+TEST(a_relative_hook_output_file_is_the_bundles)
+{
+	char *out;
+
+	planted_bundle("cat /etc/msg", "c['annotations']['run.oci.hooks.stdout'] = '../B/rootfs/hook.out'; "
+		       "c['hooks'] = {'prestart': [{'path': '/bin/echo', 'args': ['echo', 'from-the-hook']}]}");
+	if (run_sh(&out, RT " run -b %s/E c-hout", RTARGS, fix) != 0)
+		FAILF("run: %s", out);
+	ASSERT_STR(out, "hello-from-the-image-author\n");
+	ASSERT_STR(slurp(path("B/rootfs/hook.out")) ?: "", "from-the-hook\n");
+	planted_done();
 }
 
 TEST(a_rootfs_that_holds_the_bundle_is_not_covered)
