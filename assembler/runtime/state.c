@@ -1000,6 +1000,35 @@ static bool names_covered(const char *target, const char *value)
 }
 
 /*
+ * Whether the dynamic loader's variable @entry (LD_LIBRARY_PATH=..., of the
+ * delegate's environment) names a path @target covers by a relative part,
+ * which the loader takes from the working directory (an empty one of
+ * LD_LIBRARY_PATH is that directory).
+ */
+static bool ld_covered(const char *target, const char *entry)
+{
+	_cleanup_free_ char *copy = NULL, *cwd = NULL;
+	const char *v = strchr(entry, '=') + 1;
+	char joined[PATH_MAX];
+
+	if (strncmp(entry, "LD_", 3))
+		return false;
+	copy = strdup(v);
+	cwd = getcwd(NULL, 0);
+	if (!copy || !cwd)
+		return true;
+	for (char *p = copy, *next; p; p = next) {
+		next = p + strcspn(p, ": ");
+		next = *next ? (*next = '\0', next + 1) : NULL;
+		if (p[0] == '/' || (!p[0] && strncmp(entry, "LD_LIBRARY_PATH=", 16)))
+			continue;
+		if (snprintf(joined, sizeof(joined), "%s/%s", cwd, p) >= (int)sizeof(joined) || covered(target, joined))
+			return true;
+	}
+	return false;
+}
+
+/*
  * Whether an option of a mount (@opt, one of mounts[].options) names a path
  * @target covers, every option of a comma-separated list: the values of the
  * overlay's directory options, each part, relative ones too (the delegate
@@ -1085,7 +1114,7 @@ static bool over_allowed(const char *target, const char *bundle, json_t *cfg, co
 			return false;
 	}
 	for (char **e = environ; *e; e++)
-		if (strchr(*e, '=') && names_covered(target, strchr(*e, '=') + 1))
+		if (strchr(*e, '=') && (names_covered(target, strchr(*e, '=') + 1) || ld_covered(target, *e)))
 			return false;
 	for (i = 0; i < n; i++)
 		if (reads[i] && covered(target, reads[i]))

@@ -687,6 +687,32 @@ TEST(a_path_in_the_delegates_environment_beneath_the_rootfs_is_not_covered)
 	seccomp_listener_beneath_the_rootfs(true);
 }
 
+/*
+ * The dynamic loader's variables take relative paths from the working
+ * directory: LD_LIBRARY_PATH=B/rootfs/lib from the fixture names the
+ * engine's rootfs, so the delegate does not run over it (crun then gets
+ * rootasm's config: its state has delegate.json); an absolute library
+ * directory elsewhere leaves the engine's bundle as it came.
+ */
+TEST(a_relative_library_path_of_the_delegate_beneath_the_rootfs_is_not_covered)
+{
+	static const char *const dirs[] = { "B/rootfs/lib", "/usr/lib/x86_64-linux-gnu" };
+	char *out;
+
+	fresh();
+	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "cat /etc/msg", true);
+	sh("mount --bind %s/B/rootfs %s/B/rootfs", fix, fix);
+	for (size_t i = 0; i < 2; i++) {
+		if (run_sh(&out, "cd %s && LD_LIBRARY_PATH=%s " RT " create -b %s/B c-ld >%s/c.out 2>&1", fix, dirs[i],
+			   RTARGS, fix, fix) != 0)
+			FAILF("create, LD_LIBRARY_PATH=%s: %s", dirs[i], slurp(path("c.out")));
+		ASSERT_EQ(access(path("root/.rootasm/c-ld/delegate.json"), F_OK) == 0, i == 0);
+		ASSERT_EQ(run_sh(&out, RT " delete -f c-ld", RTARGS), 0);
+	}
+	sh("umount %s/B/rootfs", fix);
+	nothing_left();
+}
+
 TEST(a_hook_output_file_beneath_the_rootfs_is_not_covered)
 {
 	config_path_beneath_the_rootfs("run.oci.hooks.stdout",
