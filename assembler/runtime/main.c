@@ -505,10 +505,16 @@ static int parse_create(struct cmdline *cl, struct create_args *ca)
 				ca->id = a;
 			continue;
 		}
+		/* (runc takes -bundle as --bundle, crun as -b undle; -b=DIR as -b DIR, crun as -b =DIR) */
+		if (a[1] != '-' && a[2] && !ca->unsure)
+			ca->unsure = a;
 		if (opt_is(a, bundle, &v) || opt_is(a, config, &v)) {
 			bool is_bundle = opt_is(a, bundle, &v);
 			int at = i;
 
+			/* given twice: which one the delegate takes is not this parse's to say */
+			if ((is_bundle ? ca->bundle_at : ca->config_at) && !ca->unsure)
+				ca->unsure = a;
 			if (!v && ++i >= cl->argc)
 				return rt_error("%s: needs a value", a);
 			if (is_bundle) {
@@ -530,6 +536,9 @@ static int parse_create(struct cmdline *cl, struct create_args *ca)
 		} else if (!opt_is(a, flags, &v) && !ca->unsure) {
 			ca->unsure = a;
 		}
+		/* a flag with a value (--detach=false: runc's): taken as set here */
+		if ((opt_is(a, detach, &v) || opt_is(a, keep, &v) || opt_is(a, flags, &v)) && v && !ca->unsure)
+			ca->unsure = a;
 	}
 	return 0;
 }

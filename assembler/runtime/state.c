@@ -873,33 +873,35 @@ static bool proc_ns_file(const char *path)
  * the CRI plugin's /proc/PID/ns/ipc) excepted.
  */
 /*
- * The paths covered() found there and not a symlink, during one
- * rt_over_find(): the judged paths share most of their directories (/usr,
- * the bundle's), each looked at once.
+ * During one rt_over_find(): the target's identity, and the paths covered()
+ * found there and not a symlink (the judged paths share most of their
+ * directories, /usr, the bundle's: each looked at once).
  */
 static struct {
 	char *path[128];
 	size_t n;
-} plain;
+	dev_t dev;	/* the target: a step that is it by another name (a case-folding directory) is covered */
+	ino_t ino;
+} walk;
 
 static bool plain_has(const char *p)
 {
-	for (size_t i = 0; i < plain.n; i++)
-		if (!strcmp(plain.path[i], p))
+	for (size_t i = 0; i < walk.n; i++)
+		if (!strcmp(walk.path[i], p))
 			return true;
 	return false;
 }
 
 static void plain_add(const char *p)
 {
-	if (plain.n < ARRAY_SIZE(plain.path) && (plain.path[plain.n] = strdup(p)))
-		plain.n++;
+	if (walk.n < ARRAY_SIZE(walk.path) && (walk.path[walk.n] = strdup(p)))
+		walk.n++;
 }
 
 static void plain_forget(void)
 {
-	while (plain.n)
-		free(plain.path[--plain.n]);
+	while (walk.n)
+		free(walk.path[--walk.n]);
 }
 
 static bool covered(const char *target, const char *path)
@@ -956,6 +958,8 @@ static bool covered(const char *target, const char *path)
 			continue;
 		}
 		if (!S_ISLNK(st.st_mode)) {
+			if (st.st_dev == walk.dev && st.st_ino == walk.ino)
+				return true;
 			plain_add(cur);
 			continue;
 		}
@@ -1000,29 +1004,84 @@ static bool names_covered(const char *target, const char *value)
 }
 
 /*
- * Whether the dynamic loader's variable @entry (LD_LIBRARY_PATH=..., of the
- * delegate's environment) names a path @target covers by a relative part,
- * which the loader takes from the working directory (an empty one of
- * LD_LIBRARY_PATH is that directory).
+ * Whether @entry (NAME=VALUE, of the delegate's environment or a hook's)
+ * names a path @target covers by a part the dynamic loader (LD_*) or
+ * sd_notify (NOTIFY_SOCKET) takes relative to the working directory: the
+ * runtime's, or the bundle the delegate changes to; also any part with a
+ * '$' ($ORIGIN, which the loader expands). The loader's parts are separated
+ * by ':', ';' and blanks; an empty one of LD_LIBRARY_PATH is that directory.
  */
-static bool ld_covered(const char *target, const char *entry)
+static bool relative_covered(const char *target, const char *bundle, const char *entry)
 {
 	_cleanup_free_ char *copy = NULL, *cwd = NULL;
 	const char *v = strchr(entry, '=') + 1;
+	bool ld = !strncmp(entry, "LD_", 3);
 	char joined[PATH_MAX];
 
-	if (strncmp(entry, "LD_", 3))
+	if (!ld && strncmp(entry, "NOTIFY_SOCKET=", 14))
 		return false;
 	copy = strdup(v);
 	cwd = getcwd(NULL, 0);
 	if (!copy || !cwd)
 		return true;
 	for (char *p = copy, *next; p; p = next) {
-		next = p + strcspn(p, ": ");
+		next = ld ? p + strcspn(p, ":; \t") : p + strlen(p);
 		next = *next ? (*next = '\0', next + 1) : NULL;
-		if (p[0] == '/' || (!p[0] && strncmp(entry, "LD_LIBRARY_PATH=", 16)))
+		if (strchr(p, '$'))
+			return true;
+		if (p[0] == '/' || p[0] == '@' || (!p[0] && strncmp(entry, "LD_LIBRARY_PATH=", 16)))
 			continue;
-		if (snprintf(joined, sizeof(joined), "%s/%s", cwd, p) >= (int)sizeof(joined) || covered(target, joined))
+		for (int base = 0; base < 2; base++)
+			if (snprintf(joined, sizeof(joined), "%s/%s", base ? bundle : cwd, p) >= (int)sizeof(joined) ||
+			    covered(target, joined))
+				return true;
+	}
+	return false;
+}
+
+/* An environment entry (NAME=VALUE) that names a path @target covers (names_covered(), relative_covered()). */
+static bool env_covered(const char *target, const char *bundle, const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+
+	return eq && (names_covered(target, eq + 1) || relative_covered(target, bundle, entry));
+}
+
+/*
+ * Whether a key of @cfg, in any object but the maps of free names
+ * (annotations, sysctl, unified), is a judged key spelt otherwise, or one
+ * its object has twice but for case, or not ASCII: runc's JSON decoder
+ * (Go's) matches keys whatever their case (and folds some non-ASCII letters
+ * to ASCII ones), and takes the last, where this judgment reads the key as
+ * written.
+ */
+static bool key_variant(json_t *v)
+{
+	static const char *const judged[] = { "root", "path", "mounts", "source", "options", "hooks", "linux",
+					      "seccomp", "listenerPath", "namespaces", "annotations", "env", "args",
+					      "prestart", "createRuntime", "createContainer", "startContainer",
+					      "poststart", "poststop" };
+	const char *key, *other;
+	json_t *o, *x;
+	size_t i;
+
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, o)
+			if (key_variant(o))
+				return true;
+		return false;
+	}
+	json_object_foreach(v, key, o) {
+		for (const char *c = key; *c; c++)
+			if ((unsigned char)*c >= 0x80)
+				return true;
+		for (i = 0; i < ARRAY_SIZE(judged); i++)
+			if (!strcasecmp(key, judged[i]) && strcmp(key, judged[i]))
+				return true;
+		json_object_foreach(v, other, x)
+			if (other != key && !strcasecmp(key, other))
+				return true;
+		if (strcmp(key, "annotations") && strcmp(key, "sysctl") && strcmp(key, "unified") && key_variant(o))
 			return true;
 	}
 	return false;
@@ -1041,7 +1100,8 @@ static bool option_covered(const char *target, const char *opt)
 	_cleanup_free_ char *copy = strdup(opt);
 	char *save = NULL, *o;
 
-	if (!copy)
+	/* (overlayfs takes '\\' as an escape: what it names is not what is written) */
+	if (!copy || strchr(opt, '\\'))
 		return true;
 	for (o = strtok_r(copy, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(o, '='), *save2 = NULL, *part;
@@ -1114,17 +1174,26 @@ static bool over_allowed(const char *target, const char *bundle, json_t *cfg, co
 			return false;
 	}
 	for (char **e = environ; *e; e++)
-		if (strchr(*e, '=') && (names_covered(target, strchr(*e, '=') + 1) || ld_covered(target, *e)))
+		if (env_covered(target, bundle, *e))
 			return false;
+	if (key_variant(cfg))
+		return false;
 	for (i = 0; i < n; i++)
 		if (reads[i] && covered(target, reads[i]))
 			return false;
+	/* a hook: its program, and what its arguments and environment name (it runs in the delegate's namespace) */
 	json_object_foreach(hooks, kind, list) {
 		json_array_foreach(list, i, h) {
 			const char *p = json_string_value(json_object_get(h, "path"));
 
 			if (p && covered(target, p))
 				return false;
+			json_array_foreach(json_object_get(h, "args"), k, o)
+				if ((v = json_string_value(o)) && names_covered(target, v))
+					return false;
+			json_array_foreach(json_object_get(h, "env"), k, o)
+				if ((v = json_string_value(o)) && env_covered(target, bundle, v))
+					return false;
 		}
 	}
 	/* (a relative source is the bundle's, as the delegate takes a bind's) */
@@ -1172,13 +1241,13 @@ int rt_over_find(json_t *cfg, const char *bundle, uid_t uid, const char *const *
 	/* and only root could put another directory at that path until the delegate has run (the trust rule) */
 	if (ra_admin_trusted(fd, -EBADF, why, sizeof(why)) < 0)
 		return 0;
-	allowed = over_allowed(o->target, bundle, cfg, reads, n_reads);
-	plain_forget();
-	if (!allowed)
-		return 0;
 	o->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
 	o->ino = stx.stx_ino;
-	return 1;
+	walk.dev = o->dev;
+	walk.ino = o->ino;
+	allowed = over_allowed(o->target, bundle, cfg, reads, n_reads);
+	plain_forget();
+	return allowed ? 1 : 0;
 }
 
 int rt_over_clone(struct rt_state *s, struct rt_over *o)
