@@ -862,17 +862,6 @@ static bool proc_ns_file(const char *path)
 }
 
 /*
- * Whether the delegate, in a namespace where the tree covers @target, could
- * reach @path in the tree: @path resolved here one component and one symlink
- * at a time, as the kernel does, passes @target (or what lies below it) at
- * any step; the part of it that is not there is taken as written ('..'
- * included). Also when it cannot be judged: a relative path, one too long,
- * too many symlinks, a part that cannot be looked at, one through /proc
- * (whose links name this process's view: /proc/self/cwd is not the
- * delegate's), a namespace's file in /proc (a namespace joined by path, as
- * the CRI plugin's /proc/PID/ns/ipc) excepted.
- */
-/*
  * During one rt_over_find(): the target's identity, and the paths covered()
  * found there and not a symlink (the judged paths share most of their
  * directories, /usr, the bundle's: each looked at once).
@@ -904,6 +893,19 @@ static void plain_forget(void)
 		free(walk.path[--walk.n]);
 }
 
+/*
+ * Whether the delegate, in a namespace where the tree covers @target, could
+ * reach @path in the tree: @path resolved here one component and one symlink
+ * at a time, as the kernel does, passes @target (or what lies below it) at
+ * any step, or a directory that is @target by another name (its dev/ino: a
+ * case-folding directory's other spelling, a bind mount of it); the part of
+ * it that is not there is taken as written ('..' included). Also when it
+ * cannot be judged: a relative path, one too long, too many symlinks, a part
+ * that cannot be looked at, one through /proc (whose links name this
+ * process's view: /proc/self/cwd is not the delegate's), a namespace's file
+ * in /proc (a namespace joined by path, as the CRI plugin's /proc/PID/ns/ipc)
+ * excepted.
+ */
 static bool covered(const char *target, const char *path)
 {
 	char cur[PATH_MAX] = "", rest[PATH_MAX], link[PATH_MAX], tmp[PATH_MAX];
