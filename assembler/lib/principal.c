@@ -244,19 +244,6 @@ struct ra_cap_data {
 	uint32_t effective, permitted, inheritable;
 };
 
-/* Whether /proc's pids are ours: /proc/self names this process by the pid we know it by. */
-static bool proc_pids_ours(void)
-{
-	char link[32], want[32];
-	ssize_t n = readlink("/proc/self", link, sizeof(link) - 1);
-
-	if (n <= 0)
-		return false;
-	link[n] = '\0';
-	snprintf(want, sizeof(want), "%d", (int)getpid());
-	return !strcmp(link, want);
-}
-
 /*
  * CAP_SYS_ADMIN in the effective set of @pid (0: this thread; else a pid of
  * /proc's): capget() where /proc's pids are ours, else (and where a security
@@ -270,7 +257,7 @@ static bool has_sys_admin(int pid)
 	unsigned long long caps = 0;
 	char p[64], v[64];
 
-	if ((pid == 0 || proc_pids_ours()) && syscall(SYS_capget, &h, d) == 0)
+	if ((pid == 0 || ra_proc_pids_ours()) && syscall(SYS_capget, &h, d) == 0)
 		return d[0].effective & (1U << 21 /* CAP_SYS_ADMIN */);
 	if (pid <= 0)
 		return false;

@@ -156,6 +156,19 @@ static inline const char *ra_path_below(const char *path, const char *top)
 	return path + n;
 }
 
+/* Whether /proc's pids are ours: /proc/self names this process by the pid it has here. */
+static inline bool ra_proc_pids_ours(void)
+{
+	char link[32], want[32];
+	ssize_t n = readlink("/proc/self", link, sizeof(link) - 1);
+
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	snprintf(want, sizeof(want), "%d", (int)getpid());
+	return !strcmp(link, want);
+}
+
 /*
  * Text for a terminal (escape.c): C0/C1 controls, DEL, bidirectional formatting
  * characters and bytes that are not UTF-8 escaped (\x1b, \u202e).

@@ -479,19 +479,6 @@ static void kill_strays(struct rt_state *s)
 	wait_dead(fds, n, 2000);
 }
 
-/* Whether /proc's pids are ours: /proc/self names this process by the pid it has here. */
-static bool proc_is_ours(void)
-{
-	char link[32], want[32];
-	ssize_t n = readlink("/proc/self", link, sizeof(link) - 1);
-
-	if (n <= 0)
-		return false;
-	link[n] = '\0';
-	snprintf(want, sizeof(want), "%d", (int)getpid());
-	return !strcmp(link, want);
-}
-
 int rt_state_cleanup(struct rt_state *s)
 {
 	_cleanup_close_ int bfd = -EBADF;
@@ -501,7 +488,7 @@ int rt_state_cleanup(struct rt_state *s)
 	 * pidfd_open() take (a stray found there would be another process here),
 	 * and /proc/self, which the cleanup reads, is not this process
 	 */
-	if (!proc_is_ours())
+	if (!ra_proc_pids_ours())
 		return rt_error("cleanup of %s: /proc is not of this process's pid namespace (mount one of it there)",
 				s->path);
 	if (!s->ran && faccessat(s->fd, CREATED_MARK, F_OK, AT_SYMLINK_NOFOLLOW) < 0)

@@ -1022,6 +1022,37 @@ TEST(delegate_config_says_whether_the_delegate_takes_config)
 }
 
 /*
+ * rootasm-runtime create of B as @id, with the delegate slow (a script of
+ * the caller's that writes slow.pid and hangs), killed with SIGKILL once the
+ * tree is attached; the delegate dies with it, and is killed as well.
+ */
+static void create_killed(const char *id)
+{
+	char mnt[256];
+	pid_t pid;
+	int st;
+
+	sh("rm -f %s/slow.pid", fix);
+	snprintf(mnt, sizeof(mnt), "root/.rootasm/%s/bundle/rootfs", id);
+	pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0) {
+		execl(rt, rt, "--delegate", path("slow"), "--root", path("root"), "--cgroup-manager=disabled", "create",
+		      "-b", path("B"), id, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 500 && access(path("slow.pid"), F_OK) < 0; i++)
+		usleep(10000);
+	ASSERT_EQ(access(path("slow.pid"), F_OK), 0);
+	ASSERT_TRUE(count_mounts_under(path(mnt)) > 0);
+	ASSERT_EQ(kill(pid, SIGKILL), 0);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	/* (the delegate dies with it: PR_SET_PDEATHSIG; what it forked does not) */
+	sh("kill -KILL $(cat %s/slow.pid) 2>/dev/null; true", fix);
+	ASSERT_TRUE(count_mounts_under(path(mnt)) > 0);
+}
+
+/*
  * No process of root's runs with the environment rootasm-runtime gave the
  * delegate of @id's create (RT_ENV_STATE): what the delegate forked or
  * executed before the container's own process; FAILF with them otherwise.
@@ -1060,25 +1091,7 @@ TEST(create_killed_midway_is_cleaned_up_by_delete_and_by_the_next_create)
 	   "for i in $(seq 40); do env ROOTASM_RUNTIME_STATE=%s/root/.rootasm/c-kill sleep 100 >/dev/null 2>&1 & done",
 	   fix, fix);
 	for (int round = 0; round < 2; round++) {
-		pid_t pid;
-		int st;
-
-		sh("rm -f %s/slow.pid", fix);
-		pid = fork();
-		ASSERT_TRUE(pid >= 0);
-		if (pid == 0) {
-			execl(rt, rt, "--delegate", path("slow"), "--root", path("root"), "--cgroup-manager=disabled",
-			      "create", "-b", path("B"), "c-kill", (char *)NULL);
-			_exit(127);
-		}
-		for (int i = 0; i < 500 && access(path("slow.pid"), F_OK) < 0; i++)
-			usleep(10000);
-		ASSERT_EQ(access(path("slow.pid"), F_OK), 0);
-		ASSERT_TRUE(count_mounts_under(path("root/.rootasm/c-kill/bundle/rootfs")) > 0);
-		ASSERT_EQ(kill(pid, SIGKILL), 0);
-		ASSERT_EQ(waitpid(pid, &st, 0), pid);
-		sh("kill -KILL $(cat %s/slow.pid)", fix);
-		ASSERT_TRUE(count_mounts_under(path("root/.rootasm/c-kill/bundle/rootfs")) > 0);
+		create_killed("c-kill");
 		if (round == 0) {
 			/* a write that was killed midway left its temporary file: nothing the id's delete cannot free */
 			sh("touch %s/root/.rootasm/c-kill/bundle/.config.json.0123456789abcdef", fix);
@@ -1111,28 +1124,13 @@ TEST(create_killed_midway_is_cleaned_up_by_delete_and_by_the_next_create)
 TEST(delete_in_a_pid_namespace_without_its_proc_kills_nothing)
 {
 	char *out;
-	pid_t pid, marked;
-	int st;
+	pid_t marked;
 
 	fresh();
 	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "cat /etc/msg", false);
 	sh("printf '#!/bin/sh\\ncase \" $* \" in *\" create \"*) echo $$ >%s/slow.pid; exec sleep 60;; esac\\n"
-	   "exec crun \"$@\"\\n' >%s/slow && chmod +x %s/slow && rm -f %s/slow.pid", fix, fix, fix, fix);
-	pid = fork();
-	ASSERT_TRUE(pid >= 0);
-	if (pid == 0) {
-		execl(rt, rt, "--delegate", path("slow"), "--root", path("root"), "--cgroup-manager=disabled", "create",
-		      "-b", path("B"), "c-pns", (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 500 && access(path("slow.pid"), F_OK) < 0; i++)
-		usleep(10000);
-	ASSERT_EQ(access(path("slow.pid"), F_OK), 0);
-	ASSERT_TRUE(count_mounts_under(path("root/.rootasm/c-pns/bundle/rootfs")) > 0);
-	ASSERT_EQ(kill(pid, SIGKILL), 0);
-	ASSERT_EQ(waitpid(pid, &st, 0), pid);
-	/* (the delegate dies with it: PR_SET_DEATHSIG) */
-	sh("kill -KILL $(cat %s/slow.pid) 2>/dev/null; true", fix);
+	   "exec crun \"$@\"\\n' >%s/slow && chmod +x %s/slow", fix, fix, fix);
+	create_killed("c-pns");
 	marked = fork();
 	ASSERT_TRUE(marked >= 0);
 	if (marked == 0) {
