@@ -490,7 +490,7 @@ static int parse_create(struct cmdline *cl, struct create_args *ca)
 				  * delegate than here
 				  */
 				 *const flags[] = { "no-pivot", "no-new-keyring", "no-subreaper", NULL };
-	bool opts = true;
+	bool opts = true, odd;
 
 	memset(ca, 0, sizeof(*ca));
 	for (int i = cl->cmd + 1; i < cl->argc; i++) {
@@ -506,15 +506,13 @@ static int parse_create(struct cmdline *cl, struct create_args *ca)
 			continue;
 		}
 		/* (runc takes -bundle as --bundle, crun as -b undle; -b=DIR as -b DIR, crun as -b =DIR) */
-		if (a[1] != '-' && a[2] && !ca->unsure)
-			ca->unsure = a;
+		odd = a[1] != '-' && a[2];
 		if (opt_is(a, bundle, &v) || opt_is(a, config, &v)) {
 			bool is_bundle = opt_is(a, bundle, &v);
 			int at = i;
 
 			/* given twice: which one the delegate takes is not this parse's to say */
-			if ((is_bundle ? ca->bundle_at : ca->config_at) && !ca->unsure)
-				ca->unsure = a;
+			odd |= (is_bundle ? ca->bundle_at : ca->config_at) != 0;
 			if (!v && ++i >= cl->argc)
 				return rt_error("%s: needs a value", a);
 			if (is_bundle) {
@@ -529,15 +527,15 @@ static int parse_create(struct cmdline *cl, struct create_args *ca)
 		} else if (opt_is(a, with_value, &v)) {
 			if (!v)
 				i++;
-		} else if (opt_is(a, detach, &v)) {
-			ca->detach = true;
-		} else if (opt_is(a, keep, &v)) {
-			ca->keep = true;
-		} else if (!opt_is(a, flags, &v) && !ca->unsure) {
-			ca->unsure = a;
+		} else if (opt_is(a, detach, &v) || opt_is(a, keep, &v) || opt_is(a, flags, &v)) {
+			ca->detach |= opt_is(a, detach, &v);
+			ca->keep |= opt_is(a, keep, &v);
+			/* a flag with a value (--detach=false: runc's): taken as set here */
+			odd |= v != NULL;
+		} else {
+			odd = true;
 		}
-		/* a flag with a value (--detach=false: runc's): taken as set here */
-		if ((opt_is(a, detach, &v) || opt_is(a, keep, &v) || opt_is(a, flags, &v)) && v && !ca->unsure)
+		if (odd && !ca->unsure)
 			ca->unsure = a;
 	}
 	return 0;

@@ -179,12 +179,6 @@ void rt_state_created(struct rt_state *s);
 enum rt_run { RT_RUN_PRIVATE, RT_RUN_CONFIG, RT_RUN_OVER };
 
 /*
- * Make the private bundle from @cfg (the engine's config.json, changed here;
- * @bundle its absolute directory), owned by @uid:@gid like the engine's, with
- * the tree @ch chose (@t begun) attached at its rootfs (for every mode: the record
- * cleanup reads), and what @mode needs besides.
- */
-/*
  * The tree @ch chose, begun before the state is locked and prepared: its
  * upper (the engine's writable layer, for the engine's image in root's
  * bundle; the engine is told where the container's writes go otherwise)
@@ -199,6 +193,12 @@ struct rt_tree {
 int rt_tree_begin(struct rt_tree *t, const char *bundle, json_t *cfg, uid_t uid, const struct rt_choice *ch);
 void rt_tree_done(struct rt_tree *t);
 
+/*
+ * Make the private bundle from @cfg (the engine's config.json, changed here;
+ * @bundle its absolute directory), owned by @uid:@gid like the engine's, with
+ * the tree @ch chose (@t begun) attached at its rootfs (for every mode: the record
+ * cleanup reads), and what @mode needs besides.
+ */
 int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t uid, gid_t gid,
 		     const struct rt_choice *ch, struct rt_tree *t, enum rt_run mode);
 
@@ -217,9 +217,9 @@ struct rt_over {
  * directory, @uid the bundle's principal) can run RT_RUN_OVER: 1 with @o's
  * target filled, 0 when not (the principal is not root, root.path is not a
  * mount root, some directory on its path is not root's alone, it is in a
- * directory of the system's, /usr, /etc, /proc..., or it holds one of the
- * @n_reads paths @reads the delegate reads: the bundle, its program, its
- * state), -1 said.
+ * directory of the system's, /usr, /etc, /proc..., or the delegate would
+ * reach beneath it one of the @n_reads paths @reads (the bundle, its
+ * program, its state) or a path @cfg or its environment names), -1 said.
  */
 int rt_over_find(json_t *cfg, const char *bundle, uid_t uid, const char *const *reads, size_t n_reads,
 		 struct rt_over *o);

@@ -968,6 +968,14 @@ static bool covered(const char *target, const char *path)
 	return false;
 }
 
+/* covered() for @rel taken relative to @base (the bundle, a working directory); one too long is covered. */
+static bool covered_from(const char *target, const char *base, const char *rel)
+{
+	char joined[PATH_MAX];
+
+	return snprintf(joined, sizeof(joined), "%s/%s", base, rel) >= (int)sizeof(joined) || covered(target, joined);
+}
+
 /*
  * Whether @value names a path @target covers: @value itself, or one of the
  * parts ':', ',', ';', '=' and blanks separate in it (an overlay's
@@ -1005,7 +1013,6 @@ static bool relative_covered(const char *target, const char *bundle, const char 
 	_cleanup_free_ char *copy = NULL, *cwd = NULL;
 	const char *v = strchr(entry, '=') + 1;
 	bool ld = !strncmp(entry, "LD_", 3);
-	char joined[PATH_MAX];
 
 	if (!ld && strncmp(entry, "NOTIFY_SOCKET=", 14))
 		return false;
@@ -1020,10 +1027,8 @@ static bool relative_covered(const char *target, const char *bundle, const char 
 			return true;
 		if (p[0] == '/' || p[0] == '@' || (!p[0] && strncmp(entry, "LD_LIBRARY_PATH=", 16)))
 			continue;
-		for (int base = 0; base < 2; base++)
-			if (snprintf(joined, sizeof(joined), "%s/%s", base ? bundle : cwd, p) >= (int)sizeof(joined) ||
-			    covered(target, joined))
-				return true;
+		if (covered_from(target, cwd, p) || covered_from(target, bundle, p))
+			return true;
 	}
 	return false;
 }
@@ -1131,13 +1136,9 @@ static bool over_allowed(const char *target, const char *bundle, json_t *cfg, co
 {
 	static const char *const sys[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
 					   "/etc", "/proc", "/sys", "/dev", "/boot" };
-	json_t *hooks = json_object_get(cfg, "hooks"), *list, *h, *m;
-	const char *kind;
-	size_t i;
-
-	json_t *lx = json_object_get(cfg, "linux"), *o;
-	const char *key, *v;
-	size_t k;
+	json_t *hooks = json_object_get(cfg, "hooks"), *lx = json_object_get(cfg, "linux"), *list, *h, *m, *o;
+	const char *kind, *key, *v;
+	size_t i, k;
 
 	if (strpbrk(target, ":,"))
 		return false;
@@ -1151,13 +1152,11 @@ static bool over_allowed(const char *target, const char *bundle, json_t *cfg, co
 		if ((v = json_string_value(json_object_get(o, "path"))) && names_covered(target, v))
 			return false;
 	json_object_foreach(json_object_get(cfg, "annotations"), key, o) {
-		char joined[PATH_MAX];
-
 		if (!(v = json_string_value(o)))
 			continue;
 		/* (crun opens a hook's output file relative to the bundle) */
 		if (!strncmp(key, "run.oci.hooks.", strlen("run.oci.hooks.")) && v[0] && v[0] != '/' &&
-		    (snprintf(joined, sizeof(joined), "%s/%s", bundle, v) >= (int)sizeof(joined) || covered(target, joined)))
+		    covered_from(target, bundle, v))
 			return false;
 		if (names_covered(target, v))
 			return false;
@@ -1188,11 +1187,8 @@ static bool over_allowed(const char *target, const char *bundle, json_t *cfg, co
 	/* (a relative source is the bundle's, as the delegate takes a bind's) */
 	json_array_foreach(json_object_get(cfg, "mounts"), i, m) {
 		const char *src = json_string_value(json_object_get(m, "source"));
-		char joined[PATH_MAX];
 
-		if (src && src[0] != '/' && snprintf(joined, sizeof(joined), "%s/%s", bundle, src) >= (int)sizeof(joined))
-			return false;
-		if (src && covered(target, src[0] == '/' ? src : joined))
+		if (src && (src[0] == '/' ? covered(target, src) : covered_from(target, bundle, src)))
 			return false;
 		json_array_foreach(json_object_get(m, "options"), k, o)
 			if ((v = json_string_value(o)) && option_covered(target, v))
