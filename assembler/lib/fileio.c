@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statfs.h>
 #include <linux/magic.h>
 #include <linux/nsfs.h>
@@ -209,13 +210,32 @@ int ra_check_readable_file(int fd, char *why, size_t size)
 }
 
 /*
- * A directory as the memo knows it: its inode and the mount it was reached
- * through (the walk's ".." from a mount's root leaves that mount: the same
- * directory through another mount has other directories above it).
+ * A directory as the walk sees it: its owner and mode, its inode and the
+ * mount it was reached through (the walk's ".." from a mount's root leaves
+ * that mount: the same directory through another mount has other directories
+ * above it), in one statx() each.
  */
-static struct ra_trust_dir memo_key(int fd, const struct stat *st)
+struct walk_dir {
+	mode_t mode;
+	uid_t uid;
+	struct ra_trust_dir key;	/* .mnt 0 where the kernel has no unique mount id (the memo then skips it) */
+};
+
+static int walk_stat(int fd, struct walk_dir *d)
 {
-	return (struct ra_trust_dir){ st->st_dev, st->st_ino, ra_fd_mount_id(fd, NULL) };
+	struct statx sx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MODE | STATX_UID | STATX_INO |
+		  RA_STATX_MNT_ID_UNIQUE, &sx) < 0)
+		return -errno;
+	if ((sx.stx_mask & (STATX_TYPE | STATX_MODE | STATX_UID | STATX_INO)) !=
+	    (STATX_TYPE | STATX_MODE | STATX_UID | STATX_INO))
+		return -EIO;
+	d->mode = sx.stx_mode;
+	d->uid = sx.stx_uid;
+	d->key = (struct ra_trust_dir){ makedev(sx.stx_dev_major, sx.stx_dev_minor), sx.stx_ino,
+					(sx.stx_mask & RA_STATX_MNT_ID_UNIQUE) ? sx.stx_mnt_id : 0 };
+	return 0;
 }
 
 static bool memo_has(const struct ra_trust_memo *m, const struct ra_trust_dir *k)
@@ -241,67 +261,68 @@ int ra_admin_trusted_memo(int fd, int dirfd, struct ra_trust_memo *m, char *why,
 {
 	_cleanup_close_ int cur = -EBADF;
 	struct ra_trust_memo seen = { 0 };
-	struct ra_trust_dir key = { 0 };
-	struct stat st, up;
+	struct walk_dir d, up;
+	int r;
 
-	if (fstat(fd, &st) < 0) {
-		snprintf(why, size, "fstat: %s", strerror(errno));
-		return -errno;
+	if ((r = walk_stat(fd, &d)) < 0) {
+		snprintf(why, size, "statx: %s", strerror(-r));
+		return r;
 	}
-	if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+	if (d.uid != 0 || (d.mode & (S_IWGRP | S_IWOTH))) {
 		snprintf(why, size, "is not an administrator's (root's, writable by nobody else): %s (mode %04o, "
-			 "owner uid %u)", st.st_uid != 0 ? "not root's" : "writable by group or others",
-			 (unsigned int)(st.st_mode & 07777), (unsigned int)st.st_uid);
+			 "owner uid %u)", d.uid != 0 ? "not root's" : "writable by group or others",
+			 (unsigned int)(d.mode & 07777), (unsigned int)d.uid);
 		return -EPERM;
 	}
-	if (!S_ISDIR(st.st_mode) && dirfd < 0) {
+	if (!S_ISDIR(d.mode) && dirfd < 0) {
 		snprintf(why, size, "its directory is not known");
 		return -EINVAL;
 	}
 	/* a directory was checked above: from its parent on ("/" is its own) */
-	cur = S_ISDIR(st.st_mode) ? openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC) :
-				    fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
-	if (cur < 0) {
-		snprintf(why, size, "its directory: %s", strerror(errno));
-		return -errno;
+	cur = S_ISDIR(d.mode) ? openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC) : fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	if (cur < 0 || (r = walk_stat(cur, &d)) < 0) {
+		r = cur < 0 ? -errno : r;
+		snprintf(why, size, "its directory: %s", strerror(-r));
+		return r;
 	}
-	/* every directory above it: root's, not writable by group or others unless sticky (sshd's StrictModes) */
+	/*
+	 * every directory above it: root's, not writable by group or others
+	 * unless sticky (sshd's StrictModes); each looked at once (its statx is
+	 * the step's up of the one below)
+	 */
 	for (int depth = 0; depth < 256; depth++) {
 		int next;
 
-		if (fstat(cur, &st) < 0) {
-			snprintf(why, size, "fstat of a directory above it: %s", strerror(errno));
-			return -errno;
-		}
 		/* a directory this memo's walks found trusted, with all above it: so is the rest of the way */
-		if (m) {
-			key = memo_key(cur, &st);
-			if (memo_has(m, &key))
-				break;
-		}
-		if (st.st_uid != 0 || ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))) {
+		if (memo_has(m, &d.key))
+			break;
+		if (d.uid != 0 || ((d.mode & (S_IWGRP | S_IWOTH)) && !(d.mode & S_ISVTX))) {
 			char p[256] = "";
 
 			ra_fd_path(cur, p, sizeof(p));
 			snprintf(why, size, "the directory %s above it is %s (mode %04o, owner uid %u): another user could "
-				 "replace what it holds", p[0] ? p : "(unknown)", st.st_uid != 0 ? "not root's" :
-				 "writable by group or others without the sticky bit", (unsigned int)(st.st_mode & 07777),
-				 (unsigned int)st.st_uid);
+				 "replace what it holds", p[0] ? p : "(unknown)", d.uid != 0 ? "not root's" :
+				 "writable by group or others without the sticky bit", (unsigned int)(d.mode & 07777),
+				 (unsigned int)d.uid);
 			return -EPERM;
 		}
 		next = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (next < 0) {
-			snprintf(why, size, "a directory above it: %s", strerror(errno));
-			return -errno;
+		if (next < 0 || (r = walk_stat(next, &up)) < 0) {
+			r = next < 0 ? -errno : r;
+			if (next >= 0)
+				close(next);
+			snprintf(why, size, "a directory above it: %s", strerror(-r));
+			return r;
 		}
 		if (m)
-			memo_add(&seen, &key);
-		if (fstat(next, &up) < 0 || (up.st_dev == st.st_dev && up.st_ino == st.st_ino)) {
+			memo_add(&seen, &d.key);
+		if (up.key.dev == d.key.dev && up.key.ino == d.key.ino) {
 			close(next);
 			break;	/* the root */
 		}
 		close(cur);
 		cur = next;
+		d = up;
 		if (depth == 255) {
 			snprintf(why, size, "more than 256 directories above it");
 			return -ELOOP;
