@@ -33,10 +33,10 @@ void rt_log_open(const char *path, const char *format)
 		close(fd);
 }
 
-static void say(const char *level, const char *fmt, va_list ap)
+/* (its buffers, 50 KiB of stack, are touched only when a line is written) */
+static __attribute__((noinline)) void say_out(const char *level, bool error, const char *fmt, va_list ap)
 {
 	char msg[8192], line[8400], esc[8400 * 4];
-	bool error = !strcmp(level, "error");
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	/*
@@ -56,12 +56,8 @@ static void say(const char *level, const char *fmt, va_list ap)
 	else
 		snprintf(line, sizeof(line), RT_NAME ": %s%s", error ? "" : "warning: ", msg);
 	ra_escape(line, esc, sizeof(esc));
-	/*
-	 * A warning is the engine's to read in its log: the runtime's standard
-	 * error may be the container's (a shim's create), where it would be
-	 * the container's output. Without a log, a terminal gets it.
-	 */
-	if (error || (!log_file && isatty(STDERR_FILENO)))
+	/* (a warning: to the log, or without one to the terminal say() found) */
+	if (error || !log_file)
 		fprintf(stderr, "%s\n", esc);
 	if (log_file) {
 		char ts[64];
@@ -84,6 +80,20 @@ static void say(const char *level, const char *fmt, va_list ap)
 		}
 		fflush(log_file);
 	}
+}
+
+static void say(const char *level, const char *fmt, va_list ap)
+{
+	bool error = !strcmp(level, "error");
+
+	/*
+	 * A warning is the engine's to read in its log: the runtime's standard
+	 * error may be the container's (a shim's create), where it would be
+	 * the container's output. Without a log, a terminal gets it; else
+	 * nobody, and nothing is formatted.
+	 */
+	if (error || log_file || isatty(STDERR_FILENO))
+		say_out(level, error, fmt, ap);
 }
 
 int rt_error(const char *fmt, ...)
