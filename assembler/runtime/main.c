@@ -878,15 +878,13 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		/* the container's whole life: a delete of the id meanwhile must not wait for it */
 		close_fdp(&s.fd);
 		status = run_delegate(argv, false, envp, mode == RT_RUN_OVER ? &over : NULL);
-		rt_state_unlock(&s);
-		if (!ca.keep && rt_state_lock(state_root(cl, c), ca.id, false, &s) == 0) {
+		if (!ca.keep && rt_state_relock(&s) == 0) {
 			/* crun run waited for its container: with it exited, no process of it is left to kill */
 			s.ran = delegate_exited;
 			rt_state_cleanup(&s);
-			rt_state_unlock(&s);
 		}
 		r = status;
-		goto out_choice;
+		goto out;
 	}
 	status = run_delegate(argv, false, envp, mode == RT_RUN_OVER ? &over : NULL);
 	if (status != 0)

@@ -117,6 +117,12 @@ struct rt_state {
 
 /* Open (@create: make) and lock the state of @id; 1 when there is none (without @create). */
 int rt_state_lock(const char *root, const char *id, bool create, struct rt_state *s);
+/*
+ * The lock of @s taken again after its s->fd was closed (a foreground run's
+ * delegate), in the state directory opened and judged by rt_state_lock(): 1
+ * when the state is gone meanwhile (a delete).
+ */
+int rt_state_relock(struct rt_state *s);
 void rt_state_unlock(struct rt_state *s);
 /*
  * Detach what rootasm attached for the container and remove its state (under

@@ -114,6 +114,8 @@ static int mkdir_p(const char *p)
 	}
 }
 
+static int lock_id(struct rt_state *s, bool create);
+
 int rt_state_lock(const char *root, const char *id, bool create, struct rt_state *s)
 {
 	struct stat st;
@@ -152,6 +154,20 @@ int rt_state_lock(const char *root, const char *id, bool create, struct rt_state
 		return rt_error("out of memory");
 	}
 	free(dir);
+	return lock_id(s, create);
+}
+
+int rt_state_relock(struct rt_state *s)
+{
+	return lock_id(s, false);
+}
+
+/* Open (@create: make) and lock ID in the state directory s->dir: 0, or 1 when there is none (without @create). */
+static int lock_id(struct rt_state *s, bool create)
+{
+	const char *id = s->id;
+	struct stat st;
+
 	for (;;) {
 		if (create) {
 			if (mkdirat(s->dir, id, 0700) == 0)
