@@ -865,13 +865,18 @@ static bool proc_ns_file(const char *path)
 }
 
 /*
- * During one rt_over_find(): the target's identity, and the paths covered()
- * found there and not a symlink (the judged paths share most of their
- * directories, /usr, the bundle's: each looked at once).
+ * During one rt_over_find(): the target's identity, the paths covered()
+ * found there and not a symlink, and the symlinks with what they say (the
+ * judged paths share most of their directories and links, /usr, /bin, the
+ * bundle's: each looked at once).
  */
 static struct {
 	char *path[128];
 	size_t n;
+	struct {
+		char *path, *to;	/* a symlink found on the way, and what it says */
+	} link[32];
+	size_t nlinks;
 	dev_t dev;	/* the target: a step that is it by another name (a case-folding directory) is covered */
 	ino_t ino;
 } walk;
@@ -890,10 +895,37 @@ static void plain_add(const char *p)
 		walk.n++;
 }
 
+static const char *link_known(const char *p)
+{
+	for (size_t i = 0; i < walk.nlinks; i++)
+		if (!strcmp(walk.link[i].path, p))
+			return walk.link[i].to;
+	return NULL;
+}
+
+static void link_add(const char *p, const char *to)
+{
+	char *a, *b;
+
+	if (walk.nlinks >= ARRAY_SIZE(walk.link) || !(a = strdup(p)))
+		return;
+	if (!(b = strdup(to))) {
+		free(a);
+		return;
+	}
+	walk.link[walk.nlinks].path = a;
+	walk.link[walk.nlinks++].to = b;
+}
+
 static void plain_forget(void)
 {
 	while (walk.n)
 		free(walk.path[--walk.n]);
+	while (walk.nlinks) {
+		walk.nlinks--;
+		free(walk.link[walk.nlinks].path);
+		free(walk.link[walk.nlinks].to);
+	}
 }
 
 /*
@@ -912,6 +944,7 @@ static void plain_forget(void)
 static bool covered(const char *target, const char *path)
 {
 	char cur[PATH_MAX] = "", rest[PATH_MAX], link[PATH_MAX], tmp[PATH_MAX];
+	const char *known;
 	bool there = true;
 	int links = 0;
 
@@ -955,23 +988,30 @@ static bool covered(const char *target, const char *path)
 			return true;
 		if (!there || plain_has(cur))
 			continue;
-		if (lstat(cur, &st) < 0) {
-			if (errno != ENOENT)
+		if ((known = link_known(cur))) {
+			if (++links > 40)
 				return true;
-			/* not there: the rest as written */
-			there = false;
-			continue;
-		}
-		if (!S_ISLNK(st.st_mode)) {
-			if (st.st_dev == walk.dev && st.st_ino == walk.ino)
+			strcpy(link, known);
+		} else {
+			if (lstat(cur, &st) < 0) {
+				if (errno != ENOENT)
+					return true;
+				/* not there: the rest as written */
+				there = false;
+				continue;
+			}
+			if (!S_ISLNK(st.st_mode)) {
+				if (st.st_dev == walk.dev && st.st_ino == walk.ino)
+					return true;
+				plain_add(cur);
+				continue;
+			}
+			n = readlink(cur, link, sizeof(link) - 1);
+			if (n <= 0 || ++links > 40)
 				return true;
-			plain_add(cur);
-			continue;
+			link[n] = '\0';
+			link_add(cur, link);
 		}
-		n = readlink(cur, link, sizeof(link) - 1);
-		if (n <= 0 || ++links > 40)
-			return true;
-		link[n] = '\0';
 		/* the link's target, then what was left of the path */
 		if (snprintf(tmp, sizeof(tmp), "%s/%s", link, rest) >= (int)sizeof(tmp))
 			return true;
