@@ -767,7 +767,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 	_cleanup_free_ char *own_image = NULL;
 	_cleanup_free_ char **envp = NULL;
 	struct rt_over over = { .tree = -EBADF };
-	struct rt_tree tree = { 0 };
+	struct rt_tree tree = RT_TREE_INIT;
 	enum rt_run mode;
 	bool unannotated;
 	int r, status;
@@ -860,7 +860,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 	}
 	r = rt_state_prepare(&s, babs, cfg, st.st_uid, st.st_gid, &ch, &tree, mode);
 	if (r == 0 && mode == RT_RUN_OVER)
-		r = rt_over_clone(&s, &over);
+		r = rt_over_clone(&s, &over, &tree);
 	if (r < 0) {
 		rt_state_cleanup(&s);
 		goto out;

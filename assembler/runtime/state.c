@@ -19,13 +19,16 @@
  *                          rootasm_bundle_prepare() (its record in
  *                          $ROOTASM_RUN_DIR/bundles), or for a tree of
  *                          rootasmd's by one move_mount, its unique mount id
- *                          in ID/via.mnt first
+ *                          in ID/via.mnt first (over the engine's rootfs:
+ *                          neither, below)
  *
  * The engine's bundle is never written and its rootfs never used: for an
  * engine's bundle whose rootfs is a mount (RT_RUN_OVER), the delegate runs
  * that bundle in a mount namespace of its own where a clone of the tree
  * covers the rootfs (rt_over_enter()); the tree at ID/bundle/rootfs stays
- * the record cleanup goes by. Cleanup
+ * the record cleanup goes by. A tree of rootasmd's is not attached in ours
+ * then: received detached, it goes to the delegate's namespace as it came,
+ * and is gone with it (no ID/bundle, nothing for cleanup). Cleanup
  * detaches only what those records name, while it is the mount at rootfs;
  * it runs on delete, and on the next create or delete of an id whose create
  * failed or was killed (the directory is still there).
@@ -636,20 +639,28 @@ static int via_send(struct rt_tree *t, const struct rt_choice *ch, uid_t uid)
 	return r < 0 ? choice_error(ch, &e) : 0;
 }
 
+/* The tree rootasmd assembled: the reply to via_send(), the client closed. */
+static int via_receive(const struct rt_choice *ch, struct rt_tree *t)
+{
+	struct rootasm_error e = { 0 };
+	int tree = rootasm_client_assemble_receive(t->via, &e);
+
+	rootasm_client_close(t->via);
+	t->via = NULL;
+	return tree < 0 ? choice_error(ch, &e) : tree;
+}
+
 /* The tree rootasmd assembled, attached at the private bundle's rootfs. */
 static int via_attach(struct rt_state *s, int bfd, const struct rt_choice *ch, struct rt_tree *t)
 {
-	struct rootasm_error e = { 0 };
 	_cleanup_close_ int tree = -EBADF, rfd = -EBADF;
 	bool is_root;
 	char id[32];
 	uint64_t mid;
 
-	tree = rootasm_client_assemble_receive(t->via, &e);
-	rootasm_client_close(t->via);
-	t->via = NULL;
+	tree = via_receive(ch, t);
 	if (tree < 0)
-		return choice_error(ch, &e);
+		return -1;
 	mid = ra_fd_mount_id(tree, &is_root);
 	if (!mid)
 		return rt_error("statx %s: the tree's unique mount id (Linux 6.8)", ch->layout);
@@ -778,9 +789,10 @@ int rt_tree_begin(struct rt_tree *t, const char *bundle, json_t *cfg, uid_t uid,
 void rt_tree_done(struct rt_tree *t)
 {
 	rootasm_client_close(t->via);
+	close_fdp(&t->fd);
 	free(t->upper);
 	free(t->work);
-	*t = (struct rt_tree){ 0 };
+	*t = (struct rt_tree)RT_TREE_INIT;
 }
 
 int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t uid, gid_t gid,
@@ -794,6 +806,9 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 
 	if (userns < 0)
 		return -1;
+	/* over the engine's rootfs, rootasmd's tree goes to the delegate as it came (rt_over_clone()) */
+	if (mode == RT_RUN_OVER && ch->via)
+		return (t->fd = via_receive(ch, t)) < 0 ? -1 : 0;
 	if (mkdirat(s->fd, "bundle", 0700) < 0)
 		return rt_error("mkdir %s: %s", s->bundle, strerror(errno));
 	bfd = openat(s->fd, "bundle", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -1291,10 +1306,21 @@ int rt_over_find(json_t *cfg, const char *bundle, uid_t uid, const char *const *
 	return allowed ? 1 : 0;
 }
 
-int rt_over_clone(struct rt_state *s, struct rt_over *o)
+int rt_over_clone(struct rt_state *s, struct rt_over *o, struct rt_tree *t)
 {
-	_cleanup_close_ int bfd = openat(s->fd, "bundle", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int bfd = -EBADF;
 
+	/*
+	 * rootasmd's tree, detached: the delegate's namespace is the only one it
+	 * is ever attached in, gone with the container (or with this process
+	 * before its delegate runs): nothing of it for cleanup to find
+	 */
+	if (t->fd >= 0) {
+		o->tree = t->fd;
+		t->fd = -EBADF;
+		return 0;
+	}
+	bfd = openat(s->fd, "bundle", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	o->tree = bfd < 0 ? -1 : open_tree(bfd, "rootfs", OPEN_TREE_CLONE | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW |
 							 OPEN_TREE_CLOEXEC);
 	if (o->tree < 0)

@@ -1256,7 +1256,8 @@ TEST(twenty_containers_at_once)
 /*
  * org.rootasm.via: rootasmd (started here; no rule in its policy: root is
  * served as an administrator) assembles the layout the other annotation
- * chose; the tree is attached in the private bundle, the config's own bind
+ * chose; the tree is attached in the private bundle (over an engine's rootfs
+ * that is a mount, only in the delegate's namespace), the config's own bind
  * stays crun's. A bundle that is not root's is refused: the daemon would
  * judge rootasm-runtime, not the bundle's owner.
  */
@@ -1362,6 +1363,24 @@ TEST(via_annotation_assembles_through_rootasmd)
 					    "in none of the layout directories allowed to administrator");
 		nothing_left();
 	}
+	/*
+	 * Over the engine's rootfs (a mount, as an engine's is): rootasmd's tree
+	 * goes to the delegate's namespace as it came, attached nowhere in ours
+	 * (no private bundle, no record of it in the state); delete leaves nothing
+	 */
+	snprintf(ann, sizeof(ann), "{'org.rootasm.layout': 'small.json', 'org.rootasm.via': '%s/rootasmd.sock'}", fix);
+	mkbundle("B", "{}", "cat /etc/msg /vol/v", true);
+	mkbundle("E", ann, "cat /etc/msg /vol/v", false);
+	sh("cd %s/E && python3 -c \"import json; c = json.load(open('config.json')); c['root']['path'] = '%s/B/rootfs'; "
+	   "json.dump(c, open('config.json', 'w'))\" && mount --bind %s/B/rootfs %s/B/rootfs", fix, fix, fix, fix);
+	ASSERT_EQ(run_sh(&out, RT " create -b %s/E c-over >%s/c.out 2>&1", RTARGS, fix, fix), 0);
+	ASSERT_EQ(run_sh(&out, "ls %s/root/.rootasm/c-over", fix), 0);
+	ASSERT_STR(out, "created\n");
+	ASSERT_EQ(count_mounts_under(path("root")), 0);
+	ASSERT_EQ(run_sh(&out, RT " start c-over && sleep 0.2 && " RT " delete c-over", RTARGS, RTARGS), 0);
+	ASSERT_STR(slurp(path("c.out")), "hello-from-rootasm\nvolume-data\n");
+	sh("umount %s/B/rootfs", fix);
+	nothing_left();
 	ASSERT_EQ(kill(pid, SIGTERM), 0);
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
 	close(p[0]);
