@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <libgen.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/resource.h>
@@ -397,8 +398,11 @@ static struct rd_client *new_client(int sock)
 }
 
 /*
- * The threads: a pool of acceptors. An idle thread waits in poll() on the
- * listening socket (non-blocking) and the stop eventfd; the one that accepts
+ * The threads: a pool of acceptors. An idle thread waits in epoll on the
+ * listening socket (non-blocking; EPOLLEXCLUSIVE: a connection wakes one
+ * idle thread, not all of them, each of which would take the CPU of the
+ * client that is waiting for its reply) and the stop eventfd (which wakes
+ * every one); poll() where epoll cannot be set up. The one that accepts
  * a connection serves it itself (no hand-over to another thread: a new
  * connection costs one wake-up, as a request on a kept one does). When it
  * takes the last idle thread's place, it first starts another, up to
@@ -427,19 +431,48 @@ static void spawn_locked(void)
 	pthread_attr_destroy(&attr);
 }
 
+/* This thread's epoll of the listening socket (exclusive) and the stop eventfd; -1: none (poll() then). */
+static int acceptor_epoll(void)
+{
+	struct epoll_event l = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.fd = lfd };
+	struct epoll_event e = { .events = EPOLLIN, .data.fd = stopfd };
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	if (ep >= 0 && (epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &l) < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, stopfd, &e) < 0)) {
+		close(ep);
+		ep = -1;
+	}
+	return ep;
+}
+
+/* Until the listening socket is readable (true) or the daemon stops (false). */
+static bool acceptor_wait(int ep)
+{
+	struct pollfd p[2] = { { lfd, POLLIN, 0 }, { stopfd, POLLIN, 0 } };
+	struct epoll_event ev[2];
+	int n;
+
+	if (ep < 0)
+		return poll(p, 2, -1) > 0 && (p[0].revents & POLLIN);
+	n = epoll_wait(ep, ev, 2, -1);
+	for (int i = 0; i < n; i++)
+		if (ev[i].data.fd == lfd)
+			return true;
+	return false;
+}
+
 static void *acceptor(void *arg)
 {
+	int ep = acceptor_epoll();
+
 	pthread_mutex_lock(&D.lock);
 	while (!D.stopping) {
-		struct pollfd p[2] = { { lfd, POLLIN, 0 }, { stopfd, POLLIN, 0 } };
 		struct rd_client *c;
 		int s;
 
 		idle++;
 		pthread_mutex_unlock(&D.lock);
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
-			p[0].revents = 0;
-		s = (p[0].revents & POLLIN) ? accept4(lfd, NULL, NULL, SOCK_CLOEXEC) : -1;
+		s = acceptor_wait(ep) ? accept4(lfd, NULL, NULL, SOCK_CLOEXEC) : -1;
 		pthread_mutex_lock(&D.lock);
 		idle--;
 		if (s < 0)
@@ -459,6 +492,8 @@ static void *acceptor(void *arg)
 	threads--;
 	pthread_cond_broadcast(&D.drained);
 	pthread_mutex_unlock(&D.lock);
+	if (ep >= 0)
+		close(ep);
 	return NULL;
 }
 

@@ -89,8 +89,8 @@ static int loops(void)
 	return n;
 }
 
-/* How many of @pid's fds are mount namespaces (the tree lock's, lock.c). */
-static int mnt_ns_fds(pid_t pid)
+/* How many of @pid's fds link to something starting with @what. */
+static int fds_of(pid_t pid, const char *what)
 {
 	char p[64];
 	glob_t g;
@@ -103,12 +103,37 @@ static int mnt_ns_fds(pid_t pid)
 		char t[64];
 		ssize_t l = readlink(g.gl_pathv[i], t, sizeof(t) - 1);
 
-		n += l > 4 && !strncmp(t, "mnt:[", 5);
+		n += l >= (ssize_t)strlen(what) && !strncmp(t, what, strlen(what));
 	}
 	globfree(&g);
 	return n;
 }
 
+/* How many of @pid's fds are mount namespaces (the tree lock's, lock.c). */
+static int mnt_ns_fds(pid_t pid)
+{
+	return fds_of(pid, "mnt:[");
+}
+
+/* How many threads @pid has. */
+static int threads_of(pid_t pid)
+{
+	char p[64];
+	DIR *d;
+	struct dirent *de;
+	int n = 0;
+
+	snprintf(p, sizeof(p), "/proc/%d/task", pid);
+	d = opendir(p);
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* @pid's fds but its acceptor threads' epoll fds (one each, as many as the pool has threads now). */
 static int count_fds(pid_t pid)
 {
 	char p[64];
@@ -123,7 +148,7 @@ static int count_fds(pid_t pid)
 	while ((de = readdir(d)))
 		n += de->d_name[0] != '.';
 	closedir(d);
-	return n;
+	return n - fds_of(pid, "anon_inode:[eventpoll]");
 }
 
 /* ---------------------------------------------------------------- the daemon */
@@ -250,6 +275,8 @@ static void no_leaks(struct daemon *d)
 		usleep(1000);
 	ASSERT_TRUE(mnt_ns_fds(d->pid) <= 1);
 	ASSERT_EQ(count_fds(d->pid), d->base_fds + entries + mnt_ns_fds(d->pid));
+	/* an acceptor's epoll fd is its own: no more of them than threads beside the main one */
+	ASSERT_TRUE(fds_of(d->pid, "anon_inode:[eventpoll]") <= threads_of(d->pid) - 1);
 }
 
 /* Assemble @layout (absolute path) through the daemon; returns the tree fd or -errno with @e. */
