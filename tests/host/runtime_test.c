@@ -1161,13 +1161,22 @@ TEST(delete_in_a_pid_namespace_without_its_proc_kills_nothing)
  * in a mount namespace of its own (one that holds the tree): no process of
  * the create is left after the delete either.
  */
-static void create_killed_anywhere(bool over)
+static pid_t start_rootasmd(void);
+static void stop_rootasmd(pid_t pid);
+
+static void create_killed_anywhere(bool over, bool via)
 {
-	char *out;
+	char *out, ann[4200];
 	int caught_delegate = 0;
+	pid_t daemon = -1;
 
 	fresh();
-	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "sleep 30", over);
+	/* (through rootasmd: over the engine's rootfs, its tree is attached only in the delegate's namespace) */
+	if (via)
+		daemon = start_rootasmd();
+	snprintf(ann, sizeof(ann), "{'org.rootasm.layout': 'small.json'%s%s%s}", via ? ", 'org.rootasm.via': '" : "",
+		 via ? fix : "", via ? "/rootasmd.sock'" : "");
+	mkbundle("B", ann, "sleep 30", over);
 	if (over)
 		sh("mount --bind %s/B/rootfs %s/B/rootfs", fix, fix);
 	/* the delegate says its pid, then is crun */
@@ -1223,18 +1232,25 @@ static void create_killed_anywhere(bool over)
 	}
 	if (over)
 		sh("umount %s/B/rootfs", fix);
+	if (via)
+		stop_rootasmd(daemon);
 	/* the delays reached the delegate's part of create */
 	ASSERT_TRUE(caught_delegate > 0);
 }
 
 TEST(create_killed_anywhere_is_freed_by_delete)
 {
-	create_killed_anywhere(false);
+	create_killed_anywhere(false, false);
 }
 
 TEST(create_killed_anywhere_over_the_engines_rootfs_is_freed_by_delete)
 {
-	create_killed_anywhere(true);
+	create_killed_anywhere(true, false);
+}
+
+TEST(create_killed_anywhere_over_the_engines_rootfs_through_rootasmd_is_freed_by_delete)
+{
+	create_killed_anywhere(true, true);
 }
 
 TEST(twenty_containers_at_once)
@@ -1261,35 +1277,54 @@ TEST(twenty_containers_at_once)
  * stays crun's. A bundle that is not root's is refused: the daemon would
  * judge rootasm-runtime, not the bundle's owner.
  */
-TEST(via_annotation_assembles_through_rootasmd)
+/*
+ * rootasmd on the fixture's rootasmd.sock, its log in rootasmd.log (no rule
+ * in its policy: root is served as an administrator), serving when this
+ * returns; rootasm-runtime's configured socket (ROOTASM_RUNTIME_SOCKET).
+ */
+static pid_t start_rootasmd(void)
 {
-	char *out, ann[4200], buf[4096] = "";
-	size_t len = 0;
-	int p[2], st;
 	pid_t pid;
+	int st;
 
-	fresh();
 	put(path("policy.json"), 0644, "{\"rootasmd-policy\": 1, \"rules\": []}\n");
-	ASSERT_EQ(pipe2(p, O_CLOEXEC), 0);
 	pid = fork();
-	ASSERT_TRUE(pid >= 0);
+	if (pid < 0)
+		FAILF("fork: %s", strerror(errno));
 	if (pid == 0) {
-		dup2(p[1], 2);
+		int log = open(path("rootasmd.log"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		if (log < 0 || dup2(log, 2) < 0)
+			_exit(127);
 		execl(daemon_bin, daemon_bin, "--socket", path("rootasmd.sock"), "--policy", path("policy.json"),
 		      (char *)NULL);
 		_exit(127);
 	}
-	close(p[1]);
-	while (!strstr(buf, "serving on")) {
-		ssize_t r = read(p[0], buf + len, sizeof(buf) - 1 - len);
-
-		if (r <= 0) {
-			waitpid(pid, &st, 0);
-			FAILF("rootasmd did not start: %s", buf);
-		}
-		buf[len += (size_t)r] = '\0';
+	for (int i = 0; !strstr(slurp(path("rootasmd.log")) ?: "", "serving on"); i++) {
+		if (i == 500 || waitpid(pid, &st, WNOHANG) == pid)
+			FAILF("rootasmd did not start: %s", slurp(path("rootasmd.log")) ?: "");
+		usleep(10000);
 	}
 	setenv("ROOTASM_RUNTIME_SOCKET", path("rootasmd.sock"), 1);
+	return pid;
+}
+
+static void stop_rootasmd(pid_t pid)
+{
+	int st;
+
+	ASSERT_EQ(kill(pid, SIGTERM), 0);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	unsetenv("ROOTASM_RUNTIME_SOCKET");
+}
+
+TEST(via_annotation_assembles_through_rootasmd)
+{
+	char *out, ann[4200];
+	pid_t pid;
+
+	fresh();
+	pid = start_rootasmd();
 	snprintf(ann, sizeof(ann), "{'org.rootasm.layout': 'small.json', 'org.rootasm.via': '%s/rootasmd.sock'}", fix);
 	mkbundle("B", ann, "cat /etc/msg /vol/v; grep -c ' /scratch ' /proc/self/mountinfo", false);
 	ASSERT_EQ(run_sh(&out, RT " run -b %s/B c-via", RTARGS, fix), 0);
@@ -1381,10 +1416,7 @@ TEST(via_annotation_assembles_through_rootasmd)
 	ASSERT_STR(slurp(path("c.out")), "hello-from-rootasm\nvolume-data\n");
 	sh("umount %s/B/rootfs", fix);
 	nothing_left();
-	ASSERT_EQ(kill(pid, SIGTERM), 0);
-	ASSERT_EQ(waitpid(pid, &st, 0), pid);
-	close(p[0]);
-	unsetenv("ROOTASM_RUNTIME_SOCKET");
+	stop_rootasmd(pid);
 }
 
 /*
