@@ -115,15 +115,15 @@ static int mnt_ns_fds(pid_t pid)
 	return fds_of(pid, "mnt:[");
 }
 
-/* How many threads @pid has. */
-static int threads_of(pid_t pid)
+/* How many entries /proc/@pid/@what has (but . and ..). */
+static int proc_entries(pid_t pid, const char *what)
 {
 	char p[64];
 	DIR *d;
 	struct dirent *de;
 	int n = 0;
 
-	snprintf(p, sizeof(p), "/proc/%d/task", pid);
+	snprintf(p, sizeof(p), "/proc/%d/%s", pid, what);
 	d = opendir(p);
 	if (!d)
 		return -1;
@@ -133,22 +133,18 @@ static int threads_of(pid_t pid)
 	return n;
 }
 
+/* How many threads @pid has. */
+static int threads_of(pid_t pid)
+{
+	return proc_entries(pid, "task");
+}
+
 /* @pid's fds but its acceptor threads' epoll fds (one each, as many as the pool has threads now). */
 static int count_fds(pid_t pid)
 {
-	char p[64];
-	DIR *d;
-	struct dirent *de;
-	int n = 0;
+	int n = proc_entries(pid, "fd");
 
-	snprintf(p, sizeof(p), "/proc/%d/fd", pid);
-	d = opendir(p);
-	if (!d)
-		return -1;
-	while ((de = readdir(d)))
-		n += de->d_name[0] != '.';
-	closedir(d);
-	return n - fds_of(pid, "anon_inode:[eventpoll]");
+	return n < 0 ? n : n - fds_of(pid, "anon_inode:[eventpoll]");
 }
 
 /* ---------------------------------------------------------------- the daemon */
