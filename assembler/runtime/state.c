@@ -1318,22 +1318,23 @@ int rt_over_clone(struct rt_state *s, struct rt_over *o, struct rt_tree *t)
 	if (t->fd >= 0) {
 		o->tree = t->fd;
 		t->fd = -EBADF;
-		return 0;
+	} else {
+		bfd = openat(s->fd, "bundle", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		o->tree = bfd < 0 ? -1 : open_tree(bfd, "rootfs", OPEN_TREE_CLONE | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW |
+								 OPEN_TREE_CLOEXEC);
+		if (o->tree < 0)
+			return rt_error("open_tree %s/rootfs: %s", s->bundle, strerror(errno));
 	}
-	bfd = openat(s->fd, "bundle", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	o->tree = bfd < 0 ? -1 : open_tree(bfd, "rootfs", OPEN_TREE_CLONE | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW |
-							 OPEN_TREE_CLOEXEC);
-	if (o->tree < 0)
-		return rt_error("open_tree %s/rootfs: %s", s->bundle, strerror(errno));
 	/*
 	 * a clone of a shared tree is a peer of it: what the delegate mounts on
 	 * it (a container without a mount namespace: /proc, /dev, /sys) would
 	 * show on ours and in every namespace that has a copy; its root private
-	 * (volumes below keep what the layout gave them)
+	 * (volumes below keep what the layout gave them), rootasmd's as well
+	 * whatever it sent
 	 */
 	if (mount_setattr(o->tree, "", AT_EMPTY_PATH, &(struct mount_attr){ .propagation = MS_PRIVATE },
 			  sizeof(struct mount_attr)) < 0)
-		return rt_error("mount_setattr %s/rootfs (MS_PRIVATE): %s", s->bundle, strerror(errno));
+		return rt_error("mount_setattr of the tree's root (MS_PRIVATE): %s", strerror(errno));
 	return 0;
 }
 
