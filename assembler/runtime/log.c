@@ -128,3 +128,26 @@ void rt_log_flush(void)
 	if (log_file)
 		fflush(log_file);
 }
+
+/*
+ * ROOTASM_RUNTIME_TIMES=1: where a create's time goes, one line per stage on
+ * standard error ("rootasm-runtime: time STAGE MS", milliseconds since
+ * main()), for ci/bench/run and an operator's measurements. Without it, one
+ * getenv() per process and nothing else.
+ */
+void rt_time(const char *stage)
+{
+	static int on = -1;
+	static struct timespec t0;
+	struct timespec t;
+
+	if (on < 0) {
+		on = secure_getenv("ROOTASM_RUNTIME_TIMES") && !strcmp(secure_getenv("ROOTASM_RUNTIME_TIMES"), "1");
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+	}
+	if (!on)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	fprintf(stderr, RT_NAME ": time %s %.3f\n", stage,
+		(double)(t.tv_sec - t0.tv_sec) * 1e3 + (double)(t.tv_nsec - t0.tv_nsec) / 1e6);
+}

@@ -98,6 +98,7 @@ static const char help[] =
 	"environment wins:\n"
 	"ROOTASM_RUNTIME_DELEGATE, ROOTASM_RUNTIME_LAYOUTS, ROOTASM_STORE, ROOTASM_RUNTIME_SOCKET,\n"
 	"ROOTASM_RUNTIME_ROOT.\n"
+	"ROOTASM_RUNTIME_TIMES=1: create and run say each stage's time on stderr.\n"
 	"Exit status: the delegate's; 1 when rootasm-runtime fails or refuses.\n";
 
 /* The engine's command line, split. */
@@ -350,6 +351,7 @@ static int run_delegate(char **argv, bool quiet, char **envp, const struct rt_ov
 			(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 		_exit(127);
 	}
+	rt_time("delegate-started");
 	for (;;) {
 		siginfo_t si;
 		pid_t w = waitpid(pid, &st, WNOHANG);
@@ -363,6 +365,7 @@ static int run_delegate(char **argv, bool quiet, char **envp, const struct rt_ov
 		if (sigwaitinfo(&set, &si) > 0 && si.si_signo != SIGCHLD)
 			kill(pid, si.si_signo);
 	}
+	rt_time("delegate-exited");
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	delegate_exited = WIFEXITED(st);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -792,6 +795,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		/* refused; or no change: the bundle as it came */
 		return r < 0 || exec_delegate(cl) < 0 ? 1 : 0;
 	}
+	rt_time("bundle-read");
 	rt_log_for(NULL, ca.id);
 	/* (what rootasm does rests on the bundle and config this parse found: the delegate's must be the same) */
 	if (ca.unsure) {
@@ -827,6 +831,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		json_decref(cfg);
 		return 1;
 	}
+	rt_time("chosen");
 	babs = rt_fd_path(bfd);
 	if (!babs) {
 		r = rt_error("the bundle's absolute path");
@@ -837,14 +842,17 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 			       rt_engine_has_image(babs, cfg, c, ch.value));
 	/* (rootasmd assembles while the rest is judged and the state prepared) */
 	r = rt_tree_begin(&tree, babs, cfg, st.st_uid, &ch);
+	rt_time("tree-begun");
 	if (r == 0)
 		r = over_find(cl, c, &ca, cfg, babs, st.st_uid, &over);
 	if (r < 0)
 		goto out_choice;
+	rt_time("rootfs-judged");
 	mode = r > 0 ? RT_RUN_OVER : takes_config(c, cl->argv[0]) ? RT_RUN_CONFIG : RT_RUN_PRIVATE;
 	r = rt_state_lock(state_root(cl, c), ca.id, true, &s);
 	if (r < 0)
 		goto out_choice;
+	rt_time("locked");
 	if (s.existed) {
 		/* a create of this id that failed or was killed, or a container that exists */
 		if (delegate_knows(cl, ca.id)) {
@@ -865,6 +873,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		rt_state_cleanup(&s);
 		goto out;
 	}
+	rt_time("prepared");
 	/* over the engine's rootfs, the engine's command line as it came */
 	argv = mode == RT_RUN_OVER ? private_argv(cl, &ca, NULL, NULL) :
 	       mode == RT_RUN_CONFIG ? private_argv(cl, &ca, babs, s.config) : private_argv(cl, &ca, s.bundle, NULL);
@@ -882,6 +891,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 			/* crun run waited for its container: with it exited, no process of it is left to kill */
 			s.ran = delegate_exited;
 			rt_state_cleanup(&s);
+			rt_time("cleaned");
 		}
 		r = status;
 		goto out;
@@ -1005,6 +1015,8 @@ int main(int argc, char **argv)
 	struct cmdline cl = { 0 };
 	const char *cmd;
 
+	rt_time("start");
+
 	/* a hook of a container's that rootasm-runtime wrapped (spec.c) */
 	if (argc > 1 && !strcmp(argv[1], "hook"))
 		return need_json() < 0 ? 1 : rt_cmd_hook(argc - 1, argv + 1);
@@ -1022,12 +1034,17 @@ int main(int argc, char **argv)
 		       rootasm_version(), cl.argv[0]);
 		return exec_delegate(&cl) < 0 ? 1 : 0;
 	}
+	rt_time("configured");
 	cmd = cl.cmd >= 0 ? cl.argv[cl.cmd] : "";
 	rt_log_for(cmd, NULL);
 	if ((!strcmp(cmd, "create") || !strcmp(cmd, "run")) && need_json() < 0)
 		return 1;
-	if (!strcmp(cmd, "create") || !strcmp(cmd, "run"))
-		return cmd_create(&cl, &c, !strcmp(cmd, "run"));
+	if (!strcmp(cmd, "create") || !strcmp(cmd, "run")) {
+		int r = cmd_create(&cl, &c, !strcmp(cmd, "run"));
+
+		rt_time("done");
+		return r;
+	}
 	if (!strcmp(cmd, "delete"))
 		return cmd_delete(&cl, &c);
 	if (!strcmp(cmd, "state"))

@@ -55,6 +55,12 @@ int rt_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));	/* ret
 /* A warning: to --log at level warning; without one, to stderr if it is a terminal (else it may be the container's). */
 void rt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * With ROOTASM_RUNTIME_TIMES=1, "rootasm-runtime: time STAGE MS" on stderr:
+ * milliseconds since the first call (main()'s "start"); else nothing.
+ */
+void rt_time(const char *stage);
+
 /* The absolute path of @fd (readlink of its /proc/self/fd link); NULL when it has none. Caller frees. */
 char *rt_fd_path(int fd);
 

@@ -152,6 +152,38 @@ TEST(layout_annotation_runs_in_the_assembled_tree)
 	nothing_left();
 }
 
+/*
+ * ROOTASM_RUNTIME_TIMES=1: a run's stages on stderr, in order, their times
+ * never going back (ci/bench/run reads them); without it not one line more,
+ * the container's output as it was.
+ */
+TEST(stage_times_are_said_when_asked)
+{
+	static const char *const stages[] = { "start", "configured", "bundle-read", "chosen", "tree-begun",
+					      "rootfs-judged", "locked", "prepared", "delegate-started",
+					      "delegate-exited", "cleaned", "done" };
+	char *out, *p, name[64];
+	double last = 0, t;
+	size_t i = 0;
+
+	fresh();
+	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "cat /etc/msg", false);
+	ASSERT_EQ(run_sh(&out, RT " run -b %s/B c-t", RTARGS, fix), 0);
+	ASSERT_STR(out, "hello-from-rootasm\n");
+	ASSERT_EQ(run_sh(&out, "ROOTASM_RUNTIME_TIMES=1 " RT " run -b %s/B c-t", RTARGS, fix), 0);
+	ASSERT_CONTAINS(out, "hello-from-rootasm\n");
+	for (p = out; (p = strstr(p, "rootasm-runtime: time ")); p++) {
+		ASSERT_EQ(sscanf(p, "rootasm-runtime: time %63s %lf", name, &t), 2);
+		ASSERT_TRUE(i < sizeof(stages) / sizeof(stages[0]));
+		ASSERT_STR(name, stages[i]);
+		ASSERT_TRUE(t >= last);
+		last = t;
+		i++;
+	}
+	ASSERT_EQ(i, sizeof(stages) / sizeof(stages[0]));
+	nothing_left();
+}
+
 TEST(image_annotation_runs_an_image_of_the_store)
 {
 	char *out, ann[4200];
