@@ -142,7 +142,9 @@ void rt_time(const char *stage)
 	struct timespec t;
 
 	if (on < 0) {
-		on = secure_getenv("ROOTASM_RUNTIME_TIMES") && !strcmp(secure_getenv("ROOTASM_RUNTIME_TIMES"), "1");
+		const char *v = secure_getenv("ROOTASM_RUNTIME_TIMES");
+
+		on = v && !strcmp(v, "1");
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 	}
 	if (!on)

@@ -219,8 +219,8 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 		     const struct rt_choice *ch, struct rt_tree *t, enum rt_run mode);
 
 /*
- * RT_RUN_OVER: the engine's rootfs, as the delegate resolves it, and a clone
- * of the tree to cover it with.
+ * RT_RUN_OVER: the engine's rootfs, as the delegate resolves it, and the
+ * tree to cover it with.
  */
 struct rt_over {
 	int tree;		/* rootasmd's tree as it came, or a recursive clone of the private bundle's rootfs */

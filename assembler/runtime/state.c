@@ -613,7 +613,7 @@ static int choice_error(const struct rt_choice *ch, const struct rootasm_error *
  * rootasmd assembles @ch->layout for the bundle's author (@uid: root's bundle
  * the runtime's own, judged), limited to @ch->dir as the library limits it here: the
  * request says who it is for ("as"); the daemon judges it as that principal's.
- * Sent here, its reply read by via_attach().
+ * Sent here, its reply read by via_receive().
  */
 static int via_send(struct rt_tree *t, const struct rt_choice *ch, uid_t uid)
 {
@@ -883,7 +883,7 @@ static bool proc_ns_file(const char *path)
  * During one rt_over_find(): the target's identity, the paths covered()
  * found there and not a symlink, and the symlinks with what they say (the
  * judged paths share most of their directories and links, /usr, /bin, the
- * bundle's: each looked at once).
+ * bundle's: each looked at once); our working directory, once asked.
  */
 static struct {
 	char *path[128];
@@ -892,6 +892,7 @@ static struct {
 		char *path, *to;	/* a symlink found on the way, and what it says */
 	} link[32];
 	size_t nlinks;
+	char *cwd;
 	dev_t dev;	/* the target: a step that is it by another name (a case-folding directory) is covered */
 	ino_t ino;
 } walk;
@@ -932,8 +933,10 @@ static void link_add(const char *p, const char *to)
 	walk.link[walk.nlinks++].to = b;
 }
 
-static void plain_forget(void)
+static void walk_forget(void)
 {
+	free(walk.cwd);
+	walk.cwd = NULL;
 	while (walk.n)
 		free(walk.path[--walk.n]);
 	while (walk.nlinks) {
@@ -1081,15 +1084,16 @@ static bool names_covered(const char *target, const char *value)
  */
 static bool relative_covered(const char *target, const char *bundle, const char *entry)
 {
-	_cleanup_free_ char *copy = NULL, *cwd = NULL;
+	_cleanup_free_ char *copy = NULL;
 	const char *v = strchr(entry, '=') + 1;
 	bool ld = !strncmp(entry, "LD_", 3);
 
 	if (!ld && strncmp(entry, "NOTIFY_SOCKET=", 14))
 		return false;
 	copy = strdup(v);
-	cwd = getcwd(NULL, 0);
-	if (!copy || !cwd)
+	if (!walk.cwd)
+		walk.cwd = getcwd(NULL, 0);
+	if (!copy || !walk.cwd)
 		return true;
 	for (char *p = copy, *next; p; p = next) {
 		next = ld ? p + strcspn(p, ":; \t") : p + strlen(p);
@@ -1098,7 +1102,7 @@ static bool relative_covered(const char *target, const char *bundle, const char 
 			return true;
 		if (p[0] == '/' || p[0] == '@' || (!p[0] && strncmp(entry, "LD_LIBRARY_PATH=", 16)))
 			continue;
-		if (covered_from(target, cwd, p) || covered_from(target, bundle, p))
+		if (covered_from(target, walk.cwd, p) || covered_from(target, bundle, p))
 			return true;
 	}
 	return false;
@@ -1302,7 +1306,7 @@ int rt_over_find(json_t *cfg, const char *bundle, uid_t uid, const char *const *
 	walk.dev = o->dev;
 	walk.ino = o->ino;
 	allowed = over_allowed(o->target, bundle, cfg, reads, n_reads);
-	plain_forget();
+	walk_forget();
 	return allowed ? 1 : 0;
 }
 
