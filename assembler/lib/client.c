@@ -10,7 +10,8 @@
  *   status     {"rootasm":1,"op":"status"} -> the reply's JSON text
  *
  * A reply's fd is checked before it is handed on: an O_PATH fd of a
- * directory that is the root of a mount (the daemon never attaches it).
+ * directory that is the root of a mount attached nowhere in the caller's
+ * namespace (the daemon never attaches it; not_a_tree()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "mntinfo.h"
 #include "principal.h"
 #include "proto.h"
 #include "util.h"
@@ -228,8 +230,33 @@ int rootasm_client_assemble_send(struct rootasm_client *c, const struct rootasm_
 	return r;
 }
 
+/*
+ * Why the tree's fd @fd (a directory) is not what the protocol promises, or
+ * NULL: the root of a mount that is attached nowhere in our namespace. A
+ * reply with an attached mount's fd (a daemon that is not rootasmd, at the
+ * configured socket) would have the caller change, move or cover a mount of
+ * its own namespace (mount_setattr(), move_mount()). statmount() finds the
+ * mounts of our namespace only: a detached tree is in an anonymous one.
+ * Without unique mount ids (before Linux 6.8) only the directory is checked.
+ */
+static const char *not_a_tree(int fd)
+{
+	_cleanup_free_ struct ra_statmount *sm = NULL;
+	bool is_root = false;
+	uint64_t id = ra_fd_mount_id(fd, &is_root);
+
+	if (!id)
+		return NULL;
+	if (!is_root)
+		return "the reply's fd is not the root of a mount";
+	if (ra_statmount(id, RA_STATMOUNT_MNT_BASIC, 0, &sm) == 0)
+		return "the reply's fd is a mount attached in this mount namespace, not a detached tree";
+	return NULL;
+}
+
 int rootasm_client_assemble_receive(struct rootasm_client *c, struct rootasm_error *e)
 {
+	const char *why;
 	json_t *rep;
 	struct stat st;
 	int fd, r;
@@ -246,6 +273,11 @@ int rootasm_client_assemble_receive(struct rootasm_client *c, struct rootasm_err
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		close_fdp(&fd);
 		return ra_err(e, EPROTO, -EBADF, "receive reply", c->path, "the reply carries no directory fd");
+	}
+	why = not_a_tree(fd);
+	if (why) {
+		close_fdp(&fd);
+		return ra_err(e, EPROTO, -EBADF, "receive reply", c->path, "%s", why);
 	}
 	return fd;
 }

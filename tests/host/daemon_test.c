@@ -1056,6 +1056,80 @@ TEST(daemon_client_assembles_in_two_halves)
 	stop(&d);
 }
 
+/*
+ * A peer at the socket that answers an assemble with an fd of its choosing
+ * (not rootasmd): the client hands on only a detached tree's root. A mount
+ * attached in the client's namespace (here a shared one) would have the
+ * caller change or move it (rootasm-runtime makes the tree's root private,
+ * then moves it over a rootfs); a directory inside a tree is not its root.
+ * Each reply is refused with why, the mount keeps its propagation; a
+ * detached tree is taken.
+ */
+TEST(client_takes_only_a_detached_tree_from_a_reply)
+{
+	static const char ok[] = "{\"rootasm\":1,\"ok\":true}";
+	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout = path("layouts/t.yaml") };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int attached, detached, inside, lfd;
+	struct {
+		const char *what;
+		int *fd;
+		const char *why;	/* NULL: taken */
+	} cases[] = {
+		{ "an attached, shared mount", &attached, "a mount attached in this mount namespace" },
+		{ "a directory inside a detached tree", &inside, "not the root of a mount" },
+		{ "a detached tree", &detached, NULL },
+	};
+
+	sh("mkdir -p %s/peer && mount -t tmpfs rootasm-peer %s/peer && mount --make-shared %s/peer && "
+	   "mkdir %s/peer/sub", fix, fix, fix, fix);
+	attached = open(path("peer"), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	detached = (int)syscall(SYS_open_tree, AT_FDCWD, path("peer"), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	ASSERT_TRUE(attached >= 0 && detached >= 0);
+	inside = openat(detached, "sub", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_TRUE(inside >= 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path("peer.sock"));
+	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	ASSERT_TRUE(lfd >= 0 && bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(lfd, 4) == 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rootasm_client *c;
+		struct rootasm_error e = { 0 };
+		pid_t pid;
+		int fd, st;
+
+		ASSERT_EQ(rootasm_client_connect(sa.sun_path, &c, &e), 0);
+		pid = fork();
+		ASSERT_TRUE(pid >= 0);
+		if (pid == 0) {
+			char buf[4096];
+			int s = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+			if (s < 0 || recv(s, buf, sizeof(buf), 0) <= 0)
+				_exit(1);
+			raw_send(s, ok, strlen(ok), cases[i].fd, 1);
+			_exit(0);
+		}
+		fd = rootasm_client_assemble(c, &o, &e);
+		ASSERT_EQ(waitpid(pid, &st, 0), pid);
+		ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		rootasm_client_close(c);
+		fprintf(stderr, "  %s: %s\n", cases[i].what, fd >= 0 ? "taken" : err_line(&e));
+		if (!cases[i].why) {
+			ASSERT_TRUE(fd >= 0);
+			close(fd);
+			continue;
+		}
+		ASSERT_EQ(fd, -EPROTO);
+		ASSERT_CONTAINS(e.msg, cases[i].why);
+	}
+	/* (the peer's mount is as it was: shared) */
+	ASSERT_EQ(run_sh(NULL, "grep -q ' %s/peer .* shared:' /proc/self/mountinfo", fix), 0);
+	close(lfd);
+	close(attached);
+	close(inside);
+	close(detached);
+}
+
 TEST(daemon_client_that_never_reads_does_not_block_others)
 {
 	struct daemon d = start("s5", NULL);
