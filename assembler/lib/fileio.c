@@ -219,6 +219,7 @@ struct walk_dir {
 	mode_t mode;
 	uid_t uid;
 	struct ra_trust_dir key;	/* .mnt 0 where the kernel has no unique mount id (the memo then skips it) */
+	uint64_t mnt;			/* the mount's id, unique or not (Linux 5.8), 0 unknown */
 };
 
 static int walk_stat(int fd, struct walk_dir *d)
@@ -235,6 +236,7 @@ static int walk_stat(int fd, struct walk_dir *d)
 	d->uid = sx.stx_uid;
 	d->key = (struct ra_trust_dir){ makedev(sx.stx_dev_major, sx.stx_dev_minor), sx.stx_ino,
 					(sx.stx_mask & RA_STATX_MNT_ID_UNIQUE) ? sx.stx_mnt_id : 0 };
+	d->mnt = (sx.stx_mask & (RA_STATX_MNT_ID_UNIQUE | STATX_MNT_ID)) ? sx.stx_mnt_id : 0;
 	return 0;
 }
 
@@ -316,9 +318,14 @@ int ra_admin_trusted_memo(int fd, int dirfd, struct ra_trust_memo *m, char *why,
 		}
 		if (m)
 			memo_add(&seen, &d.key);
-		if (up.key.dev == d.key.dev && up.key.ino == d.key.ino) {
+		/*
+		 * the root: ".." is where we are, in the same mount (a bind mount
+		 * of a directory onto a directory below it has its own ".." the
+		 * same directory through the mount underneath, whose way up goes on)
+		 */
+		if (up.key.dev == d.key.dev && up.key.ino == d.key.ino && up.mnt == d.mnt) {
 			close(next);
-			break;	/* the root */
+			break;
 		}
 		close(cur);
 		cur = next;

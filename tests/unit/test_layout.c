@@ -494,6 +494,33 @@ static void test_trust_memo(void **state)
 		close(bdir);
 		assert_int_equal(umount2(p, MNT_DETACH), 0);
 	}
+	/*
+	 * A root's directory in that user's, bound onto a directory below itself:
+	 * ".." of the bind mount's root is the same directory through the mount
+	 * underneath, not the root of the tree; the way up goes on to the user's
+	 */
+	{
+		char d[512], s[512];
+		struct ra_trust_memo none = { 0 };
+		int sdir, f;
+
+		snprintf(d, sizeof(d), "%s/user/D", tmpdir);
+		snprintf(s, sizeof(s), "%s/user/D/sub", tmpdir);
+		assert_int_equal(mkdir(d, 0755), 0);
+		assert_int_equal(mkdir(s, 0755), 0);
+		snprintf(p, sizeof(p), "%s/user/D/f", tmpdir);
+		assert_true((f = open(p, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) >= 0);
+		close(f);
+		assert_int_equal(mount(d, s, NULL, MS_BIND, NULL), 0);
+		assert_true((sdir = open(s, O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0);
+		assert_true((f = openat(sdir, "f", O_RDONLY | O_CLOEXEC)) >= 0);
+		assert_int_equal(ra_admin_trusted_memo(f, sdir, &none, why, sizeof(why)), -EPERM);
+		assert_non_null(strstr(why, "/user above it is not root's"));
+		assert_int_equal(ra_admin_trusted(f, sdir, why, sizeof(why)), -EPERM);
+		close(f);
+		close(sdir);
+		assert_int_equal(umount2(s, MNT_DETACH), 0);
+	}
 	assert_int_equal(chmod(tmpdir, 0700), 0);
 	close(a);
 	close(b);
