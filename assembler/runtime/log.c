@@ -132,24 +132,49 @@ void rt_log_flush(void)
 /*
  * ROOTASM_RUNTIME_TIMES=1: where a create's time goes, one line per stage on
  * standard error ("rootasm-runtime: time STAGE MS", milliseconds since
- * main()), for ci/bench/run and an operator's measurements. Without it, one
- * getenv() per process and nothing else.
+ * main()), for ci/bench/run and an operator's measurements; of create and run
+ * only (rt_time_say()): another command's standard error may be a
+ * container's (exec), where nothing of ours belongs. The stages before the
+ * command is known are kept until then. Without it, one getenv() per process
+ * and nothing else.
  */
+static struct {
+	int on;			/* -1: not asked yet */
+	bool saying;
+	struct timespec t0;
+	struct {
+		const char *stage;
+		double ms;
+	} early[4];
+	size_t n_early;
+} times = { .on = -1 };
+
 void rt_time(const char *stage)
 {
-	static int on = -1;
-	static struct timespec t0;
 	struct timespec t;
+	double ms;
 
-	if (on < 0) {
+	if (times.on < 0) {
 		const char *v = secure_getenv("ROOTASM_RUNTIME_TIMES");
 
-		on = v && !strcmp(v, "1");
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		times.on = v && !strcmp(v, "1");
+		clock_gettime(CLOCK_MONOTONIC, &times.t0);
 	}
-	if (!on)
+	if (!times.on)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	fprintf(stderr, RT_NAME ": time %s %.3f\n", stage,
-		(double)(t.tv_sec - t0.tv_sec) * 1e3 + (double)(t.tv_nsec - t0.tv_nsec) / 1e6);
+	ms = (double)(t.tv_sec - times.t0.tv_sec) * 1e3 + (double)(t.tv_nsec - times.t0.tv_nsec) / 1e6;
+	if (times.saying)
+		fprintf(stderr, RT_NAME ": time %s %.3f\n", stage, ms);
+	else if (times.n_early < ARRAY_SIZE(times.early))
+		times.early[times.n_early++] = (typeof(times.early[0])){ stage, ms };
+}
+
+void rt_time_say(void)
+{
+	if (times.on <= 0 || times.saying)
+		return;
+	times.saying = true;
+	for (size_t i = 0; i < times.n_early; i++)
+		fprintf(stderr, RT_NAME ": time %s %.3f\n", times.early[i].stage, times.early[i].ms);
 }

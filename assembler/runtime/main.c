@@ -1040,7 +1040,10 @@ int main(int argc, char **argv)
 	if ((!strcmp(cmd, "create") || !strcmp(cmd, "run")) && need_json() < 0)
 		return 1;
 	if (!strcmp(cmd, "create") || !strcmp(cmd, "run")) {
-		int r = cmd_create(&cl, &c, !strcmp(cmd, "run"));
+		int r;
+
+		rt_time_say();
+		r = cmd_create(&cl, &c, !strcmp(cmd, "run"));
 
 		rt_time("done");
 		return r;

@@ -57,9 +57,12 @@ void rt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * With ROOTASM_RUNTIME_TIMES=1, "rootasm-runtime: time STAGE MS" on stderr:
- * milliseconds since the first call (main()'s "start"); else nothing.
+ * milliseconds since the first call (main()'s "start"), once rt_time_say()
+ * has been called (create and run; the first stages kept until then); else
+ * nothing.
  */
 void rt_time(const char *stage);
+void rt_time_say(void);
 
 /* The absolute path of @fd (readlink of its /proc/self/fd link); NULL when it has none. Caller frees. */
 char *rt_fd_path(int fd);
