@@ -250,8 +250,8 @@ int rt_over_clone(struct rt_state *s, struct rt_over *o, struct rt_tree *t);
 /*
  * In the delegate's child before it executes (vfork: no allocation, no
  * stdio): a mount namespace of its own, the engine's rootfs in it no longer
- * shared with ours (nothing attached on it shows in ours), the tree attached
- * on it. 0, or -1 with why in @msg.
+ * shared with ours (nothing attached on it shows in ours), the tree's root
+ * made private there and the tree attached on it. 0, or -1 with why in @msg.
  */
 int rt_over_enter(const struct rt_over *o, char *msg, size_t size);
 

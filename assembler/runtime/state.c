@@ -1329,16 +1329,6 @@ int rt_over_clone(struct rt_state *s, struct rt_over *o, struct rt_tree *t)
 		if (o->tree < 0)
 			return rt_error("open_tree %s/rootfs: %s", s->bundle, strerror(errno));
 	}
-	/*
-	 * a clone of a shared tree is a peer of it: what the delegate mounts on
-	 * it (a container without a mount namespace: /proc, /dev, /sys) would
-	 * show on ours and in every namespace that has a copy; its root private
-	 * (volumes below keep what the layout gave them), rootasmd's as well
-	 * whatever it sent
-	 */
-	if (mount_setattr(o->tree, "", AT_EMPTY_PATH, &(struct mount_attr){ .propagation = MS_PRIVATE },
-			  sizeof(struct mount_attr)) < 0)
-		return rt_error("mount_setattr of the tree's root (MS_PRIVATE): %s", strerror(errno));
 	return 0;
 }
 
@@ -1358,6 +1348,18 @@ int rt_over_enter(const struct rt_over *o, char *msg, size_t size)
 
 	if (unshare(CLONE_NEWNS) < 0)
 		return over_fail(msg, size, "unshare(CLONE_NEWNS)", o->target, errno);
+	/*
+	 * a clone of a shared tree is a peer of it: what the delegate mounts on
+	 * it (a container without a mount namespace: /proc, /dev, /sys) would
+	 * show on ours and in every namespace that has a copy; its root private
+	 * (volumes below keep what the layout gave them), rootasmd's as well
+	 * whatever it sent. Here, not before the unshare: the tree is detached
+	 * (the kernel refuses to change a mount attached in another namespace),
+	 * so no mount of the runtime's namespace is touched whatever the fd is.
+	 */
+	if (mount_setattr(o->tree, "", AT_EMPTY_PATH, &(struct mount_attr){ .propagation = MS_PRIVATE },
+			  sizeof(struct mount_attr)) < 0)
+		return over_fail(msg, size, "mount_setattr of the tree's root (MS_PRIVATE)", o->target, errno);
 	t = open(o->target, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (t < 0)
 		return over_fail(msg, size, "open", o->target, errno);
