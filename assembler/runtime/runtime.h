@@ -122,6 +122,8 @@ struct rt_state {
 	char *config;		/* ROOT/.rootasm/ID/RT_DELEGATE_CONFIG: what a delegate that takes --config runs */
 	bool existed;		/* it was there before this call (a create that failed or was killed) */
 	bool ran;		/* a foreground run's delegate exited (not killed): nothing of it is left to kill */
+	dev_t dev;		/* ID's directory when it was locked */
+	ino_t ino;
 };
 
 /* Open (@create: make) and lock the state of @id; 1 when there is none (without @create). */
@@ -129,7 +131,8 @@ int rt_state_lock(const char *root, const char *id, bool create, struct rt_state
 /*
  * The lock of @s taken again after its s->fd was closed (a foreground run's
  * delegate), in the state directory opened and judged by rt_state_lock(): 1
- * when the state is gone meanwhile (a delete).
+ * when the state is gone meanwhile (a delete), or is another directory (a
+ * delete, then a create of the same id).
  */
 int rt_state_relock(struct rt_state *s);
 void rt_state_unlock(struct rt_state *s);

@@ -162,7 +162,16 @@ int rt_state_lock(const char *root, const char *id, bool create, struct rt_state
 
 int rt_state_relock(struct rt_state *s)
 {
-	return lock_id(s, false);
+	dev_t dev = s->dev;
+	ino_t ino = s->ino;
+	int r = lock_id(s, false);
+
+	/* deleted and made again meanwhile (the engine reuses ids): that state is another container's */
+	if (r == 0 && (s->dev != dev || s->ino != ino)) {
+		close_fdp(&s->fd);
+		return 1;
+	}
+	return r;
 }
 
 /* Open (@create: make) and lock ID in the state directory s->dir: 0, or 1 when there is none (without @create). */
@@ -192,8 +201,11 @@ static int lock_id(struct rt_state *s, bool create)
 		/* removed by the holder before us: take the one there now */
 		if (fstat(s->fd, &st) < 0)
 			return rt_error("stat %s: %s", s->path, strerror(errno));
-		if (st.st_nlink > 0)
+		if (st.st_nlink > 0) {
+			s->dev = st.st_dev;
+			s->ino = st.st_ino;
 			return 0;
+		}
 		close_fdp(&s->fd);
 	}
 }

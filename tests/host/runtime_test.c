@@ -187,6 +187,49 @@ TEST(stage_times_are_said_when_asked)
 	nothing_left();
 }
 
+/*
+ * A foreground run whose id is deleted and created again before the run
+ * takes its lock back (stopped here meanwhile; an engine reuses an id as
+ * soon as its delete returns): the run's cleanup leaves the new container's
+ * state alone.
+ */
+TEST(run_leaves_the_next_container_of_its_id_alone)
+{
+	char *out, cmd[8192];
+	pid_t pid;
+	int st, i;
+
+	fresh();
+	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "sleep 30", false);
+	snprintf(cmd, sizeof(cmd), "exec " RT " run -b %s/B c-re >/dev/null 2>&1", RTARGS, fix);
+	pid = fork();
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 200; i++) {
+		if (run_sh(&out, RT " state c-re", RTARGS) == 0 && strstr(out, "\"running\""))
+			break;
+		usleep(50000);
+	}
+	ASSERT_TRUE(i < 200);
+	ASSERT_EQ(kill(pid, SIGSTOP), 0);
+	ASSERT_EQ(waitpid(pid, &st, WUNTRACED), pid);
+	ASSERT_TRUE(WIFSTOPPED(st));
+	ASSERT_EQ(run_sh(&out, RT " delete -f c-re", RTARGS), 0);
+	/* (its output to a file: the created container holds what it was given until its start) */
+	ASSERT_EQ(run_sh(&out, RT " create -b %s/B c-re >%s/c.out 2>&1", RTARGS, fix, fix), 0);
+	ASSERT_EQ(kill(pid, SIGCONT), 0);
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	/* the new container is there, created, with its state */
+	ASSERT_EQ(run_sh(&out, RT " state c-re", RTARGS), 0);
+	ASSERT_CONTAINS(out, "\"created\"");
+	ASSERT_EQ(run_sh(NULL, "test -d %s/root/.rootasm/c-re", fix), 0);
+	ASSERT_EQ(run_sh(&out, RT " delete -f c-re", RTARGS), 0);
+	nothing_left();
+}
+
 TEST(image_annotation_runs_an_image_of_the_store)
 {
 	char *out, ann[4200];
