@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -885,7 +886,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 	}
 	if (run && !ca.detach) {
 		/* the container's whole life: a delete of the id meanwhile must not wait for it */
-		close_fdp(&s.fd);
+		flock(s.fd, LOCK_UN);
 		status = run_delegate(argv, false, envp, mode == RT_RUN_OVER ? &over : NULL);
 		if (!ca.keep && rt_state_relock(&s) == 0) {
 			/* crun run waited for its container: with it exited, no process of it is left to kill */

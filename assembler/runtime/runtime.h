@@ -122,17 +122,16 @@ struct rt_state {
 	char *config;		/* ROOT/.rootasm/ID/RT_DELEGATE_CONFIG: what a delegate that takes --config runs */
 	bool existed;		/* it was there before this call (a create that failed or was killed) */
 	bool ran;		/* a foreground run's delegate exited (not killed): nothing of it is left to kill */
-	dev_t dev;		/* ID's directory when it was locked */
-	ino_t ino;
 };
 
 /* Open (@create: make) and lock the state of @id; 1 when there is none (without @create). */
 int rt_state_lock(const char *root, const char *id, bool create, struct rt_state *s);
 /*
- * The lock of @s taken again after its s->fd was closed (a foreground run's
- * delegate), in the state directory opened and judged by rt_state_lock(): 1
- * when the state is gone meanwhile (a delete), or is another directory (a
- * delete, then a create of the same id).
+ * The lock of @s taken again after it was released (flock(s->fd, LOCK_UN):
+ * a foreground run's delegate), on the directory it had locked: 1 when that
+ * was removed meanwhile (a delete; what a create of the same id made since
+ * is another container's). With s->fd closed, the id's directory is opened
+ * again in the state directory rt_state_lock() opened and judged.
  */
 int rt_state_relock(struct rt_state *s);
 void rt_state_unlock(struct rt_state *s);

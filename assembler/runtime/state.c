@@ -162,16 +162,24 @@ int rt_state_lock(const char *root, const char *id, bool create, struct rt_state
 
 int rt_state_relock(struct rt_state *s)
 {
-	dev_t dev = s->dev;
-	ino_t ino = s->ino;
-	int r = lock_id(s, false);
+	struct stat st;
 
-	/* deleted and made again meanwhile (the engine reuses ids): that state is another container's */
-	if (r == 0 && (s->dev != dev || s->ino != ino)) {
+	if (s->fd < 0)
+		return lock_id(s, false);
+	if (flock(s->fd, LOCK_EX) < 0)
+		return rt_error("flock %s: %s", s->path, strerror(errno));
+	if (fstat(s->fd, &st) < 0)
+		return rt_error("stat %s: %s", s->path, strerror(errno));
+	/*
+	 * removed meanwhile (a delete), whatever is at its name now: the id may
+	 * have been created again (an engine reuses ids), that state another
+	 * container's (its directory may even have our inode number again)
+	 */
+	if (st.st_nlink == 0) {
 		close_fdp(&s->fd);
 		return 1;
 	}
-	return r;
+	return 0;
 }
 
 /* Open (@create: make) and lock ID in the state directory s->dir: 0, or 1 when there is none (without @create). */
@@ -201,11 +209,8 @@ static int lock_id(struct rt_state *s, bool create)
 		/* removed by the holder before us: take the one there now */
 		if (fstat(s->fd, &st) < 0)
 			return rt_error("stat %s: %s", s->path, strerror(errno));
-		if (st.st_nlink > 0) {
-			s->dev = st.st_dev;
-			s->ino = st.st_ino;
+		if (st.st_nlink > 0)
 			return 0;
-		}
 		close_fdp(&s->fd);
 	}
 }
