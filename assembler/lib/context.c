@@ -20,6 +20,7 @@ static void ctx_init(struct rootasm_ctx *c, unsigned int flags)
 	pthread_mutex_init(&c->dlock, NULL);
 	c->scratch_fd = -EBADF;
 	c->lock_ns = -EBADF;
+	c->lock_userns = -EBADF;
 	c->debug = (flags & ROOTASM_CTX_DEBUG) || (env && *env && strcmp(env, "0"));
 	clock_gettime(CLOCK_MONOTONIC, &c->t0);
 }
@@ -79,6 +80,7 @@ void rootasm_ctx_free(struct rootasm_ctx *c)
 	rootasm_ctx_flush(c);
 	close_fdp(&c->scratch_fd);
 	close_fdp(&c->lock_ns);
+	close_fdp(&c->lock_userns);
 	ra_cache_free(c->images);
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&c->dlock);

@@ -30,6 +30,7 @@ struct rootasm_ctx {
 
 	struct ra_cache *images;		/* image cache (cache.h), set once; NULL: none */
 	int lock_ns;				/* a mount namespace of one tmpfs, for the tree lock (lock.c) */
+	int lock_userns;			/* the user namespace every locked copy is made in (lock.c) */
 
 	pthread_mutex_t dlock;			/* guards the deferred closes */
 	int deferred[RA_DEFER_MAX];		/* detached mounts to dissolve later (ra_defer_close()) */

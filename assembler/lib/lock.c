@@ -9,13 +9,16 @@
  * cover). A detached mount is never copied that way, so we make it be.
  *
  * Once per context, a mount namespace of one private tmpfs (the host's mounts
- * are not copied for every tree: a node may have thousands):
+ * are not copied for every tree: a node may have thousands), and a user
+ * namespace for every locked copy:
  *
  *   helper (clone3 CLONE_NEWNS): its /proc/self/ns/mnt; "/" rprivate; a tmpfs
  *   with a directory t over "/"; pivot_root(".", "."); umount2(".",
  *   MNT_DETACH); the namespace's fd -> ctx->lock_ns
  *   (a root without a parent, as an initramfs is, cannot be pivoted: there the
  *   namespace keeps the copy under the tmpfs)
+ *   helper (clone3): setns(lock_ns) (out of any chroot, which unshare of a
+ *   user namespace refuses); unshare(CLONE_NEWUSER); its fd -> ctx->lock_userns
  *
  * Then for each tree:
  *
@@ -23,9 +26,15 @@
  *     setns(lock_ns); unshare(CLONE_NEWNS)           a copy of it, ours alone
  *     move_mount(tree) onto /t; fchdir(tree)       (over "/" the root would be
  *                                                   covered: a chroot, to unshare)
- *     unshare(CLONE_NEWUSER | CLONE_NEWNS)           the copy: lock_mnt_tree()
+ *     setns(lock_userns); unshare(CLONE_NEWNS)       the copy, in a namespace of
+ *                                                   another user namespace: lock_mnt_tree()
  *     open_tree(".", OPEN_TREE_CLONE | AT_RECURSIVE) a detached clone keeps the locks
  *     dup3() onto the slot the parent reserved
+ *
+ * One user namespace for all: each tree holds its namespace for as long as
+ * the tree lives, and user namespaces are counted for their creator (root,
+ * here) against a limit (user.max_user_namespaces): a user that kept every
+ * tree rootasmd gave it would otherwise use up root's, for everyone.
  *
  * The helper's namespaces die with it; the clone is ours. The tree we were
  * given is consumed (it was moved into the helper's namespace): the caller
@@ -53,6 +62,7 @@
 struct lock_arg {
 	int tree;	/* the tree (moved into the helper's namespace) */
 	int ns;		/* the context's lock namespace */
+	int userns;	/* the context's lock user namespace */
 	int slot;	/* the fd number the result is dup3()ed onto */
 };
 
@@ -133,33 +143,76 @@ static int helper_result(uint64_t clone_flags, ra_child_fn fn, struct lock_arg *
 	return take_fd(slot);
 }
 
-/* The context's lock namespace, made once. */
-static int lock_ns(struct rootasm_ctx *c, struct rootasm_error *e)
+enum { U_DIR, U_SETNS, U_USERNS, U_OPEN, U_SLOT };
+static const char *const userns_steps[] = {
+	"open /proc/self/ns", "setns", "unshare a user namespace", "open it", "dup3", NULL,
+};
+
+static int userns_child(void *arg, int *step)
 {
-	_cleanup_close_ int ns = -EBADF;
+	const struct lock_arg *a = arg;
+	int dir, fd;
+
+	/* (/proc is not in the lock namespace: its directory of ours, looked up in once we have the namespace) */
+	*step = U_DIR;
+	dir = open("/proc/self/ns", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -errno;
+	*step = U_SETNS;
+	if (setns(a->ns, CLONE_NEWNS) < 0)
+		return -errno;
+	*step = U_USERNS;
+	if (unshare(CLONE_NEWUSER) < 0)
+		return -errno;
+	*step = U_OPEN;
+	fd = openat(dir, "user", O_RDONLY | O_CLOEXEC);
+	close(dir);
+	if (fd < 0)
+		return -errno;
+	*step = U_SLOT;
+	if (dup3(fd, a->slot, O_CLOEXEC) < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+/* The context's lock namespace and user namespace (*userns), made once. */
+static int lock_ns(struct rootasm_ctx *c, int *userns, struct rootasm_error *e)
+{
+	_cleanup_close_ int ns = -EBADF, uns = -EBADF;
 	struct lock_arg a = { .tree = -EBADF, .ns = -EBADF };
 	int r;
 
 	pthread_mutex_lock(&c->lock);
 	r = c->lock_ns;
+	*userns = c->lock_userns;
 	pthread_mutex_unlock(&c->lock);
-	if (r >= 0)
+	if (r >= 0 && *userns >= 0)
 		return r;
 	ns = helper_result(CLONE_NEWNS, ns_child, &a, "lock the tree: make its namespace", ns_steps, e);
 	if (ns < 0)
 		return ns;
+	a.ns = ns;
+	uns = helper_result(0, userns_child, &a, "lock the tree: make its user namespace", userns_steps, e);
+	if (uns < 0)
+		return uns;
 	pthread_mutex_lock(&c->lock);
-	if (c->lock_ns < 0)
+	if (c->lock_ns < 0 || c->lock_userns < 0) {
+		close_fdp(&c->lock_ns);
+		close_fdp(&c->lock_userns);
 		c->lock_ns = take_fd(ns);
+		c->lock_userns = take_fd(uns);
+	}
 	r = c->lock_ns;
+	*userns = c->lock_userns;
 	pthread_mutex_unlock(&c->lock);
 	return r;
 }
 
-enum { L_SETNS, L_COPY, L_ATTACH, L_USERNS, L_CLONE, L_SLOT };
+enum { L_SETNS, L_COPY, L_ATTACH, L_USERNS, L_LOCKED, L_CLONE, L_SLOT };
 static const char *const lock_steps[] = {
-	"setns", "unshare a mount namespace", "attach the tree on /t", "unshare a user and mount namespace",
-	"open_tree(OPEN_TREE_CLONE) of the copy", "dup3", NULL,
+	"setns", "unshare a mount namespace", "attach the tree on /t", "setns of its user namespace",
+	"unshare a mount namespace there", "open_tree(OPEN_TREE_CLONE) of the copy", "dup3", NULL,
 };
 
 static int lock_child(void *arg, int *step)
@@ -178,7 +231,10 @@ static int lock_child(void *arg, int *step)
 	if (move_mount(a->tree, "", AT_FDCWD, "/t", MOVE_MOUNT_F_EMPTY_PATH) < 0 || fchdir(a->tree) < 0)
 		return -errno;
 	*step = L_USERNS;
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+	if (setns(a->userns, CLONE_NEWUSER) < 0)
+		return -errno;
+	*step = L_LOCKED;
+	if (unshare(CLONE_NEWNS) < 0)
 		return -errno;
 	*step = L_CLONE;
 	fd = open_tree(AT_FDCWD, ".", OPEN_TREE_CLONE | AT_RECURSIVE | OPEN_TREE_CLOEXEC);
@@ -197,7 +253,7 @@ int ra_tree_lock(struct rootasm_ctx *ctx, int *tree, struct rootasm_error *e)
 	struct stat st;
 	int locked;
 
-	a.ns = lock_ns(ra_ctx(ctx), e);
+	a.ns = lock_ns(ra_ctx(ctx), &a.userns, e);
 	if (a.ns < 0)
 		return a.ns;
 	locked = helper_result(0, lock_child, &a, "lock the tree", lock_steps, e);

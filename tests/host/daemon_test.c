@@ -115,6 +115,12 @@ static int mnt_ns_fds(pid_t pid)
 	return fds_of(pid, "mnt:[");
 }
 
+/* How many of @pid's fds are user namespaces (the tree lock's, lock.c: one for all its copies). */
+static int user_ns_fds(pid_t pid)
+{
+	return fds_of(pid, "user:[");
+}
+
 /*
  * How many entries /proc/@pid/@what has (but . and ..); in fd/, but those
  * linking to @skip (each looked at as it is listed: a thread that starts or
@@ -274,12 +280,14 @@ static void no_leaks(struct daemon *d)
 	json_decref(st);
 	/*
 	 * our status connection is gone once its thread ended: wait for the count to say so
-	 * (and the context's lock namespace, made at its first tree for a user, is the daemon's: one fd)
+	 * (and the context's lock namespaces, made at its first tree for a user, are the daemon's: a
+	 * mount namespace and a user namespace, one fd each)
 	 */
-	for (int i = 0; i < 5000 && count_fds(d->pid) != d->base_fds + entries + mnt_ns_fds(d->pid); i++)
+	for (int i = 0; i < 5000 && count_fds(d->pid) != d->base_fds + entries + mnt_ns_fds(d->pid) +
+							   user_ns_fds(d->pid); i++)
 		usleep(1000);
-	ASSERT_TRUE(mnt_ns_fds(d->pid) <= 1);
-	ASSERT_EQ(count_fds(d->pid), d->base_fds + entries + mnt_ns_fds(d->pid));
+	ASSERT_TRUE(mnt_ns_fds(d->pid) <= 1 && user_ns_fds(d->pid) == mnt_ns_fds(d->pid));
+	ASSERT_EQ(count_fds(d->pid), d->base_fds + entries + mnt_ns_fds(d->pid) + user_ns_fds(d->pid));
 	/* an acceptor's epoll fd is its own: no more of them than threads beside the main one (once none ends) */
 	for (int i = 0; i < 5000 && fds_of(d->pid, "anon_inode:[eventpoll]") > threads_of(d->pid) - 1; i++)
 		usleep(1000);
@@ -1128,6 +1136,65 @@ TEST(client_takes_only_a_detached_tree_from_a_reply)
 	close(attached);
 	close(inside);
 	close(detached);
+}
+
+/* (a child of tree_lock_makes_no_user_namespace_per_tree: its exit status says how many trees it locked) */
+static int lock_many(int n)
+{
+	static const char *const maps[][2] = { { "/proc/self/setgroups", "deny" }, { "/proc/self/uid_map", "0 0 1" },
+					       { "/proc/self/gid_map", "0 0 1" },
+					       { "/proc/sys/user/max_user_namespaces", "4" } };
+	int held = 0;
+
+	if (unshare(CLONE_NEWUSER) < 0)
+		return 200;
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		int fd = open(maps[i][0], O_WRONLY | O_CLOEXEC);
+
+		if (fd < 0 || write(fd, maps[i][1], strlen(maps[i][1])) != (ssize_t)strlen(maps[i][1]))
+			return 201 + (int)i;
+		close(fd);
+	}
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return 210;
+	for (int i = 0; i < n; i++) {
+		struct rootasm_error e = { 0 };
+		int fs = fsopen("tmpfs", FSOPEN_CLOEXEC), t, locked;
+
+		if (fs < 0 || fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
+		    (t = fsmount(fs, FSMOUNT_CLOEXEC, 0)) < 0)
+			return 211;
+		close(fs);
+		/* (every tree held, as a client keeps what it was given) */
+		locked = rootasm_tree_lock(t, &e);
+		if (locked < 0) {
+			fprintf(stderr, "  tree %d: %s\n", i + 1, err_line(&e));
+			break;
+		}
+		held++;
+	}
+	return held;
+}
+
+/*
+ * Every tree locked for a user (rootasmd's for a non-administrator) is a
+ * copy made in a user namespace other than its own, which each tree holds
+ * for as long as it lives; user namespaces are counted for their creator
+ * against user.max_user_namespaces: a user that kept every tree would use
+ * up root's. One user namespace serves all the copies: with the limit at 4
+ * (in a user namespace of the test's own), 12 trees are locked and held.
+ */
+TEST(tree_lock_makes_no_user_namespace_per_tree)
+{
+	pid_t pid = fork();
+	int st;
+
+	ASSERT_TRUE(pid >= 0);
+	if (pid == 0)
+		_exit(lock_many(12));
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	ASSERT_TRUE(WIFEXITED(st));
+	ASSERT_EQ(WEXITSTATUS(st), 12);
 }
 
 TEST(daemon_client_that_never_reads_does_not_block_others)
