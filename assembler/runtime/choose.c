@@ -75,14 +75,14 @@ static int named(struct rt_choice *ch, const char *ann, const char *value, const
  * layout path import printed. The directory of the layout it gives is the
  * limit: the store's file names are the library's.
  */
-static int image_layout(const struct rt_conf *c, const char *value, struct rt_choice *ch)
+static int image_layout(const char *store, const char *value, struct rt_choice *ch)
 {
 	_cleanup_free_ char *found = NULL, *dir = NULL;
 	struct rootasm_error e = { 0 };
 	char line[1024];
 	int r;
 
-	if (rootasm_store_lookup(c->store, value, &found, NULL, &e) < 0)
+	if (rootasm_store_lookup(store, value, &found, NULL, &e) < 0)
 		return rt_error("annotation " ANN_IMAGE " '%s': %s", value, rootasm_error_format(&e, line, sizeof(line)));
 	dir = strdup(found);
 	if (!dir)
@@ -97,7 +97,8 @@ static int image_layout(const struct rt_conf *c, const char *value, struct rt_ch
 	return r;
 }
 
-int rt_choose(const struct rt_conf *c, const char *layout, const char *image, const char *via, struct rt_choice *ret)
+int rt_choose(const struct rt_conf *c, const char *layout, const char *image, bool own, const char *via,
+	      struct rt_choice *ret)
 {
 	int r;
 
@@ -109,7 +110,8 @@ int rt_choose(const struct rt_conf *c, const char *layout, const char *image, co
 	if (!layout && !image)
 		return rt_error("annotation " ANN_VIA " '%s': with " ANN_LAYOUT " or " ANN_IMAGE " (what rootasmd "
 				"should assemble)", via);
-	r = layout ? named(ret, ANN_LAYOUT, layout, c->layouts) : image_layout(c, image, ret);
+	r = layout ? named(ret, ANN_LAYOUT, layout, c->layouts) :
+		     image_layout(own ? c->engine_store : c->store, image, ret);
 	if (r == 0 && via && strcmp(via, c->socket))
 		r = rt_error("annotation " ANN_VIA " '%s': not the configured rootasmd socket %s", via, c->socket);
 	if (r == 0 && via && !(ret->via = strdup(via)))

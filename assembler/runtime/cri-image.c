@@ -13,14 +13,19 @@
  *                                            (containerd.c; an index: this
  *                                            machine's platform's entry,
  *                                            Content.Read)
- *   -> the store's image of that digest      rootasm_store_lookup()
+ *   -> the engine's store's image of that   rootasm_store_lookup() in
+ *      digest                                STORE/engine
  *   -> else imported first, from containerd's own content store: ctr images
  *      export (no download), rootasm_import() of that archive (every blob's
  *      digest checked against the manifest, as for any image), named NAME
  *
- * and then it is chosen as org.rootasm.image=sha256:HEX would choose it
- * (rt_choose(): the store's directories the administrator's). Concurrent
- * creates of one image import it once (flock on the store directory).
+ * and then it is chosen as org.rootasm.image=sha256:HEX would choose it in
+ * that store (rt_choose() with own: the store's directories the
+ * administrator's). A store of its own: org.rootasm.image looks in the
+ * administrator's, so that a pod's annotation does not name an image another
+ * pod's engine pulled (with credentials, or past an admission rule that
+ * makes each pod pull its images). Concurrent creates of one image import it
+ * once (flock on the engine's store directory).
  * Without those annotations and a containerd to ask (podman, ctr run, CRI-O)
  * nothing changes: the bundle goes to the delegate as it came.
  */
@@ -210,14 +215,14 @@ static int remove_tree(const char *dir)
  */
 static int import_from_engine(const struct rt_conf *c, const char *name, const char *manifest)
 {
-	struct rootasm_import_opts o = { .size = sizeof(o), .store = c->store };
+	struct rootasm_import_opts o = { .size = sizeof(o), .store = c->engine_store };
 	struct rootasm_import_result res = { 0 };
 	struct rootasm_error e = { 0 };
 	_cleanup_free_ char *dir = NULL, *tar = NULL, *oci = NULL, *ref = NULL, *out = NULL;
 	char tag[512];
 	int r;
 
-	dir = fmt("%s/.engine-export", c->store);
+	dir = fmt("%s/.engine-export", c->engine_store);
 	tar = dir ? fmt("%s/image.tar", dir) : NULL;
 	oci = dir ? fmt("%s/oci", dir) : NULL;
 	ref = oci ? fmt("oci:%s", oci) : NULL;
@@ -297,16 +302,16 @@ int rt_cri_image(const struct rt_conf *c, json_t *cfg, char **ret_image)
 	}
 	if (engine_manifest(c, name, manifest) < 0)
 		return -1;
-	r = rootasm_store_lookup(c->store, manifest, NULL, NULL, &e);
+	r = rootasm_store_lookup(c->engine_store, manifest, NULL, NULL, &e);
 	if (r < 0 && e.err == ENOENT) {
 		/* one import of it at a time: the others find it there once it is done */
-		if (mkdir(c->store, 0755) < 0 && errno != EEXIST)
-			return rt_error("the store %s: %s", c->store, strerror(errno));
-		sfd = open(c->store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if ((mkdir(c->store, 0755) < 0 && errno != EEXIST) || (mkdir(c->engine_store, 0755) < 0 && errno != EEXIST))
+			return rt_error("the store %s: %s", c->engine_store, strerror(errno));
+		sfd = open(c->engine_store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (sfd < 0 || flock(sfd, LOCK_EX) < 0)
-			return rt_error("the store %s: %s", c->store, strerror(errno));
+			return rt_error("the store %s: %s", c->engine_store, strerror(errno));
 		memset(&e, 0, sizeof(e));
-		r = rootasm_store_lookup(c->store, manifest, NULL, NULL, &e);
+		r = rootasm_store_lookup(c->engine_store, manifest, NULL, NULL, &e);
 		if (r < 0 && e.err == ENOENT) {
 			if (import_from_engine(c, name, manifest) < 0)
 				return -1;

@@ -80,8 +80,9 @@ static const char help[] =
 	"delegate runs the private one, and the hooks but startContainer go through\n"
 	"`" RT_NAME " hook`. A Kubernetes container of containerd's without\n"
 	"such an annotation runs on rootasm's tree of its own image (unannotated = image,\n"
-	"the default): containerd's manifest of it, from the store, imported from\n"
-	"containerd's content store when not there.\n"
+	"the default): containerd's manifest of it, from the engine's store STORE/engine\n"
+	"(which org.rootasm.image does not reach), imported from containerd's content\n"
+	"store when not there.\n"
 	"Without an annotation otherwise (unannotated = pass, podman, ctr run), and for a\n"
 	"Kubernetes pod's sandbox (pause) container, the delegate is executed with the\n"
 	"same arguments.\n"
@@ -217,6 +218,10 @@ static int conf_fill(struct rt_conf *c)
 	    set_once(&c->socket, RT_SOCKET) < 0 || set_once(&c->root, RT_DEFAULT_ROOT) < 0 ||
 	    set_once(&c->unannotated, "image") < 0)
 		return -1;
+	if (!c->engine_store && asprintf(&c->engine_store, "%s/" RT_ENGINE_STORE, c->store) < 0) {
+		c->engine_store = NULL;
+		return rt_error("out of memory");
+	}
 	return 0;
 }
 
@@ -827,7 +832,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		st.st_gid = author_gid;
 	}
 	if (conf_fill(c) < 0 || joins_mntns(cfg) ||
-	    rt_choose(c, annotation(cfg, ANN_LAYOUT), own_image ? own_image : annotation(cfg, ANN_IMAGE),
+	    rt_choose(c, annotation(cfg, ANN_LAYOUT), own_image ? own_image : annotation(cfg, ANN_IMAGE), own_image,
 		      annotation(cfg, ANN_VIA), &ch) < 0) {
 		json_decref(cfg);
 		return 1;

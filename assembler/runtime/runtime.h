@@ -26,6 +26,7 @@
 #define RT_CONFIG		"/etc/rootasm/runtime.conf"
 #define RT_LAYOUTS		"/etc/rootasm/layouts"
 #define RT_STORE		"/var/lib/rootasm/store"
+#define RT_ENGINE_STORE		"engine"	/* under the store: cri-image.c */
 #define RT_SOCKET		"/run/rootasmd.sock"
 #define RT_DEFAULT_ROOT		"/run/rootasm-runtime"
 #define RT_STATE_SUBDIR		".rootasm"
@@ -39,6 +40,8 @@ struct rt_conf {
 	char *delegate;		/* --delegate, $ROOTASM_RUNTIME_DELEGATE, delegate= */
 	char *layouts;		/* $ROOTASM_RUNTIME_LAYOUTS, layouts= */
 	char *store;		/* $ROOTASM_STORE, store= */
+	char *engine_store;	/* STORE/engine: the engine's images its containers run on (cri-image.c), a store
+				   of their own: no annotation names what a pod did not ask for */
 	char *socket;		/* $ROOTASM_RUNTIME_SOCKET, socket=: the rootasmd an annotation may name */
 	char *root;		/* $ROOTASM_RUNTIME_ROOT, root=: the state's ROOT when the engine gives no --root */
 	char *unannotated;	/* unannotated=: "image" (a CRI container's own image, rootasm's tree) or "pass" */
@@ -84,14 +87,20 @@ struct rt_choice {
 	bool own;		/* the engine's own image (a CRI container's, cri-image.c) */
 };
 
-/* 0 and *ret filled; 1: no annotation of rootasm's; -1: refused (said with rt_error()). */
-int rt_choose(const struct rt_conf *c, const char *layout, const char *image, const char *via, struct rt_choice *ret);
+/*
+ * 0 and *ret filled; 1: no annotation of rootasm's; -1: refused (said with
+ * rt_error()). @image is looked up in the store, or with @own (a CRI
+ * container's own image, rt_cri_image()) in the engine's store.
+ */
+int rt_choose(const struct rt_conf *c, const char *layout, const char *image, bool own, const char *via,
+	      struct rt_choice *ret);
 void rt_choice_done(struct rt_choice *ch);
 
 /*
  * A Kubernetes container of containerd's without an annotation of rootasm's
  * (cri-image.c): the manifest digest "sha256:HEX" of its own image in the
- * store, imported from containerd's content store when it was not there, in
+ * engine's store (c->engine_store, which annotations do not reach), imported
+ * from containerd's content store when it was not there, in
  * *ret_image (caller frees): 0; 1: not such a container (or unannotated =
  * pass); -1: refused or failed (said).
  */

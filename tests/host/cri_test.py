@@ -600,21 +600,22 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
        not {"etc/msg", "bin/busybox"} & set(diff),
        "what the container wrote on rootasm's tree is containerd's snapshot of it (ctr snapshots diff: "
        "etc/written and the whiteout of etc/os-release)", (diff, upper))
-    p = run(cli, "images", "--store", f"{T}/st", "--json")
+    p = run(cli, "images", "--store", f"{T}/st/engine", "--json")
     stored = ({n: i.get("manifest") for i in json.loads(p.stdout or "[]") for n in i.get("names", [])}
               if p.returncode == 0 else p.stderr)
     ok(st[:2] == (CONTAINER_EXITED, 0) and out == "hello-from-the-bundle\n1\n" and
        isinstance(stored, dict) and stored.get("localhost/rtimg:v1") == ctd_digest,
        "handler rootasm without an annotation: rootasm's tree of the pod's own image, imported from containerd's "
-       "content store under its name and containerd's manifest digest", (st, out, stored, ctd_digest))
-    before = sorted(os.listdir(f"{T}/st/layers/sha256"))
+       "content store into the engine's store under its name and containerd's manifest digest",
+       (st, out, stored, ctd_digest))
+    before = sorted(os.listdir(f"{T}/st/engine/layers/sha256"))
     t0 = time.monotonic()
     # (named by the image's ID, as kubelet names it: containerd's annotation still has its name)
     iid = c.image_id("localhost/rtimg:v1")
     cid, st, out = one_shot(pod, cfg, "c2", ["sh", "-c", on_overlay], image=iid)
     t_second = time.monotonic() - t0
     ok(st[:2] == (CONTAINER_EXITED, 0) and out == "hello-from-the-bundle\n1\n" and
-       sorted(os.listdir(f"{T}/st/layers/sha256")) == before and iid.startswith("sha256:"),
+       sorted(os.listdir(f"{T}/st/engine/layers/sha256")) == before and iid.startswith("sha256:"),
        f"its second container, the image named by its ID {iid[:19]}... as kubelet names it: from the store, "
        f"nothing imported again (first {t_first:.2f} s with the pod, second {t_second:.2f} s)", (st, out))
     c.remove_pod(pod)
@@ -724,6 +725,12 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
                        "annotation org.rootasm.layout 'missing.json': open "),
                       ({"org.rootasm.layout": "small.json", "org.rootasm.image": "rt-test/img:v1"},
                        "annotations org.rootasm.layout and org.rootasm.image: give one of them, not both"),
+                      # (an image the engine pulled for another pod, imported into the engine's store: not the
+                      # administrator's store, which is where an annotation looks)
+                      ({"org.rootasm.image": "localhost/rtimg:v1"},
+                       "annotation org.rootasm.image 'localhost/rtimg:v1': "),
+                      ({"org.rootasm.image": ctd_digest},
+                       f"annotation org.rootasm.image '{ctd_digest}': "),
                       ({"org.rootasm.layout": "typo.yaml"}, check_says)):
         pod, cfg = c.run_pod(T, "refused", "rootasm", ann)
         cid = c.create(pod, cfg, "c", "localhost/rtimg:v1", ["true"])
@@ -776,7 +783,7 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     # manifest), six of a layout (YAML or JSON), half of those through rootasmd
     results = {}
     # what a create killed during an import would leave: the next import removes it
-    os.makedirs(f"{T}/st/.engine-export/oci/blobs")
+    os.makedirs(f"{T}/st/engine/.engine-export/oci/blobs")
 
     def want(i):
         return f"hello-from-{'another-image' if i % 3 == 0 else 'rootasm'}\n{i}\n"
@@ -801,7 +808,7 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
         t.join()
     t_many = time.monotonic() - t0
     bad = {i: r for i, r in results.items() if r != ((CONTAINER_EXITED, 0), want(i))}
-    p = run(cli, "images", "--store", f"{T}/st", "--json")
+    p = run(cli, "images", "--store", f"{T}/st/engine", "--json")
     named = [n for i in json.loads(p.stdout or "[]") for n in i.get("names", [])]
     other = {n: i.get("manifest") for i in json.loads(p.stdout or "[]") for n in i.get("names", [])}.get(
         "localhost/other:v1")
@@ -811,8 +818,8 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
        f"ten pods at once on rootasm's trees: the new image (an index in containerd) imported once for four, "
        f"as this platform's manifest; half the layouts' through rootasmd ({t_many:.1f} s, run to removed)",
        (bad, named, target, other))
-    ok(not os.path.exists(f"{T}/st/.engine-export"),
-       "the export an import unpacked is gone, and so is what a killed one left", os.listdir(f"{T}/st"))
+    ok(not os.path.exists(f"{T}/st/engine/.engine-export"),
+       "the export an import unpacked is gone, and so is what a killed one left", os.listdir(f"{T}/st/engine"))
     # rootasmd keeps one mount per image it served (its loop device) until it stops
     d.terminate()
     ok(d.wait(10) == 0, "rootasmd stops on SIGTERM", open(f"{T}/rootasmd.log").read())
