@@ -66,7 +66,8 @@ static const char help[] =
 	"  --policy FILE        who may assemble what (default " DEFAULT_POLICY ";\n"
 	"                       without it only uid 0 is served; a regular file owned\n"
 	"                       by root, writable by nobody else); SIGHUP reads it again\n"
-	"  --max-clients N      connections served at once (default 256)\n"
+	"  --max-clients N      connections served at once (default 256; an eighth of them\n"
+	"                       kept for administrators)\n"
 	"  --idle-timeout S     close a connection idle for S seconds (default 60)\n"
 	"  --cache-entries N    images kept mounted (default 256)\n"
 	"  --cache-bytes N      their total size in bytes, k/m/g suffix (default 64g)\n"
@@ -315,7 +316,7 @@ static struct rd_client *new_client(int sock)
 	socklen_t len = sizeof(cred);
 	struct timeval tv = { .tv_sec = D.idle_timeout_s };
 	struct rd_client *c;
-	unsigned int mine = 0, limit = 4096;
+	unsigned int mine = 0, limit = 4096, cap;
 
 	atomic_fetch_add(&D.n.connections, 1);
 	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
@@ -368,10 +369,16 @@ static struct rd_client *new_client(int sock)
 		       "daemon's mount namespace and root directory is an ordinary user)" : "");
 		return NULL;
 	}
+	/*
+	 * an eighth of the connections is kept for administrators (rootasm-runtime
+	 * on the node): the users together, each within its rule's
+	 * max_connections, cannot take them all
+	 */
+	cap = c->admin ? D.max_clients : D.max_clients - D.max_clients / 8;
 	pthread_mutex_lock(&D.lock);
 	for (struct rd_client *o = D.clients; o; o = o->next)
 		mine += o->uid == c->uid;
-	if (D.stopping || atomic_load(&D.n.clients_now) >= D.max_clients || mine >= limit) {
+	if (D.stopping || atomic_load(&D.n.clients_now) >= cap || mine >= limit) {
 		unsigned int now = atomic_load(&D.n.clients_now);
 
 		pthread_mutex_unlock(&D.lock);
@@ -381,8 +388,8 @@ static struct rd_client *new_client(int sock)
 			refuse(sock, EBUSY, ROOTASM_ERROR_RUNTIME, "uid %u has %u connections open: the policy's max_connections",
 			       cred.uid, mine);
 		else
-			refuse(sock, EBUSY, ROOTASM_ERROR_RUNTIME, "%u connections are served already (--max-clients %u)",
-			       now, D.max_clients);
+			refuse(sock, EBUSY, ROOTASM_ERROR_RUNTIME, "%u connections are served already (--max-clients %u%s)",
+			       now, D.max_clients, cap < D.max_clients ? ", an eighth of them kept for administrators" : "");
 		return NULL;
 	}
 	c->next = D.clients;

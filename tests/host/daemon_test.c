@@ -976,6 +976,59 @@ TEST(daemon_limits_connections)
 	close(b);
 	close(c);
 	stop(&d);
+	/*
+	 * An eighth of them is kept for administrators: a user whose rule allows
+	 * it (16, the default max_connections) takes 14 of 16, not the 2 that
+	 * root's rootasm-runtime still gets
+	 */
+	{
+		const char *sixteen[] = { "--max-clients", "16", NULL };
+		int ready[2], done[2], fds[2];
+		char got[64] = "";
+		pid_t pid;
+
+		d = start("s13b", sixteen);
+		ASSERT_TRUE(pipe2(ready, O_CLOEXEC) == 0 && pipe2(done, O_CLOEXEC) == 0);
+		pid = fork();
+		ASSERT_TRUE(pid >= 0);
+		if (pid == 0) {
+			int s[15], n = 0;
+			char buf[64];
+
+			close(ready[0]);
+			close(done[1]);
+			become(UNPRIV);
+			for (int i = 0; i < 15; i++) {
+				s[i] = raw_connect(d.sock, SOCK_SEQPACKET);
+				raw_send(s[i], "{\"rootasm\":1,\"op\":\"probe\"}", 26, NULL, 0);
+				n += !strcmp(raw_reply(s[i]), "ok");
+			}
+			snprintf(buf, sizeof(buf), "%d %s", n, last_error_keys[0] ? "refused" : "-");
+			(void)!write(ready[1], buf, strlen(buf));
+			close(ready[1]);
+			(void)!read(done[0], buf, 1);	/* (held until the parent is done) */
+			_exit(0);
+		}
+		close(ready[1]);
+		close(done[0]);
+		(void)!read(ready[0], got, sizeof(got) - 1);
+		close(ready[0]);
+		/* root, an administrator: the two kept */
+		for (int i = 0; i < 2; i++) {
+			fds[i] = raw_connect(d.sock, SOCK_SEQPACKET);
+			raw_send(fds[i], "{\"rootasm\":1,\"op\":\"probe\"}", 26, NULL, 0);
+			ASSERT_STR(raw_reply(fds[i]), "ok");
+		}
+		c = raw_connect(d.sock, SOCK_SEQPACKET);
+		ASSERT_STR(raw_reply(c), "EBUSY");
+		close(c);
+		close(fds[0]);
+		close(fds[1]);
+		close(done[1]);
+		ASSERT_EQ(waitpid(pid, NULL, 0), pid);
+		ASSERT_STR(got, "14 refused");
+		stop(&d);
+	}
 }
 
 TEST(daemon_client_dies_mid_request)
