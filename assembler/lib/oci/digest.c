@@ -153,3 +153,21 @@ int ra_sha256_fd(int fd, char out[RA_DIGEST_MAX], uint64_t *ret_bytes)
 		*ret_bytes = off;
 	return ra_sha256_final(&h, out);
 }
+
+int ra_chain_id_next(char chain[RA_DIGEST_MAX], const char *diff_id, size_t i)
+{
+	struct ra_sha256 h;
+	int r;
+
+	if (i == 0) {
+		snprintf(chain, RA_DIGEST_MAX, "%s", diff_id);
+		return 0;
+	}
+	r = ra_sha256_init(&h);
+	if (r < 0)
+		return r;
+	ra_sha256_update(&h, chain, strlen(chain));
+	ra_sha256_update(&h, " ", 1);
+	ra_sha256_update(&h, diff_id, strlen(diff_id));
+	return ra_sha256_final(&h, chain);
+}

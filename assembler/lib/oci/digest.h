@@ -25,6 +25,12 @@ void ra_sha256_update(struct ra_sha256 *h, const void *buf, size_t len);
 /* "sha256:<hex>" into @out (RA_DIGEST_MAX bytes); frees the context. */
 int ra_sha256_final(struct ra_sha256 *h, char out[RA_DIGEST_MAX]);
 void ra_sha256_free(struct ra_sha256 *h);
+/*
+ * The chain id of layer @i (image-spec config.md, "ChainID"): @chain holds
+ * layer i-1's, gets layer i's (its diff id @diff_id for i == 0). 0, -ENOMEM
+ * or -ELIBACC.
+ */
+int ra_chain_id_next(char chain[RA_DIGEST_MAX], const char *diff_id, size_t i);
 /* The sha256 of @len bytes at @buf into @out: 0, -ENOMEM or -ELIBACC. */
 int ra_sha256_buf(const void *buf, size_t len, char out[RA_DIGEST_MAX]);
 /* The sha256 of all of @fd (read with pread from offset 0) into @out; its size in *ret_bytes. 0 or -errno. */

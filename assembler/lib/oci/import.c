@@ -403,25 +403,6 @@ static void prefetch(struct ra_oci_image *img, struct ra_store *s, enum rootasm_
 	}
 }
 
-/* The chain id of layer @i (image-spec config.md, "ChainID"): @chain holds layer i-1's, gets layer i's. */
-static int chain_next(char chain[RA_DIGEST_MAX], const char *diff_id, size_t i)
-{
-	struct ra_sha256 h;
-	int r;
-
-	if (i == 0) {
-		snprintf(chain, RA_DIGEST_MAX, "%s", diff_id);
-		return 0;
-	}
-	r = ra_sha256_init(&h);
-	if (r < 0)
-		return r;
-	ra_sha256_update(&h, chain, strlen(chain));
-	ra_sha256_update(&h, " ", 1);
-	ra_sha256_update(&h, diff_id, strlen(diff_id));
-	return ra_sha256_final(&h, chain);
-}
-
 /*
  * rootasm_import() and rootasm_import_result_free() of LIBROOTASM_0.4 (the
  * import structs with reserved space), bound by .symver: compat.c has
@@ -533,7 +514,7 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 		snprintf(rl->diff_id, sizeof(rl->diff_id), "%s", ly->diff_id);
 		snprintf(rl->media_type, sizeof(rl->media_type), "%s", ly->d.media_type);
 		rl->size = ly->d.size;
-		r = chain_next(chain, ly->diff_id, i);
+		r = ra_chain_id_next(chain, ly->diff_id, i);
 		if (r < 0) {
 			r = ra_err(e, -r, -EBADF, "sha256", "the chain id", NULL);
 			goto out;

@@ -56,6 +56,25 @@ static void add_layer(struct ra_jb *b, struct layers_json *lj, json_t *digest, j
 	ra_japp(b, lj->diffs, diff_id);
 }
 
+/*
+ * The chain id of the layers whose diff ids @diffs lists, bottom first
+ * (image-spec's ChainID: what containerd names the snapshot of an image's
+ * top layer, which rootasm-runtime compares), or null.
+ */
+static json_t *chain_of(json_t *diffs)
+{
+	char chain[RA_DIGEST_MAX] = "";
+	size_t n = json_array_size(diffs);
+	int r = n ? 0 : -EINVAL;
+
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		const char *d = json_string_value(json_array_get(diffs, i));
+
+		r = d && ra_digest_parse(d, NULL) == 0 ? ra_chain_id_next(chain, d, i) : -EINVAL;
+	}
+	return r == 0 ? ra_jstr(chain) : json_null();
+}
+
 /* The document of @img, named @name. */
 static json_t *describe(const struct ra_oci_image *img, const char *name)
 {
@@ -84,6 +103,7 @@ static json_t *describe(const struct ra_oci_image *img, const char *name)
 	ra_jset(&b, o, "ManifestMediaType", ra_jstr(img->manifest.media_type));
 	ra_jset(&b, o, "ConfigDigest", ra_jstr(img->config.digest));
 	ra_jset(&b, o, "DiffIDs", lj.diffs);
+	ra_jset(&b, o, "ChainID", chain_of(lj.diffs));
 	if (b.oom) {
 		json_decref(o);
 		return NULL;
@@ -136,6 +156,7 @@ static json_t *describe_stored(const char *store, const char *ref, struct rootas
 	ra_jset(&b, o, "Config", member(lay, "exec", JSON_OBJECT, json_null()));
 	ra_jset(&b, o, "ConfigDigest", json_incref(json_object_get(rec, "config")));
 	ra_jset(&b, o, "DiffIDs", lj.diffs);
+	ra_jset(&b, o, "ChainID", chain_of(lj.diffs));
 	ra_jset(&b, o, "Layout", ra_jstr(layout));
 	if (b.oom) {
 		json_decref(o);
