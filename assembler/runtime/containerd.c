@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Two questions to containerd's API on its socket, without a Go process per
+ * Four questions to containerd's API on its socket, without a Go process per
  * container create (ctr took tens of milliseconds): gRPC over HTTP/2 with
  * prior knowledge, the least of both a client needs.
  *
  *   Images.Get {name}        -> Image {target: Descriptor {media_type, digest}}
  *   Content.Read {digest}    -> ReadContentResponse {data}...  (an index)
+ *   Containers.Get {id}      -> Container {snapshotter, snapshot_key}
+ *   Snapshots.Stat {snapshotter, key} -> Info {parent}
  *
  * HTTP/2 (RFC 9113): the client preface, an empty SETTINGS, one HEADERS
  * frame (HPACK, RFC 7541: every field a literal without indexing, no
@@ -410,4 +412,47 @@ int rt_containerd_content(const char *addr, const char *digest, char **ret, size
 	*ret = (char *)all.p;
 	*ret_n = all.n - 1;
 	return 0;
+}
+
+/* A string field @field of @m into @out (NUL-terminated): 0, or -EPROTO when it is absent, empty or too long. */
+static int pb_string(const unsigned char *m, size_t n, unsigned int field, char *out, size_t size)
+{
+	const unsigned char *f;
+	size_t f_n;
+
+	if (pb_get(m, n, field, &f, &f_n) < 0 || !f_n || f_n >= size || memchr(f, '\0', f_n))
+		return -EPROTO;
+	memcpy(out, f, f_n);
+	out[f_n] = '\0';
+	return 0;
+}
+
+int rt_containerd_snapshot_parent(const char *addr, const char *id, char *parent, size_t p_size)
+{
+	struct buf ans = { 0 }, req = { 0 };
+	const unsigned char *m;
+	char snapshotter[256], key[1024];
+	size_t m_n;
+	int r;
+
+	/* GetContainerRequest {id (1)} -> GetContainerResponse.container (1) -> snapshotter (6), snapshot_key (7) */
+	r = call1(addr, "/containerd.services.containers.v1.Containers/Get", id, &ans);
+	if (r)
+		return r;
+	r = pb_get(ans.p, ans.n, 1, &m, &m_n) < 0 ? -EPROTO : pb_string(m, m_n, 6, snapshotter, sizeof(snapshotter));
+	if (r == 0)
+		r = pb_string(m, m_n, 7, key, sizeof(key));
+	free(ans.p);
+	if (r)
+		return r;
+	/* StatSnapshotRequest {snapshotter (1), key (2)} -> StatSnapshotResponse.info (1) -> Info.parent (2) */
+	pb_bytes(&req, 1, snapshotter, strlen(snapshotter));
+	pb_bytes(&req, 2, key, strlen(key));
+	r = req.oom ? -ENOMEM : grpc_call(addr, "/containerd.services.snapshots.v1.Snapshots/Stat", &req, &ans);
+	free(req.p);
+	if (r)
+		return r;
+	r = pb_get(ans.p, ans.n, 1, &m, &m_n) < 0 ? -EPROTO : pb_string(m, m_n, 2, parent, p_size);
+	free(ans.p);
+	return r;
 }

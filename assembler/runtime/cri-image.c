@@ -19,6 +19,9 @@
  *      export (no download), rootasm_import() of that archive (every blob's
  *      digest checked against the manifest, as for any image), named NAME
  *
+ *   -> checked to be what containerd mounted: the container's snapshot's
+ *      parent (Containers.Get, Snapshots.Stat) is the image's chain id
+ *
  * and then it is chosen as org.rootasm.image=sha256:HEX would choose it in
  * that store (rt_choose() with own: the store's directories the
  * administrator's). A store of its own: org.rootasm.image looks in the
@@ -198,6 +201,39 @@ static int engine_manifest(const struct rt_conf *c, const char *name, char out[7
 	return 0;
 }
 
+/*
+ * Whether the store's image @manifest is the one containerd made container
+ * @id's rootfs of: the parent of the container's snapshot is the chain id of
+ * the layers of the image CRI resolved at CreateContainer. The name is
+ * looked up again at create, and its tag may have moved since to an image
+ * another pod's author chose (containerd 1.6 names an image by the first of
+ * the references of its ID). 0, or -1 said.
+ */
+static int is_the_mounted(const struct rt_conf *c, const char *name, const char *id, const char *manifest)
+{
+	struct rootasm_import_opts o = { .size = sizeof(o), .store = c->engine_store };
+	struct rootasm_error e = { 0 };
+	_cleanup_free_ char *doc = NULL;
+	char parent[256], line[1024];
+	const char *chain;
+	json_t *ins;
+	int r;
+
+	r = rt_containerd_snapshot_parent(containerd_address(c), id, parent, sizeof(parent));
+	if (r != 0)
+		return rt_error("the engine's image %s: container %s's snapshot in containerd: %s", name, id,
+				r > 0 ? "none" : strerror(-r));
+	if (rootasm_inspect(NULL, manifest, &o, 0, &doc, &e) < 0)
+		return rt_error("the engine's image %s: %s", name, rootasm_error_format(&e, line, sizeof(line)));
+	ins = json_loads(doc, 0, NULL);
+	chain = json_string_value(json_object_get(ins, "ChainID"));
+	r = chain && !strcmp(chain, parent) ? 0 :
+	    rt_error("the engine's image %s: containerd made container %s's rootfs of the layers %s, not of %s's "
+		     "(%s), the image of that name now: refused", name, id, parent, manifest, chain ? chain : "none");
+	json_decref(ins);
+	return r;
+}
+
 /* rm -rf of @dir, on this file system only. */
 static int remove_tree(const char *dir)
 {
@@ -277,7 +313,7 @@ bool rt_cri_container(json_t *cfg)
 	return cri_image_name(cfg) != NULL;
 }
 
-int rt_cri_image(const struct rt_conf *c, json_t *cfg, char **ret_image)
+int rt_cri_image(const struct rt_conf *c, json_t *cfg, const char *id, char **ret_image)
 {
 	const char *name = cri_image_name(cfg);
 	char manifest[72], line[1024];
@@ -320,6 +356,8 @@ int rt_cri_image(const struct rt_conf *c, json_t *cfg, char **ret_image)
 	}
 	if (r < 0)
 		return rt_error("the engine's image %s (%s): %s", name, manifest, rootasm_error_format(&e, line, sizeof(line)));
+	if (is_the_mounted(c, name, id, manifest) < 0)
+		return -1;
 	*ret_image = strdup(manifest);
 	return *ret_image ? 0 : rt_error("out of memory");
 }

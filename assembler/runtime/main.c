@@ -791,7 +791,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		if (unannotated && rt_cri_container(cfg)) {
 			/* a Kubernetes container of containerd's: its own image (cri-image.c), by rootasmd with via */
 			rt_log_for(NULL, ca.id);
-			r = conf_fill(c) < 0 ? -1 : rt_cri_image(c, cfg, &own_image);
+			r = conf_fill(c) < 0 ? -1 : rt_cri_image(c, cfg, ca.id, &own_image);
 			if (r > 0 && annotation(cfg, ANN_VIA))
 				r = 0;	/* unannotated = pass: via alone is refused by rt_choose() */
 		}

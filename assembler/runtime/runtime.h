@@ -100,11 +100,12 @@ void rt_choice_done(struct rt_choice *ch);
  * A Kubernetes container of containerd's without an annotation of rootasm's
  * (cri-image.c): the manifest digest "sha256:HEX" of its own image in the
  * engine's store (c->engine_store, which annotations do not reach), imported
- * from containerd's content store when it was not there, in
+ * from containerd's content store when it was not there, and the image
+ * containerd made container @id's rootfs of, in
  * *ret_image (caller frees): 0; 1: not such a container (or unannotated =
  * pass); -1: refused or failed (said).
  */
-int rt_cri_image(const struct rt_conf *c, json_t *cfg, char **ret_image);
+int rt_cri_image(const struct rt_conf *c, json_t *cfg, const char *id, char **ret_image);
 /*
  * containerd's API at @addr, namespace k8s.io (containerd.c): the target of
  * the image @name (its media type and digest); the bytes of the blob
@@ -114,6 +115,12 @@ int rt_cri_image(const struct rt_conf *c, json_t *cfg, char **ret_image);
 int rt_containerd_image(const char *addr, const char *name, char *media_type, size_t mt_size, char *digest,
 			size_t d_size);
 int rt_containerd_content(const char *addr, const char *digest, char **ret, size_t *ret_n);
+/*
+ * The parent of the snapshot containerd keeps as container @id's rootfs (the
+ * chain id of the image it was made of) into @parent: 0; 1: containerd gave
+ * no answer (no such container or snapshot); -errno.
+ */
+int rt_containerd_snapshot_parent(const char *addr, const char *id, char *parent, size_t p_size);
 
 /* Whether @cfg is a CRI container of containerd's (before the configuration is read). */
 bool rt_cri_container(json_t *cfg);

@@ -825,6 +825,32 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     ok(d.wait(10) == 0, "rootasmd stops on SIGTERM", open(f"{T}/rootasmd.log").read())
     nothing_left("ten pods, rootasmd stopped")
 
+    # 7. the image's tag moved between CreateContainer and StartContainer (to an image another pod's author
+    # chose): containerd made the container's rootfs of the image it resolved then, and rootasm-runtime goes
+    # by that (its snapshot's parent, the image's chain id), not by what the name gives at create
+    pod, cfg = c.run_pod(T, "moved", "rootasm", {})
+    cid = c.create(pod, cfg, "c", "localhost/rtimg:v1", ["cat", "/etc/msg"])
+    run(*ctr, "images", "tag", "localhost/rtimg:v1", "localhost/rtimg:kept")
+    run(*ctr, "images", "tag", "--force", "localhost/other:v1", "localhost/rtimg:v1")
+    try:
+        c.start(cid)
+        err = "started"
+    except CRIError as e:
+        err = str(e)
+    run(*ctr, "images", "tag", "--force", "localhost/rtimg:kept", "localhost/rtimg:v1")
+    run(*ctr, "images", "rm", "localhost/rtimg:kept")
+    ok(err.startswith("StartContainer: ") and "containerd made container" in err and "refused" in err,
+       "the image's tag moved after CreateContainer: refused at StartContainer, not run on the other image", err)
+    c.remove_pod(pod)
+    nothing_left("moved tag")
+    # and with the tag back, the same pod's image runs again
+    pod, cfg = c.run_pod(T, "moved-back", "rootasm", {})
+    cid, st, out = one_shot(pod, cfg, "c", ["cat", "/etc/msg"])
+    ok(st[:2] == (CONTAINER_EXITED, 0) and out == "hello-from-the-bundle\n", "the tag back: the pod's own image",
+       (st, out))
+    c.remove_pod(pod)
+    nothing_left("tag back")
+
     print("# the CRI calls of the annotated pod (case 3):")
     for line in transcript:
         print(f"#   {line}")
