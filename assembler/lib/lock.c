@@ -71,6 +71,15 @@ static const char *const ns_steps[] = {
 	"make / private", "mount a tmpfs over /", "pivot_root", "open its namespace", NULL,
 };
 
+/* @fd, a helper's result, dup3()ed onto the slot the parent reserved, and closed (our fd table is the parent's). */
+static int give(const struct lock_arg *a, int fd)
+{
+	int r = dup3(fd, a->slot, O_CLOEXEC) < 0 ? -errno : 0;
+
+	close(fd);
+	return r;
+}
+
 static int ns_child(void *arg, int *step)
 {
 	const struct lock_arg *a = arg;
@@ -108,10 +117,7 @@ static int ns_child(void *arg, int *step)
 		return -errno;
 	}
 	*step = N_NS;
-	if (dup3(fd, a->slot, O_CLOEXEC) < 0)
-		return -errno;
-	close(fd);
-	return 0;
+	return give(a, fd);
 }
 
 /*
@@ -170,10 +176,7 @@ static int userns_child(void *arg, int *step)
 	if (fd < 0)
 		return -errno;
 	*step = U_SLOT;
-	if (dup3(fd, a->slot, O_CLOEXEC) < 0)
-		return -errno;
-	close(fd);
-	return 0;
+	return give(a, fd);
 }
 
 /* The context's lock namespace and user namespace (*userns), made once. */
@@ -241,10 +244,7 @@ static int lock_child(void *arg, int *step)
 	if (fd < 0)
 		return -errno;
 	*step = L_SLOT;
-	if (dup3(fd, a->slot, O_CLOEXEC) < 0)
-		return -errno;
-	close(fd);
-	return 0;
+	return give(a, fd);
 }
 
 int ra_tree_lock(struct rootasm_ctx *ctx, int *tree, struct rootasm_error *e)
