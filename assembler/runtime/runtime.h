@@ -146,8 +146,7 @@ int rt_state_lock(const char *root, const char *id, bool create, struct rt_state
  * The lock of @s taken again after it was released (flock(s->fd, LOCK_UN):
  * a foreground run's delegate), on the directory it had locked: 1 when that
  * was removed meanwhile (a delete; what a create of the same id made since
- * is another container's). With s->fd closed, the id's directory is opened
- * again in the state directory rt_state_lock() opened and judged.
+ * is another container's).
  */
 int rt_state_relock(struct rt_state *s);
 void rt_state_unlock(struct rt_state *s);

@@ -164,8 +164,6 @@ int rt_state_relock(struct rt_state *s)
 {
 	struct stat st;
 
-	if (s->fd < 0)
-		return lock_id(s, false);
 	if (flock(s->fd, LOCK_EX) < 0)
 		return rt_error("flock %s: %s", s->path, strerror(errno));
 	if (fstat(s->fd, &st) < 0)
