@@ -334,6 +334,19 @@ static int grpc_call(const char *addr, const char *method, const struct buf *req
 	return r;
 }
 
+/* A string field @field of @m into @out (NUL-terminated): 0, or -EPROTO when it is absent, empty or too long. */
+static int pb_string(const unsigned char *m, size_t n, unsigned int field, char *out, size_t size)
+{
+	const unsigned char *f;
+	size_t f_n;
+
+	if (pb_get(m, n, field, &f, &f_n) < 0 || !f_n || f_n >= size || memchr(f, '\0', f_n))
+		return -EPROTO;
+	memcpy(out, f, f_n);
+	out[f_n] = '\0';
+	return 0;
+}
+
 /* @method with a request of one field, the string @s as field 1; its answer in @ans (grpc_call()). */
 static int call1(const char *addr, const char *method, const char *s, struct buf *ans)
 {
@@ -350,8 +363,8 @@ int rt_containerd_image(const char *addr, const char *name, char *media_type, si
 			size_t d_size)
 {
 	struct buf ans = { 0 };
-	const unsigned char *img, *target, *f;
-	size_t img_n, target_n, f_n;
+	const unsigned char *img, *target;
+	size_t img_n, target_n;
 	int r;
 
 	/* GetImageRequest {name (1)} */
@@ -360,17 +373,10 @@ int rt_containerd_image(const char *addr, const char *name, char *media_type, si
 		return r;
 	/* GetImageResponse.image (1) -> Image.target (3) -> Descriptor.media_type (1), digest (2) */
 	r = -EPROTO;
-	if (pb_get(ans.p, ans.n, 1, &img, &img_n) == 0 && pb_get(img, img_n, 3, &target, &target_n) == 0 &&
-	    pb_get(target, target_n, 2, &f, &f_n) == 0 && f_n < d_size) {
-		memcpy(digest, f, f_n);
-		digest[f_n] = '\0';
+	if (pb_get(ans.p, ans.n, 1, &img, &img_n) == 0 && pb_get(img, img_n, 3, &target, &target_n) == 0)
+		r = pb_string(target, target_n, 2, digest, d_size);
+	if (r == 0 && pb_string(target, target_n, 1, media_type, mt_size) < 0)
 		media_type[0] = '\0';
-		if (pb_get(target, target_n, 1, &f, &f_n) == 0 && f_n < mt_size) {
-			memcpy(media_type, f, f_n);
-			media_type[f_n] = '\0';
-		}
-		r = 0;
-	}
 	free(ans.p);
 	return r;
 }
@@ -411,19 +417,6 @@ int rt_containerd_content(const char *addr, const char *digest, char **ret, size
 	}
 	*ret = (char *)all.p;
 	*ret_n = all.n - 1;
-	return 0;
-}
-
-/* A string field @field of @m into @out (NUL-terminated): 0, or -EPROTO when it is absent, empty or too long. */
-static int pb_string(const unsigned char *m, size_t n, unsigned int field, char *out, size_t size)
-{
-	const unsigned char *f;
-	size_t f_n;
-
-	if (pb_get(m, n, field, &f, &f_n) < 0 || !f_n || f_n >= size || memchr(f, '\0', f_n))
-		return -EPROTO;
-	memcpy(out, f, f_n);
-	out[f_n] = '\0';
 	return 0;
 }
 
