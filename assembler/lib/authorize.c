@@ -11,6 +11,9 @@
  *                   unless the layout marks the image `trusted: true`
  *   user            (runs with the user's file-system credentials, as the open
  *                   stage did, so each answer is the kernel's)
+ *                   - image files: an administrator's under the same trust
+ *                     rule, whatever the layout says, and never for uid 0
+ *                     without capabilities (user_image());
  *                   - layers' and volumes' own idmaps: refused (an idmap gives
  *                     files to whoever the map names);
  *                   - an upper directory on the host: refused (overlayfs copies
@@ -125,6 +128,31 @@ static void trust_file(struct astate *a, const struct rootasm_layout *l, const s
 		deny(a, l, s, s->loc, s->key, "the %s file was not judged when it was opened", nested ? "layout" : "image");
 }
 
+/*
+ * An image file a user's tree mounts: the kernel reads a filesystem out of it
+ * with the assembler's rights, which the user does not have on the host
+ * (squashfs and erofs mount in the initial user namespace only). So it must be
+ * an administrator's file under the one trust rule, one the user could neither
+ * have made nor change, whatever the layout says (`trusted: true` is an
+ * administrator's word; a user's layout is the user's own, inline or read with
+ * the user's rights). uid 0 without CAP_SYS_ADMIN owns root's files: it may
+ * write every one of them, so no image is an administrator's to it.
+ */
+static void user_image(struct astate *a, const struct rootasm_layout *l, const struct ra_src *s, const char *who)
+{
+	if (s->fd < 0 || !a->host_ids || !S_ISREG(s->mode))
+		return;
+	if (s->admin_trust < 0)
+		deny(a, l, s, s->loc, s->key, "a tree for %s mounts only an administrator's image files, which it "
+		     "could not have made or changed (the kernel reads them with the assembler's rights): %s", who,
+		     s->admin_why ? s->admin_why : strerror(-s->admin_trust));
+	else if (s->admin_trust > 0)
+		deny(a, l, s, s->loc, s->key, "the image file was not judged when it was opened");
+	else if (a->p && a->p->uid == 0)
+		deny(a, l, s, s->loc, s->key, "a tree for %s mounts no image file: without CAP_SYS_ADMIN uid 0 may still "
+		     "write every root-owned file, so none is an administrator's to it", who);
+}
+
 /* A user's source with a mount at or below it: what the mount hides is not the user's to see. */
 static int covers(struct astate *a, const struct rootasm_layout *l, const struct ra_src *s, const char *who)
 {
@@ -174,6 +202,8 @@ static int walk(struct astate *a, struct rootasm_layout *l)
 			trust_file(a, l, &ly->src);
 		if (admin)
 			continue;
+		if (ly->kind == RA_LAYER_IMAGE)
+			user_image(a, l, &ly->src, who);
 		if (ly->idmap.set)
 			deny(a, l, NULL, ly->loc, ly->src.key, "an idmap of the layout's own is for administrators "
 			     "(the tree is for %s)", who);
@@ -196,6 +226,8 @@ static int walk(struct astate *a, struct rootasm_layout *l)
 
 		if ((k->image || m->src.kind == RA_SRC_LAYOUT) && admin)
 			trust_file(a, l, &m->src);
+		else if (k->image && k->auth != RA_VAUTH_ADMIN)
+			user_image(a, l, &m->src, who);
 		if (!admin && k->auth == RA_VAUTH_ADMIN)
 			deny(a, l, NULL, m->loc, m->src.key, "'%s' mounts are for administrators (the tree is for %s)",
 			     k->name, who);

@@ -537,6 +537,31 @@ TEST(daemon_policy_refuses_what_it_does_not_allow)
 	REFUSED(UNPRIV, NULL, text, EPERM, "in none of the source directories allowed to uid");
 	/* inline, a relative path: it would resolve against the daemon's working directory */
 	REFUSED(UNPRIV, NULL, "version: 1\nlayers:\n  - dir: src/l1\n", EINVAL, "relative path in a layout sent inline");
+	/*
+	 * inline, an image file the user made (or could change) in its sources:
+	 * root would mount a filesystem the user wrote, which it cannot on the
+	 * host; the layout's `trusted: true` is not the user's to give
+	 */
+	sh("mkdir -p %s/src/mine %s/src/grp && cp %s/src/l2.sqfs %s/src/mine/own.sqfs && cp %s/src/l2.sqfs %s/src/grp/roots.sqfs && "
+	   "chown %d %s/src/mine %s/src/mine/own.sqfs && chgrp %d %s/src/grp && chmod 0775 %s/src/grp",
+	   fix, fix, fix, fix, fix, fix, UNPRIV, fix, fix, UNPRIV, fix, fix);
+	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - image: %s\n", path("src/mine/own.sqfs"));
+	REFUSED(UNPRIV, NULL, text, EPERM, "a tree for uid 4242 gid 4242 mounts only an administrator's image files");
+	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - image: %s\n    trusted: true\n", path("src/mine/own.sqfs"));
+	REFUSED(UNPRIV, NULL, text, EPERM, "mounts only an administrator's image files");
+	/* root's file in a directory the user's group may write: the user could put another in its place */
+	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - image: %s\n", path("src/grp/roots.sqfs"));
+	REFUSED(UNPRIV, NULL, text, EPERM, "mounts only an administrator's image files");
+	/* an image volume, the same */
+	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - image: %s\nmounts:\n  - { image: %s, target: /vol }\n",
+		 path("src/l2.sqfs"), path("src/mine/own.sqfs"));
+	REFUSED(UNPRIV, NULL, text, EPERM, "mounts only an administrator's image files");
+	/* the same image, root's in root's directory: served */
+	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - image: %s\nupper: { tmpfs: {} }\n"
+		 "mounts:\n  - { image: %s, target: /vol }\n", path("src/l2.sqfs"), path("src/vol.sqfs"));
+	SERVED(UNPRIV, NULL, text);
+	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - dir: %s\n  - image: %s\n", path("other/l1"),
+		 path("src/l2.sqfs"));
 	/* a uid whose rule has no inline */
 	REFUSED(UNPRIV + 1, NULL, text, EPERM, "may load only layout files in the layout directories allowed to it, not "
 		"a layout from memory");
@@ -2108,6 +2133,22 @@ TEST(daemon_principal_uid0_without_capabilities_is_an_ordinary_user)
 	ASSERT_CONTAINS(err, "no rule of the policy names uid 0");
 	ASSERT_EQ(uid0_client(&d, true, err, sizeof(err)), 1);
 	ASSERT_CONTAINS(err, "no rule of the policy names uid 0");
+	no_leaks(&d);
+	stop(&d);
+	/*
+	 * A rule for uid 0: an ordinary user's tree, and no image in it, root's
+	 * or not: without CAP_SYS_ADMIN uid 0 may still write root's files.
+	 */
+	put("policy-uid0.json", "{\"rootasmd-policy\": 1, \"rules\": [{\"uids\": [0], \"layouts\": [\"%s/layouts\"]}]}\n",
+	    fix);
+	{
+		const char *extra[] = { "--policy", path("policy-uid0.json"), NULL };
+
+		d = start("sa3b", extra);
+	}
+	ASSERT_EQ(uid0_client(&d, false, err, sizeof(err)), 1);
+	ASSERT_CONTAINS(err, "layers[1].image: Operation not permitted");
+	ASSERT_CONTAINS(err, "without CAP_SYS_ADMIN uid 0 may still write every root-owned file");
 	no_leaks(&d);
 	stop(&d);
 }
