@@ -28,7 +28,9 @@
  * administrator's, so that a pod's annotation does not name an image another
  * pod's engine pulled (with credentials, or past an admission rule that
  * makes each pod pull its images). Concurrent creates of one image import it
- * once (flock on the engine's store directory).
+ * once (flock on the engine's store directory). After an import, what
+ * containerd no longer has goes from that store (engine_prune()): kubelet's
+ * image garbage collection frees rootasm's copies too.
  * Without those annotations and a containerd to ask (podman, ctr run, CRI-O)
  * nothing changes: the bundle goes to the delegate as it came.
  */
@@ -155,50 +157,59 @@ static bool is_digest(const char *s)
 	return !strncmp(s, "sha256:", 7) && strlen(s) == 71 && strspn(s + 7, "0123456789abcdef") == 64;
 }
 
-/* The manifest digest containerd keeps for @name, this platform's when it is an index: into @out (72 bytes). */
-static int engine_manifest(const struct rt_conf *c, const char *name, char out[72])
+/*
+ * The manifest digest containerd keeps for @name, this platform's when it is
+ * an index: into @out (72 bytes). 0; 1: containerd has no image of that name;
+ * -1: why in @why.
+ */
+static int resolve(const char *addr, const char *name, char out[72], char *why, size_t size)
 {
-	const char *addr = containerd_address(c);
+	_cleanup_free_ char *idx = NULL;
 	char mt[256], top[128];
+	json_t *j, *m;
+	size_t i, n = 0;
 	int r;
 
 	/* containerd's own answer, through its API (containerd.c): no ctr process per create */
 	r = rt_containerd_image(addr, name, mt, sizeof(mt), top, sizeof(top));
 	if (r > 0)
-		return rt_error("the engine's image %s: containerd (%s, namespace " CRI_NAMESPACE ") has no such image",
-				name, addr);
+		return 1;
 	if (r < 0)
-		return rt_error("the engine's image %s: ask containerd at %s: %s", name, addr, strerror(-r));
+		return snprintf(why, size, "ask containerd at %s: %s", addr, strerror(-r)), -1;
 	if (!is_digest(top))
-		return rt_error("the engine's image %s: containerd's target '%.80s' is not a sha256 digest", name, top);
+		return snprintf(why, size, "containerd's target '%.80s' is not a sha256 digest", top), -1;
 	snprintf(out, 72, "%s", top);
-	if (strstr(mt, "index") || strstr(mt, "manifest.list")) {
-		_cleanup_free_ char *idx = NULL;
-		size_t n = 0;
-		json_t *j, *m;
-		size_t i;
+	if (!strstr(mt, "index") && !strstr(mt, "manifest.list"))
+		return 0;
+	r = rt_containerd_content(addr, top, &idx, &n);
+	if (r != 0)
+		return snprintf(why, size, "its index %s: %s", top, r > 0 ? "not in containerd's content store" :
+				strerror(-r)), -1;
+	j = json_loadb(idx, n, JSON_REJECT_DUPLICATES, NULL);
+	json_array_foreach(json_object_get(j, "manifests"), i, m) {
+		json_t *p = json_object_get(m, "platform");
+		const char *d = json_string_value(json_object_get(m, "digest"));
 
-		r = rt_containerd_content(addr, top, &idx, &n);
-		if (r != 0)
-			return rt_error("the engine's image %s: its index %s: %s", name, top,
-					r > 0 ? "not in containerd's content store" : strerror(-r));
-		j = json_loadb(idx, n, JSON_REJECT_DUPLICATES, NULL);
-		json_array_foreach(json_object_get(j, "manifests"), i, m) {
-			json_t *p = json_object_get(m, "platform");
-			const char *d = json_string_value(json_object_get(m, "digest"));
-
-			if (d && is_digest(d) && !strcmp(json_string_value(json_object_get(p, "os")) ?: "", "linux") &&
-			    !strcmp(json_string_value(json_object_get(p, "architecture")) ?: "", RA_OCI_HOST_ARCH)) {
-				snprintf(out, 72, "%s", d);
-				json_decref(j);
-				return 0;
-			}
+		if (d && is_digest(d) && !strcmp(json_string_value(json_object_get(p, "os")) ?: "", "linux") &&
+		    !strcmp(json_string_value(json_object_get(p, "architecture")) ?: "", RA_OCI_HOST_ARCH)) {
+			snprintf(out, 72, "%s", d);
+			json_decref(j);
+			return 0;
 		}
-		json_decref(j);
-		return rt_error("the engine's image %s: its index %s has no manifest for linux/" RA_OCI_HOST_ARCH, name,
-				top);
 	}
-	return 0;
+	json_decref(j);
+	return snprintf(why, size, "its index %s has no manifest for linux/" RA_OCI_HOST_ARCH, top), -1;
+}
+
+static int engine_manifest(const struct rt_conf *c, const char *name, char out[72])
+{
+	char why[512];
+	int r = resolve(containerd_address(c), name, out, why, sizeof(why));
+
+	if (r > 0)
+		return rt_error("the engine's image %s: containerd (%s, namespace " CRI_NAMESPACE ") has no such image",
+				name, containerd_address(c));
+	return r < 0 ? rt_error("the engine's image %s: %s", name, why) : 0;
 }
 
 /*
@@ -298,6 +309,65 @@ static int import_from_engine(const struct rt_conf *c, const char *name, const c
 	return r;
 }
 
+/*
+ * Whether containerd still has the engine's store's image @im: one of the
+ * names it was imported by still gives its manifest, or CRI's name of its ID
+ * (the config's digest: CRI names every image it pulls so). 1: yes; 0: no;
+ * -1: containerd did not answer.
+ */
+static int engine_has(const char *addr, const struct rootasm_store_image *im)
+{
+	char got[72], why[512], mt[256], top[128];
+	int r;
+
+	for (size_t i = 0; i < im->nnames; i++) {
+		r = resolve(addr, im->names[i], got, why, sizeof(why));
+		if (r == 0 && !strcmp(got, im->manifest))
+			return 1;
+		if (r < 0 && strncmp(why, "its index", 9))
+			return -1;
+	}
+	r = rt_containerd_image(addr, im->config, mt, sizeof(mt), top, sizeof(top));
+	return r < 0 ? -1 : r == 0;
+}
+
+/*
+ * The engine's store follows containerd's, after each import into it (the
+ * only time it grows; the caller holds its flock): an image containerd no
+ * longer has (engine_has(): kubelet's image garbage collection removed it,
+ * or `crictl rmi`) is removed, then the layer images no image names
+ * (rootasm_store_gc(): not those a live tree's loop device holds). A
+ * container of it that runs keeps its tree; one created later imports it
+ * again, if containerd has it again. What fails is said, and kept.
+ */
+static void engine_prune(const struct rt_conf *c, const char *keep)
+{
+	struct rootasm_store_gc_result g = { .size = sizeof(g) };
+	struct rootasm_store_image *v = NULL;
+	struct rootasm_error e = { 0 };
+	size_t n = 0, removed = 0;
+	char line[1024];
+
+	if (rootasm_store_images(c->engine_store, &v, &n, &e) < 0) {
+		rt_warn("the engine's store %s: %s", c->engine_store, rootasm_error_format(&e, line, sizeof(line)));
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(v[i].manifest, keep) || engine_has(containerd_address(c), &v[i]) != 0)
+			continue;
+		memset(&e, 0, sizeof(e));
+		if (rootasm_store_remove(c->engine_store, v[i].manifest, &e) < 0)
+			rt_warn("the engine's store %s: remove %s: %s", c->engine_store, v[i].manifest,
+				rootasm_error_format(&e, line, sizeof(line)));
+		else
+			removed++;
+	}
+	rootasm_store_images_free(v, n);
+	memset(&e, 0, sizeof(e));
+	if (removed && rootasm_store_gc(c->engine_store, 0, &g, &e) < 0)
+		rt_warn("the engine's store %s: gc: %s", c->engine_store, rootasm_error_format(&e, line, sizeof(line)));
+}
+
 /* The image name containerd's CRI plugin gave a container of a pod (not its sandbox), or NULL. */
 static const char *cri_image_name(json_t *cfg)
 {
@@ -351,6 +421,7 @@ int rt_cri_image(const struct rt_conf *c, json_t *cfg, const char *id, char **re
 		if (r < 0 && e.err == ENOENT) {
 			if (import_from_engine(c, name, manifest) < 0)
 				return -1;
+			engine_prune(c, manifest);
 			r = 0;
 		}
 	}

@@ -257,6 +257,11 @@ class CRI:
         fn = self.ch.unary_unary("/runtime.v1.ImageService/ImageStatus")
         return text(unpb(one(unpb(fn(pb((1, pb((1, image)))), timeout=30)), 1, b"")), 1)
 
+    def remove_image(self, image):
+        # ImageService.RemoveImage: RemoveImageRequest image 1 (ImageSpec: image 1); as kubelet's image GC
+        # removes one (every reference of it, its ID's too)
+        self.ch.unary_unary("/runtime.v1.ImageService/RemoveImage")(pb((1, pb((1, image)))), timeout=30)
+
     def list_pods(self):
         return [text(unpb(p), 1) for p in self.call("ListPodSandbox", b"").get(1, [])]
 
@@ -850,6 +855,33 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
        (st, out))
     c.remove_pod(pod)
     nothing_left("tag back")
+
+    # 8. the engine's store follows containerd's: an image containerd no longer has (kubelet's image garbage
+    # collection: CRI's RemoveImage) goes from it at the next import, with its layer images; one that
+    # containerd still has stays
+    def engine_images():
+        p = run(cli, "images", "--store", f"{T}/st/engine", "--json")
+        return {n: i for i in json.loads(p.stdout or "[]") for n in i.get("names", [])}
+
+    def layer_files(im):
+        return {ly["image"] for ly in json.load(open(im["layout"]))["layers"]} if im and im.get("layout") else set()
+
+    before = engine_images()
+    kept, gone = layer_files(before.get("localhost/rtimg:v1")), layer_files(before.get("localhost/other:v1"))
+    gone -= kept
+    c.remove_image("localhost/other:v1")
+    sh(f"tar -C {T}/img -cf {T}/img-oci.tar .")
+    run(*ctr, "images", "import", "--snapshotter", "overlayfs", "--base-name", "localhost/third", f"{T}/img-oci.tar")
+    pod, cfg = c.run_pod(T, "gc", "rootasm", {})
+    cid, st, out = one_shot(pod, cfg, "c", ["cat", "/etc/msg"], image="localhost/third:v1")
+    after = engine_images()
+    ok(st[:2] == (CONTAINER_EXITED, 0) and out == "hello-from-rootasm\n" and gone and kept and
+       sorted(after) == ["localhost/rtimg:v1", "localhost/third:v1"] and
+       not any(os.path.exists(f) for f in gone) and all(os.path.exists(f) for f in kept),
+       "the engine's store follows containerd's: the image containerd no longer has removed at the next import, "
+       "with its layer images; the one it has kept", (st, out, sorted(before), sorted(after), gone, kept))
+    c.remove_pod(pod)
+    nothing_left("the engine's store pruned")
 
     print("# the CRI calls of the annotated pod (case 3):")
     for line in transcript:
