@@ -28,12 +28,13 @@
  * administrator's, so that a pod's annotation does not name an image another
  * pod's engine pulled (with credentials, or past an admission rule that
  * makes each pod pull its images). Concurrent creates of one image import it
- * once (flock on the engine's store directory). After an import, what
+ * once, those of different images at once (import_slot()). After an import, what
  * containerd no longer has goes from that store (engine_prune()): kubelet's
  * image garbage collection frees rootasm's copies too.
  * Without those annotations and a containerd to ask (podman, ctr run, CRI-O)
  * nothing changes: the bundle goes to the delegate as it came.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -245,40 +246,68 @@ static int is_the_mounted(const struct rt_conf *c, const char *name, const char 
 	return r;
 }
 
-/* rm -rf of @dir, on this file system only. */
-static int remove_tree(const char *dir)
+/* rm -rf of @a and @b (NULL: none), on this file system only. */
+static int remove_trees(const char *a, const char *b)
 {
-	const char *rm[] = { "rm", "-rf", "--one-file-system", dir, NULL };
+	const char *rm[] = { "rm", "-rf", "--one-file-system", a, b, NULL };
 	_cleanup_free_ char *out = NULL;
 
 	return run_tool("the engine's image export", rm, &out);
 }
 
 /*
- * ctr images export of @name into STORE/.engine-export (an OCI layout in a
- * tar: its manifest the very blob containerd keeps), unpacked there, then
- * rootasm_import() of that layout. The caller holds the store directory's
- * flock: what is there is what a create killed midway left.
+ * An import's slot: one image's import at a time, different images' at once.
+ * The import of @manifest holds the slot its digest falls in, one of
+ * IMPORT_SLOTS directories STORE/engine/.engine-export/NN (flock()ed on its
+ * fd), and unpacks the export there. The slot's fd, locked, its path in
+ * *ret_dir (caller frees); or -1 said.
  */
-static int import_from_engine(const struct rt_conf *c, const char *name, const char *manifest)
+#define IMPORT_SLOTS 64
+
+static int import_slot(const struct rt_conf *c, const char *manifest, char **ret_dir)
+{
+	_cleanup_free_ char *top = fmt("%s/.engine-export", c->engine_store);
+	unsigned int slot = (unsigned int)strtoul((char[3]){ manifest[7], manifest[8], 0 }, NULL, 16) % IMPORT_SLOTS;
+	int fd;
+
+	*ret_dir = top ? fmt("%s/%02x", top, slot) : NULL;
+	if (!*ret_dir)
+		return rt_error("out of memory");
+	if ((mkdir(top, 0700) < 0 && errno != EEXIST) || (mkdir(*ret_dir, 0700) < 0 && errno != EEXIST))
+		return rt_error("the store %s: %s: %s", c->engine_store, *ret_dir, strerror(errno));
+	fd = open(*ret_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
+		int err = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return rt_error("the store %s: %s: %s", c->engine_store, *ret_dir, strerror(err));
+	}
+	return fd;
+}
+
+/*
+ * ctr images export of @name into @dir, its import's slot (import_slot(),
+ * held: what is there is what a create killed midway left), as an OCI layout
+ * in a tar (its manifest the very blob containerd keeps), unpacked there, then
+ * rootasm_import() of that layout.
+ */
+static int import_from_engine(const struct rt_conf *c, const char *name, const char *manifest, const char *dir)
 {
 	struct rootasm_import_opts o = { .size = sizeof(o), .store = c->engine_store };
 	struct rootasm_import_result res = { 0 };
 	struct rootasm_error e = { 0 };
-	_cleanup_free_ char *dir = NULL, *tar = NULL, *oci = NULL, *ref = NULL, *out = NULL;
+	_cleanup_free_ char *tar = NULL, *oci = NULL, *ref = NULL, *out = NULL;
 	char tag[512];
 	int r;
 
-	dir = fmt("%s/.engine-export", c->engine_store);
-	tar = dir ? fmt("%s/image.tar", dir) : NULL;
-	oci = dir ? fmt("%s/oci", dir) : NULL;
+	tar = fmt("%s/image.tar", dir);
+	oci = fmt("%s/oci", dir);
 	ref = oci ? fmt("oci:%s", oci) : NULL;
 	if (!tar || !ref)
 		return rt_error("out of memory");
-	if (remove_tree(dir) < 0)
+	if (remove_trees(tar, oci) < 0)
 		return -1;
-	if (mkdir(dir, 0700) < 0)
-		return rt_error("the engine's image %s: %s: %s", name, dir, strerror(errno));
 	{
 		/* (the platform the import chooses from an index: the same manifest) */
 		const char *ex[] = { "images", "export", "--platform", "linux/" RA_OCI_HOST_ARCH, tar, name, NULL };
@@ -304,7 +333,7 @@ static int import_from_engine(const struct rt_conf *c, const char *name, const c
 		}
 		rootasm_import_result_free(&res);
 	}
-	if (remove_tree(dir) < 0)
+	if (remove_trees(tar, oci) < 0)
 		r = -1;
 	return r;
 }
@@ -329,6 +358,57 @@ static int engine_has(const char *addr, const struct rootasm_store_image *im)
 	}
 	r = rt_containerd_image(addr, im->config, mt, sizeof(mt), top, sizeof(top));
 	return r < 0 ? -1 : r == 0;
+}
+
+/*
+ * What imports killed midway left in the slots no import holds now, and what
+ * is not a slot (an older runtime's export): removed. One sweep at a time
+ * (flock on .engine-export, not waited for: another sweep does it).
+ */
+static void sweep_exports(const struct rt_conf *c)
+{
+	_cleanup_free_ char *top = fmt("%s/.engine-export", c->engine_store);
+	_cleanup_close_ int tfd = -EBADF;
+	struct dirent *de;
+	DIR *d;
+
+	tfd = top ? open(top, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -EBADF;
+	if (tfd < 0 || flock(tfd, LOCK_EX | LOCK_NB) < 0)
+		return;
+	d = opendir(top);
+	while (d && (de = readdir(d))) {
+		const char *n = de->d_name;
+		_cleanup_free_ char *path = NULL, *tar = NULL, *oci = NULL;
+		bool slot = strlen(n) == 2 && strspn(n, "0123456789abcdef") == 2 && de->d_type == DT_DIR;
+		char t[16], o[16];
+		int fd;
+
+		if (!strcmp(n, ".") || !strcmp(n, ".."))
+			continue;
+		path = fmt("%s/%s", top, n);
+		if (!path)
+			break;
+		if (!slot) {
+			remove_trees(path, NULL);
+			continue;
+		}
+		snprintf(t, sizeof(t), "%s/image.tar", n);
+		snprintf(o, sizeof(o), "%s/oci", n);
+		/* (an empty slot: nothing to remove, no rm run) */
+		if (faccessat(tfd, t, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && faccessat(tfd, o, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		fd = openat(tfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			tar = fmt("%s/image.tar", path);
+			oci = fmt("%s/oci", path);
+			if (tar && oci)
+				remove_trees(tar, oci);
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	if (d)
+		closedir(d);
 }
 
 /*
@@ -363,6 +443,7 @@ static void engine_prune(const struct rt_conf *c, const char *keep)
 			removed++;
 	}
 	rootasm_store_images_free(v, n);
+	sweep_exports(c);
 	memset(&e, 0, sizeof(e));
 	if (removed && rootasm_store_gc(c->engine_store, 0, &g, &e) < 0)
 		rt_warn("the engine's store %s: gc: %s", c->engine_store, rootasm_error_format(&e, line, sizeof(line)));
@@ -388,6 +469,7 @@ int rt_cri_image(const struct rt_conf *c, json_t *cfg, const char *id, char **re
 	const char *name = cri_image_name(cfg);
 	char manifest[72], line[1024];
 	_cleanup_close_ int sfd = -EBADF;
+	_cleanup_free_ char *slot = NULL;
 	struct rootasm_error e = { 0 };
 	int r;
 
@@ -413,13 +495,13 @@ int rt_cri_image(const struct rt_conf *c, json_t *cfg, const char *id, char **re
 		/* one import of it at a time: the others find it there once it is done */
 		if ((mkdir(c->store, 0755) < 0 && errno != EEXIST) || (mkdir(c->engine_store, 0755) < 0 && errno != EEXIST))
 			return rt_error("the store %s: %s", c->engine_store, strerror(errno));
-		sfd = open(c->engine_store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (sfd < 0 || flock(sfd, LOCK_EX) < 0)
-			return rt_error("the store %s: %s", c->engine_store, strerror(errno));
+		sfd = import_slot(c, manifest, &slot);
+		if (sfd < 0)
+			return -1;
 		memset(&e, 0, sizeof(e));
 		r = rootasm_store_lookup(c->engine_store, manifest, NULL, NULL, &e);
 		if (r < 0 && e.err == ENOENT) {
-			if (import_from_engine(c, name, manifest) < 0)
+			if (import_from_engine(c, name, manifest, slot) < 0)
 				return -1;
 			engine_prune(c, manifest);
 			r = 0;

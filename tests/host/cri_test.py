@@ -47,6 +47,7 @@ pod.
 TAP output; exit 77 (skip) without root. containerd, ctr, crun and python3-grpcio
 missing is a failure (ci/deps installs them).
 """
+import fcntl
 import io
 import json
 import os
@@ -787,7 +788,9 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     # have yet (unannotated: all four ask for its import at once; an index, resolved to this platform's
     # manifest), six of a layout (YAML or JSON), half of those through rootasmd
     results = {}
-    # what a create killed during an import would leave: the next import removes it
+    # what a create killed during an import would leave in its slot (and an older runtime's export): the next
+    # import removes it
+    os.makedirs(f"{T}/st/engine/.engine-export/3f/oci/blobs")
     os.makedirs(f"{T}/st/engine/.engine-export/oci/blobs")
 
     def want(i):
@@ -823,8 +826,10 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
        f"ten pods at once on rootasm's trees: the new image (an index in containerd) imported once for four, "
        f"as this platform's manifest; half the layouts' through rootasmd ({t_many:.1f} s, run to removed)",
        (bad, named, target, other))
-    ok(not os.path.exists(f"{T}/st/engine/.engine-export"),
-       "the export an import unpacked is gone, and so is what a killed one left", os.listdir(f"{T}/st/engine"))
+    top = f"{T}/st/engine/.engine-export"
+    left = {n: os.listdir(f"{top}/{n}") for n in (os.listdir(top) if os.path.isdir(top) else [])}
+    ok(all(len(n) == 2 and not v for n, v in left.items()),
+       "the export an import unpacked is gone, and so is what a killed one left (empty slots only)", left)
     # rootasmd keeps one mount per image it served (its loop device) until it stops
     d.terminate()
     ok(d.wait(10) == 0, "rootasmd stops on SIGTERM", open(f"{T}/rootasmd.log").read())
@@ -882,6 +887,49 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
        "with its layer images; the one it has kept", (st, out, sorted(before), sorted(after), gone, kept))
     c.remove_pod(pod)
     nothing_left("the engine's store pruned")
+
+    # 9. one import of an image at a time, different images' at once: with the slot of image X's import held
+    # (as a long import of X would hold it), a pod of X waits and a pod of Y, in another slot, runs
+    def image(name, msg):
+        sh(f"cd {T} && echo {msg} >tree/etc/msg && tar -C tree --numeric-owner -cf {name}.tar . && rm -rf {name} && "
+           f"{sys.executable} {mkoci} layout {name} --tag v1 --config '{{\"Cmd\": [\"/bin/sh\"]}}' {name}.tar:gzip "
+           f">/dev/null && tar -C {T}/{name} -cf {T}/{name}-oci.tar .")
+        run(*ctr, "images", "import", "--snapshotter", "overlayfs", "--base-name", f"localhost/{name}", f"{T}/{name}-oci.tar")
+        digest = run(*ctr, "images", "ls", f"name==localhost/{name}:v1").stdout.split("\n")[1].split()[2]
+        return int(digest[7:9], 16) % 64
+
+    slot_x = image("slotx", "hello-from-x")
+    for i in range(8):
+        if image("sloty", f"hello-from-y{i}") != slot_x:
+            break
+    want_y = f"hello-from-y{i}\n"
+    slot_dir = f"{T}/st/engine/.engine-export/{slot_x:02x}"
+    os.makedirs(slot_dir, exist_ok=True)
+    held = os.open(slot_dir, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    res = {}
+
+    def pod_with(tag):
+        try:
+            pod, cfg = c.run_pod(T, f"slot-{tag}", "rootasm", {})
+            cid, st, out = one_shot(pod, cfg, "c", ["cat", "/etc/msg"], image=f"localhost/slot{tag}:v1")
+            res[tag] = (st[:2], out)
+            c.remove_pod(pod)
+        except Exception as e:                  # noqa: BLE001 (reported below)
+            res[tag] = repr(e)
+    tx, ty = (threading.Thread(target=pod_with, args=(t,)) for t in "xy")
+    tx.start()
+    ty.start()
+    ty.join(100)
+    x_waited = tx.is_alive() and "x" not in res
+    fcntl.flock(held, fcntl.LOCK_UN)
+    os.close(held)
+    tx.join(100)
+    ok(res.get("y") == ((CONTAINER_EXITED, 0), want_y) and x_waited and
+       res.get("x") == ((CONTAINER_EXITED, 0), "hello-from-x\n"),
+       "imports of different images at once (Y's ran while X's slot was held), one of an image at a time (X's "
+       "waited for its slot)", (res, x_waited))
+    nothing_left("imports in their slots")
 
     print("# the CRI calls of the annotated pod (case 3):")
     for line in transcript:
