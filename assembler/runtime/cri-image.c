@@ -375,12 +375,18 @@ static void sweep_exports(const struct rt_conf *c)
 	tfd = top ? open(top, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -EBADF;
 	if (tfd < 0 || flock(tfd, LOCK_EX | LOCK_NB) < 0)
 		return;
-	d = opendir(top);
+	{
+		int dfd = dup(tfd);
+
+		d = dfd >= 0 ? fdopendir(dfd) : NULL;
+		if (!d && dfd >= 0)
+			close(dfd);
+	}
 	while (d && (de = readdir(d))) {
 		const char *n = de->d_name;
 		_cleanup_free_ char *path = NULL, *tar = NULL, *oci = NULL;
-		bool slot = strlen(n) == 2 && strspn(n, "0123456789abcdef") == 2 && de->d_type == DT_DIR;
-		char t[16], o[16];
+		bool slot = strlen(n) == 2 && strspn(n, "0123456789abcdef") == 2 &&
+			    (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN);
 		int fd;
 
 		if (!strcmp(n, ".") || !strcmp(n, ".."))
@@ -392,20 +398,21 @@ static void sweep_exports(const struct rt_conf *c)
 			remove_trees(path, NULL);
 			continue;
 		}
-		snprintf(t, sizeof(t), "%s/image.tar", n);
-		snprintf(o, sizeof(o), "%s/oci", n);
-		/* (an empty slot: nothing to remove, no rm run) */
-		if (faccessat(tfd, t, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && faccessat(tfd, o, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
 		fd = openat(tfd, n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+		if (fd < 0) {
+			if (errno == ENOTDIR || errno == ELOOP)
+				remove_trees(path, NULL);	/* (no directory, where d_type could not tell) */
+			continue;
+		}
+		/* held by an import: its own; an empty one: nothing to remove, no rm run */
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && (faccessat(fd, "image.tar", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+							  faccessat(fd, "oci", F_OK, AT_SYMLINK_NOFOLLOW) == 0)) {
 			tar = fmt("%s/image.tar", path);
 			oci = fmt("%s/oci", path);
 			if (tar && oci)
 				remove_trees(tar, oci);
 		}
-		if (fd >= 0)
-			close(fd);
+		close(fd);
 	}
 	if (d)
 		closedir(d);
