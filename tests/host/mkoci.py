@@ -20,6 +20,9 @@
   mkoci.py hostile KIND OUT.tar
       a tar that a layer must not be: dotdot, absolute, symlink-then-file,
       hardlink-outside, huge-sparse, overlay-xattr, reserved-whiteout;
+      hardlink-data, xattr-bomb, symlink-bomb, skip-bomb (what a layer
+      makes beyond its limit: a hard link's data, xattrs, link targets, a
+      tar stream of skipped data);
       cut-padding (ends after the last entry's data: accepted, as umoci
       writes it), cut-data (ends inside it: refused); user-overlay-xattr.
   mkoci.py case KIND OUT.tar
@@ -199,6 +202,25 @@ def hostile(kind, out):
             data = b"1\n0\n512\n".ljust(512, b"\0") + b"y" * 512
             ti.size = len(data)
             t.addfile(ti, io.BytesIO(data))
+        elif kind == "hardlink-data":
+            # a pax hard link that carries data (80 MiB of zeros): the same inode's, counted as a file's
+            add("a", b"")
+            ti = tarfile.TarInfo("b")
+            ti.type, ti.linkname, ti.size = tarfile.LNKTYPE, "a", 80 << 20
+            ti.pax_headers = {"comment": "a hard link with data"}
+            t.addfile(ti, io.BytesIO(bytes(80 << 20)))
+        elif kind == "xattr-bomb":
+            # 600 files, each with two xattrs of about 64 KB: 77 MB in kernel memory of the stage's tmpfs
+            for i in range(600):
+                ti = tarfile.TarInfo(f"f{i}")
+                ti.pax_headers = {f"SCHILY.xattr.trusted.x{j}": f"{i:08d}{j:04d}" + "A" * 64000 for j in range(2)}
+                t.addfile(ti, io.BytesIO(b""))
+        elif kind == "symlink-bomb":
+            # 17000 symbolic links with targets of 4000 bytes: 68 MB
+            for i in range(17000):
+                add(f"s{i}", type=tarfile.SYMTYPE, linkname=f"{i:08d}/" + "a" * 3990)
+        elif kind == "skip-bomb":
+            pass                    # (below: a FIFO whose header says it has 80 MiB of data, which follow)
         elif kind == "overlay-xattr":
             ti = tarfile.TarInfo("redirected")
             ti.type = tarfile.DIRTYPE
@@ -211,6 +233,14 @@ def hostile(kind, out):
         else:
             sys.exit("unknown kind " + kind)
     data = buf.getvalue()
+    if kind == "skip-bomb":
+        ti = tarfile.TarInfo("fifo")
+        ti.type = tarfile.FIFOTYPE
+        h = bytearray(ti.tobuf(format=tarfile.USTAR_FORMAT))
+        h[124:136] = b"%011o\0" % (80 << 20)
+        h[148:156] = b"        "
+        h[148:156] = b"%06o\0 " % sum(h)
+        data = data[:-1024] + bytes(h) + bytes(80 << 20) + bytes(1024)
     if kind == "cut-padding":
         data = data[:512 + 4]      # "ok": its header and its 4 bytes, no padding, no end blocks
     elif kind == "cut-data":

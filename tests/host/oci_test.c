@@ -733,17 +733,23 @@ TEST(refused_layer_leaves_nothing_new_in_the_store)
 
 /* ------------------------------------------------------------ hostile tars */
 
-static void hostile(const char *kind, const char *want)
+static void hostile_as(const char *kind, const char *comp, const char *want)
 {
-	char *out;
+	char *out, layer[64];
 
 	sh("cd %s && rm -rf h.tar && %s hostile %s h.tar", fix, mkoci, kind);
-	mkimage("bad", "h.tar:gzip");
+	snprintf(layer, sizeof(layer), "h.tar:%s", comp);
+	mkimage("bad", layer);
 	sh("rm -rf /tmp/escaped %s/escaped", fix);
 	expect_refused("bad", want, NULL);
 	(void)out;
 	ASSERT_TRUE(access("/tmp/escaped", F_OK) < 0 && access(P("escaped"), F_OK) < 0);
 	ASSERT_TRUE(access("/etc/escaped", F_OK) < 0);
+}
+
+static void hostile(const char *kind, const char *want)
+{
+	hostile_as(kind, "gzip", want);
 }
 
 TEST(hostile_dotdot)
@@ -776,6 +782,22 @@ TEST(hostile_huge_sparse_file)
 {
 	fresh();
 	hostile("huge-sparse", "would exceed");
+}
+
+/*
+ * What a layer makes besides files' sizes counts toward its limit too (a gzip
+ * of a few KB, 64 MiB at most): a hard link's data, xattrs (kernel memory of
+ * the stage's tmpfs, which its size does not bound), link targets; and the tar
+ * stream cannot hold more than its entries may, however little they make.
+ */
+TEST(hostile_what_a_layer_makes_counts)
+{
+	fresh();
+	hostile("hardlink-data", "a hard link's data of 83886080 bytes: the layer would exceed");
+	hostile("xattr-bomb", "an xattr of 64022 bytes: the layer would exceed");
+	/* (zstd: its repeat offsets take a 4000-byte target to a few bytes, gzip to more than 64 times less) */
+	hostile_as("symlink-bomb", "zstd", "a symbolic link's target of 3999 bytes: the layer would exceed");
+	hostile("skip-bomb", "the tar stream exceeds");
 }
 
 TEST(hostile_overlay_xattr)

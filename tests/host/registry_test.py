@@ -298,6 +298,10 @@ def liar_handler(layout):
                     self.connection.shutdown(socket.SHUT_RDWR)
                     self.close_connection = True
                     return
+                if case == "claim":
+                    # each layer claimed 1 GiB: a limit made of that word would let it fill the stage
+                    m2 = dict(man, layers=[dict(ly, size=1 << 30) for ly in man["layers"]])
+                    return self.send(200, json.dumps(m2).encode(), mdesc["mediaType"])
                 return self.send(200, manifest, mdesc["mediaType"])
             data = open(os.path.join(blobs, ref[7:]), "rb").read()
             is_layer = any(ly["digest"] == ref for ly in man["layers"])
@@ -305,6 +309,19 @@ def liar_handler(layout):
                 data = data.replace(b'"os"', b'"OS"')
             if case == "baddigest" and is_layer and data[:2] == b"\x1f\x8b":
                 data = data[:4] + bytes([data[4] ^ 1]) + data[5:]	# gzip's MTIME: still decompresses
+            if case == "claim" and is_layer:
+                # what the manifest claims (1 GiB) as the length; the blob; then nothing, the connection open
+                self.send_response(200)
+                self.send_header("Content-Length", str(1 << 30))
+                self.end_headers()
+                try:
+                    self.wfile.write(data)
+                    self.wfile.flush()
+                    time.sleep(20)
+                except OSError:
+                    pass
+                self.close_connection = True
+                return
             if case == "loop" and is_layer:
                 return self.send(302, headers=[("Location", self.path)])
             if case == "endless" and is_layer:
@@ -970,6 +987,17 @@ def main():
            f"docker://{bhost}/bomb@sha256:" in lines[0] and files(f"{T}/bomb-s1") == [],
            f"a gzip bomb ({bsize} bytes of layer, 128 MiB unpacked): refused, exit 2, one line, nothing stored",
            f"exit {p.returncode}: {p.stderr} files: {files(f'{T}/bomb-s1')}")
+        # the same bomb with a layer size claimed 1 GiB (a limit of 64 GiB by that word), the rest never sent:
+        # refused by what arrived
+        t0 = time.monotonic()
+        p = run(bin_, "import", "--quiet", "--store", f"{T}/bomb-s3", "--tls-verify=false",
+                f"docker://{bhost}/claim:v1", env=env)
+        lines = p.stderr.strip().splitlines()
+        ok(p.returncode == 2 and len(lines) == 1 and "times the" in lines[0] and "bytes of its blob received" in
+           lines[0] and files(f"{T}/bomb-s3") == [],
+           f"the bomb under a claimed size of 1 GiB: refused by the bytes received, before it fills the stage "
+           f"({time.monotonic() - t0:.1f} s)",
+           f"exit {p.returncode}: {p.stderr} files: {files(f'{T}/bomb-s3')}")
         p = run(bin_, "import", "--quiet", "--store", f"{T}/bomb-s2", "--tls-verify=false", "--max-expansion", "4000",
                 f"docker://{bhost}/bomb:v1", env=env)
         ok(p.returncode == 0 and p.stdout.strip().endswith(".layout.json"),

@@ -179,6 +179,8 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct ra_
 	stage = ra_tmpfs_mount(&stage_opts, 0, e);
 	if (stage < 0)
 		return stage;
+	/* a registry's blob: its size is its descriptor's word until the end of the stream */
+	lim.by_read = img->reader->checked_as_read;
 	r = ra_unpack_layer(blob, ly->comp, stage, &lim, lower, &st, what, e);
 	if (img->reader->done)	/* what the source knows (a lying registry's download error) says more */
 		r = img->reader->done(img, blob, r, e);

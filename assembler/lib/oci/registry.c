@@ -834,7 +834,14 @@ int ra_registry_stream_done(struct ra_oci_remote *rem, int fd, int r, struct roo
 			break;
 	if (!s)
 		return r;
-	/* a reader that stopped early wakes the writer (EPIPE) */
+	/*
+	 * A reader that stopped early wakes the writer (EPIPE), and stops its
+	 * download at once (curl's progress callback): a registry that holds the
+	 * connection open and sends nothing would otherwise keep it, try after
+	 * try. What the download said before stays its error.
+	 */
+	if (r < 0)
+		__atomic_store_n(&s->stop, true, __ATOMIC_RELAXED);
 	shutdown(fd, SHUT_RDWR);
 	pthread_join(s->thread, NULL);
 	s->thread_joined = true;

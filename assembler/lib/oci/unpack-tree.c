@@ -37,6 +37,17 @@ int up_ent_err(struct up *u, int err, const char *name, const char *fmt, ...)
 			   ROOTASM_ERROR_RUNTIME, err, "unpack layer", u->what, "entry '%.200s': %s", name, msg);
 }
 
+int up_charge(struct up *u, const char *name, uint64_t n, const char *what)
+{
+	if (n > u->lim->max_bytes - u->st->file_bytes)
+		return up_ent_err(u, EFBIG, name, "%s of %llu bytes: the layer would exceed %llu bytes%s", what,
+				  (unsigned long long)n, (unsigned long long)u->lim->max_bytes,
+				  u->lim->expansion ? " (a layer unpacks to at most --max-expansion times its blob's size, "
+				  "at least 64 MiB: a compression bomb?)" : "");
+	u->st->file_bytes += n;
+	return 0;
+}
+
 /*
  * Split @name (from the tar) into a clean relative path: "./" prefixes
  * are dropped, "." components skipped; an absolute name (other than "/",
@@ -170,6 +181,11 @@ int up_set_owner(struct up *u, const char *name, int dir, const char *base, uid_
 /* (the xattr @x of @p, a path to @name's object) */
 int up_set_xattr(struct up *u, const char *name, const char *p, const char *x, const void *v, size_t n, bool below)
 {
+	/* (a tmpfs keeps xattrs in kernel memory its size= does not bound) */
+	int r = up_charge(u, name, strlen(x) + n, below ? "an xattr as below" : "an xattr");
+
+	if (r < 0)
+		return r;
 	if (lsetxattr(p, x, v, n, 0) < 0)
 		return up_ent_err(u, errno, name, "set xattr %s%s: %m", x, below ? " as below" : "");
 	return 0;
@@ -496,10 +512,9 @@ int up_link_target(struct up *u, const char *raw, const char *hl, char *hrel, co
 		return tdir;
 	switch (lst.st_mode & S_IFMT) {
 	case S_IFREG:
-		if ((uint64_t)lst.st_size > u->lim->max_bytes - u->st->file_bytes)
-			return up_ent_err(u, EFBIG, raw, "copying up '%.200s' (%lld bytes) would exceed %llu bytes", hl,
-				       (long long)lst.st_size, (unsigned long long)u->lim->max_bytes);
-		u->st->file_bytes += lst.st_size;
+		r = up_charge(u, raw, lst.st_size, "a copy-up of the file below");
+		if (r < 0)
+			return r;
 		fd = openat(tdir, *tbase, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0)
 			return up_ent_err(u, errno, raw, "copy up '%.200s': %m", hl);

@@ -32,6 +32,8 @@ struct up {
 	struct archive *tar;
 	char *tar_buf;
 	int read_err;			/* errno of a failed read of the blob */
+	bool tar_too_big;		/* the tar stream outgrew its limit (tar_read()) */
+	uint64_t data;			/* file data written so far (ra_unpack_limits.by_read) */
 	bool cut_short;			/* the stream ended in the last entry's padding */
 	/* the tree */
 	int root;
@@ -45,6 +47,14 @@ struct up {
 	bool root_seen;			/* the tar has an entry for the root */
 };
 
+
+/*
+ * Count @n bytes of what the layer makes (a file's apparent size, a copy-up,
+ * a symbolic link's target, an xattr's name and value) against its limit
+ * (ra_unpack_limits.max_bytes): 0, or the error (EFBIG) about entry @name,
+ * @what saying which.
+ */
+int up_charge(struct up *u, const char *name, uint64_t n, const char *what);
 
 /* An error about entry @name: one line naming the blob and the entry. */
 int up_ent_err(struct up *u, int err, const char *name, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -149,6 +149,18 @@ static la_ssize_t blob_read(struct archive *a, void *ud, const void **buf)
 	return n;
 }
 
+/*
+ * What the tar stream may be: what its entries may make (max_bytes: data,
+ * link targets, xattrs), their headers and padding (pax ones with a path and a
+ * link target of PATH_MAX each: at most 16 KiB an entry), a read ahead. Data
+ * the tar skips (a FIFO's that its header says it has) counts here and
+ * nowhere else: decompressing it is the only cost, and this bounds it.
+ */
+static uint64_t tar_cap(const struct up *u)
+{
+	return u->lim->max_bytes + (u->st->entries + 1) * (16u << 10) + BUFSZ + (1u << 20);
+}
+
 static la_ssize_t tar_read(struct archive *a, void *ud, const void **buf)
 {
 	struct up *u = ud;
@@ -159,6 +171,14 @@ static la_ssize_t tar_read(struct archive *a, void *ud, const void **buf)
 		return -1;
 	}
 	ra_sha256_update(&u->tar_h, u->tar_buf, n);
+	if (u->tar_h.bytes > tar_cap(u)) {
+		u->tar_too_big = true;
+		archive_set_error(a, EFBIG, "the tar stream exceeds %llu bytes, more than its %llu entries so far may "
+				  "hold (%llu bytes of files at most: a compression bomb?)",
+				  (unsigned long long)tar_cap(u), (unsigned long long)u->st->entries,
+				  (unsigned long long)u->lim->max_bytes);
+		return -1;
+	}
 	*buf = u->tar_buf;
 	return n;
 }
@@ -169,6 +189,9 @@ static int arch_err(struct up *u, struct archive *a, const char *step)
 
 	if (u->read_err)
 		return ra_err(u->e, u->read_err, -EBADF, "read blob", u->what, NULL);
+	if (u->tar_too_big)
+		return ra_err_kind(u->e, ROOTASM_ERROR_USAGE, EFBIG, "unpack layer", u->what, "%s",
+				   archive_error_string(u->tar));
 	if (err == ENOMEM)
 		return ra_oom(u->e, "unpack layer");
 	return ra_err_kind(u->e, ROOTASM_ERROR_USAGE, EINVAL, "unpack layer", u->what, "%s: %s", step,
@@ -252,6 +275,13 @@ static int write_data(struct up *u, const char *name, int fd, int64_t size)
 		}
 		got = (uint64_t)off + len > got ? (uint64_t)off + len : got;
 		data += len;
+		u->data += len;
+		if (u->lim->by_read && u->data > ROOTASM_IMPORT_EXPANSION_FLOOR &&
+		    u->data / u->lim->expansion > u->blob_h.bytes)
+			return up_ent_err(u, EFBIG, name, "the layer's files hold %llu bytes so far, more than %u times "
+					  "the %llu bytes of its blob received (a blob smaller than its descriptor says, "
+					  "or a compression bomb?)", (unsigned long long)u->data, u->lim->expansion,
+					  (unsigned long long)u->blob_h.bytes);
 	}
 	if (ftruncate(fd, size) < 0)
 		return up_ent_err(u, errno, name, "set size: %m");
@@ -356,8 +386,11 @@ static int apply(struct up *u, struct archive_entry *ae)
 			return tdir;
 		if (linkat(tdir, tbase, dir, base, 0) < 0)
 			return up_ent_err(u, errno, raw, "link to '%.200s': %m", hl);
-		/* a pax hard link may carry data: it is the same inode's */
+		/* a pax hard link may carry data: it is the same inode's, counted as a file's */
 		if (archive_entry_size(ae) > 0 && S_ISREG(st.st_mode)) {
+			r = up_charge(u, raw, archive_entry_size(ae), "a hard link's data");
+			if (r < 0)
+				return r;
 			fd = openat(dir, base, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd < 0)
 				return up_ent_err(u, errno, raw, "open: %m");
@@ -372,12 +405,9 @@ static int apply(struct up *u, struct archive_entry *ae)
 
 		if (size < 0)
 			return up_ent_err(u, EINVAL, raw, "negative size");
-		if ((uint64_t)size > u->lim->max_bytes - u->st->file_bytes)
-			return up_ent_err(u, EFBIG, raw, "%lld bytes: the layer's files would exceed %llu bytes%s",
-				       (long long)size, (unsigned long long)u->lim->max_bytes,
-				       u->lim->expansion ? " (a layer unpacks to at most --max-expansion times its "
-				       "blob's size, at least 64 MiB: a compression bomb?)" : "");
-		u->st->file_bytes += size;
+		r = up_charge(u, raw, size, "a file");
+		if (r < 0)
+			return r;
 		fd = openat(dir, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0)
 			return up_ent_err(u, errno, raw, "create: %m");
@@ -413,6 +443,9 @@ static int apply(struct up *u, struct archive_entry *ae)
 			ln = archive_entry_symlink(ae);
 		if (!ln || !*ln)
 			return up_ent_err(u, EINVAL, raw, "a symbolic link without a target");
+		r = up_charge(u, raw, strlen(ln), "a symbolic link's target");
+		if (r < 0)
+			return r;
 		if (symlinkat(ln, dir, base) < 0)
 			return up_ent_err(u, errno, raw, "symlink: %m");
 		break;
@@ -540,6 +573,12 @@ int ra_unpack_layer(int blob_fd, enum ra_oci_comp comp, int root, const struct r
 		if (n == 0)
 			break;
 		ra_sha256_update(&u.tar_h, u.tar_buf, n);
+		if (u.tar_h.bytes > tar_cap(&u)) {
+			r = ra_err_kind(e, ROOTASM_ERROR_USAGE, EFBIG, "unpack layer", what, "the tar stream exceeds %llu "
+					"bytes, more than its %llu entries may hold (bytes after its end: a compression "
+					"bomb?)", (unsigned long long)tar_cap(&u), (unsigned long long)u.st->entries);
+			goto out;
+		}
 	}
 	for (;;) {
 		ssize_t n = read(blob_fd, u.blob_buf, BUFSZ);

@@ -19,6 +19,13 @@ struct ra_unpack_limits {
 	uint64_t max_bytes;		/* sum of the entries' (apparent) file sizes */
 	uint64_t max_entries;
 	unsigned int expansion;		/* what max_bytes was made of (ra_unpack_cap()), for messages; 0: none */
+	/*
+	 * The blob's size is only its descriptor's word until it has all been
+	 * read (a registry's stream): what the layer's files hold may also be
+	 * at most @expansion times the blob bytes read so far (at least the
+	 * floor), so that a size claimed and not sent does not fill the stage.
+	 */
+	bool by_read;
 };
 
 #define RA_UNPACK_MAX_BYTES	(64ull << 30)
