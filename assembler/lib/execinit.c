@@ -12,6 +12,7 @@
  *   "/"; fchdir; pivot_root(".", "."); umount2(".", MNT_DETACH) (chroot where
  *   "/" has no parent: an initramfs); every mount of the tree nodev (a device
  *   node of a layer opens nothing); /proc with its masks, /dev (execmnt.c);
+ *   the working directory, resolved in the tree through no magic link;
  *   the credentials: groups, gid, uid; with a tty: a pty of
  *   /dev/ptmx (the container's devpts), its size the caller's, its master sent
  *   back, its slave the init's fds 0-2; capabilities (and ambient ones),
@@ -313,10 +314,26 @@ int ra_exec_init(void *arg, int *step)
 			return r;
 	}
 	ra_premade_close(&pm);	/* what the tree did not need */
-	/* as root still: the image's WorkingDir, whoever may enter it (as runc, which tries before and after) */
+	/*
+	 * As root still: the image's WorkingDir, whoever may enter it (as runc,
+	 * which tries before and after). Resolved in the tree, through no magic
+	 * link: the init still holds the caller's fds and the layout's (closed
+	 * below), and /proc/self/fd/N (or a symlink of the image to it) would be
+	 * a directory of the host, the command's cwd (runc's CVE-2024-21626).
+	 */
 	*step = S_WORKDIR;
-	if (s->workdir && chdir(s->workdir) < 0)
-		return errno_r();
+	if (s->workdir) {
+		struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+					.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+		int wd = ra_openat2_retry(AT_FDCWD, s->workdir, &how);
+
+		if (wd < 0)
+			return wd;
+		r = fchdir(wd) < 0 ? errno_r() : 0;
+		close(wd);
+		if (r < 0)
+			return r;
+	}
 	*step = S_GROUPS;
 	if (syscall(SYS_setgroups, s->ngroups, s->groups) < 0)
 		return errno_r();

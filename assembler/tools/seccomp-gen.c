@@ -34,6 +34,10 @@
  *   host state       acct swapon swapoff reboot settimeofday clock_settime clock_adjtime
  *                    adjtimex syslog iopl ioperm quotactl lookup_dcookie uselib nfsservctl
  *                    personality (changes to the execution domain), vhangup
+ *   terminal input   ioctl TIOCSTI and TIOCLINUX (compared on the low 32 bits, all the
+ *                    kernel reads of the command): a tty the caller handed over that is
+ *                    no session's controlling terminal, the command could take as its own
+ *                    (setsid, TIOCSCTTY) and push input into; the caller's shell reads it
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -42,6 +46,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <linux/audit.h>
@@ -139,7 +144,7 @@ static int build_prefix(struct ra_bpf *out)
 		return -ENOMEM;
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
 	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
-	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386, 0, 2 * N + 2);
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_I386, 0, 2 * N + 3);
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
 	for (unsigned int j = 0; j < 2 * N; j++)
 		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
@@ -155,6 +160,8 @@ static int build_prefix(struct ra_bpf *out)
 static int build(bool deny_mount_api, struct ra_bpf *out)
 {
 	struct scmp_arg_cmp newuser = SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER);
+	struct scmp_arg_cmp sti = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, TIOCSTI);
+	struct scmp_arg_cmp tlinux = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, TIOCLINUX);
 	struct ra_bpf main_prog = { 0 }, prefix = { 0 };
 	scmp_filter_ctx ctx;
 	int r = 0;
@@ -180,6 +187,10 @@ static int build(bool deny_mount_api, struct ra_bpf *out)
 		r = deny(ctx, SCMP_ACT_ERRNO(EPERM), "clone", 1, &newuser);
 	if (r == 0)
 		r = deny(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL);
+	if (r == 0)
+		r = deny(ctx, SCMP_ACT_ERRNO(EPERM), "ioctl", 1, &sti);
+	if (r == 0)
+		r = deny(ctx, SCMP_ACT_ERRNO(EPERM), "ioctl", 1, &tlinux);
 	if (r == 0)
 		r = export_bpf(ctx, &main_prog);
 	seccomp_release(ctx);

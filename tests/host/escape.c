@@ -19,6 +19,8 @@
  *   escape tty            TIOCSTI (push "x" into a terminal's input) on fd 0 and on /dev/tty (the
  *                         controlling terminal, if any); then "tty_nr N" (of /proc/self/stat: 0 is
  *                         no controlling terminal)
+ *   escape tty-steal      setsid, TIOCSCTTY on fd 0 (a tty that is no session's controlling terminal
+ *                         becomes ours), then TIOCSTI on it, also with cmd's upper 32 bits set
  *
  * A kernel without IA32 emulation answers int $0x80 with a fault: that is
  * caught and reported as "denied ...: NOABI".
@@ -158,6 +160,15 @@ int main(int argc, char **argv)
 		if (!rp || sscanf(rp + 1, " %*c %*d %*d %*d %d", &tty_nr) != 1)
 			return 1;
 		printf("tty_nr %d\n", tty_nr);
+		return 0;
+	}
+	if (!strcmp(argv[1], "tty-steal")) {
+		/* a tty that is no session's controlling terminal: taken as ours, then input pushed into it */
+		report(setsid(), "setsid");
+		report(ioctl(0, TIOCSCTTY, 0), "tiocsctty fd 0");
+		report(ioctl(0, TIOCSTI, "x"), "tiocsti stolen");
+		/* the kernel reads cmd as an unsigned int: the same request with upper bits set */
+		report(syscall(SYS_ioctl, 0, (unsigned long)TIOCSTI | (1UL << 32), "x"), "tiocsti stolen, upper bits");
 		return 0;
 	}
 	if (!strcmp(argv[1], "status")) {

@@ -1490,6 +1490,45 @@ TEST(exec_sandbox_closes_inherited_fds)
 	ASSERT_CONTAINS(err, "fd 5 is not open");
 }
 
+/*
+ * runc's CVE-2024-21626 by the working directory: the init still holds the
+ * caller's fds and the layout's when it enters it, and /proc/self/fd/N (or a
+ * symlink of the tree to it) would be a directory of the host: the command's
+ * cwd, and its ".." the host's /. Resolved in the tree, through no magic link.
+ */
+TEST(exec_workdir_is_in_the_tree)
+{
+	char *out, *err;
+	int fd, rc;
+
+	need_escape();
+	/* a caller's fd on the host's / (fd 7), and whatever fds the init holds of its own */
+	fd = open("/", O_PATH | O_DIRECTORY);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(dup2(fd, 7), 7);
+	close(fd);
+	for (int n = 3; n < 16; n++) {
+		layoutf("xw.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\nexec: { workdir: /proc/self/fd/%d }\n",
+			n);
+		rc = RUN_OUT(&out, &err, 7, "exec", path("xw.yaml"), "--", "/bin/sh", "-c", "ls -d ../etc/hostname");
+		if (rc == 0 || !strstr(err, "change to the working directory"))
+			FAILF("workdir /proc/self/fd/%d: exit %d, out: %s, err: %s", n, rc, out, err);
+	}
+	/* the same through a symlink of the tree's */
+	sh("rm -rf %s/wdl && mkdir -p %s/wdl && ln -s /proc/self/fd/7 %s/wdl/app && ln -s /etc %s/wdl/etclink", fix, fix,
+	   fix, fix);
+	layoutf("xw2.yaml", "version: 1\nlayers:\n  - dir: l1\n  - dir: wdl\nupper: { tmpfs: {} }\nexec: { workdir: /app }\n");
+	rc = RUN_OUT(&out, &err, 7, "exec", path("xw2.yaml"), "--", "/bin/sh", "-c", "ls -d ../etc/hostname");
+	if (rc == 0 || !strstr(err, "change to the working directory"))
+		FAILF("workdir /app -> /proc/self/fd/7: exit %d, out: %s, err: %s", rc, out, err);
+	/* a symlink of the tree to an absolute path: resolved in the tree, as before */
+	layoutf("xw3.yaml", "version: 1\nlayers:\n  - dir: l1\n  - dir: wdl\nupper: { tmpfs: {} }\n"
+		"exec: { workdir: /etclink }\n");
+	ASSERT_EQ(RUN_OUT(&out, &err, 7, "exec", path("xw3.yaml"), "--", "/bin/sh", "-c", "pwd -P"), 0);
+	ASSERT_STR(out, "/etc\n");
+	close(7);
+}
+
 TEST(exec_sandbox_capabilities_and_namespaces)
 {
 	char *out, *err, host[512] = "", mine[64];
@@ -1826,6 +1865,72 @@ TEST(exec_command_cannot_reach_the_callers_terminal)
 		ASSERT_CONTAINS(out, "denied tiocsti fd 0: EPERM");
 	else
 		fprintf(stderr, "  (dev.tty.legacy_tiocsti is off: TIOCSTI is refused to every process without CAP_SYS_ADMIN)\n");
+	close(slave);
+	close(master);
+}
+
+/*
+ * A tty the caller hands over that is no session's controlling terminal (a
+ * runner's pty, subprocess with start_new_session): the command could make it
+ * its own (setsid, TIOCSCTTY) and push input into it, which the caller's next
+ * reader (a shell) runs. TIOCSTI is in the profile, whatever cmd's upper bits.
+ */
+TEST(exec_command_cannot_push_input_into_a_tty_it_takes)
+{
+	char out[4096] = "", *legacy;
+	struct termios t;
+	struct timespec t0;
+	int master, slave, status, queued = -1;
+	size_t ol = 0;
+	pid_t pid;
+
+	need_escape();
+	legacy = slurp("/proc/sys/dev/tty/legacy_tiocsti");
+	if (!legacy || atoi(legacy) != 1) {
+		fprintf(stderr, "  (dev.tty.legacy_tiocsti is off: TIOCSTI is refused to every process without "
+			"CAP_SYS_ADMIN; nothing here to show)\n");
+		return;
+	}
+	layoutf("x5b.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
+	master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	ASSERT_TRUE(master >= 0);
+	ASSERT_EQ(unlockpt(master), 0);
+	slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	ASSERT_TRUE(slave >= 0);
+	ASSERT_EQ(tcgetattr(slave, &t), 0);
+	cfmakeraw(&t);
+	ASSERT_EQ(tcsetattr(slave, TCSANOW, &t), 0);
+	pid = fork();
+	if (pid == 0) {
+		/* a session of its own, the pty not its controlling terminal: nobody's */
+		if (setsid() < 0)
+			_exit(126);
+		for (int i = 0; i < 3; i++)
+			dup2(slave, i);
+		execl(bin, bin, "exec", path("x5b.yaml"), "--", "/bin/escape", "tty-steal", (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!strstr(out, "upper bits") && ol < sizeof(out) - 1 && ms_since(&t0) < 5000) {
+		struct pollfd pf = { master, POLLIN, 0 };
+		ssize_t n;
+
+		if (poll(&pf, 1, 100) <= 0)
+			continue;
+		n = read(master, out + ol, sizeof(out) - 1 - ol);
+		if (n <= 0)
+			break;
+		ol += n;
+		out[ol] = '\0';
+	}
+	fprintf(stderr, "  %s", out);
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ASSERT_CONTAINS(out, "denied tiocsti stolen: EPERM");
+	ASSERT_CONTAINS(out, "denied tiocsti stolen, upper bits: EPERM");
+	/* nothing was pushed into the pty's input */
+	ASSERT_EQ(ioctl(slave, FIONREAD, &queued), 0);
+	ASSERT_EQ(queued, 0);
 	close(slave);
 	close(master);
 }
