@@ -37,8 +37,9 @@ static const char help[] =
 	"[ARG...] if given, else its cmd (as `podman run IMAGE [CMD]`).\n"
 	"\n"
 	"  --store DIR          the store an image's NAME or digest is looked up in\n"
-	"  --network host|none  the host's network namespace (default), or a new one\n"
-	"                       with only loopback\n"
+	"  --network none|host  a new network namespace with only loopback (default), or\n"
+	"                       the host's (where the command, uid 0 of the host, is root\n"
+	"                       to the host's abstract unix sockets)\n"
 	"  --preserve-fds N     pass fds 3 .. 3+N-1 to CMD (they must be open)\n"
 	"  --env KEY=VALUE      add to CMD's environment (repeatable; after the layout's)\n"
 	"  --hostname NAME      the container's hostname (default: the layout's, or rootasm)\n"
@@ -279,7 +280,7 @@ int cmd_exec(int argc, char **argv)
 				else if (!strcmp(optarg, "host"))
 					o.flags |= ROOTASM_EXEC_NETWORK_HOST;
 				else
-					return failed(cli_usage("--network takes host or none, not '%s'", optarg));
+					return failed(cli_usage("--network takes none or host, not '%s'", optarg));
 				break;
 			case 'f':
 				if (cli_number(optarg, 0, 65536, &v) < 0)

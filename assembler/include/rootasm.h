@@ -559,8 +559,9 @@ int rootasm_send_fd_to(int tree_fd, int sock_fd, const struct rootasm_send_opts 
  * of the caller's fd 0 when that is a terminal.
  */
 #define ROOTASM_EXEC_PRIVILEGED		0x1u	/* no capability drop, seccomp profile, /proc masks, nodev, no_new_privs */
-#define ROOTASM_EXEC_NETWORK_NONE	0x2u	/* a new network namespace with only loopback */
-#define ROOTASM_EXEC_NETWORK_HOST	0x4u	/* the host's network namespace (the default) */
+/* since 0.5 the default is a new network namespace (before: the host's), as `crun spec` writes it */
+#define ROOTASM_EXEC_NETWORK_NONE	0x2u	/* a new network namespace with only loopback (the default) */
+#define ROOTASM_EXEC_NETWORK_HOST	0x4u	/* the host's network namespace (the layout's network: host too) */
 #define ROOTASM_EXEC_TTY		0x8u	/* a pty of its own: its master in *tty_master */
 
 struct rootasm_exec_opts {

@@ -196,8 +196,14 @@ int rootasm_exec_prepare(struct rootasm_ctx *ctx, const struct rootasm_layout *l
 		.workdir = x->workdir,
 		.hostname = EOPT(o, hostname, NULL) ? EOPT(o, hostname, NULL) : x->hostname ? x->hostname : "rootasm",
 		.privileged = x->privileged || (flags & ROOTASM_EXEC_PRIVILEGED),
-		.netns = (x->network == RA_NET_NONE && !(flags & ROOTASM_EXEC_NETWORK_HOST)) ||
-			 (flags & ROOTASM_EXEC_NETWORK_NONE),
+		/*
+		 * A network namespace of its own unless the host's is asked for: in
+		 * the host's, the command (uid 0 of the host, no user namespace) is
+		 * root to every abstract unix socket of the host's services and may
+		 * join a root service's SO_REUSEPORT group.
+		 */
+		.netns = (flags & ROOTASM_EXEC_NETWORK_NONE) ||
+			 (!(flags & ROOTASM_EXEC_NETWORK_HOST) && x->network != RA_NET_HOST),
 		.user_set = x->user_set,
 		.uid = x->uid,
 		.gid = x->gid,

@@ -170,7 +170,7 @@ struct ra_exec {
 	char **env;				/* "KEY=VALUE", NULL-terminated; NULL: the default */
 	size_t nenv;
 	char *hostname;				/* NULL: "rootasm" */
-	int network;				/* RA_NET_HOST or RA_NET_NONE */
+	int network;				/* RA_NET_NONE (the default) or RA_NET_HOST */
 	/* an image's command (its config's Entrypoint and Cmd), as `podman run IMAGE [CMD]` */
 	char **entrypoint;			/* NULL-terminated; NULL: none */
 	size_t nentrypoint;
@@ -181,8 +181,8 @@ struct ra_exec {
 	struct ra_loc loc;
 };
 
-#define RA_NET_HOST	0
-#define RA_NET_NONE	1
+#define RA_NET_NONE	0
+#define RA_NET_HOST	1
 #define RA_MAX_ENV	1024
 #define RA_MAX_ARGS	4096		/* exec.entrypoint, exec.cmd: each */
 #define RA_MAX_ARG	(128u << 10)	/* bytes of one argument (the kernel's MAX_ARG_STRLEN) */
