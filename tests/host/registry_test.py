@@ -258,8 +258,28 @@ def make_bomb(layout, mib):
     return len(data)
 
 
-def liar_handler(layout):
-    """A registry that lies, by repository name; its image is @layout's (one manifest)."""
+def sink_handler(seen):
+    """Another origin that asks everything for a Bearer token of its own realm; @seen gets each request's
+    Authorization header (None without one)."""
+    class H(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            seen.append(self.headers.get("Authorization"))
+            port = self.server.server_address[1]
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", f'Bearer realm="http://127.0.0.1:{port}/token",service="sink"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+    return H
+
+
+def liar_handler(layout, elsewhere=None):
+    """A registry that lies, by repository name; its image is @layout's (one manifest). Case "elsewhere":
+    its layers are redirected to the origin @elsewhere (http://HOST:PORT)."""
     blobs = os.path.join(layout, "blobs", "sha256")
     with open(os.path.join(layout, "index.json")) as f:
         mdesc = json.load(f)["manifests"][0]
@@ -309,6 +329,8 @@ def liar_handler(layout):
                 data = data.replace(b'"os"', b'"OS"')
             if case == "baddigest" and is_layer and data[:2] == b"\x1f\x8b":
                 data = data[:4] + bytes([data[4] ^ 1]) + data[5:]	# gzip's MTIME: still decompresses
+            if case == "elsewhere" and is_layer:
+                return self.send(307, headers=[("Location", f"{elsewhere}/storage/{ref}?sig=secret")])
             if case == "claim" and is_layer:
                 # what the manifest claims (1 GiB) as the length; the blob; then nothing, the connection open
                 self.send_response(200)
@@ -975,6 +997,21 @@ def main():
         ok(p.returncode == 0 and p.stdout.strip().endswith(os.path.basename(ref_layout)),
            "a connection closed before the manifest's answer: asked again", p.stdout + p.stderr)
         liar.shutdown()
+        # a registry that redirects its blob to another origin, which answers 401 with a realm of its own: the
+        # registry's credentials go to the registry alone (not to that realm), and its signed URL is not quoted
+        seen = []
+        sink = serve(sink_handler(seen))
+        shost = f"127.0.0.1:{sink.server_address[1]}"
+        red = serve(liar_handler(f"{T}/img", f"http://{shost}"))
+        p = run(bin_, "import", "--quiet", "--store", f"{T}/elsewhere", "--tls-verify=false", "--creds", "alice:s3cret",
+                f"docker://127.0.0.1:{red.server_address[1]}/elsewhere:v1", env=env)
+        lines = p.stderr.strip().splitlines()
+        ok(p.returncode != 0 and len(lines) == 1 and f"HTTP 401 from http://{shost}, where the registry redirected"
+           in lines[0] and "sig=" not in lines[0] and seen and not any(seen) and files(f"{T}/elsewhere") == [],
+           "a 401 of another origin the registry redirected to: not answered with the registry's credentials "
+           "(nothing sent there but the redirected request)", (p.returncode, p.stderr, seen))
+        red.shutdown()
+        sink.shutdown()
 
         # 5. a layer that is a compression bomb: 128 MiB of zeros in about 130 KB of gzip
         bsize = make_bomb(f"{T}/bomb", 128)

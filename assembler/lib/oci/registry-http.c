@@ -259,6 +259,19 @@ CURLcode rg_get(struct ra_oci_remote *rem, const char *url, struct curl_slist *h
 		curl_easy_setopt(c, CURLOPT_RANGE, range);
 	}
 	r = curl_easy_perform(c);
+	x->elsewhere[0] = '\0';
+	{
+		char *eff = NULL, *base = NULL;
+
+		if (curl_easy_getinfo(c, CURLINFO_EFFECTIVE_URL, &eff) == CURLE_OK && eff && rg_url(rem, "/", &base) == 0 &&
+		    strncasecmp(eff, base, strlen(base))) {
+			const char *h = strstr(eff, "://");
+			size_t n = h ? (size_t)(h + 3 - eff) + strcspn(h + 3, "/?#") : strcspn(eff, "/?#");
+
+			snprintf(x->elsewhere, sizeof(x->elsewhere), "%.*s", (int)(n < 255 ? n : 255), eff);
+		}
+		free(base);
+	}
 	if (slot)
 		*slot = c;
 	else

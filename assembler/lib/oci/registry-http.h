@@ -94,6 +94,12 @@ struct xfer {
 	struct stream *st;
 	uint64_t from;			/* the Range asked for */
 	bool began;			/* the 2xx body has begun */
+	/*
+	 * The answer came from another origin than the registry's (a redirect):
+	 * its scheme://host[:port] (never its path: a storage's signed URL). Its
+	 * 401 is not the registry's to answer with the registry's credentials.
+	 */
+	char elsewhere[256];
 	/* the body of anything else: its start, for the message */
 	char err[ERRBODY_MAX];
 	size_t errlen;

@@ -59,6 +59,15 @@ static int request(struct ra_oci_remote *rem, const char *path, const char *acce
 			hdrs = curl_slist_append(hdrs, accept);
 		cr = rg_get(rem, url, hdrs, from, x);
 		curl_slist_free_all(hdrs);
+		/*
+		 * A 401 of another origin, where the registry redirected (its blob
+		 * storage, or a host of an attacker's): the registry's credentials
+		 * (its Basic ones, to the realm that challenge names) are not for it.
+		 */
+		if (cr == CURLE_OK && x->status == 401 && x->elsewhere[0])
+			return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EACCES, op, rem->ref, "%s: HTTP 401 from %s, "
+					   "where the registry redirected: its challenge is not answered (the registry's "
+					   "credentials go to the registry alone)", what, x->elsewhere);
 		/* a 401 (an expired token, say) is answered once; its body was never sent on */
 		if (cr == CURLE_OK && x->status == 401 && tries == 0) {
 			_cleanup_free_ char *ch = TAKE_PTR(x->www_auth);
