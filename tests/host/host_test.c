@@ -1818,21 +1818,21 @@ static int run_in(const char *input, char **out, char **err, int secs, const cha
 #define RUN_IN(input, out, err, ...) run_in(input, out, err, 20, (const char *const[]){ bin, __VA_ARGS__, NULL })
 
 /*
- * bubblewrap's CVE-2017-5226: a command that shares the caller's controlling
- * terminal pushes input into the caller's shell with TIOCSTI. rootasm exec runs
- * here with a pty of ours as its controlling terminal and stdio.
+ * `rootasm exec LAYOUT -- /bin/escape WHAT` with stdio a raw pty of ours, in a
+ * session of its own whose controlling terminal the pty is (@ctty) or is not
+ * (nobody's then). Its output up to @last into @out; *@queued: the bytes
+ * pushed into the pty's input meanwhile. The exit status (waitpid's).
  */
-TEST(exec_command_cannot_reach_the_callers_terminal)
+static int escape_on_pty(const char *layout, const char *what, bool ctty, const char *last, char *out, size_t size,
+			 int *queued)
 {
-	char out[4096] = "", *legacy;
 	struct termios t;
 	struct timespec t0;
-	int master, slave, status, queued = -1;
+	int master, slave, status;
 	size_t ol = 0;
 	pid_t pid;
 
-	need_escape();
-	layoutf("x5.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
+	out[0] = '\0';
 	master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
 	ASSERT_TRUE(master >= 0);
 	ASSERT_EQ(unlockpt(master), 0);
@@ -1844,32 +1844,51 @@ TEST(exec_command_cannot_reach_the_callers_terminal)
 	ASSERT_EQ(tcsetattr(slave, TCSANOW, &t), 0);
 	pid = fork();
 	if (pid == 0) {
-		if (setsid() < 0 || ioctl(slave, TIOCSCTTY, 0) < 0)
+		if (setsid() < 0 || (ctty && ioctl(slave, TIOCSCTTY, 0) < 0))
 			_exit(126);
 		for (int i = 0; i < 3; i++)
 			dup2(slave, i);
-		execl(bin, bin, "exec", path("x5.yaml"), "--", "/bin/escape", "tty", (char *)NULL);
+		execl(bin, bin, "exec", path(layout), "--", "/bin/escape", what, (char *)NULL);
 		_exit(127);
 	}
 	ASSERT_EQ(waitpid(pid, &status, 0), pid);
-	/* what the command printed, through the pty (its last line is tty_nr) */
+	/* what the command printed, through the pty */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (!strstr(out, "tty_nr") && ol < sizeof(out) - 1 && ms_since(&t0) < 5000) {
+	while (!strstr(out, last) && ol < size - 1 && ms_since(&t0) < 5000) {
 		struct pollfd pf = { master, POLLIN, 0 };
 		ssize_t n;
 
 		if (poll(&pf, 1, 100) <= 0)
 			continue;
-		n = read(master, out + ol, sizeof(out) - 1 - ol);
+		n = read(master, out + ol, size - 1 - ol);
 		if (n <= 0)
 			break;
 		ol += n;
 		out[ol] = '\0';
 	}
 	fprintf(stderr, "  %s", out);
+	ASSERT_EQ(ioctl(slave, FIONREAD, queued), 0);
+	close(slave);
+	close(master);
+	return status;
+}
+
+/*
+ * bubblewrap's CVE-2017-5226: a command that shares the caller's controlling
+ * terminal pushes input into the caller's shell with TIOCSTI. rootasm exec runs
+ * here with a pty of ours as its controlling terminal and stdio.
+ */
+TEST(exec_command_cannot_reach_the_callers_terminal)
+{
+	char out[4096], *legacy;
+	int status, queued = -1;
+
+	need_escape();
+	layoutf("x5.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
+	/* (its last line is tty_nr) */
+	status = escape_on_pty("x5.yaml", "tty", true, "tty_nr", out, sizeof(out), &queued);
 	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	/* nothing was pushed into our terminal's input */
-	ASSERT_EQ(ioctl(slave, FIONREAD, &queued), 0);
 	ASSERT_EQ(queued, 0);
 	/* the command has no controlling terminal: not ours, and /dev/tty is none */
 	ASSERT_CONTAINS(out, "tty_nr 0\n");
@@ -1880,8 +1899,6 @@ TEST(exec_command_cannot_reach_the_callers_terminal)
 		ASSERT_CONTAINS(out, "denied tiocsti fd 0: EPERM");
 	else
 		fprintf(stderr, "  (dev.tty.legacy_tiocsti is off: TIOCSTI is refused to every process without CAP_SYS_ADMIN)\n");
-	close(slave);
-	close(master);
 }
 
 /*
@@ -1892,12 +1909,8 @@ TEST(exec_command_cannot_reach_the_callers_terminal)
  */
 TEST(exec_command_cannot_push_input_into_a_tty_it_takes)
 {
-	char out[4096] = "", *legacy;
-	struct termios t;
-	struct timespec t0;
-	int master, slave, status, queued = -1;
-	size_t ol = 0;
-	pid_t pid;
+	char out[4096], *legacy;
+	int status, queued = -1;
 
 	need_escape();
 	legacy = slurp("/proc/sys/dev/tty/legacy_tiocsti");
@@ -1907,47 +1920,12 @@ TEST(exec_command_cannot_push_input_into_a_tty_it_takes)
 		return;
 	}
 	layoutf("x5b.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
-	master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-	ASSERT_TRUE(master >= 0);
-	ASSERT_EQ(unlockpt(master), 0);
-	slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
-	ASSERT_TRUE(slave >= 0);
-	ASSERT_EQ(tcgetattr(slave, &t), 0);
-	cfmakeraw(&t);
-	ASSERT_EQ(tcsetattr(slave, TCSANOW, &t), 0);
-	pid = fork();
-	if (pid == 0) {
-		/* a session of its own, the pty not its controlling terminal: nobody's */
-		if (setsid() < 0)
-			_exit(126);
-		for (int i = 0; i < 3; i++)
-			dup2(slave, i);
-		execl(bin, bin, "exec", path("x5b.yaml"), "--", "/bin/escape", "tty-steal", (char *)NULL);
-		_exit(127);
-	}
-	ASSERT_EQ(waitpid(pid, &status, 0), pid);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (!strstr(out, "upper bits") && ol < sizeof(out) - 1 && ms_since(&t0) < 5000) {
-		struct pollfd pf = { master, POLLIN, 0 };
-		ssize_t n;
-
-		if (poll(&pf, 1, 100) <= 0)
-			continue;
-		n = read(master, out + ol, sizeof(out) - 1 - ol);
-		if (n <= 0)
-			break;
-		ol += n;
-		out[ol] = '\0';
-	}
-	fprintf(stderr, "  %s", out);
+	status = escape_on_pty("x5b.yaml", "tty-steal", false, "upper bits", out, sizeof(out), &queued);
 	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	ASSERT_CONTAINS(out, "denied tiocsti stolen: EPERM");
 	ASSERT_CONTAINS(out, "denied tiocsti stolen, upper bits: EPERM");
 	/* nothing was pushed into the pty's input */
-	ASSERT_EQ(ioctl(slave, FIONREAD, &queued), 0);
 	ASSERT_EQ(queued, 0);
-	close(slave);
-	close(master);
 }
 
 TEST(exec_tty_gives_the_command_a_terminal_of_its_own)
