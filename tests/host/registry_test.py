@@ -277,6 +277,22 @@ def sink_handler(seen):
     return H
 
 
+def redirect_handler(elsewhere):
+    """A registry that sends every request to the origin @elsewhere (http://HOST:PORT), /v2/ too."""
+    class H(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            self.send_response(307)
+            self.send_header("Location", f"{elsewhere}{self.path}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+    return H
+
+
 def liar_handler(layout, elsewhere=None):
     """A registry that lies, by repository name; its image is @layout's (one manifest). Case "elsewhere":
     its layers are redirected to the origin @elsewhere (http://HOST:PORT)."""
@@ -1010,6 +1026,17 @@ def main():
            in lines[0] and "sig=" not in lines[0] and seen and not any(seen) and files(f"{T}/elsewhere") == [],
            "a 401 of another origin the registry redirected to: not answered with the registry's credentials "
            "(nothing sent there but the redirected request)", (p.returncode, p.stderr, seen))
+        red.shutdown()
+        # the same for its ping: /v2/ redirected there
+        seen.clear()
+        red = serve(redirect_handler(f"http://{shost}"))
+        p = run(bin_, "import", "--quiet", "--store", f"{T}/elsewhere2", "--tls-verify=false", "--creds",
+                "alice:s3cret", f"docker://127.0.0.1:{red.server_address[1]}/x:v1", env=env)
+        lines = p.stderr.strip().splitlines()
+        ok(p.returncode != 0 and len(lines) == 1 and f"GET /v2/: HTTP 401 from http://{shost}, where the registry "
+           "redirected" in lines[0] and seen and not any(seen),
+           "the registry's ping redirected to another origin that answers 401: not answered either",
+           (p.returncode, p.stderr, seen))
         red.shutdown()
         sink.shutdown()
 

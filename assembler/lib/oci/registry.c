@@ -39,6 +39,21 @@
 #include "registry-http.h"
 #include "util.h"
 
+/*
+ * A 401 of another origin, where the registry redirected (its blob storage,
+ * or a host of an attacker's): the registry's credentials (its Basic ones, to
+ * the realm that challenge names) are not for it. 0, or the refusal.
+ */
+static int not_elsewhere(struct ra_oci_remote *rem, const char *op, const char *what, const struct xfer *x,
+			 struct rootasm_error *e)
+{
+	if (x->status != 401 || !x->elsewhere[0])
+		return 0;
+	return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EACCES, op, rem->ref, "%s: HTTP 401 from %s, where the "
+			   "registry redirected: its challenge is not answered (the registry's credentials go to the "
+			   "registry alone)", what, x->elsewhere);
+}
+
 static int request(struct ra_oci_remote *rem, const char *path, const char *accept, uint64_t from, const char *op,
 		   const char *what, struct xfer *x, struct rootasm_error *e)
 {
@@ -59,15 +74,8 @@ static int request(struct ra_oci_remote *rem, const char *path, const char *acce
 			hdrs = curl_slist_append(hdrs, accept);
 		cr = rg_get(rem, url, hdrs, from, x);
 		curl_slist_free_all(hdrs);
-		/*
-		 * A 401 of another origin, where the registry redirected (its blob
-		 * storage, or a host of an attacker's): the registry's credentials
-		 * (its Basic ones, to the realm that challenge names) are not for it.
-		 */
-		if (cr == CURLE_OK && x->status == 401 && x->elsewhere[0])
-			return ra_err_kind(e, ROOTASM_ERROR_PERMISSION, EACCES, op, rem->ref, "%s: HTTP 401 from %s, "
-					   "where the registry redirected: its challenge is not answered (the registry's "
-					   "credentials go to the registry alone)", what, x->elsewhere);
+		if (cr == CURLE_OK && (r = not_elsewhere(rem, op, what, x, e)) < 0)
+			return r;
 		/* a 401 (an expired token, say) is answered once; its body was never sent on */
 		if (cr == CURLE_OK && x->status == 401 && tries == 0) {
 			_cleanup_free_ char *ch = TAKE_PTR(x->www_auth);
@@ -421,7 +429,9 @@ static int ping(struct ra_oci_remote *rem, struct rootasm_error *e)
 		rg_xfer_free(&x);
 		x = (struct xfer){ .max = ERRBODY_MAX };
 	}
-	if (cr == CURLE_OK && x.status == 401)
+	if (cr == CURLE_OK && (r = not_elsewhere(rem, "ping registry", "GET /v2/", &x, e)) < 0)
+		;
+	else if (cr == CURLE_OK && x.status == 401)
 		r = rg_authenticate(rem, x.www_auth, e);
 	else if (cr != CURLE_OK || !rg_ok_status(x.status))
 		r = rg_xfer_err(rem, "ping registry", "GET /v2/", cr, &x, e);
