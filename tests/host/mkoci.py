@@ -20,9 +20,9 @@
   mkoci.py hostile KIND OUT.tar
       a tar that a layer must not be: dotdot, absolute, symlink-then-file,
       hardlink-outside, huge-sparse, overlay-xattr, reserved-whiteout;
-      hardlink-data, xattr-bomb, symlink-bomb, skip-bomb (what a layer
-      makes beyond its limit: a hard link's data, xattrs, link targets, a
-      tar stream of skipped data);
+      hardlink-data, xattr-bomb, symlink-bomb, deep-dirs, skip-bomb (what a layer
+      makes beyond its limit: a hard link's data, xattrs, link targets,
+      directories paths imply, a tar stream of skipped data);
       cut-padding (ends after the last entry's data: accepted, as umoci
       writes it), cut-data (ends inside it: refused); user-overlay-xattr.
   mkoci.py case KIND OUT.tar
@@ -219,6 +219,10 @@ def hostile(kind, out):
             # 17000 symbolic links with targets of 4000 bytes: 68 MB
             for i in range(17000):
                 add(f"s{i}", type=tarfile.SYMTYPE, linkname=f"{i:08d}/" + "a" * 3990)
+        elif kind == "deep-dirs":
+            # 200 empty files, each 400 directories deep: 80000 directories their paths imply, in a few KB
+            for i in range(200):
+                add(f"d{i}/" + "a/" * 400 + "f", b"")
         elif kind == "skip-bomb":
             pass                    # (below: a FIFO whose header says it has 80 MiB of data, which follow)
         elif kind == "overlay-xattr":

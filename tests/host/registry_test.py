@@ -27,6 +27,7 @@ TAP output; exit 77 (skip) without root, docker-registry, skopeo or openssl.
 import base64
 import hashlib
 import http.server
+import io
 import json
 import os
 import shutil
@@ -200,8 +201,9 @@ def push(host, repo, tag, layout):
     req("PUT", f"http://{host}/v2/{repo}/manifests/{tag}", data, mt)
 
 
-def make_bomb(layout, mib):
-    """An OCI layout whose one layer is a gzip bomb: a tar of one file of @mib MiB of zeros (about 1000:1)."""
+def make_bomb(layout, mib, tail=0):
+    """An OCI layout whose one layer is a gzip bomb: a tar of one file of @mib MiB of zeros (about 1000:1); then,
+    with @tail, a file of @tail MiB of random bytes (an honest layer that begins with a disk image of zeros)."""
     import gzip
     import tarfile
     blobs = os.path.join(layout, "blobs", "sha256")
@@ -234,6 +236,10 @@ def make_bomb(layout, mib):
                 ti = tarfile.TarInfo("zero")
                 ti.size = mib << 20
                 t.addfile(ti, Zeros(ti.size))
+                if tail:
+                    ti = tarfile.TarInfo("random")
+                    ti.size = tail << 20
+                    t.addfile(ti, io.BytesIO(os.urandom(ti.size)))
     data = open(tmp, "rb").read()
     os.unlink(tmp)
     gz.update(data)
@@ -1051,17 +1057,28 @@ def main():
            f"docker://{bhost}/bomb@sha256:" in lines[0] and files(f"{T}/bomb-s1") == [],
            f"a gzip bomb ({bsize} bytes of layer, 128 MiB unpacked): refused, exit 2, one line, nothing stored",
            f"exit {p.returncode}: {p.stderr} files: {files(f'{T}/bomb-s1')}")
-        # the same bomb with a layer size claimed 1 GiB (a limit of 64 GiB by that word), the rest never sent:
-        # refused by what arrived
+        # a bigger bomb (512 MiB) under a layer size claimed 1 GiB (a limit of 64 GiB by that word), the rest never
+        # sent: refused by what arrived (at most 256 MiB and 64 times the bytes received are staged)
+        make_bomb(f"{T}/bomb512", 512)
+        bomb512 = serve(liar_handler(f"{T}/bomb512"))
         t0 = time.monotonic()
         p = run(bin_, "import", "--quiet", "--store", f"{T}/bomb-s3", "--tls-verify=false",
-                f"docker://{bhost}/claim:v1", env=env)
+                f"docker://127.0.0.1:{bomb512.server_address[1]}/claim:v1", env=env)
+        bomb512.shutdown()
         lines = p.stderr.strip().splitlines()
-        ok(p.returncode == 2 and len(lines) == 1 and "times the" in lines[0] and "bytes of its blob received" in
-           lines[0] and files(f"{T}/bomb-s3") == [],
-           f"the bomb under a claimed size of 1 GiB: refused by the bytes received, before it fills the stage "
+        ok(p.returncode == 2 and len(lines) == 1 and "more than 256 MiB and 64 times the" in lines[0] and
+           "bytes of its blob received" in lines[0] and files(f"{T}/bomb-s3") == [],
+           f"a 512 MiB bomb under a claimed size of 1 GiB: refused by the bytes received, before it fills the stage "
            f"({time.monotonic() - t0:.1f} s)",
            f"exit {p.returncode}: {p.stderr} files: {files(f'{T}/bomb-s3')}")
+        # an honest layer that begins with 70 MiB of zeros (then 8 MiB of random bytes: 9 times its blob in all)
+        make_bomb(f"{T}/front", 70, tail=8)
+        front = serve(liar_handler(f"{T}/front"))
+        p = run(bin_, "import", "--quiet", "--store", f"{T}/front-s", "--tls-verify=false",
+                f"docker://127.0.0.1:{front.server_address[1]}/front:v1", env=env)
+        ok(p.returncode == 0 and p.stdout.strip().endswith(".layout.json"),
+           "an honest layer from a registry that begins with 70 MiB of zeros: imported", p.stdout + p.stderr)
+        front.shutdown()
         p = run(bin_, "import", "--quiet", "--store", f"{T}/bomb-s2", "--tls-verify=false", "--max-expansion", "4000",
                 f"docker://{bhost}/bomb:v1", env=env)
         ok(p.returncode == 0 and p.stdout.strip().endswith(".layout.json"),

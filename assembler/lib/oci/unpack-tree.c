@@ -37,7 +37,19 @@ int up_ent_err(struct up *u, int err, const char *name, const char *fmt, ...)
 			   ROOTASM_ERROR_RUNTIME, err, "unpack layer", u->what, "entry '%.200s': %s", name, msg);
 }
 
-int up_charge(struct up *u, const char *name, uint64_t n, const char *what)
+int up_staged(struct up *u, const char *name, uint64_t n)
+{
+	u->data += n;
+	if (u->lim->by_read && u->data > RA_UNPACK_BY_READ_SLACK &&
+	    (u->data - RA_UNPACK_BY_READ_SLACK) / u->lim->expansion > u->blob_h.bytes)
+		return up_ent_err(u, EFBIG, name, "the layer holds %llu bytes so far, more than 256 MiB and %u times the "
+				  "%llu bytes of its blob received (a blob smaller than its descriptor says, or a "
+				  "compression bomb?)", (unsigned long long)u->data, u->lim->expansion,
+				  (unsigned long long)u->blob_h.bytes);
+	return 0;
+}
+
+int up_charge(struct up *u, const char *name, uint64_t n, bool real, const char *what)
 {
 	if (n > u->lim->max_bytes - u->st->file_bytes)
 		return up_ent_err(u, EFBIG, name, "%s of %llu bytes: the layer would exceed %llu bytes%s", what,
@@ -45,7 +57,7 @@ int up_charge(struct up *u, const char *name, uint64_t n, const char *what)
 				  u->lim->expansion ? " (a layer unpacks to at most --max-expansion times its blob's size, "
 				  "at least 64 MiB: a compression bomb?)" : "");
 	u->st->file_bytes += n;
-	return 0;
+	return real ? up_staged(u, name, n) : 0;
 }
 
 /*
@@ -182,7 +194,7 @@ int up_set_owner(struct up *u, const char *name, int dir, const char *base, uid_
 int up_set_xattr(struct up *u, const char *name, const char *p, const char *x, const void *v, size_t n, bool below)
 {
 	/* (a tmpfs keeps xattrs in kernel memory its size= does not bound) */
-	int r = up_charge(u, name, strlen(x) + n, below ? "an xattr as below" : "an xattr");
+	int r = up_charge(u, name, strlen(x) + n, true, below ? "an xattr as below" : "an xattr");
 
 	if (r < 0)
 		return r;
@@ -250,6 +262,12 @@ int up_implied_dir(struct up *u, const char *name, const char *rel, bool hidden,
 	int r;
 
 	u->st->implied++;
+	if (u->st->entries + u->st->implied > u->lim->max_entries)
+		return up_ent_err(u, E2BIG, name, "more than %llu entries and directories its paths imply in one layer",
+				  (unsigned long long)u->lim->max_entries);
+	r = up_charge(u, name, RA_UNPACK_INODE_COST + strlen(rel), true, "a directory its path implies");
+	if (r < 0)
+		return r;
 	if (hidden)
 		return 0;
 	r = get_lower(u);
@@ -512,7 +530,7 @@ int up_link_target(struct up *u, const char *raw, const char *hl, char *hrel, co
 		return tdir;
 	switch (lst.st_mode & S_IFMT) {
 	case S_IFREG:
-		r = up_charge(u, raw, lst.st_size, "a copy-up of the file below");
+		r = up_charge(u, raw, lst.st_size, true, "a copy-up of the file below");
 		if (r < 0)
 			return r;
 		fd = openat(tdir, *tbase, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

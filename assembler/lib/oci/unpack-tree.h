@@ -33,7 +33,7 @@ struct up {
 	char *tar_buf;
 	int read_err;			/* errno of a failed read of the blob */
 	bool tar_too_big;		/* the tar stream outgrew its limit (tar_read()) */
-	uint64_t data;			/* file data written so far (ra_unpack_limits.by_read) */
+	uint64_t data;			/* bytes staged so far (up_staged(): ra_unpack_limits.by_read) */
 	bool cut_short;			/* the stream ended in the last entry's padding */
 	/* the tree */
 	int root;
@@ -49,12 +49,31 @@ struct up {
 
 
 /*
- * Count @n bytes of what the layer makes (a file's apparent size, a copy-up,
- * a symbolic link's target, an xattr's name and value) against its limit
- * (ra_unpack_limits.max_bytes): 0, or the error (EFBIG) about entry @name,
- * @what saying which.
+ * What an inode costs, counted as bytes of the layer: kernel memory of the
+ * stage's tmpfs (a tmpfs' size= bounds its data, not its inodes), and
+ * mkfs.erofs's (about 5 KiB of its memory each). An empty file, a device, a
+ * directory a path implies: each is this much of the layer's limit.
  */
-int up_charge(struct up *u, const char *name, uint64_t n, const char *what);
+#define RA_UNPACK_INODE_COST	1024u
+/*
+ * ra_unpack_limits.by_read: what a layer may hold beyond @expansion times the
+ * blob bytes received so far. An honest layer may begin with a file that
+ * compresses far better than the rest (a disk image of zeros): that much is
+ * staged before the ratio is looked at.
+ */
+#define RA_UNPACK_BY_READ_SLACK	(256ull << 20)
+
+/*
+ * Count @n bytes of what the layer makes (a file's apparent size, a copy-up,
+ * a symbolic link's target, an xattr's name and value, an inode) against its
+ * limit (ra_unpack_limits.max_bytes): 0, or the error (EFBIG) about entry
+ * @name, @what saying which. @real: the bytes are staged as they are (not a
+ * file's apparent size, whose data up_staged() counts as it is written).
+ */
+int up_charge(struct up *u, const char *name, uint64_t n, bool real, const char *what);
+
+/* @n bytes staged: what ra_unpack_limits.by_read bounds. 0, or the error (EFBIG) about entry @name. */
+int up_staged(struct up *u, const char *name, uint64_t n);
 
 /* An error about entry @name: one line naming the blob and the entry. */
 int up_ent_err(struct up *u, int err, const char *name, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -275,13 +275,8 @@ static int write_data(struct up *u, const char *name, int fd, int64_t size)
 		}
 		got = (uint64_t)off + len > got ? (uint64_t)off + len : got;
 		data += len;
-		u->data += len;
-		if (u->lim->by_read && u->data > ROOTASM_IMPORT_EXPANSION_FLOOR &&
-		    u->data / u->lim->expansion > u->blob_h.bytes)
-			return up_ent_err(u, EFBIG, name, "the layer's files hold %llu bytes so far, more than %u times "
-					  "the %llu bytes of its blob received (a blob smaller than its descriptor says, "
-					  "or a compression bomb?)", (unsigned long long)u->data, u->lim->expansion,
-					  (unsigned long long)u->blob_h.bytes);
+		if ((r = up_staged(u, name, len)) < 0)
+			return r;
 	}
 	if (ftruncate(fd, size) < 0)
 		return up_ent_err(u, errno, name, "set size: %m");
@@ -304,9 +299,13 @@ static int apply(struct up *u, struct archive_entry *ae)
 		raw = archive_entry_pathname(ae);
 	if (!raw)
 		return up_ent_err(u, EINVAL, "?", "an entry without a name");
-	if (++u->st->entries > u->lim->max_entries)
-		return up_ent_err(u, E2BIG, raw, "more than %llu entries in one layer",
+	if (++u->st->entries + u->st->implied > u->lim->max_entries)
+		return up_ent_err(u, E2BIG, raw, "more than %llu entries (and directories their paths imply) in one layer",
 			       (unsigned long long)u->lim->max_entries);
+	/* every entry is an inode (or a name of one), whatever its size */
+	r = up_charge(u, raw, RA_UNPACK_INODE_COST, true, "an entry");
+	if (r < 0)
+		return r;
 	r = up_clean_name(u, raw, rel, sizeof(rel));
 	if (r < 0)
 		return r;
@@ -388,7 +387,7 @@ static int apply(struct up *u, struct archive_entry *ae)
 			return up_ent_err(u, errno, raw, "link to '%.200s': %m", hl);
 		/* a pax hard link may carry data: it is the same inode's, counted as a file's */
 		if (archive_entry_size(ae) > 0 && S_ISREG(st.st_mode)) {
-			r = up_charge(u, raw, archive_entry_size(ae), "a hard link's data");
+			r = up_charge(u, raw, archive_entry_size(ae), false, "a hard link's data");
 			if (r < 0)
 				return r;
 			fd = openat(dir, base, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -405,7 +404,7 @@ static int apply(struct up *u, struct archive_entry *ae)
 
 		if (size < 0)
 			return up_ent_err(u, EINVAL, raw, "negative size");
-		r = up_charge(u, raw, size, "a file");
+		r = up_charge(u, raw, size, false, "a file");
 		if (r < 0)
 			return r;
 		fd = openat(dir, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -443,7 +442,7 @@ static int apply(struct up *u, struct archive_entry *ae)
 			ln = archive_entry_symlink(ae);
 		if (!ln || !*ln)
 			return up_ent_err(u, EINVAL, raw, "a symbolic link without a target");
-		r = up_charge(u, raw, strlen(ln), "a symbolic link's target");
+		r = up_charge(u, raw, strlen(ln), true, "a symbolic link's target");
 		if (r < 0)
 			return r;
 		if (symlinkat(ln, dir, base) < 0)
