@@ -22,6 +22,11 @@
 /* In a child: the write end of its report pipe (each child has its own copy of this variable). */
 static int child_report_fd = -1;
 
+int ra_child_report_fd(void)
+{
+	return child_report_fd;
+}
+
 void ra_child_report_ready(int step)
 {
 	struct ra_child_report rep = { step, 0 };

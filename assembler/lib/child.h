@@ -71,6 +71,9 @@ int ra_child_finish(struct ra_child *c, const char *what, const char *const *ste
  */
 void ra_child_report_ready(int step);
 
+/* In the child: the fd its report goes to (what it keeps when it closes the rest). */
+int ra_child_report_fd(void);
+
 /* Kill and reap the child (error paths); closes everything. */
 void ra_child_kill(struct ra_child *c);
 

@@ -4,7 +4,8 @@
  * by the parent (exec.c) through child.c. System calls only: nothing
  * allocates after the clone. In order:
  *
- *   setsid: a session of its own, without a controlling terminal (the
+ *   every fd closed but the command's (0-2, the preserved ones) and its own
+ *   sockets and report pipe (close_the_rest()); setsid: a session of its own, without a controlling terminal (the
  *   caller's terminal takes no TIOCSTI from it: bubblewrap's CVE-2017-5226);
  *   "/" private; hostname; loopback up in a new network namespace; /proc and
  *   /dev made, detached (execmnt.c); the bounding set reduced (it limits what
@@ -216,6 +217,37 @@ static int recv_tree(struct ra_exec_spec *s, struct ra_exec_tree_msg *m)
 	return 0;
 }
 
+/*
+ * Every fd but what the command gets (0-2, the preserved ones) and what the
+ * init needs (its sockets, its report pipe): closed before anything else, so
+ * that no path the init resolves with its rights (a symlink of the tree's to
+ * /proc/self/fd/N: /dev, /dev/ptmx) reaches a file of the caller's or of the
+ * layout's.
+ */
+static int close_the_rest(const struct ra_exec_spec *s)
+{
+	int keep[3] = { s->tree_sock, s->tty ? s->tty_sock : -1, ra_child_report_fd() };
+	unsigned int from = 3 + s->preserve_fds;
+
+	/* (three: sorted in place) */
+	for (int i = 0; i < 3; i++)
+		for (int j = i + 1; j < 3; j++)
+			if (keep[j] < keep[i]) {
+				int t = keep[i];
+
+				keep[i] = keep[j];
+				keep[j] = t;
+			}
+	for (int i = 0; i < 3; i++) {
+		if (keep[i] < 0 || (unsigned int)keep[i] < from)
+			continue;
+		if ((unsigned int)keep[i] > from && syscall(SYS_close_range, from, keep[i] - 1, 0) < 0)
+			return errno_r();
+		from = keep[i] + 1;
+	}
+	return syscall(SYS_close_range, from, ~0U, 0) < 0 ? errno_r() : 0;
+}
+
 int ra_exec_init(void *arg, int *step)
 {
 	struct ra_exec_spec *s = arg;
@@ -231,6 +263,9 @@ int ra_exec_init(void *arg, int *step)
 	 * here while the parent assembles: a network namespace costs ~0.5 ms.
 	 * mqueue and /proc below are the new ones'.
 	 */
+	*step = S_FDS;
+	if ((r = close_the_rest(s)) < 0)
+		return r;
 	*step = S_UNSHARE;
 	if (unshare(CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | (s->netns ? CLONE_NEWNET : 0)) < 0)
 		return errno_r();

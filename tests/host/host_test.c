@@ -1527,6 +1527,22 @@ TEST(exec_workdir_is_in_the_tree)
 	ASSERT_EQ(RUN_OUT(&out, &err, 7, "exec", path("xw3.yaml"), "--", "/bin/sh", "-c", "pwd -P"), 0);
 	ASSERT_STR(out, "/etc\n");
 	close(7);
+	/*
+	 * The same for what else the init looks up before the command runs: a
+	 * tree whose /dev is a symlink to /proc/self/fd/7, the caller's fd 7 the
+	 * host's /dev. The init judged the host's /dev/null usable through it
+	 * and made no /dev of its own; now the caller's fds are closed first.
+	 */
+	fd = open("/dev", O_PATH | O_DIRECTORY);
+	ASSERT_TRUE(fd >= 0);
+	ASSERT_EQ(dup2(fd, 7), 7);
+	close(fd);
+	sh("rm -rf %s/wdev && mkdir -p %s/wdev && ln -s /proc/self/fd/7 %s/wdev/dev", fix, fix, fix);
+	layoutf("xw4.yaml", "version: 1\nlayers:\n  - dir: l1\n  - dir: wdev\nupper: { tmpfs: {} }\n");
+	rc = RUN_OUT(&out, &err, 7, "exec", path("xw4.yaml"), "--", "/bin/sh", "-c", "ls /dev/ | head -3");
+	if (rc == 0 || !strstr(err, "/dev"))
+		FAILF("a /dev of the tree's that leads to the caller's fd: exit %d, out: %s, err: %s", rc, out, err);
+	close(7);
 }
 
 TEST(exec_sandbox_capabilities_and_namespaces)
