@@ -475,7 +475,7 @@ int rt_cri_image(const struct rt_conf *c, json_t *cfg, const char *id, char **re
 {
 	const char *name = cri_image_name(cfg);
 	char manifest[72], line[1024];
-	_cleanup_close_ int sfd = -EBADF;
+	_cleanup_close_ int dfd = -EBADF, sfd = -EBADF;
 	_cleanup_free_ char *slot = NULL;
 	struct rootasm_error e = { 0 };
 	int r;
@@ -501,6 +501,14 @@ int rt_cri_image(const struct rt_conf *c, json_t *cfg, const char *id, char **re
 	if (r < 0 && e.err == ENOENT) {
 		/* one import of it at a time: the others find it there once it is done */
 		if ((mkdir(c->store, 0755) < 0 && errno != EEXIST) || (mkdir(c->engine_store, 0755) < 0 && errno != EEXIST))
+			return rt_error("the store %s: %s", c->engine_store, strerror(errno));
+		/*
+		 * The store directory's flock, shared: a runtime before the slots
+		 * (0.4) took it exclusive for its import and removed the whole
+		 * .engine-export; imports of different images at once still.
+		 */
+		dfd = open(c->engine_store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0 || flock(dfd, LOCK_SH) < 0)
 			return rt_error("the store %s: %s", c->engine_store, strerror(errno));
 		sfd = import_slot(c, manifest, &slot);
 		if (sfd < 0)

@@ -929,6 +929,20 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
        res.get("x") == ((CONTAINER_EXITED, 0), "hello-from-x\n"),
        "imports of different images at once (Y's ran while X's slot was held), one of an image at a time (X's "
        "waited for its slot)", (res, x_waited))
+    # a runtime of before the slots holds the store directory's flock for its import: a new one waits for it
+    image("slotz", "hello-from-z")
+    held = os.open(f"{T}/st/engine", os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    tz = threading.Thread(target=pod_with, args=("z",))
+    tz.start()
+    tz.join(5)
+    z_waited = tz.is_alive() and "z" not in res
+    fcntl.flock(held, fcntl.LOCK_UN)
+    os.close(held)
+    tz.join(100)
+    ok(z_waited and res.get("z") == ((CONTAINER_EXITED, 0), "hello-from-z\n"),
+       "an import waits while the store directory's flock is held (as an older runtime's import holds it)",
+       (res, z_waited))
     nothing_left("imports in their slots")
 
     print("# the CRI calls of the annotated pod (case 3):")
