@@ -12,8 +12,9 @@
  *   user            (runs with the user's file-system credentials, as the open
  *                   stage did, so each answer is the kernel's)
  *                   - image files: an administrator's under the same trust
- *                     rule, whatever the layout says, and never for uid 0
- *                     without capabilities (user_image());
+ *                     rule, whatever the layout says, none of a FUSE
+ *                     filesystem, and never for uid 0 without capabilities
+ *                     (user_image());
  *                   - layers' and volumes' own idmaps: refused (an idmap gives
  *                     files to whoever the map names);
  *                   - an upper directory on the host: refused (overlayfs copies
@@ -48,6 +49,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include "chase.h"
 #include "mntinfo.h"
@@ -55,6 +57,8 @@
 #include "principal.h"
 #include "util.h"
 #include "volume.h"
+
+#define RA_FUSE_SUPER_MAGIC 0x65735546
 
 #ifndef AT_EACCESS
 #define AT_EACCESS 0x200
@@ -140,9 +144,15 @@ static void trust_file(struct astate *a, const struct rootasm_layout *l, const s
  */
 static void user_image(struct astate *a, const struct rootasm_layout *l, const struct ra_src *s, const char *who)
 {
+	struct statfs sf;
+
 	if (s->fd < 0 || !a->host_ids || !S_ISREG(s->mode))
 		return;
-	if (s->admin_trust < 0)
+	/* a FUSE filesystem's owners and modes are what its server says, and a user may run one (fusermount3) */
+	if (fstatfs(s->fd, &sf) == 0 && sf.f_type == RA_FUSE_SUPER_MAGIC)
+		deny(a, l, s, s->loc, s->key, "a tree for %s mounts no image file of a FUSE filesystem: its owners and "
+		     "modes are whatever its server says, which a user may run", who);
+	else if (s->admin_trust < 0)
 		deny(a, l, s, s->loc, s->key, "a tree for %s mounts only an administrator's image files, which it "
 		     "could not have made or changed (the kernel reads them with the assembler's rights): %s", who,
 		     s->admin_why ? s->admin_why : strerror(-s->admin_trust));

@@ -503,6 +503,7 @@ TEST(daemon_policy_refuses_what_it_does_not_allow)
 	struct daemon d = start("s2", NULL);
 	char text[4096];
 	struct refusal r = { .d = &d };
+	int rc;
 
 #define REFUSED(uid, L, T, ERR, WANT) do {					\
 		r.layout = (L); r.text = (T); r.want_err = (ERR); r.want = (WANT);	\
@@ -556,6 +557,28 @@ TEST(daemon_policy_refuses_what_it_does_not_allow)
 	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - image: %s\nmounts:\n  - { image: %s, target: /vol }\n",
 		 path("src/l2.sqfs"), path("src/mine/own.sqfs"));
 	REFUSED(UNPRIV, NULL, text, EPERM, "mounts only an administrator's image files");
+	/*
+	 * root's image on a FUSE filesystem (squashfuse, allow_other) in the
+	 * sources: its owners are what its server says, and a user may run one
+	 */
+	if (access("/dev/fuse", R_OK | W_OK) == 0) {
+		sh("rm -rf %s/fz %s/fz.sqfs && mkdir -p %s/fz/d %s/src/fuse && cp %s/src/l2.sqfs %s/fz/d/img.sqfs && "
+		   "mksquashfs %s/fz %s/fz.sqfs -quiet -no-progress >/dev/null && squashfuse -o allow_other %s/fz.sqfs "
+		   "%s/src/fuse", fix, fix, fix, fix, fix, fix, fix, fix, fix, fix);
+		snprintf(text, sizeof(text), "version: 1\nlayers:\n  - image: %s\n", path("src/fuse/d/img.sqfs"));
+		r.layout = NULL;
+		r.text = text;
+		r.want_err = EPERM;
+		r.want = "mounts no image file of a FUSE filesystem";
+		rc = as_user(UNPRIV, refused, &r);
+		/* (its server goes when it is unmounted: waited for, a process of ours) */
+		sh("umount %s/src/fuse; for i in $(seq 500); do pgrep -f 'squashfuse .*%s/fz.sqfs' >/dev/null || break; "
+		   "sleep 0.01; done", fix, fix);
+		if (rc)
+			FAILF("refusal for uid %d: an image of FUSE", UNPRIV);
+	} else {
+		fprintf(stderr, "  (no /dev/fuse on this kernel: the FUSE case is not run)\n");
+	}
 	/* the same image, root's in root's directory: served */
 	snprintf(text, sizeof(text), "version: 1\nlayers:\n  - image: %s\nupper: { tmpfs: {} }\n"
 		 "mounts:\n  - { image: %s, target: /vol }\n", path("src/l2.sqfs"), path("src/vol.sqfs"));
