@@ -905,8 +905,6 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     want_y = f"hello-from-y{i}\n"
     slot_dir = f"{T}/st/engine/.engine-export/{slot_x:02x}"
     os.makedirs(slot_dir, exist_ok=True)
-    held = os.open(slot_dir, os.O_RDONLY | os.O_DIRECTORY)
-    fcntl.flock(held, fcntl.LOCK_EX)
     res = {}
 
     def pod_with(tag):
@@ -917,29 +915,32 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
             c.remove_pod(pod)
         except Exception as e:                  # noqa: BLE001 (reported below)
             res[tag] = repr(e)
-    tx, ty = (threading.Thread(target=pod_with, args=(t,)) for t in "xy")
-    tx.start()
-    ty.start()
-    ty.join(100)
-    x_waited = tx.is_alive() and "x" not in res
-    fcntl.flock(held, fcntl.LOCK_UN)
-    os.close(held)
-    tx.join(100)
+
+    def while_held(path, waits, runs=""):
+        """Pods of the images slotT for each T of @waits and @runs, started while @path is flock()ed: whether
+        @waits' were still waiting once @runs' had run (without @runs: after 5 s)."""
+        held = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        fcntl.flock(held, fcntl.LOCK_EX)
+        ts = {t: threading.Thread(target=pod_with, args=(t,)) for t in waits + runs}
+        for t in ts.values():
+            t.start()
+        for t in runs or waits:
+            ts[t].join(100 if runs else 5)
+        waited = all(ts[t].is_alive() and t not in res for t in waits)
+        fcntl.flock(held, fcntl.LOCK_UN)
+        os.close(held)
+        for t in waits:
+            ts[t].join(100)
+        return waited
+
+    x_waited = while_held(slot_dir, "x", "y")
     ok(res.get("y") == ((CONTAINER_EXITED, 0), want_y) and x_waited and
        res.get("x") == ((CONTAINER_EXITED, 0), "hello-from-x\n"),
        "imports of different images at once (Y's ran while X's slot was held), one of an image at a time (X's "
        "waited for its slot)", (res, x_waited))
     # a runtime of before the slots holds the store directory's flock for its import: a new one waits for it
     image("slotz", "hello-from-z")
-    held = os.open(f"{T}/st/engine", os.O_RDONLY | os.O_DIRECTORY)
-    fcntl.flock(held, fcntl.LOCK_EX)
-    tz = threading.Thread(target=pod_with, args=("z",))
-    tz.start()
-    tz.join(5)
-    z_waited = tz.is_alive() and "z" not in res
-    fcntl.flock(held, fcntl.LOCK_UN)
-    os.close(held)
-    tz.join(100)
+    z_waited = while_held(f"{T}/st/engine", "z")
     ok(z_waited and res.get("z") == ((CONTAINER_EXITED, 0), "hello-from-z\n"),
        "an import waits while the store directory's flock is held (as an older runtime's import holds it)",
        (res, z_waited))
