@@ -161,7 +161,9 @@ static bool is_digest(const char *s)
 /*
  * The manifest digest containerd keeps for @name, this platform's when it is
  * an index: into @out (72 bytes). 0; 1: containerd has no image of that name;
- * -1: why in @why.
+ * 2: it has one, but no manifest of this platform (an index it lacks, or
+ * without this platform's), why in @why; -1: containerd did not answer, or
+ * not as it should, why in @why.
  */
 static int resolve(const char *addr, const char *name, char out[72], char *why, size_t size)
 {
@@ -185,7 +187,7 @@ static int resolve(const char *addr, const char *name, char out[72], char *why, 
 	r = rt_containerd_content(addr, top, &idx, &n);
 	if (r != 0)
 		return snprintf(why, size, "its index %s: %s", top, r > 0 ? "not in containerd's content store" :
-				strerror(-r)), -1;
+				strerror(-r)), r > 0 ? 2 : -1;
 	j = json_loadb(idx, n, JSON_REJECT_DUPLICATES, NULL);
 	json_array_foreach(json_object_get(j, "manifests"), i, m) {
 		json_t *p = json_object_get(m, "platform");
@@ -199,7 +201,7 @@ static int resolve(const char *addr, const char *name, char out[72], char *why, 
 		}
 	}
 	json_decref(j);
-	return snprintf(why, size, "its index %s has no manifest for linux/" RA_OCI_HOST_ARCH, top), -1;
+	return snprintf(why, size, "its index %s has no manifest for linux/" RA_OCI_HOST_ARCH, top), 2;
 }
 
 static int engine_manifest(const struct rt_conf *c, const char *name, char out[72])
@@ -207,10 +209,10 @@ static int engine_manifest(const struct rt_conf *c, const char *name, char out[7
 	char why[512];
 	int r = resolve(containerd_address(c), name, out, why, sizeof(why));
 
-	if (r > 0)
+	if (r == 1)
 		return rt_error("the engine's image %s: containerd (%s, namespace " CRI_NAMESPACE ") has no such image",
 				name, containerd_address(c));
-	return r < 0 ? rt_error("the engine's image %s: %s", name, why) : 0;
+	return r != 0 ? rt_error("the engine's image %s: %s", name, why) : 0;
 }
 
 /*
@@ -353,7 +355,7 @@ static int engine_has(const char *addr, const struct rootasm_store_image *im)
 		r = resolve(addr, im->names[i], got, why, sizeof(why));
 		if (r == 0 && !strcmp(got, im->manifest))
 			return 1;
-		if (r < 0 && strncmp(why, "its index", 9))
+		if (r < 0)
 			return -1;
 	}
 	r = rt_containerd_image(addr, im->config, mt, sizeof(mt), top, sizeof(top));
