@@ -561,23 +561,20 @@ int ra_unpack_layer(int blob_fd, enum ra_oci_comp comp, int root, const struct r
 		r = ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "unpack layer", what, "a compressed tar inside the layer");
 		goto out;
 	}
-	/* the rest of both streams (tar padding, trailing bytes) belongs to the digests too */
+	/*
+	 * The rest of both streams (tar padding, trailing bytes) belongs to the
+	 * digests too; read as the tar reader reads, within the same cap.
+	 */
 	for (;;) {
-		la_ssize_t n = archive_read_data(u.dec, u.tar_buf, BUFSZ);
+		const void *rest;
+		la_ssize_t n = tar_read(u.tar, &u, &rest);
 
 		if (n < 0) {
-			r = arch_err(&u, u.dec, "decompress");
+			r = arch_err(&u, u.tar, "decompress");
 			goto out;
 		}
 		if (n == 0)
 			break;
-		ra_sha256_update(&u.tar_h, u.tar_buf, n);
-		if (u.tar_h.bytes > tar_cap(&u)) {
-			r = ra_err_kind(e, ROOTASM_ERROR_USAGE, EFBIG, "unpack layer", what, "the tar stream exceeds %llu "
-					"bytes, more than its %llu entries may hold (bytes after its end: a compression "
-					"bomb?)", (unsigned long long)tar_cap(&u), (unsigned long long)u.st->entries);
-			goto out;
-		}
 	}
 	for (;;) {
 		ssize_t n = read(blob_fd, u.blob_buf, BUFSZ);

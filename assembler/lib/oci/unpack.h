@@ -21,9 +21,10 @@ struct ra_unpack_limits {
 	unsigned int expansion;		/* what max_bytes was made of (ra_unpack_cap()), for messages; 0: none */
 	/*
 	 * The blob's size is only its descriptor's word until it has all been
-	 * read (a registry's stream): what the layer's files hold may also be
-	 * at most @expansion times the blob bytes read so far (at least the
-	 * floor), so that a size claimed and not sent does not fill the stage.
+	 * read (a registry's stream): what the layer stages may also be at most
+	 * RA_UNPACK_BY_READ_SLACK more than @expansion times the blob bytes read
+	 * so far (up_staged()), so that a size claimed and not sent does not
+	 * fill the stage.
 	 */
 	bool by_read;
 };
