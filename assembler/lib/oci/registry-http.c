@@ -260,7 +260,8 @@ CURLcode rg_get(struct ra_oci_remote *rem, const char *url, struct curl_slist *h
 	}
 	r = curl_easy_perform(c);
 	x->elsewhere[0] = '\0';
-	{
+	/* (read only with a 401: the one answer whose origin matters, so no work per blob request) */
+	if (r == CURLE_OK && x->status == 401) {
 		char *eff = NULL, *base = NULL;
 
 		if (curl_easy_getinfo(c, CURLINFO_EFFECTIVE_URL, &eff) == CURLE_OK && eff && rg_url(rem, "/", &base) == 0 &&

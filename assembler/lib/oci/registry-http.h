@@ -95,9 +95,10 @@ struct xfer {
 	uint64_t from;			/* the Range asked for */
 	bool began;			/* the 2xx body has begun */
 	/*
-	 * The answer came from another origin than the registry's (a redirect):
-	 * its scheme://host[:port] (never its path: a storage's signed URL). Its
-	 * 401 is not the registry's to answer with the registry's credentials.
+	 * A 401 that came from another origin than the registry's (a redirect):
+	 * its scheme://host[:port] (never its path: a storage's signed URL); it
+	 * is not the registry's to answer with the registry's credentials. Set
+	 * for a 401 only.
 	 */
 	char elsewhere[256];
 	/* the body of anything else: its start, for the message */
