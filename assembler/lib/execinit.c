@@ -5,8 +5,9 @@
  * allocates after the clone. In order:
  *
  *   every fd closed but the command's (0-2, the preserved ones) and its own
- *   sockets and report pipe (close_the_rest()); setsid: a session of its own, without a controlling terminal (the
- *   caller's terminal takes no TIOCSTI from it: bubblewrap's CVE-2017-5226);
+ *   sockets and report pipe (close_the_rest()); setsid: a session of its
+ *   own, without a controlling terminal (the caller's terminal takes no
+ *   TIOCSTI from it: bubblewrap's CVE-2017-5226);
  *   "/" private; hostname; loopback up in a new network namespace; /proc and
  *   /dev made, detached (execmnt.c); the bounding set reduced (it limits what
  *   an execve() grants, not what the init holds); the tree received; move_mount(tree) over
@@ -352,9 +353,9 @@ int ra_exec_init(void *arg, int *step)
 	/*
 	 * As root still: the image's WorkingDir, whoever may enter it (as runc,
 	 * which tries before and after). Resolved in the tree, through no magic
-	 * link: the init still holds the caller's fds and the layout's (closed
-	 * below), and /proc/self/fd/N (or a symlink of the image to it) would be
-	 * a directory of the host, the command's cwd (runc's CVE-2024-21626).
+	 * link: /proc/self/fd/N (or a symlink of the image to it) is none of the
+	 * tree's (with a caller's fd there, a directory of the host: runc's
+	 * CVE-2024-21626; close_the_rest() closed those too).
 	 */
 	*step = S_WORKDIR;
 	if (s->workdir) {
