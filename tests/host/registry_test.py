@@ -340,6 +340,21 @@ def liar_handler(layout, elsewhere=None):
                     self.connection.shutdown(socket.SHUT_RDWR)
                     self.close_connection = True
                     return
+                if case == "dripdoc":
+                    # the manifest a byte every 100 ms: never still for 30 s, never done soon (about 2 minutes)
+                    self.send_response(200)
+                    self.send_header("Content-Type", mdesc["mediaType"])
+                    self.send_header("Content-Length", str(len(manifest)))
+                    self.end_headers()
+                    try:
+                        for i in range(len(manifest)):
+                            self.wfile.write(manifest[i:i + 1])
+                            self.wfile.flush()
+                            time.sleep(0.1)
+                    except OSError:
+                        pass
+                    self.close_connection = True
+                    return
                 if case == "claim":
                     # each layer claimed 1 GiB: a limit made of that word would let it fill the stage
                     m2 = dict(man, layers=[dict(ly, size=1 << 30) for ly in man["layers"]])
@@ -396,6 +411,20 @@ def liar_handler(layout, elsewhere=None):
                     self.wfile.write(data[i:i + 32])
                     self.wfile.flush()
                     time.sleep(0.05)
+                return
+            if case == "dripblob" and is_layer and len(data) > 4096:
+                # 256 bytes every 100 ms (2.5 KB/s): never still, a big layer never done soon
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                try:
+                    for i in range(0, len(data), 256):
+                        self.wfile.write(data[i:i + 256])
+                        self.wfile.flush()
+                        time.sleep(0.1)
+                except OSError:
+                    pass
+                self.close_connection = True
                 return
             if case == "drop" and is_layer and len(data) > 1000:
                 rng = self.headers.get("Range")
@@ -1018,6 +1047,35 @@ def main():
                 f"docker://{lhost}/flaky:v1", env=env)
         ok(p.returncode == 0 and p.stdout.strip().endswith(os.path.basename(ref_layout)),
            "a connection closed before the manifest's answer: asked again", p.stdout + p.stderr)
+        # a registry that drips, below its patience (ROOTASM_REGISTRY_TIMEOUT=2): a manifest that is not all there
+        # after 2 s, a layer below 16 KiB/s after 2 s of its download, refused then, not when they end (minutes)
+        penv = dict(env, ROOTASM_REGISTRY_TIMEOUT="2")
+        for case, words in [("dripdoc", "v1: not all of it within 2 s, its tries together"),
+                            ("dripblob", "slower than 16 KiB/s after 2 s, its tries together")]:
+            store = f"{T}/lie-{case}"
+            t0 = time.monotonic()
+            try:
+                p = subprocess.run([bin_, "import", "--quiet", "--store", store, "--tls-verify=false",
+                                    f"docker://{lhost}/{case}:v1"], capture_output=True, text=True, env=penv,
+                                   timeout=40)
+                res = (p.returncode, p.stderr)
+            except subprocess.TimeoutExpired:
+                res = (None, "still running after 40 s")
+            dt = time.monotonic() - t0
+            lines = res[1].strip().splitlines()
+            ok(res[0] == 1 and len(lines) == 1 and words in lines[0] and f"docker://{lhost}/{case}:v1" in lines[0]
+               and dt < 20 and files(store) == [],
+               f"a registry that drips ({case}): refused after its patience ({dt:.1f} s), one line, nothing stored",
+               f"{res} files: {files(store)}")
+        p = run(bin_, "import", "--quiet", "--store", f"{T}/lie-drop2", "--tls-verify=false",
+                f"docker://{lhost}/drop:v1", env=dict(env, ROOTASM_REGISTRY_TIMEOUT="1"))
+        ok(p.returncode == 0 and records(f"{T}/lie-drop2") == records(f"{T}/ref"),
+           "with a patience of 1 s, a registry that answers at once: imported (resumed too)", p.stdout + p.stderr)
+        p = run(bin_, "import", "--quiet", "--store", f"{T}/lie-badenv", "--tls-verify=false",
+                f"docker://{lhost}/drop:v1", env=dict(env, ROOTASM_REGISTRY_TIMEOUT="1m"))
+        ok(p.returncode == 2 and p.stderr.count("\n") == 1 and "ROOTASM_REGISTRY_TIMEOUT" in p.stderr and
+           "'1m' is not a number of seconds" in p.stderr and files(f"{T}/lie-badenv") == [],
+           "ROOTASM_REGISTRY_TIMEOUT=1m: one line naming it, exit 2", (p.returncode, p.stderr))
         liar.shutdown()
         # a registry that redirects its blob to another origin, which answers 401 with a realm of its own: the
         # registry's credentials go to the registry alone (not to that realm), and its signed URL is not quoted

@@ -37,6 +37,32 @@ int rg_curl_load(struct rootasm_error *e)
 	return ra_dl_load(&cu_dl, e);
 }
 
+int64_t rg_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int rg_patience(struct ra_oci_remote *rem, struct rootasm_error *e)
+{
+	const char *v = secure_getenv("ROOTASM_REGISTRY_TIMEOUT");
+	char *end;
+	long n;
+
+	rem->patience = PATIENCE_SECS;
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno || *end || n < 1 || n > PATIENCE_MAX)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", "ROOTASM_REGISTRY_TIMEOUT",
+				   "'%.32s' is not a number of seconds (1-%d)", v, PATIENCE_MAX);
+	rem->patience = (int)n;
+	return 0;
+}
+
 static void xfer_reset(struct xfer *x)
 {
 	free(x->www_auth);
@@ -134,6 +160,9 @@ size_t rg_stream_write(struct stream *s, const char *p, size_t len)
 			s->rem->progress(s->rem->progress_ud, s->d.digest, s->got, s->d.size);
 		}
 	}
+	/* (the time a send waits, its reader busy with the layers before, is not the registry's: off the floor) */
+	int64_t t0 = rg_now();
+
 	while (len) {
 		ssize_t w = send(s->sock, p, len, MSG_NOSIGNAL);
 
@@ -146,16 +175,26 @@ size_t rg_stream_write(struct stream *s, const char *p, size_t len)
 		p += w;
 		len -= w;
 	}
+	s->waited += rg_now() - t0;
 	return total;
 }
 
-/* libcurl's progress callback, for a layer: non-zero aborts the transfer nobody will read. */
+/*
+ * libcurl's progress callback, for a layer (at least once a second): non-zero
+ * aborts the transfer nobody will read, or one of a layer that, past its
+ * patience, averages less than the floor.
+ */
 static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
 {
-	struct xfer *x = ud;
+	struct stream *s = ((struct xfer *)ud)->st;
+	int64_t own = rg_now() - s->began - s->waited;
 
 	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-	return __atomic_load_n(&x->st->stop, __ATOMIC_RELAXED);
+	if (own > s->rem->patience * 1000000000LL && (double)s->got * 1e9 < (double)BLOB_FLOOR * own) {
+		s->too_slow = true;
+		return 1;
+	}
+	return __atomic_load_n(&s->stop, __ATOMIC_RELAXED);
 }
 
 static size_t on_body(char *p, size_t size, size_t n, void *ud)
@@ -248,6 +287,22 @@ CURLcode rg_get(struct ra_oci_remote *rem, const char *url, struct curl_slist *h
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
+	if (!x->st) {
+		/* a document: what is left of its patience, its tries together */
+		int64_t now = rg_now();
+
+		if (!x->deadline)
+			x->deadline = now + rem->patience * 1000000000LL;
+		if (now >= x->deadline) {
+			x->out_of_time = true;
+			if (!slot)
+				curl_easy_cleanup(c);
+			else
+				*slot = c;
+			return CURLE_OPERATION_TIMEDOUT;
+		}
+		curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)((x->deadline - now + 999999) / 1000000));
+	}
 	if (x->st) {
 		curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
 		curl_easy_setopt(c, CURLOPT_XFERINFODATA, x);
@@ -259,6 +314,8 @@ CURLcode rg_get(struct ra_oci_remote *rem, const char *url, struct curl_slist *h
 		curl_easy_setopt(c, CURLOPT_RANGE, range);
 	}
 	r = curl_easy_perform(c);
+	if (r == CURLE_OPERATION_TIMEDOUT && !x->st && rg_now() >= x->deadline)
+		x->out_of_time = true;
 	x->elsewhere[0] = '\0';
 	/* (read only with a 401: the one answer whose origin matters, so no work per blob request) */
 	if (r == CURLE_OK && x->status == 401) {
@@ -304,6 +361,9 @@ int rg_xfer_err(struct ra_oci_remote *rem, const char *op, const char *what, CUR
 		return bad(e, op, rem->ref, "%s: larger than %zu bytes, the most rootasm reads", what, x->max);
 	if (cr == CURLE_OUT_OF_MEMORY)
 		return ra_oom(e, op);
+	if (cr == CURLE_OPERATION_TIMEDOUT && x->out_of_time)
+		return ra_err(e, ETIMEDOUT, -EBADF, op, rem->ref, "%s: not all of it within %d s, its tries together "
+			      "(ROOTASM_REGISTRY_TIMEOUT)", what, rem->patience);
 	if (cr != CURLE_OK)
 		return ra_err(e, cr == CURLE_OPERATION_TIMEDOUT ? ETIMEDOUT : EIO, -EBADF, op, rem->ref, "%s: %s%s",
 			      what, x->curl_err[0] ? x->curl_err : curl_easy_strerror(cr),

@@ -53,6 +53,16 @@ extern struct ra_curl ra_cu;	/* registry.c */
 #define AHEAD_BUF	(16 << 20)	/* what a layer fetched ahead may hold before it is read */
 #define MAX_REDIRS	8
 #define LOW_SPEED_SECS	30		/* less than 1 byte/s for this long: the transfer is dropped */
+/*
+ * A registry's patience (ROOTASM_REGISTRY_TIMEOUT seconds, else this): the
+ * whole time a document (the ping, a token, a manifest, a config) has, its
+ * tries together; and the time a layer downloads (less the time it waits for
+ * its reader) before it must average BLOB_FLOOR bytes a second, its tries
+ * together. A registry that drips holds an import no longer.
+ */
+#define PATIENCE_SECS	60
+#define PATIENCE_MAX	86400
+#define BLOB_FLOOR	(16 << 10)
 
 #define bad(e, op, path, ...) ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, path, __VA_ARGS__)
 
@@ -81,6 +91,7 @@ struct ra_oci_remote {
 	CURL *easy;
 	rootasm_import_download_fn progress;
 	void *progress_ud;
+	int patience;			/* seconds: PATIENCE_SECS, or ROOTASM_REGISTRY_TIMEOUT's */
 };
 
 /* One response: its status, the headers we need, its body somewhere. */
@@ -93,6 +104,9 @@ struct xfer {
 	bool too_big;
 	struct stream *st;
 	uint64_t from;			/* the Range asked for */
+	/* a document's: when its patience ends (CLOCK_MONOTONIC ns, set by its first try), and whether it did */
+	int64_t deadline;
+	bool out_of_time;
 	bool began;			/* the 2xx body has begun */
 	/*
 	 * A 401 that came from another origin than the registry's (a redirect):
@@ -121,6 +135,9 @@ struct stream {
 	struct ra_sha256 h;
 	uint64_t got, skip;		/* bytes sent on; of this response, bytes still to drop */
 	struct timespec said;		/* when the progress callback was last called */
+	/* the floor: when the download began, the time it waited for its reader (ns), whether it fell below */
+	int64_t began, waited;
+	bool too_slow;
 	bool reader_gone;
 	int r;				/* the download's result */
 	struct rootasm_error e;
@@ -135,6 +152,10 @@ int rg_authenticate(struct ra_oci_remote *rem, const char *ch, struct rootasm_er
 /* registry-http.c */
 /* libcurl loaded (once): 0, or ELIBACC naming the package that brings it */
 int rg_curl_load(struct rootasm_error *e);
+/* CLOCK_MONOTONIC in ns */
+int64_t rg_now(void);
+/* ROOTASM_REGISTRY_TIMEOUT read into rem->patience: 0, or a usage error naming it */
+int rg_patience(struct ra_oci_remote *rem, struct rootasm_error *e);
 /* "https://HOST/PATH" of the remote's registry into *@ret (caller frees): 0 or -ENOMEM */
 int rg_url(struct ra_oci_remote *rem, const char *path, char **ret);
 /* a layer's bytes onto its stream (hashed, cut at its size): what was taken */

@@ -102,7 +102,8 @@ static int request_doc(struct ra_oci_remote *rem, const char *path, const char *
 		int r = request(rem, path, accept, 0, op, what, x, e);
 		struct timespec ts = { 0, 200000000L << (tries - 1) };
 
-		if (r == 0 || x->too_big || tries >= TRIES || (r != -EIO && r != -ETIMEDOUT && r != -EAGAIN))
+		if (r == 0 || x->too_big || x->out_of_time || tries >= TRIES ||
+		    (r != -EIO && r != -ETIMEDOUT && r != -EAGAIN))
 			return r;
 		x->len = 0;
 		nanosleep(&ts, NULL);
@@ -462,6 +463,11 @@ static struct ra_oci_remote *remote_new(const char *ref, const struct ra_registr
 		ra_registry_free(rem);
 		return NULL;
 	}
+	*r = rg_patience(rem, e);
+	if (*r < 0) {
+		ra_registry_free(rem);
+		return NULL;
+	}
 	return rem;
 }
 
@@ -698,6 +704,15 @@ static void *stream_main(void *arg)
 		if (s->r < 0)
 			break;
 		s->e = re;
+		if (s->too_slow) {
+			int64_t own = rg_now() - s->began - s->waited;
+
+			s->r = ra_err(&s->e, ETIMEDOUT, -EBADF, "pull blob", rem->ref, "%s: slower than %d KiB/s after "
+				      "%d s, its tries together: %llu of %llu bytes in %lld s (ROOTASM_REGISTRY_TIMEOUT)",
+				      s->d.digest, BLOB_FLOOR >> 10, rem->patience, (unsigned long long)s->got,
+				      (unsigned long long)s->d.size, (long long)(own / 1000000000LL));
+			break;
+		}
 		if (s->reader_gone || __atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
 			s->r = -EPIPE;
 			break;
@@ -778,6 +793,7 @@ static int stream_start(struct ra_oci_remote *rem, const struct ra_oci_desc *d, 
 	s->rem = rem;
 	s->d = *d;
 	s->d.media_type = NULL;
+	s->began = rg_now();
 	r = pthread_create(&s->thread, NULL, stream_main, s);
 	if (r) {
 		close(s->sock);
