@@ -324,6 +324,21 @@ def liar_handler(layout, elsewhere=None):
             self.end_headers()
             self.wfile.write(body)
 
+        def drip(self, body, n, ctype="application/octet-stream"):
+            """@body, @n bytes every 100 ms: never still (curl's 30 s), never done soon."""
+            self.send_response(200)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            try:
+                for i in range(0, len(body), n):
+                    self.wfile.write(body[i:i + n])
+                    self.wfile.flush()
+                    time.sleep(0.1)
+            except OSError:
+                pass
+            self.close_connection = True
+
         def do_GET(self):
             parts = self.path.split("/")
             if self.path == "/v2/":
@@ -342,19 +357,7 @@ def liar_handler(layout, elsewhere=None):
                     return
                 if case == "dripdoc":
                     # the manifest a byte every 100 ms: never still for 30 s, never done soon (about 2 minutes)
-                    self.send_response(200)
-                    self.send_header("Content-Type", mdesc["mediaType"])
-                    self.send_header("Content-Length", str(len(manifest)))
-                    self.end_headers()
-                    try:
-                        for i in range(len(manifest)):
-                            self.wfile.write(manifest[i:i + 1])
-                            self.wfile.flush()
-                            time.sleep(0.1)
-                    except OSError:
-                        pass
-                    self.close_connection = True
-                    return
+                    return self.drip(manifest, 1, mdesc["mediaType"])
                 if case == "claim":
                     # each layer claimed 1 GiB: a limit made of that word would let it fill the stage
                     m2 = dict(man, layers=[dict(ly, size=1 << 30) for ly in man["layers"]])
@@ -414,18 +417,7 @@ def liar_handler(layout, elsewhere=None):
                 return
             if case == "dripblob" and is_layer and len(data) > 4096:
                 # 256 bytes every 100 ms (2.5 KB/s): never still, a big layer never done soon
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                try:
-                    for i in range(0, len(data), 256):
-                        self.wfile.write(data[i:i + 256])
-                        self.wfile.flush()
-                        time.sleep(0.1)
-                except OSError:
-                    pass
-                self.close_connection = True
-                return
+                return self.drip(data, 256)
             if case == "drop" and is_layer and len(data) > 1000:
                 rng = self.headers.get("Range")
                 if rng:
