@@ -9,7 +9,8 @@
  *   Containers.Get {id}      -> Container {snapshotter, snapshot_key}
  *   Snapshots.Stat {snapshotter, key} -> Info {parent}
  *
- * HTTP/2 (RFC 9113): the client preface, an empty SETTINGS, one HEADERS
+ * HTTP/2 (RFC 9113): the client preface, a SETTINGS and a WINDOW_UPDATE
+ * that open the flow-control windows wider than any answer read, one HEADERS
  * frame (HPACK, RFC 7541: every field a literal without indexing, no
  * Huffman coding; a server may answer in any HPACK it likes, which this
  * client never decodes: it reads DATA, not headers) and one DATA frame with
@@ -35,7 +36,16 @@
 #define ANSWER_MAX	(1u << 20)
 #define TIMEOUT_MS	5000
 
-enum { F_DATA = 0, F_HEADERS = 1, F_RST = 3, F_SETTINGS = 4, F_PING = 6, F_GOAWAY = 7 };
+enum { F_DATA = 0, F_HEADERS = 1, F_RST = 3, F_SETTINGS = 4, F_PING = 6, F_GOAWAY = 7, F_WINDOW_UPDATE = 8 };
+/*
+ * The flow-control window this client opens, for the stream and the
+ * connection: more than it ever reads (an answer's messages are put() up to
+ * 2 * ANSWER_MAX), so the server never waits for a WINDOW_UPDATE. HTTP/2's
+ * default, 65535, stopped an index larger than that until the deadline.
+ */
+#define WINDOW		(4u * ANSWER_MAX)
+#define DEFAULT_WINDOW	65535u
+#define S_INITIAL_WINDOW_SIZE 0x4
 enum { END_STREAM = 0x1, ACK = 0x1, END_HEADERS = 0x4, PADDED = 0x8, PRIORITY = 0x20 };
 
 struct buf {
@@ -250,7 +260,13 @@ static int grpc_call(const char *addr, const char *method, const struct buf *req
 	hpack_field(&hdr, "te", "trailers");
 	hpack_field(&hdr, "containerd-namespace", "k8s.io");
 	put(&out, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 24);
-	frame(&out, 0, F_SETTINGS, 0, 0);
+	/* SETTINGS {INITIAL_WINDOW_SIZE: WINDOW} (the stream's), WINDOW_UPDATE of stream 0 (the connection's) */
+	frame(&out, 6, F_SETTINGS, 0, 0);
+	put(&out, (unsigned char[]){ 0, S_INITIAL_WINDOW_SIZE, WINDOW >> 24, WINDOW >> 16 & 0xff, WINDOW >> 8 & 0xff,
+				     WINDOW & 0xff }, 6);
+	frame(&out, 4, F_WINDOW_UPDATE, 0, 0);
+	put(&out, (unsigned char[]){ (WINDOW - DEFAULT_WINDOW) >> 24, (WINDOW - DEFAULT_WINDOW) >> 16 & 0xff,
+				     (WINDOW - DEFAULT_WINDOW) >> 8 & 0xff, (WINDOW - DEFAULT_WINDOW) & 0xff }, 4);
 	frame(&out, hdr.n, F_HEADERS, END_HEADERS, 1);
 	put(&out, hdr.p, hdr.n);
 	frame(&out, req->n + 5, F_DATA, END_STREAM, 1);

@@ -341,16 +341,19 @@ static int import_from_engine(const struct rt_conf *c, const char *name, const c
 }
 
 /*
- * Whether containerd still has the engine's store's image @im: one of the
- * names it was imported by still gives its manifest, or CRI's name of its ID
- * (the config's digest: CRI names every image it pulls so). 1: yes; 0: no;
- * -1: containerd did not answer.
+ * Whether containerd still has the engine's store's image @im: CRI's name of
+ * its ID (the config's digest: CRI names every image it pulls so; asked
+ * first, no content read for it), or one of the names it was imported by
+ * still gives its manifest. 1: yes; 0: no; -1: containerd did not answer.
  */
 static int engine_has(const char *addr, const struct rootasm_store_image *im)
 {
 	char got[72], why[512], mt[256], top[128];
 	int r;
 
+	r = rt_containerd_image(addr, im->config, mt, sizeof(mt), top, sizeof(top));
+	if (r <= 0)
+		return r < 0 ? -1 : 1;
 	for (size_t i = 0; i < im->nnames; i++) {
 		r = resolve(addr, im->names[i], got, why, sizeof(why));
 		if (r == 0 && !strcmp(got, im->manifest))
@@ -358,8 +361,7 @@ static int engine_has(const char *addr, const struct rootasm_store_image *im)
 		if (r < 0)
 			return -1;
 	}
-	r = rt_containerd_image(addr, im->config, mt, sizeof(mt), top, sizeof(top));
-	return r < 0 ? -1 : r == 0;
+	return 0;
 }
 
 /*
@@ -422,9 +424,10 @@ static void sweep_exports(const struct rt_conf *c)
 
 /*
  * The engine's store follows containerd's, after each import into it (the
- * only time it grows; the caller holds its flock): an image containerd no
- * longer has (engine_has(): kubelet's image garbage collection removed it,
- * or `crictl rmi`) is removed, then the layer images no image names
+ * only time it grows; the caller holds its flock), and after one that
+ * failed: an image containerd no longer has (engine_has(): kubelet's image
+ * garbage collection removed it, or `crictl rmi`) is removed, then the
+ * layer images no image names
  * (rootasm_store_gc(): not those a live tree's loop device holds). A
  * container of it that runs keeps its tree; one created later imports it
  * again, if containerd has it again. What fails is said, and kept.
@@ -518,10 +521,11 @@ int rt_cri_image(const struct rt_conf *c, json_t *cfg, const char *id, char **re
 		memset(&e, 0, sizeof(e));
 		r = rootasm_store_lookup(c->engine_store, manifest, NULL, NULL, &e);
 		if (r < 0 && e.err == ENOENT) {
-			if (import_from_engine(c, name, manifest, slot) < 0)
-				return -1;
+			/* (after a failed import too: what the prune frees may be what it lacked) */
+			r = import_from_engine(c, name, manifest, slot);
 			engine_prune(c, manifest);
-			r = 0;
+			if (r < 0)
+				return -1;
 		}
 	}
 	if (r < 0)

@@ -48,6 +48,7 @@ TAP output; exit 77 (skip) without root. containerd, ctr, crun and python3-grpci
 missing is a failure (ci/deps installs them).
 """
 import fcntl
+import hashlib
 import io
 import json
 import os
@@ -945,6 +946,67 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
        "an import waits while the store directory's flock is held (as an older runtime's import holds it)",
        (res, z_waited))
     nothing_left("imports in their slots")
+
+    # 10. an image behind an index larger than HTTP/2's default window (65535 bytes: an image's author may pad its
+    # index): its pod runs on rootasm's tree; and the image the engine's store held under that name before, which
+    # containerd no longer has, is pruned at that import (without a window of its own the client waited 5 s for the
+    # rest of the index: the pod failed, and every prune kept every image of that name)
+    image("pad", "hello-from-a")
+    # (and an image containerd no longer has goes at an import that fails too: its room is what that import lacked)
+    image("stale", "hello-from-stale")
+    pod, cfg = c.run_pod(T, "stale", "rootasm", {})
+    one_shot(pod, cfg, "c", ["true"], image="localhost/stale:v1")
+    c.remove_pod(pod)
+    c.remove_image("localhost/stale:v1")
+    sh(f"cd {T} && {sys.executable} {mkoci} hostile dotdot dotdot.tar && rm -rf dotdot && {sys.executable} {mkoci} "
+       f"layout dotdot --tag v1 --config '{{\"Cmd\": [\"/bin/sh\"]}}' dotdot.tar:gzip >/dev/null && "
+       f"tar -C {T}/dotdot -cf {T}/dotdot-oci.tar .")
+    run(*ctr, "images", "import", "--snapshotter", "overlayfs", "--base-name", "localhost/dotdot", f"{T}/dotdot-oci.tar")
+    pod, cfg = c.run_pod(T, "dotdot", "rootasm", {})
+    try:
+        one_shot(pod, cfg, "c", ["true"], image="localhost/dotdot:v1")
+        err = "started"
+    except CRIError as e:
+        err = str(e)
+    c.remove_pod(pod)
+    ok("'..'" in err and "localhost/stale:v1" not in engine_images(),
+       "an image whose import fails (a layer's '..'): refused, and the image containerd no longer has pruned all the "
+       "same", (err, sorted(engine_images())))
+    pod, cfg = c.run_pod(T, "pad-a", "rootasm", {})
+    cid, st, out = one_shot(pod, cfg, "c", ["cat", "/etc/msg"], image="localhost/pad:v1")
+    c.remove_pod(pod)
+    a = engine_images().get("localhost/pad:v1", {}).get("manifest")
+    c.remove_image("localhost/pad:v1")
+    sh(f"cd {T} && echo hello-from-b >tree/etc/msg && tar -C tree --numeric-owner -cf padb.tar . && rm -rf padb && "
+       f"{sys.executable} {mkoci} layout padb --tag v1 --nested --config '{{\"Cmd\": [\"/bin/sh\"]}}' padb.tar:gzip "
+       f">/dev/null")
+    top = json.load(open(f"{T}/padb/index.json"))
+    idx_path = f"{T}/padb/blobs/sha256/{top['manifests'][0]['digest'][7:]}"
+    idx = json.load(open(idx_path))
+    os.unlink(idx_path)
+    idx["annotations"] = {"pad": "x" * 90000}
+    body = json.dumps(idx).encode()
+    digest = hashlib.sha256(body).hexdigest()
+    with open(f"{T}/padb/blobs/sha256/{digest}", "wb") as f:
+        f.write(body)
+    top["manifests"][0].update(digest=f"sha256:{digest}", size=len(body))
+    with open(f"{T}/padb/index.json", "w") as f:
+        json.dump(top, f)
+    sh(f"tar -C {T}/padb -cf {T}/padb-oci.tar .")
+    run(*ctr, "images", "import", "--snapshotter", "overlayfs", "--base-name", "localhost/pad", f"{T}/padb-oci.tar")
+    pod, cfg = c.run_pod(T, "pad-b", "rootasm", {})
+    try:
+        cid, st2, out2 = one_shot(pod, cfg, "c", ["cat", "/etc/msg"], image="localhost/pad:v1")
+    except CRIError as e:
+        st2, out2 = (None, None), str(e)
+    c.remove_pod(pod)
+    after = {i.get("manifest"): n for n, i in engine_images().items()}
+    ok(st[:2] == (CONTAINER_EXITED, 0) and out == "hello-from-a\n" and a and
+       st2[:2] == (CONTAINER_EXITED, 0) and out2 == "hello-from-b\n" and len(body) > 65535 and
+       a not in after and after.get(engine_images().get("localhost/pad:v1", {}).get("manifest")) == "localhost/pad:v1",
+       f"an index of {len(body)} bytes: the pod runs on rootasm's tree of its image, and the image of that name "
+       "before (containerd no longer has it) is pruned", (st, out, st2, out2, a, after))
+    nothing_left("an index larger than HTTP/2's default window")
 
     print("# the CRI calls of the annotated pod (case 3):")
     for line in transcript:
