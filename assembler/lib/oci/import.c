@@ -153,7 +153,7 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct ra_
 {
 	const char *name;
 	static const struct ra_tmpfs stage_opts = { .mode = 0755, .has_mode = true };
-	struct ra_unpack_limits lim = ra_unpack_limits_of(ly->d.size, img->max_expansion);
+	struct ra_unpack_limits lim = ra_unpack_limits_of(ly->d.size, img->max_expansion, img->max_layer_bytes);
 	_cleanup_close_ int blob = -EBADF, stage = -EBADF, img_fd = -EBADF, log = -EBADF, tmp = -EBADF;
 	_cleanup_free_ char *what = NULL, *at = NULL;
 	char tool[64], src[PATH_MAX + 8], rec[RA_DIGEST_HEX + 64], img_digest[RA_DIGEST_MAX];
@@ -473,6 +473,7 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 		goto out;
 	img = so.img;
 	img->max_expansion = OPT(o, max_expansion, 0u);
+	img->max_layer_bytes = OPT(o, max_layer_bytes, (uint64_t)0);
 	RA_TRACE(ctx, "import %s: manifest %s, %zu layers", ref, img->manifest.digest, img->nlayers);
 	/* what was pulled: a short name resolved (registries.conf(5)) is said */
 	if (so.source && (!(res->source = strdup(so.source)) || !(res->source_why = strdup(so.source_why)))) {

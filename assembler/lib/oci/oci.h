@@ -102,6 +102,7 @@ struct ra_oci_image {
 	char *manifest_raw;			/* the manifest's bytes, as read (digest checked): inspect --raw */
 	size_t manifest_raw_len;
 	unsigned int max_expansion;		/* what a layer may unpack to, times its blob's size (import's) */
+	uint64_t max_layer_bytes;		/* and in bytes (0: no cap but that) */
 };
 
 /* A blob's name in messages: "DIR/blobs/sha256/HEX", "docker://HOST/REPO@sha256:HEX". Caller frees; NULL: no memory. */

@@ -54,6 +54,8 @@ int up_charge(struct up *u, const char *name, uint64_t n, bool real, const char 
 	if (n > u->lim->max_bytes - u->st->file_bytes)
 		return up_ent_err(u, EFBIG, name, "%s of %llu bytes: the layer would exceed %llu bytes%s", what,
 				  (unsigned long long)n, (unsigned long long)u->lim->max_bytes,
+				  u->lim->capped ? " (the import's cap on a layer's tree, staged in memory: "
+				  "rootasm-runtime's import_layer_max)" :
 				  u->lim->expansion ? " (a layer unpacks to at most --max-expansion times its blob's size, "
 				  "at least 64 MiB: a compression bomb?)" : "");
 	u->st->file_bytes += n;

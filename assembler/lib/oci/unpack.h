@@ -19,6 +19,7 @@ struct ra_unpack_limits {
 	uint64_t max_bytes;		/* sum of the entries' (apparent) file sizes */
 	uint64_t max_entries;
 	unsigned int expansion;		/* what max_bytes was made of (ra_unpack_cap()), for messages; 0: none */
+	bool capped;			/* max_bytes is the import's max_layer_bytes, below the expansion's */
 	/*
 	 * The blob's size is only its descriptor's word until it has all been
 	 * read (a registry's stream): what the layer stages may also be at most
@@ -35,16 +36,19 @@ struct ra_unpack_limits {
 /*
  * The limits of a layer of @blob_size bytes: it may unpack to @expansion
  * (0: ROOTASM_IMPORT_EXPANSION) times its size, at least the floor, at most
- * RA_UNPACK_MAX_BYTES.
+ * RA_UNPACK_MAX_BYTES, and at most @max_bytes when that is not 0.
  */
-static inline struct ra_unpack_limits ra_unpack_limits_of(uint64_t blob_size, unsigned int expansion)
+static inline struct ra_unpack_limits ra_unpack_limits_of(uint64_t blob_size, unsigned int expansion,
+							  uint64_t max_bytes)
 {
 	unsigned int x = expansion ? expansion : ROOTASM_IMPORT_EXPANSION;
 	uint64_t cap = blob_size > RA_UNPACK_MAX_BYTES / x ? RA_UNPACK_MAX_BYTES : blob_size * x;
 
-	return (struct ra_unpack_limits){ .max_bytes = cap < ROOTASM_IMPORT_EXPANSION_FLOOR ?
-							ROOTASM_IMPORT_EXPANSION_FLOOR : cap,
-					  .max_entries = RA_UNPACK_MAX_ENTRIES, .expansion = x };
+	if (cap < ROOTASM_IMPORT_EXPANSION_FLOOR)
+		cap = ROOTASM_IMPORT_EXPANSION_FLOOR;
+	return (struct ra_unpack_limits){ .max_bytes = max_bytes && max_bytes < cap ? max_bytes : cap,
+					  .max_entries = RA_UNPACK_MAX_ENTRIES, .expansion = x,
+					  .capped = max_bytes && max_bytes < cap };
 }
 
 struct ra_unpack_stats {
