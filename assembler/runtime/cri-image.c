@@ -46,6 +46,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -288,6 +289,89 @@ static int import_slot(const struct rt_conf *c, const char *manifest, char **ret
 	return fd;
 }
 
+int rt_layer_max(const char *v, uint64_t *ret)
+{
+	unsigned long long n, mul = 1;
+	struct sysinfo si;
+	char *end;
+
+	if (!v)
+		v = RT_LAYER_MAX_DEFAULT;
+	errno = 0;
+	n = *v >= '0' && *v <= '9' ? strtoull(v, &end, 10) : 0;
+	if (errno || !(*v >= '0' && *v <= '9'))
+		return -1;
+	if (!strcmp(end, "%")) {
+		if (n < 1 || n > 100 || sysinfo(&si) < 0)
+			return -1;
+		*ret = (uint64_t)si.totalram * si.mem_unit / 100 * n;
+		return 0;
+	}
+	if (*end && !end[1] && strchr("kKmMgGtT", *end))
+		mul = 1ull << (10 * ((strchr("kKmMgGtT", *end) - "kKmMgGtT") / 2 + 1));
+	else if (*end)
+		return -1;
+	if (n > UINT64_MAX / mul)
+		return -1;
+	*ret = n * mul;
+	return 0;
+}
+
+int rt_imports(const char *v)
+{
+	char *end;
+	long n;
+
+	if (!v)
+		return 2;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	return errno || *end || end == v || n < 1 || n > 64 ? -1 : (int)n;
+}
+
+/*
+ * One of the node's runtime.conf `imports` tokens, each a file
+ * STORE/engine/.engine-imports/N flock()ed: an import of a pod's image (its
+ * layers staged in memory, up to import_layer_max each) holds one, so that
+ * pods of many images at once stage no more than that many layers. A free
+ * token, else the one @manifest falls on, waited for. Its fd, or -1 said.
+ */
+static int import_token(const struct rt_conf *c, const char *manifest)
+{
+	_cleanup_free_ char *top = fmt("%s/.engine-imports", c->engine_store);
+	_cleanup_close_ int dfd = -EBADF;
+	int n = rt_imports(c->imports), fd;
+	char name[16];
+
+	if (!top)
+		return rt_error("out of memory");
+	if (mkdir(top, 0700) < 0 && errno != EEXIST)
+		return rt_error("the store %s: %s: %s", c->engine_store, top, strerror(errno));
+	dfd = open(top, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return rt_error("the store %s: %s: %s", c->engine_store, top, strerror(errno));
+	for (int i = 0; i <= n; i++) {
+		/* (i == n: none free; the digest's, waited for) */
+		unsigned int t = i < n ? (unsigned int)i : (unsigned int)strtoul((char[3]){ manifest[7], manifest[8], 0 },
+										 NULL, 16) % (unsigned int)n;
+
+		snprintf(name, sizeof(name), "%u", t);
+		fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return rt_error("the store %s: %s/%s: %s", c->engine_store, top, name, strerror(errno));
+		if (flock(fd, i < n ? LOCK_EX | LOCK_NB : LOCK_EX) == 0)
+			return fd;
+		if (errno != EWOULDBLOCK) {
+			int err = errno;
+
+			close(fd);
+			return rt_error("the store %s: %s/%s: %s", c->engine_store, top, name, strerror(err));
+		}
+		close(fd);
+	}
+	return rt_error("the store %s: %s: no token", c->engine_store, top);
+}
+
 /*
  * ctr images export of @name into @dir, its import's slot (import_slot(),
  * held: what is there is what a create killed midway left), as an OCI layout
@@ -303,6 +387,8 @@ static int import_from_engine(const struct rt_conf *c, const char *name, const c
 	char tag[512];
 	int r;
 
+	if (rt_layer_max(c->import_layer_max, &o.max_layer_bytes) < 0)
+		return rt_error("import_layer_max '%s': not a size", c->import_layer_max);
 	tar = fmt("%s/image.tar", dir);
 	oci = fmt("%s/oci", dir);
 	ref = oci ? fmt("oci:%s", oci) : NULL;
@@ -521,8 +607,13 @@ int rt_cri_image(const struct rt_conf *c, json_t *cfg, const char *id, char **re
 		memset(&e, 0, sizeof(e));
 		r = rootasm_store_lookup(c->engine_store, manifest, NULL, NULL, &e);
 		if (r < 0 && e.err == ENOENT) {
-			/* (after a failed import too: what the prune frees may be what it lacked) */
+			_cleanup_close_ int tfd = import_token(c, manifest);
+
+			if (tfd < 0)
+				return -1;
 			r = import_from_engine(c, name, manifest, slot);
+			close_fdp(&tfd);
+			/* (after a failed import too: what the prune frees may be what it lacked) */
 			engine_prune(c, manifest);
 			if (r < 0)
 				return -1;

@@ -196,9 +196,18 @@ int rt_conf_load(struct rt_conf *c)
 			r = set_once(&c->delegate_config, v);
 		else if (!strcmp(k, "delegate_config"))
 			return rt_error("%s:%u: delegate_config is 'auto', 'yes' or 'no', not '%s'", path, lineno, v);
+		else if (!strcmp(k, "import_layer_max") && rt_layer_max(v, &(uint64_t){ 0 }) == 0)
+			r = set_once(&c->import_layer_max, v);
+		else if (!strcmp(k, "import_layer_max"))
+			return rt_error("%s:%u: import_layer_max is a size (k, m, g, t), a percentage of memory (1-100%%) "
+					"or 0, not '%s'", path, lineno, v);
+		else if (!strcmp(k, "imports") && rt_imports(v) > 0)
+			r = set_once(&c->imports, v);
+		else if (!strcmp(k, "imports"))
+			return rt_error("%s:%u: imports is a number 1-64, not '%s'", path, lineno, v);
 		else
 			return rt_error("%s:%u: unknown key '%s' (delegate, delegate_config, layouts, store, socket, root, "
-					"unannotated, containerd)", path, lineno, k);
+					"unannotated, containerd, import_layer_max, imports)", path, lineno, k);
 		if (r < 0)
 			return r;
 	}

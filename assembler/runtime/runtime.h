@@ -47,6 +47,9 @@ struct rt_conf {
 	char *unannotated;	/* unannotated=: "image" (a CRI container's own image, rootasm's tree) or "pass" */
 	char *containerd;	/* containerd=: its socket (else the shim's $TTRPC_ADDRESS without ".ttrpc") */
 	char *delegate_config;	/* delegate_config=: "yes", "no" or "auto" (a delegate named crun* takes --config) */
+	/* for the imports of pods' images (cri-image.c), whose authors chose them: */
+	char *import_layer_max;	/* import_layer_max=: a layer's tree staged in memory, at most (rt_layer_max()) */
+	char *imports;		/* imports=: how many at once on the node (1-64; 2) */
 };
 
 /* Where errors go: stderr, and --log (in --log-format) when the engine gave one. */
@@ -124,6 +127,15 @@ int rt_containerd_snapshot_parent(const char *addr, const char *id, char *parent
 
 /* Whether @cfg is a CRI container of containerd's (before the configuration is read). */
 bool rt_cri_container(json_t *cfg);
+/*
+ * runtime.conf's import_layer_max (NULL: RT_LAYER_MAX_DEFAULT) in bytes:
+ * SIZE with k, m, g or t (binary), N% of the node's memory, or 0 (no cap but
+ * the expansion's). 0, or -1 when @v is none of those.
+ */
+#define RT_LAYER_MAX_DEFAULT "12%"
+int rt_layer_max(const char *v, uint64_t *ret);
+/* runtime.conf's imports (NULL: 2): 1-64, or -1 */
+int rt_imports(const char *v);
 
 /*
  * The state of container @id under @root (ROOT/.rootasm/ID, a directory of

@@ -459,7 +459,8 @@ def node(T, rt, cli, mkoci, deploy, procs, direct=False):
         # SystemdCgroup = true becomes the shim's --systemd-cgroup, dropped here
         f.write('#!/bin/sh\nfor a; do shift; [ "$a" = --systemd-cgroup ] || set -- "$@" "$a"; done\n'
                 'exec crun --cgroup-manager=disabled "$@"\n')
-    for conf, extra in (("runtime", ""), ("runtime-pass", "unannotated = pass\n"),
+    # (the handler rootasm's: a pod's image staged at most 32 MiB a layer, one import at a time: case 11)
+    for conf, extra in (("runtime", "import_layer_max = 32M\nimports = 1\n"), ("runtime-pass", "unannotated = pass\n"),
                         ("runtime-nocd", f"containerd = {T}/none.sock\n")):
         wrapper = f"{T}/bin/rootasm-{conf}"
         with open(wrapper, "w") as f:
@@ -891,11 +892,26 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
 
     # 9. one import of an image at a time, different images' at once: with the slot of image X's import held
     # (as a long import of X would hold it), a pod of X waits and a pod of Y, in another slot, runs
-    def image(name, msg):
-        sh(f"cd {T} && echo {msg} >tree/etc/msg && tar -C tree --numeric-owner -cf {name}.tar . && rm -rf {name} && "
-           f"{sys.executable} {mkoci} layout {name} --tag v1 --config '{{\"Cmd\": [\"/bin/sh\"]}}' {name}.tar:gzip "
-           f">/dev/null && tar -C {T}/{name} -cf {T}/{name}-oci.tar .")
+    def ctr_import(name, tar):
+        """The layer tar T/@tar as containerd's image localhost/@name:v1 (an OCI layout of mkoci's, gzip)."""
+        sh(f"cd {T} && rm -rf {name} && {sys.executable} {mkoci} layout {name} --tag v1 --config "
+           f"'{{\"Cmd\": [\"/bin/sh\"]}}' {tar}:gzip >/dev/null && tar -C {T}/{name} -cf {T}/{name}-oci.tar .")
         run(*ctr, "images", "import", "--snapshotter", "overlayfs", "--base-name", f"localhost/{name}", f"{T}/{name}-oci.tar")
+
+    def pod_error(name, image):
+        """A pod of one container of @image that must not start: CRI's error (or "started")."""
+        pod, cfg = c.run_pod(T, name, "rootasm", {})
+        try:
+            one_shot(pod, cfg, "c", ["true"], image=image)
+            err = "started"
+        except CRIError as e:
+            err = str(e)
+        c.remove_pod(pod)
+        return err
+
+    def image(name, msg):
+        sh(f"cd {T} && echo {msg} >tree/etc/msg && tar -C tree --numeric-owner -cf {name}.tar .")
+        ctr_import(name, f"{name}.tar")
         digest = run(*ctr, "images", "ls", f"name==localhost/{name}:v1").stdout.split("\n")[1].split()[2]
         return int(digest[7:9], 16) % 64
 
@@ -920,7 +936,7 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     def while_held(path, waits, runs=""):
         """Pods of the images slotT for each T of @waits and @runs, started while @path is flock()ed: whether
         @waits' were still waiting once @runs' had run (without @runs: after 5 s)."""
-        held = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        held = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if os.path.isdir(path) else 0))
         fcntl.flock(held, fcntl.LOCK_EX)
         ts = {t: threading.Thread(target=pod_with, args=(t,)) for t in waits + runs}
         for t in ts.values():
@@ -958,17 +974,9 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     one_shot(pod, cfg, "c", ["true"], image="localhost/stale:v1")
     c.remove_pod(pod)
     c.remove_image("localhost/stale:v1")
-    sh(f"cd {T} && {sys.executable} {mkoci} hostile dotdot dotdot.tar && rm -rf dotdot && {sys.executable} {mkoci} "
-       f"layout dotdot --tag v1 --config '{{\"Cmd\": [\"/bin/sh\"]}}' dotdot.tar:gzip >/dev/null && "
-       f"tar -C {T}/dotdot -cf {T}/dotdot-oci.tar .")
-    run(*ctr, "images", "import", "--snapshotter", "overlayfs", "--base-name", "localhost/dotdot", f"{T}/dotdot-oci.tar")
-    pod, cfg = c.run_pod(T, "dotdot", "rootasm", {})
-    try:
-        one_shot(pod, cfg, "c", ["true"], image="localhost/dotdot:v1")
-        err = "started"
-    except CRIError as e:
-        err = str(e)
-    c.remove_pod(pod)
+    sh(f"cd {T} && {sys.executable} {mkoci} hostile dotdot dotdot.tar")
+    ctr_import("dotdot", "dotdot.tar")
+    err = pod_error("dotdot", "localhost/dotdot:v1")
     ok("'..'" in err and "localhost/stale:v1" not in engine_images(),
        "an image whose import fails (a layer's '..'): refused, and the image containerd no longer has pruned all the "
        "same", (err, sorted(engine_images())))
@@ -1007,6 +1015,27 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
        f"an index of {len(body)} bytes: the pod runs on rootasm's tree of its image, and the image of that name "
        "before (containerd no longer has it) is pruned", (st, out, st2, out2, a, after))
     nothing_left("an index larger than HTTP/2's default window")
+
+    # 11. what a pod's image costs the node's memory: its layers are staged in memory (a tmpfs) one at a time
+    # before their images are made, each at most runtime.conf's import_layer_max (32M here: a layer of 48 MiB of
+    # zeros, 49 KB of gzip, within the expansion's 64 MiB, is refused), and at most `imports` (1 here) imports of
+    # pods' images stage at once on the node (with its token held, a pod's import waits)
+    sh(f"cd {T} && rm -rf zeros && cp -a tree zeros && echo hello-from-zeros >zeros/etc/msg && "
+       f"head -c 48M /dev/zero >zeros/zeros && tar -C zeros --numeric-owner -cf zeros.tar .")
+    ctr_import("zimg", "zeros.tar")
+    err = pod_error("zeros", "localhost/zimg:v1")
+    ok("the layer would exceed 33554432 bytes" in err and "import_layer_max" in err and
+       "localhost/zimg:v1" not in engine_images(),
+       "a layer whose tree is larger than import_layer_max (48 MiB of zeros, 32M): refused, nothing stored", err)
+    nothing_left("a layer over import_layer_max")
+    image("slott", "hello-from-t")
+    token = f"{T}/st/engine/.engine-imports/0"
+    os.makedirs(os.path.dirname(token), exist_ok=True)
+    open(token, "a").close()
+    t_waited = while_held(token, "t")
+    ok(t_waited and res.get("t") == ((CONTAINER_EXITED, 0), "hello-from-t\n"),
+       "imports = 1: with the node's one import token held, a pod's import waits, then runs", (res, t_waited))
+    nothing_left("the import token")
 
     print("# the CRI calls of the annotated pod (case 3):")
     for line in transcript:

@@ -64,7 +64,7 @@ with open(f"{src}/deploy/runtime.conf") as f:
             continue
         k, eq, v = line.partition("=")
         ok(eq and k.strip() in ("delegate", "delegate_config", "layouts", "store", "socket", "root", "unannotated",
-                              "containerd"),
+                              "containerd", "import_layer_max", "imports"),
            f"runtime.conf:{n}: not a KEY = VALUE rootasm-runtime knows")
         conf[k.strip()] = v.strip()
 
