@@ -873,8 +873,9 @@ struct rootasm_import_opts {
 	/*
 	 * since 0.5: a layer's tree, staged in memory (a tmpfs) before its image
 	 * is made, may hold at most this many bytes, counted as max_expansion
-	 * counts them (its files' data, links' targets, xattrs, 1 KiB an entry);
-	 * 0: no cap but max_expansion's. rootasm-runtime sets it for the image
+	 * counts them (its files' data, links' targets, xattrs, 1 KiB an entry),
+	 * and take at most this many bytes of pages and one inode per 2 KiB of
+	 * it (the tmpfs's size= and nr_inodes=); 0: no cap but max_expansion's. rootasm-runtime sets it for the image
 	 * of a pod, whose author chose it (runtime.conf's import_layer_max).
 	 */
 	uint64_t max_layer_bytes;

@@ -1027,6 +1027,15 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     ok("the layer would exceed 33554432 bytes" in err and "import_layer_max" in err and
        "localhost/zimg:v1" not in engine_images(),
        "a layer whose tree is larger than import_layer_max (48 MiB of zeros, 32M): refused, nothing stored", err)
+    # and what a tmpfs takes beyond what is counted (an inode for each entry, a page for each small file): 20000
+    # empty files count 20 MB (1 KiB an entry) and take 20000 inodes, more than the stage's 16384 (32M / 2 KiB)
+    sh(f"cd {T} && rm -rf many && cp -a tree many && mkdir many/many && (cd many/many && seq 20000 | xargs touch) && "
+       f"tar -C many --numeric-owner -cf many.tar .")
+    ctr_import("mimg", "many.tar")
+    err = pod_error("many", "localhost/mimg:v1")
+    ok("more than the 33554432 bytes or 16384 inodes a layer may stage in memory" in err and
+       "import_layer_max" in err and "localhost/mimg:v1" not in engine_images(),
+       "a layer of 20000 empty files (counted 20 MB, under 32M): refused by the stage's inodes", err)
     nothing_left("a layer over import_layer_max")
     image("slott", "hello-from-t")
     token = f"{T}/st/engine/.engine-imports/0"

@@ -152,7 +152,8 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct ra_
 		   struct rootasm_error *e)
 {
 	const char *name;
-	static const struct ra_tmpfs stage_opts = { .mode = 0755, .has_mode = true };
+	struct ra_tmpfs stage_opts = { .mode = 0755, .has_mode = true };
+	char stage_size[24], stage_inodes[24];
 	struct ra_unpack_limits lim = ra_unpack_limits_of(ly->d.size, img->max_expansion, img->max_layer_bytes);
 	_cleanup_close_ int blob = -EBADF, stage = -EBADF, img_fd = -EBADF, log = -EBADF, tmp = -EBADF;
 	_cleanup_free_ char *what = NULL, *at = NULL;
@@ -176,12 +177,29 @@ static int convert(struct ra_oci_image *img, struct ra_oci_layer *ly, struct ra_
 	blob = ra_oci_blob_open(img, &ly->d, e);
 	if (blob < 0)
 		return blob;
+	/*
+	 * With max_layer_bytes, the kernel holds the stage to it too: what the
+	 * unpack counts (a file's data, 1 KiB an entry) is not what a tmpfs
+	 * takes (a page for each small file, an inode each): size= bounds the
+	 * pages, nr_inodes= the inodes (one per 2 KiB of it).
+	 */
+	if (img->max_layer_bytes) {
+		snprintf(stage_size, sizeof(stage_size), "%llu", (unsigned long long)img->max_layer_bytes);
+		snprintf(stage_inodes, sizeof(stage_inodes), "%llu",
+			 (unsigned long long)(img->max_layer_bytes / 2048 ? img->max_layer_bytes / 2048 : 1));
+		stage_opts.size = stage_size;
+		stage_opts.nr_inodes = stage_inodes;
+	}
 	stage = ra_tmpfs_mount(&stage_opts, 0, e);
 	if (stage < 0)
 		return stage;
 	/* a registry's blob: its size is its descriptor's word until the end of the stream */
 	lim.by_read = img->reader->checked_as_read;
 	r = ra_unpack_layer(blob, ly->comp, stage, &lim, lower, &st, what, e);
+	if (r == -ENOSPC && img->max_layer_bytes)
+		r = ra_err_kind(e, ROOTASM_ERROR_USAGE, EFBIG, "unpack layer", what, "its tree takes more than the %s "
+				"bytes or %s inodes a layer may stage in memory (the import's max_layer_bytes: "
+				"rootasm-runtime's import_layer_max)", stage_size, stage_inodes);
 	if (img->reader->done)	/* what the source knows (a lying registry's download error) says more */
 		r = img->reader->done(img, blob, r, e);
 	/*
