@@ -324,14 +324,22 @@ def liar_handler(layout, elsewhere=None):
             self.end_headers()
             self.wfile.write(body)
 
-        def drip(self, body, n, ctype="application/octet-stream"):
-            """@body, @n bytes every 100 ms: never still (curl's 30 s), never done soon."""
-            self.send_response(200)
+        def drip(self, body, n, ctype="application/octet-stream", head=0):
+            """@body (from a Range's start), up to byte @head at once, then @n bytes every 100 ms: never still
+            (curl's 30 s at 1 byte/s), never done soon."""
+            rng = self.headers.get("Range")
+            start = int(rng.split("=")[1].split("-")[0]) if rng else 0
+            self.send_response(206 if start else 200)
             self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Length", str(len(body) - start))
+            if start:
+                self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
             self.end_headers()
             try:
-                for i in range(0, len(body), n):
+                head = max(start, head)
+                self.wfile.write(body[start:head])
+                self.wfile.flush()
+                for i in range(head, len(body), n):
                     self.wfile.write(body[i:i + n])
                     self.wfile.flush()
                     time.sleep(0.1)
@@ -418,6 +426,9 @@ def liar_handler(layout, elsewhere=None):
             if case == "dripblob" and is_layer and len(data) > 4096:
                 # 256 bytes every 100 ms (2.5 KB/s): never still, a big layer never done soon
                 return self.drip(data, 256)
+            if case == "frontdrip" and is_layer and len(data) > 4096:
+                # all but its last 4 KB at once (its average high for minutes), then 1 byte every 100 ms
+                return self.drip(data, 1, head=len(data) - 4096)
             if case == "drop" and is_layer and len(data) > 1000:
                 rng = self.headers.get("Range")
                 if rng:
@@ -1043,7 +1054,8 @@ def main():
         # after 2 s, a layer below 16 KiB/s after 2 s of its download, refused then, not when they end (minutes)
         penv = dict(env, ROOTASM_REGISTRY_TIMEOUT="2")
         for case, words in [("dripdoc", "v1: not all of it within 2 s, its tries together"),
-                            ("dripblob", "slower than 16 KiB/s after 2 s, its tries together")]:
+                            ("dripblob", "slower than 4 KiB/s after 2 s, its tries together"),
+                            ("frontdrip", "4 tries")]:
             store = f"{T}/lie-{case}"
             t0 = time.monotonic()
             try:
@@ -1055,14 +1067,18 @@ def main():
                 res = (None, "still running after 40 s")
             dt = time.monotonic() - t0
             lines = res[1].strip().splitlines()
+            # (the dripping document and layer: the patience, 2 s; the front-loaded one: 4 tries, each 2 s below the floor)
             ok(res[0] == 1 and len(lines) == 1 and words in lines[0] and f"docker://{lhost}/{case}:v1" in lines[0]
-               and dt < 20 and files(store) == [],
+               and dt < (25 if case == "frontdrip" else 7) and files(store) == [],
                f"a registry that drips ({case}): refused after its patience ({dt:.1f} s), one line, nothing stored",
                f"{res} files: {files(store)}")
+        # (a registry of its own: the first's dropped each layer once already)
+        liar2 = serve(liar_handler(f"{T}/img"))
         p = run(bin_, "import", "--quiet", "--store", f"{T}/lie-drop2", "--tls-verify=false",
-                f"docker://{lhost}/drop:v1", env=dict(env, ROOTASM_REGISTRY_TIMEOUT="1"))
+                f"docker://127.0.0.1:{liar2.server_address[1]}/drop:v1", env=dict(env, ROOTASM_REGISTRY_TIMEOUT="2"))
+        liar2.shutdown()
         ok(p.returncode == 0 and records(f"{T}/lie-drop2") == records(f"{T}/ref"),
-           "with a patience of 1 s, a registry that answers at once: imported (resumed too)", p.stdout + p.stderr)
+           "with a patience of 2 s, a registry that answers at once: imported (resumed too)", p.stdout + p.stderr)
         p = run(bin_, "import", "--quiet", "--store", f"{T}/lie-badenv", "--tls-verify=false",
                 f"docker://{lhost}/drop:v1", env=dict(env, ROOTASM_REGISTRY_TIMEOUT="1m"))
         ok(p.returncode == 2 and p.stderr.count("\n") == 1 and "ROOTASM_REGISTRY_TIMEOUT" in p.stderr and

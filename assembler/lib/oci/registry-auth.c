@@ -429,11 +429,11 @@ static void url_escape(char *out, size_t size, const char *s)
  * file's credentials, or Bearer: a token from the realm for pulling REPO
  * (with the credentials, when there are any). Sets rem->authz.
  */
-int rg_authenticate(struct ra_oci_remote *rem, const char *ch, struct rootasm_error *e)
+int rg_authenticate(struct ra_oci_remote *rem, const char *ch, int64_t deadline, struct rootasm_error *e)
 {
 	_cleanup_free_ char *realm = NULL, *service = NULL, *scope = NULL, *authz = NULL;
 	struct curl_slist *hdrs = NULL;
-	struct xfer x = { .max = RA_REGISTRY_TOKEN_MAX };
+	struct xfer x = { .max = RA_REGISTRY_TOKEN_MAX, .deadline = deadline };
 	char url[4096];
 	const char *tok = NULL;
 	json_t *j;

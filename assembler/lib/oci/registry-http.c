@@ -265,8 +265,9 @@ CURLcode rg_get(struct ra_oci_remote *rem, const char *url, struct curl_slist *h
 	curl_easy_setopt(c, CURLOPT_MAXREDIRS, (long)MAX_REDIRS);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)LOW_SPEED_SECS);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, x->st ? (long)BLOB_FLOOR : 1L);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)(x->st && rem->patience < LOW_SPEED_SECS ? rem->patience :
+							   LOW_SPEED_SECS));
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "rootasm/" ROOTASM_VERSION_STRING);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, x->curl_err);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);

@@ -49,20 +49,27 @@ extern struct ra_curl ra_cu;	/* registry.c */
 			"application/vnd.docker.distribution.manifest.list.v2+json, " \
 			"application/vnd.docker.distribution.manifest.v2+json"
 #define ERRBODY_MAX	4096		/* what an error response's body is read for its message */
-#define TRIES		4		/* a layer's download: tries in a row that get no byte further */
+#define TRIES		4		/* a layer's download: tries in a row that get less than TRY_PROGRESS further */
 #define AHEAD_BUF	(16 << 20)	/* what a layer fetched ahead may hold before it is read */
 #define MAX_REDIRS	8
-#define LOW_SPEED_SECS	30		/* less than 1 byte/s for this long: the transfer is dropped */
 /*
  * A registry's patience (ROOTASM_REGISTRY_TIMEOUT seconds, else this): the
  * whole time a document (the ping, a token, a manifest, a config) has, its
  * tries together; and the time a layer downloads (less the time it waits for
  * its reader) before it must average BLOB_FLOOR bytes a second, its tries
- * together. A registry that drips holds an import no longer.
+ * together. A layer's download is also dropped (and tried again) when it
+ * gets less than BLOB_FLOOR bytes a second for LOW_SPEED_SECS (or the
+ * patience, if shorter): a registry that sends all but the end at once
+ * cannot drip the rest. BLOB_FLOOR is a quarter of 16 KiB/s, a link
+ * RA_REGISTRY_PARALLEL downloads share. Documents: 1 byte/s for
+ * LOW_SPEED_SECS, within their patience.
  */
 #define PATIENCE_SECS	60
 #define PATIENCE_MAX	86400
-#define BLOB_FLOOR	(16 << 10)
+#define BLOB_FLOOR	(4 << 10)
+#define LOW_SPEED_SECS	30
+/* a try of a layer that got this much further does not count as a try (it was not dripped) */
+#define TRY_PROGRESS	(1 << 20)
 
 #define bad(e, op, path, ...) ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, path, __VA_ARGS__)
 
@@ -148,7 +155,8 @@ struct ra_registry_how;
 int rg_load_auth(struct ra_oci_remote *rem, const struct ra_registry_how *how, struct rootasm_error *e);
 /* registry-certs.c: the registry's certificate directory (--cert-dir, or certs.d's), into rem->ca_blob, client_* */
 int rg_load_certs(struct ra_oci_remote *rem, const struct ra_registry_how *how, struct rootasm_error *e);
-int rg_authenticate(struct ra_oci_remote *rem, const char *ch, struct rootasm_error *e);
+/* (@deadline: the document's whose request it answers, CLOCK_MONOTONIC ns; 0: a patience of its own) */
+int rg_authenticate(struct ra_oci_remote *rem, const char *ch, int64_t deadline, struct rootasm_error *e);
 /* registry-http.c */
 /* libcurl loaded (once): 0, or ELIBACC naming the package that brings it */
 int rg_curl_load(struct rootasm_error *e);

@@ -80,7 +80,7 @@ static int request(struct ra_oci_remote *rem, const char *path, const char *acce
 		if (cr == CURLE_OK && x->status == 401 && tries == 0) {
 			_cleanup_free_ char *ch = TAKE_PTR(x->www_auth);
 
-			r = rg_authenticate(rem, ch, e);
+			r = rg_authenticate(rem, ch, x->st ? 0 : x->deadline, e);
 			if (r < 0)
 				return r;
 			continue;
@@ -428,12 +428,13 @@ static int ping(struct ra_oci_remote *rem, struct rootasm_error *e)
 			break;
 		rem->http = true;
 		rg_xfer_free(&x);
-		x = (struct xfer){ .max = ERRBODY_MAX };
+		/* (the same patience: one ping, two ways of asking) */
+		x = (struct xfer){ .max = ERRBODY_MAX, .deadline = x.deadline, .out_of_time = x.out_of_time };
 	}
 	if (cr == CURLE_OK && (r = not_elsewhere(rem, "ping registry", "GET /v2/", &x, e)) < 0)
 		;
 	else if (cr == CURLE_OK && x.status == 401)
-		r = rg_authenticate(rem, x.www_auth, e);
+		r = rg_authenticate(rem, x.www_auth, x.deadline, e);
 	else if (cr != CURLE_OK || !rg_ok_status(x.status))
 		r = rg_xfer_err(rem, "ping registry", "GET /v2/", cr, &x, e);
 	rg_xfer_free(&x);
@@ -721,8 +722,12 @@ static void *stream_main(void *arg)
 			break;
 		/* a short body, a dropped connection, a timeout, a 5xx or 429: again, from where it stopped */
 		again = r == 0 || s->e.err == EIO || s->e.err == ETIMEDOUT || s->e.err == EAGAIN;
-		/* a try that got further does not count (one fetched ahead waits for its reader: a timeout) */
-		if (again && s->got > from)
+		/*
+		 * A try that got well further does not count (one fetched ahead waits
+		 * for its reader: a timeout); one that got a little (a drip, dropped
+		 * below the floor) does.
+		 */
+		if (again && (s->got - from >= TRY_PROGRESS || s->got == s->d.size))
 			tries = 1;
 		if (again && tries < TRIES) {
 			struct timespec ts = { 0, 200000000L << (tries - 1) };
