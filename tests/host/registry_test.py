@@ -1054,7 +1054,7 @@ def main():
         # after 2 s, a layer below 16 KiB/s after 2 s of its download, refused then, not when they end (minutes)
         penv = dict(env, ROOTASM_REGISTRY_TIMEOUT="2")
         for case, words in [("dripdoc", "v1: not all of it within 2 s, its tries together"),
-                            ("dripblob", "slower than 4 KiB/s after 2 s, its tries together"),
+                            ("dripblob", "slower than 4096 bytes/s after 2 s, its tries together"),
                             ("frontdrip", "4 tries")]:
             store = f"{T}/lie-{case}"
             t0 = time.monotonic()

@@ -190,7 +190,7 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_
 	int64_t own = rg_now() - s->began - s->waited;
 
 	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-	if (own > s->rem->patience * 1000000000LL && (double)s->got * 1e9 < (double)BLOB_FLOOR * own) {
+	if (own > s->rem->patience * 1000000000LL && (double)s->got * 1e9 < (double)rg_floor(s->rem) * own) {
 		s->too_slow = true;
 		return 1;
 	}
@@ -265,7 +265,7 @@ CURLcode rg_get(struct ra_oci_remote *rem, const char *url, struct curl_slist *h
 	curl_easy_setopt(c, CURLOPT_MAXREDIRS, (long)MAX_REDIRS);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, x->st ? (long)BLOB_FLOOR : 1L);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, x->st ? rg_floor(rem) : 1L);
 	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)(x->st && rem->patience < LOW_SPEED_SECS ? rem->patience :
 							   LOW_SPEED_SECS));
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "rootasm/" ROOTASM_VERSION_STRING);

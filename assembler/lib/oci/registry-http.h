@@ -61,8 +61,9 @@ extern struct ra_curl ra_cu;	/* registry.c */
  * gets less than BLOB_FLOOR bytes a second for LOW_SPEED_SECS (or the
  * patience, if shorter): a registry that sends all but the end at once
  * cannot drip the rest. BLOB_FLOOR is a quarter of 16 KiB/s, a link
- * RA_REGISTRY_PARALLEL downloads share. Documents: 1 byte/s for
- * LOW_SPEED_SECS, within their patience.
+ * RA_REGISTRY_PARALLEL downloads share; a patience above PATIENCE_SECS
+ * lowers it in proportion (rg_floor(): a slow link's way). Documents:
+ * 1 byte/s for LOW_SPEED_SECS, within their patience.
  */
 #define PATIENCE_SECS	60
 #define PATIENCE_MAX	86400
@@ -160,6 +161,11 @@ int rg_authenticate(struct ra_oci_remote *rem, const char *ch, int64_t deadline,
 /* registry-http.c */
 /* libcurl loaded (once): 0, or ELIBACC naming the package that brings it */
 int rg_curl_load(struct rootasm_error *e);
+/* BLOB_FLOOR for @rem's patience, bytes a second */
+static inline long rg_floor(const struct ra_oci_remote *rem)
+{
+	return rem->patience > PATIENCE_SECS ? (long)BLOB_FLOOR * PATIENCE_SECS / rem->patience : (long)BLOB_FLOOR;
+}
 /* CLOCK_MONOTONIC in ns */
 int64_t rg_now(void);
 /* ROOTASM_REGISTRY_TIMEOUT read into rem->patience: 0, or a usage error naming it */

@@ -708,9 +708,9 @@ static void *stream_main(void *arg)
 		if (s->too_slow) {
 			int64_t own = rg_now() - s->began - s->waited;
 
-			s->r = ra_err(&s->e, ETIMEDOUT, -EBADF, "pull blob", rem->ref, "%s: slower than %d KiB/s after "
+			s->r = ra_err(&s->e, ETIMEDOUT, -EBADF, "pull blob", rem->ref, "%s: slower than %ld bytes/s after "
 				      "%d s, its tries together: %llu of %llu bytes in %lld s (ROOTASM_REGISTRY_TIMEOUT)",
-				      s->d.digest, BLOB_FLOOR >> 10, rem->patience, (unsigned long long)s->got,
+				      s->d.digest, rg_floor(rem), rem->patience, (unsigned long long)s->got,
 				      (unsigned long long)s->d.size, (long long)(own / 1000000000LL));
 			break;
 		}
