@@ -356,9 +356,15 @@ static int import_token(const struct rt_conf *c, const char *manifest)
 										 NULL, 16) % (unsigned int)n;
 
 		snprintf(name, sizeof(name), "%u", t);
-		fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		struct stat st;
+
+		fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
 		if (fd < 0)
 			return rt_error("the store %s: %s/%s: %s", c->engine_store, top, name, strerror(errno));
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			return rt_error("the store %s: %s/%s: not a regular file", c->engine_store, top, name);
+		}
 		if (flock(fd, i < n ? LOCK_EX | LOCK_NB : LOCK_EX) == 0)
 			return fd;
 		if (errno != EWOULDBLOCK) {
@@ -376,9 +382,10 @@ static int import_token(const struct rt_conf *c, const char *manifest)
  * ctr images export of @name into @dir, its import's slot (import_slot(),
  * held: what is there is what a create killed midway left), as an OCI layout
  * in a tar (its manifest the very blob containerd keeps), unpacked there, then
- * rootasm_import() of that layout.
+ * rootasm_import() of that layout. *@engine_failed: the export failed.
  */
-static int import_from_engine(const struct rt_conf *c, const char *name, const char *manifest, const char *dir)
+static int import_from_engine(const struct rt_conf *c, const char *name, const char *manifest, const char *dir,
+			      bool *engine_failed)
 {
 	struct rootasm_import_opts o = { .size = sizeof(o), .store = c->engine_store };
 	struct rootasm_import_result res = { 0 };
@@ -407,6 +414,9 @@ static int import_from_engine(const struct rt_conf *c, const char *name, const c
 		out = NULL;
 		if (r == 0)
 			r = run_tool("the engine's image export", untar, &out);
+		/* (containerd did not give the image: not a time to judge by its answers what it has) */
+		if (r < 0)
+			*engine_failed = true;
 	}
 	if (r == 0) {
 		if (rootasm_store_name_normalize(name, tag, sizeof(tag)) == 0)
@@ -611,10 +621,13 @@ int rt_cri_image(const struct rt_conf *c, json_t *cfg, const char *id, char **re
 
 			if (tfd < 0)
 				return -1;
-			r = import_from_engine(c, name, manifest, slot);
+			bool engine_failed = false;
+
+			r = import_from_engine(c, name, manifest, slot, &engine_failed);
 			close_fdp(&tfd);
-			/* (after a failed import too: what the prune frees may be what it lacked) */
-			engine_prune(c, manifest);
+			/* (after an import that failed too, but not for containerd: what it frees may be what it lacked) */
+			if (!engine_failed)
+				engine_prune(c, manifest);
 			if (r < 0)
 				return -1;
 		}
