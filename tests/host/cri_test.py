@@ -933,17 +933,28 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
         except Exception as e:                  # noqa: BLE001 (reported below)
             res[tag] = repr(e)
 
+    def blocked_on(path, n):
+        """Whether @n flock()s wait for @path (/proc/locks' "->" lines of its inode), within 60 s."""
+        st = os.stat(path)
+        key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino} "
+        for _ in range(600):
+            with open("/proc/locks") as f:
+                if sum(1 for line in f if "->" in line and "FLOCK" in line and key in line) >= n:
+                    return True
+            time.sleep(0.1)
+        return False
+
     def while_held(path, waits, runs=""):
         """Pods of the images slotT for each T of @waits and @runs, started while @path is flock()ed: whether
-        @waits' were still waiting once @runs' had run (without @runs: after 5 s)."""
+        @waits' waited for that very lock (blocked on it, by /proc/locks) and still did once @runs' had run."""
         held = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if os.path.isdir(path) else 0))
         fcntl.flock(held, fcntl.LOCK_EX)
         ts = {t: threading.Thread(target=pod_with, args=(t,)) for t in waits + runs}
         for t in ts.values():
             t.start()
-        for t in runs or waits:
-            ts[t].join(100 if runs else 5)
-        waited = all(ts[t].is_alive() and t not in res for t in waits)
+        for t in runs:
+            ts[t].join(100)
+        waited = blocked_on(path, len(waits)) and all(ts[t].is_alive() and t not in res for t in waits)
         fcntl.flock(held, fcntl.LOCK_UN)
         os.close(held)
         for t in waits:
