@@ -4,7 +4,7 @@
  * container create (ctr took tens of milliseconds): gRPC over HTTP/2 with
  * prior knowledge, the least of both a client needs.
  *
- *   Images.Get {name}        -> Image {target: Descriptor {media_type, digest}}
+ *   Images.List {name==NAME} -> [Image {target: Descriptor {media_type, digest}}]
  *   Content.Read {digest}    -> ReadContentResponse {data}...  (an index)
  *   Containers.Get {id}      -> Container {snapshotter, snapshot_key}
  *   Snapshots.Stat {snapshotter, key} -> Info {parent}
@@ -378,16 +378,34 @@ static int call1(const char *addr, const char *method, const char *s, struct buf
 int rt_containerd_image(const char *addr, const char *name, char *media_type, size_t mt_size, char *digest,
 			size_t d_size)
 {
-	struct buf ans = { 0 };
+	struct buf ans = { 0 }, req = { 0 }, filter = { 0 };
 	const unsigned char *img, *target;
 	size_t img_n, target_n;
 	int r;
 
-	/* GetImageRequest {name (1)} */
-	r = call1(addr, "/containerd.services.images.v1.Images/Get", name, &ans);
+	/*
+	 * ListImagesRequest {filters (1): "name==NAME"}, not Images.Get: Get's
+	 * NotFound is a trailers-only answer (its grpc-status in HPACK, which
+	 * this client does not decode) like any other error of it; List answers
+	 * no such image with a message of no image, and errors without one.
+	 * (NAME: no ',', space or quote, which a filter's value would need
+	 * quoted; the caller's names have none.)
+	 */
+	if (strpbrk(name, ", \t\n\"'\\"))
+		return -EINVAL;
+	put(&filter, "name==", 6);
+	put(&filter, name, strlen(name));
+	pb_bytes(&req, 1, filter.p, filter.n);
+	r = req.oom || filter.oom ? -ENOMEM : grpc_call(addr, "/containerd.services.images.v1.Images/List", &req, &ans);
+	free(req.p);
+	free(filter.p);
 	if (r)
-		return r;
-	/* GetImageResponse.image (1) -> Image.target (3) -> Descriptor.media_type (1), digest (2) */
+		return r > 0 ? -EPROTO : r;	/* (an error's trailers-only answer: containerd refused to say) */
+	/* ListImagesResponse.images (1, the first) -> Image.target (3) -> Descriptor.media_type (1), digest (2) */
+	if (ans.n == 0) {
+		free(ans.p);
+		return 1;
+	}
 	r = -EPROTO;
 	if (pb_get(ans.p, ans.n, 1, &img, &img_n) == 0 && pb_get(img, img_n, 3, &target, &target_n) == 0)
 		r = pb_string(target, target_n, 2, digest, d_size);

@@ -9,7 +9,7 @@
  *                                            us (runtime.conf's containerd=,
  *                                            else $TTRPC_ADDRESS, which the
  *                                            shim sets, without its ".ttrpc")
- *   -> its manifest digest, containerd's     Images.Get of containerd's API
+ *   -> its manifest digest, containerd's     Images.List of containerd's API
  *                                            (containerd.c; an index: this
  *                                            machine's platform's entry,
  *                                            Content.Read)
@@ -162,9 +162,9 @@ static bool is_digest(const char *s)
 /*
  * The manifest digest containerd keeps for @name, this platform's when it is
  * an index: into @out (72 bytes). 0; 1: containerd has no image of that name;
- * 2: it has one, but no manifest of this platform (an index it lacks, or
- * without this platform's), why in @why; -1: containerd did not answer, or
- * not as it should, why in @why.
+ * 2: it has one, an index without a manifest of this platform, why in @why;
+ * -1: containerd did not answer, or not as it should (an index it gave no
+ * answer for), why in @why.
  */
 static int resolve(const char *addr, const char *name, char out[72], char *why, size_t size)
 {
@@ -185,10 +185,11 @@ static int resolve(const char *addr, const char *name, char out[72], char *why, 
 	snprintf(out, 72, "%s", top);
 	if (!strstr(mt, "index") && !strstr(mt, "manifest.list"))
 		return 0;
+	/* (no answer: not in its content store, or an error of containerd's, which its answer does not tell apart) */
 	r = rt_containerd_content(addr, top, &idx, &n);
 	if (r != 0)
-		return snprintf(why, size, "its index %s: %s", top, r > 0 ? "not in containerd's content store" :
-				strerror(-r)), r > 0 ? 2 : -1;
+		return snprintf(why, size, "its index %s: %s", top, r > 0 ? "containerd gave no answer (not in its content "
+				"store?)" : strerror(-r)), -1;
 	j = json_loadb(idx, n, JSON_REJECT_DUPLICATES, NULL);
 	json_array_foreach(json_object_get(j, "manifests"), i, m) {
 		json_t *p = json_object_get(m, "platform");

@@ -111,9 +111,10 @@ void rt_choice_done(struct rt_choice *ch);
 int rt_cri_image(const struct rt_conf *c, json_t *cfg, const char *id, char **ret_image);
 /*
  * containerd's API at @addr, namespace k8s.io (containerd.c): the target of
- * the image @name (its media type and digest); the bytes of the blob
- * @digest in *ret (NUL-terminated, caller frees; at most 64 KiB: an index).
- * 0; 1: containerd gave no answer (no such image, or blob); -errno.
+ * the image @name (its media type and digest): 0; 1: containerd has no such
+ * image; -errno (-EPROTO: containerd answered with an error). The bytes of
+ * the blob @digest in *ret (NUL-terminated, caller frees; at most 1 MiB):
+ * 0; 1: containerd gave no answer (no such blob, or an error); -errno.
  */
 int rt_containerd_image(const char *addr, const char *name, char *media_type, size_t mt_size, char *digest,
 			size_t d_size);

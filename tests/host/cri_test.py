@@ -276,6 +276,64 @@ class CRI:
         self.log(f"StopPodSandbox({pod[:12]}); RemovePodSandbox({pod[:12]})")
 
 
+def fake_containerd(path, kind):
+    """A listening socket at @path that answers each gRPC call (HTTP/2 with prior knowledge, one stream) as containerd
+    would answer an error (@kind "error": a trailers-only answer, grpc-status 14) or an empty list ("none": one empty
+    message, grpc-status 0); HPACK without Huffman or indexing. Closed by the caller."""
+    def frame(kind_, flags, payload):
+        return len(payload).to_bytes(3, "big") + bytes([kind_, flags]) + (1).to_bytes(4, "big") + payload
+
+    def field(name, value):
+        return bytes([0, len(name)]) + name + bytes([len(value)]) + value
+
+    def serve_one(conn):
+        with conn:
+            buf = b""
+            while len(buf) < 24:
+                got = conn.recv(65536)
+                if not got:
+                    return
+                buf += got
+            buf = buf[24:]
+            conn.sendall(b"\0\0\0\x04\0\0\0\0\0")
+            while True:
+                while len(buf) >= 9 and len(buf) >= 9 + int.from_bytes(buf[:3], "big"):
+                    n, t, fl = int.from_bytes(buf[:3], "big"), buf[3], buf[4]
+                    buf = buf[9 + n:]
+                    if t == 4 and not fl & 1:
+                        conn.sendall(b"\0\0\0\x04\x01\0\0\0\0")
+                    if t == 0 and fl & 1:
+                        status = b"\x88"       # :status 200
+                        ctype = field(b"content-type", b"application/grpc")
+                        if kind == "error":
+                            conn.sendall(frame(1, 5, status + ctype + field(b"grpc-status", b"14") +
+                                               field(b"grpc-message", b"unavailable")))
+                        else:
+                            conn.sendall(frame(1, 4, status + ctype) + frame(0, 0, b"\0\0\0\0\0") +
+                                         frame(1, 5, field(b"grpc-status", b"0")))
+                        while conn.recv(65536):     # (until the client hangs up, as a server would)
+                            pass
+                        return
+                got = conn.recv(65536)
+                if not got:
+                    return
+                buf += got
+
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(16)
+
+    def loop():
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve_one, args=(conn,), daemon=True).start()
+    threading.Thread(target=loop, daemon=True).start()
+    return srv
+
+
 def run_bytes(*args):
     """A command's standard output as bytes (b"" when it failed)."""
     p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -650,6 +708,25 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
        and t_err < 2, f"containerd's socket not there: StartContainer's error, in {t_err:.2f} s", err)
     c.remove_pod(pod)
     nothing_left("containerd not there")
+    # a containerd= that answers every call with an error (trailers-only, grpc-status 14): an error of containerd's,
+    # not "no such image" (which the engine's store's prune would act on); one that lists no image: no such image
+    for kind, want in (("error", "ask containerd at " + f"{T}/none.sock: Protocol error"),
+                       ("none", f"containerd ({T}/none.sock, namespace k8s.io) has no such image")):
+        srv = fake_containerd(f"{T}/none.sock", kind)
+        pod, cfg = c.run_pod(T, f"nocd-{kind}", "rootasm-nocd", {})
+        cid = c.create(pod, cfg, "c", "localhost/rtimg:v1", ["true"])
+        try:
+            c.start(cid)
+            err = "started"
+        except CRIError as e:
+            err = str(e)
+        c.remove_pod(pod)
+        srv.close()
+        os.unlink(f"{T}/none.sock")
+        ok(f"the engine's image localhost/rtimg:v1: {want}" in err,
+           f"a containerd whose answer is {'an error' if kind == 'error' else 'no image'}: {want.split(':')[-1].strip()}",
+           err)
+    nothing_left("containerd's errors")
 
     # 3. a pod annotated org.rootasm.layout: its containers on rootasm's tree, its pause container passed through
     c.transcript = transcript
