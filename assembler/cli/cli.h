@@ -52,6 +52,12 @@ extern struct cli_opts cli;
  * parsing goes on, or the exit status to return now (--help: 0).
  */
 int cli_common(int c, int argc, char **argv, const char *help);
+/*
+ * After getopt_long() returned the long option @li of @opts (-1: none):
+ * CLI_GO_ON when it was given by its whole name, else a usage error (getopt
+ * takes any unambiguous start of one).
+ */
+int cli_whole_name(int argc, char **argv, const struct option *opts, int li);
 
 /*
  * The options of a subcommand, one by one: getopt_long() over @opts (with

@@ -93,19 +93,48 @@ int cli_common(int c, int argc, char **argv, const char *help)
 		cli.quiet = true;
 		return CLI_GO_ON;
 	case ':':
+		/* (optopt: a short option's letter, a long one's value; in "-qt" the last word is no option's name) */
+		if (optopt > 0 && optopt < 0x80 && strncmp(argv[optind - 1], "--", 2))
+			return cli_usage("option '-%c' needs a value", optopt);
 		return cli_usage("option '%s' needs a value", argv[optind - 1]);
 	default:
+		if (optopt > 0 && optopt < 0x80 && strncmp(argv[optind - 1], "--", 2))
+			return cli_usage("unknown option '-%c'", optopt);
 		return cli_usage("unknown option '%s'", argv[optind - 1]);
 	}
+}
+
+int cli_whole_name(int argc, char **argv, const struct option *opts, int li)
+{
+	const char *arg;
+	size_t n;
+
+	if (li < 0 || optind < 1 || optind > argc)
+		return CLI_GO_ON;
+	/* the word that named it: the one before its value when that was the next word */
+	arg = argv[optind - 1];
+	if (opts[li].has_arg == required_argument && optarg == argv[optind - 1] && optind >= 2)
+		arg = argv[optind - 2];
+	if (strncmp(arg, "--", 2))
+		return CLI_GO_ON;
+	n = strcspn(arg + 2, "=");
+	if (n == strlen(opts[li].name) && !strncmp(arg + 2, opts[li].name, n))
+		return CLI_GO_ON;
+	/* (getopt takes any unambiguous start of a name: podman's --password was --password-stdin) */
+	return cli_usage("unknown option '%.*s' (did you mean --%s? options are given by their whole name)",
+			 (int)(n + 2 < 64 ? n + 2 : 64), arg, opts[li].name);
 }
 
 int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *opts, const char *help, int *status)
 {
 	for (;;) {
-		int c = getopt_long(argc, argv, shortopts ? shortopts : CLI_COMMON_SHORTOPTS, opts, NULL);
+		int li = -1;
+		int c = getopt_long(argc, argv, shortopts ? shortopts : CLI_COMMON_SHORTOPTS, opts, &li);
 
 		if (c < 0)
 			return CLI_OPTS_END;
+		if (c != '?' && c != ':' && (*status = cli_whole_name(argc, argv, opts, li)) != CLI_GO_ON)
+			return CLI_OPTS_EXIT;
 		/* the common options (and getopt's '?' and ':'); 'q' is import's own too: the same option */
 		if (c != 'h' && c != 0x100 && c != 0x101 && c != 'q' && c != '?' && c != ':')
 			return c;

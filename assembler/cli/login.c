@@ -169,7 +169,8 @@ int cmd_login(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		CLI_COMMON_LONGOPTS, CLI_ARG("username", 'u'), CLI_FLAG("password-stdin", 'P'),
-		CLI_ARG("authfile", 'A'), { "tls-verify", optional_argument, NULL, 'V' }, CLI_ARG("cert-dir", 'D'), { 0 },
+		CLI_ARG("authfile", 'A'), { "tls-verify", optional_argument, NULL, 'V' }, CLI_ARG("cert-dir", 'D'),
+		CLI_ARG("password", 'p'), { 0 },
 	};
 	struct rootasm_import_opts o = { .size = sizeof(o) };
 	struct rootasm_error e = { 0 };
@@ -179,8 +180,12 @@ int cmd_login(int argc, char **argv)
 	json_t *j, *auths;
 	int c, r;
 
-	while ((c = cli_getopt_registry(argc, argv, ":hqu:", opts, login_help, &o, &creds, &r)) >= 0) {
+	while ((c = cli_getopt_registry(argc, argv, ":hqu:p:", opts, login_help, &o, &creds, &r)) >= 0) {
 		switch (c) {
+		case 'p':
+			/* podman's -p: not taken (and never echoed): every process of the machine reads a command line */
+			return cli_usage("-p/--password: a password on the command line is every process's to read: give it "
+					 "on standard input (--password-stdin), or at the prompt");
 		case 'u':
 			if (!*optarg || strchr(optarg, ':') || strlen(optarg) >= sizeof(user))
 				return cli_usage("--username '%s': a user name without ':'", optarg);

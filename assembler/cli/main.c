@@ -142,7 +142,9 @@ int main(int argc, char **argv)
 
 	raise_nofile();
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:hvV", opts, NULL)) >= 0) {
+	for (int li = -1; (c = getopt_long(argc, argv, "+:hvV", opts, &li)) >= 0; li = -1) {
+		if (c != '?' && c != ':' && (r = cli_whole_name(argc, argv, opts, li)) != CLI_GO_ON)
+			return r;
 		if (c == 'v' || c == 'V')
 			return version();
 		r = cli_common(c, argc, argv, usage);

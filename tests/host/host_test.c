@@ -923,6 +923,32 @@ TEST(attach_adds_exactly_the_tree)
 	rootasm_layout_free(l);
 }
 
+/*
+ * Options by their whole name only (getopt took any unambiguous start of one:
+ * podman's `login --password S` was --password-stdin with S the registry,
+ * which rootasm looked up and named in its error), and a bundled short
+ * option is named by its letter.
+ */
+TEST(cli_options_by_their_whole_name)
+{
+	char *err;
+
+	ASSERT_EQ(RUN(&err, "images", "--stor", path("nostore")), 2);
+	ASSERT_CONTAINS(err, "unknown option '--stor' (did you mean --store?");
+	ASSERT_EQ(RUN(&err, "--vers"), 2);
+	ASSERT_CONTAINS(err, "unknown option '--vers' (did you mean --version?");
+	ASSERT_EQ(RUN(&err, "login", "-u", "alice", "--password", "s3cret-w0rd", "127.0.0.1:1"), 2);
+	ASSERT_CONTAINS(err, "--password-stdin");
+	ASSERT_TRUE(strstr(err, "s3cret-w0rd") == NULL);
+	ASSERT_EQ(RUN(&err, "login", "-u", "alice", "--password-st", "127.0.0.1:1"), 2);
+	ASSERT_CONTAINS(err, "did you mean --password-stdin?");
+	ASSERT_EQ(RUN(&err, "images", "-qz"), 2);
+	ASSERT_CONTAINS(err, "unknown option '-z'");
+	/* the whole name, with its value after '=' or apart, as before */
+	ASSERT_EQ(RUN(&err, "images", "--store=/nonexistent-store-x", "--quiet"), RUN(&err, "images", "--store",
+										    "/nonexistent-store-x", "--quiet"));
+}
+
 TEST(cli_attach)
 {
 	char *err;
