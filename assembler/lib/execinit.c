@@ -254,7 +254,6 @@ int ra_exec_init(void *arg, int *step)
 	struct ra_exec_spec *s = arg;
 	struct ra_exec_tree_msg m;	/* lives as long as the init: s->groups and envp may point into it */
 	struct ra_premade pm;
-	struct stat st;
 	pid_t cmd;
 	int r;
 
@@ -329,19 +328,20 @@ int ra_exec_init(void *arg, int *step)
 		if (mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &nodev, sizeof(nodev)) < 0)
 			return errno_r();
 	}
+	/* a /proc as crun makes it: its mount point too, where the image has none (an image FROM scratch) */
 	*step = S_PROC;
-	if (stat("/proc", &st) == 0 && S_ISDIR(st.st_mode)) {
-		r = ra_mount_premade(&pm.proc, "/proc");
-		if (r < 0)
+	if (mkdir("/proc", 0555) < 0 && errno != EEXIST)
+		return errno_r();
+	r = ra_mount_premade(&pm.proc, "/proc");
+	if (r < 0)
+		return r;
+	if (!s->privileged) {
+		*step = S_MASK;
+		if ((r = ra_mask_proc(&pm)) < 0)
 			return r;
-		if (!s->privileged) {
-			*step = S_MASK;
-			if ((r = ra_mask_proc(&pm)) < 0)
-				return r;
-			*step = S_RO;
-			if ((r = ra_readonly_proc()) < 0)
-				return r;
-		}
+		*step = S_RO;
+		if ((r = ra_readonly_proc()) < 0)
+			return r;
 	}
 	*step = S_DEV;
 	if (!ra_dev_usable()) {

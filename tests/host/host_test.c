@@ -1571,6 +1571,25 @@ TEST(exec_workdir_is_in_the_tree)
 	close(7);
 }
 
+/*
+ * An image without a /proc directory (FROM scratch): the command gets /proc
+ * all the same, its mount point made in the tree's upper (crun makes it);
+ * in a tree that cannot have one (read-only, no upper), exec says so.
+ */
+TEST(exec_makes_proc_where_the_image_has_none)
+{
+	char *out, *err;
+
+	sh("rm -rf %s/noproc && cp -a %s/l1 %s/noproc && rmdir %s/noproc/proc", fix, fix, fix, fix);
+	layoutf("xnp.yaml", "version: 1\nlayers:\n  - dir: noproc\nupper: { tmpfs: {} }\n");
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", path("xnp.yaml"), "--", "/bin/sh", "-c",
+			  "cat /proc/self/status | grep -c NoNewPrivs; test -r /proc/self/fd/0 && echo fd"), 0);
+	ASSERT_STR(out, "1\nfd\n");
+	layoutf("xnp2.yaml", "version: 1\nlayers:\n  - dir: noproc\n");
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", path("xnp2.yaml"), "--", "/bin/true"), 125);
+	ASSERT_CONTAINS(err, "mount /proc");
+}
+
 TEST(exec_sandbox_capabilities_and_namespaces)
 {
 	char *out, *err, host[512] = "", mine[64];
