@@ -344,8 +344,11 @@ int cmd_exec(int argc, char **argv)
 			free(env);
 			return failed(cli_fail(&e));
 		}
-		/* a name, not a path: the store's "no such image" is the answer, not "open layout" */
-		if (r < 0 && missing && !strchr(path, '/') &&
+		/*
+		 * A name (localhost/app:1 too), not a path: the store's "no such image" is
+		 * the answer, not "open layout"
+		 */
+		if (r < 0 && missing && path[0] != '/' && strncmp(path, "./", 2) && strncmp(path, "../", 3) &&
 		    !(dot && (!strcmp(dot, ".yaml") || !strcmp(dot, ".yml") || !strcmp(dot, ".json")))) {
 			size_t len = strlen(e.msg);
 

@@ -22,13 +22,15 @@ static const char usage[] =
 	"Commands:\n"
 	"  check LAYOUT           validate LAYOUT and print the plan (--offline, --live DIR)\n"
 	"  assemble LAYOUT        assemble, then --attach DIR or --send-fd SOCKET\n"
-	"  exec LAYOUT [--] CMD   assemble, then run CMD with the tree as its root\n"
+	"  exec LAYOUT|IMAGE [--] CMD  assemble, then run CMD with the tree as its root\n"
 	"  probe                  which kernel features this kernel has\n"
 	"  watch                  mount attach/detach events of a mount namespace\n"
 	"  import oci:DIR[:TAG]   import an OCI image layout into the store, print its layout\n"
 	"  import docker://REGISTRY/REPO[:TAG|@DIGEST]\n"
 	"                         pull an image from a registry into the store, the same way\n"
-	"  inspect oci:DIR[:TAG]|docker://REF  what an image is (manifest, config, layers), not imported\n"
+	"  import docker-archive:FILE[:NAME]  import what docker save and podman save write\n"
+	"  inspect REF|IMAGE      what an image is (manifest, config, layers): one to import\n"
+	"                         (oci:, docker://, docker-archive:), not imported, or the store's\n"
 	"  login REGISTRY         check a user's password with a registry, keep it as podman does\n"
 	"  logout REGISTRY|--all  forget it\n"
 	"  images                 the images of the store: names, digests, layers, size, last use\n"
@@ -42,8 +44,9 @@ static const char usage[] =
 	"Every command takes, after its name, --help, --json[=pretty] (results and\n"
 	"errors as JSON), -q/--quiet (no progress, notices or reports: errors, the JSON\n"
 	"asked for and the result a script reads only) and --debug (trace every\n"
-	"operation; also ROOTASM_DEBUG=1); --json and --debug also before it. LAYOUT\n"
-	"'-' is read from standard input.\n"
+	"operation; also ROOTASM_DEBUG=1); --json and --debug also before it; options\n"
+	"by their whole name. LAYOUT '-' is read from standard input; IMAGE is an image\n"
+	"of the store by name or digest. rootasm help COMMAND: that command's --help.\n"
 	"\n"
 	"Exit status: 0 success, 1 runtime failure, 2 bad usage or bad layout;\n"
 	"exec: the command's status (128+N when it dies of signal N), 125 when\n"
@@ -154,6 +157,17 @@ int main(int argc, char **argv)
 	if (optind >= argc)
 		return cli_usage("missing command");
 	if (!strcmp(argv[optind], "help")) {
+		/* help COMMAND: that command's --help, as podman and git have it */
+		for (size_t i = 0; optind + 1 < argc && i < sizeof(cmds) / sizeof(cmds[0]); i++)
+			if (!strcmp(argv[optind + 1], cmds[i].name)) {
+				char *hargv[] = { argv[optind + 1], "--help", NULL };
+
+				cli.cmd = cmds[i].name;
+				optind = 0;
+				return cmds[i].fn(2, hargv);
+			}
+		if (optind + 1 < argc)
+			return cli_usage("help: no command '%s'", argv[optind + 1]);
 		fputs(usage, stdout);
 		return 0;
 	}

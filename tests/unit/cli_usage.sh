@@ -87,10 +87,16 @@ case "$(libs check --offline --json "$lay")" in
 *) echo "FAIL: check --json does not load libjansson: $(libs check --offline --json "$lay")"; fail=$((fail + 1)) ;;
 esac
 out 0 '"ops":[{"op":"layer"' check --offline --json "$lay"
+# help COMMAND is that command's --help; help of no command says so
+out 0 "Usage: rootasm images [OPTION...]" help images
+t 2 "help: no command 'nope'" help nope
 # exec of a name that is neither a file nor a stored image: the store's word, not "open layout"
 st=$(mktemp -d)
 ROOTASM_STORE=$st t 125 "image no-such-image: " exec no-such-image -- /bin/true
 ROOTASM_STORE=$st t 125 "nor a layout file of that name" exec no-such-image -- /bin/true
+# (a name with a registry or namespace too: localhost/app:1 is a name, not a path)
+ROOTASM_STORE=$st t 125 "image localhost/no-such:1: " exec localhost/no-such:1 -- /bin/true
+ROOTASM_STORE=$st t 125 "nor a layout file of that name" exec localhost/no-such:1 -- /bin/true
 rmdir "$st"
 # a bare --tls-verify is true, as skopeo's and podman's (no usage error); a bad value is one
 n=$((n + 1))
