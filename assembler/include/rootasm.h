@@ -980,7 +980,10 @@ int rootasm_store_name_normalize(const char *ref, char *out, size_t size);
  * (since 0.5) the absolute path of one of the store's layouts, as
  * rootasm_import() gave it (STORE/images/sha256/HEX.FS.layout.json): no
  * other path is one (ROOTASM_ERROR_USAGE, EINVAL). An unknown image is
- * ROOTASM_ERROR_USAGE with ENOENT.
+ * ROOTASM_ERROR_USAGE with ENOENT. A name without a registry (since 0.5)
+ * is also looked for as podman looks in its storage: localhost/NAME,
+ * docker.io/library/NAME (docker.io/NAME with a '/'), and the one stored
+ * REGISTRY/NAME (two images so named: ROOTASM_ERROR_USAGE, EINVAL).
  */
 int rootasm_store_lookup(const char *store, const char *ref, char **ret_layout, char **ret_manifest,
 			 struct rootasm_error *e);

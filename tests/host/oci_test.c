@@ -1471,6 +1471,25 @@ TEST(store_names_images_and_lookup)
 	ASSERT_STR(out, "two\n");
 	ASSERT_EQ(run_sh(&out, "ROOTASM_STORE=%s/st %s images -q", fix, bin), 0);
 	ASSERT_CONTAINS(out, "sha256:");
+	/*
+	 * Short names as podman finds them in its storage: REGISTRY/NAME (a
+	 * search registry's), localhost/NAME, docker.io/library/NAME; not a
+	 * name that merely ends so (x/team/img), and two registries' the same
+	 * short name is ambiguous.
+	 */
+	ASSERT_EQ(run_sh(&out, "%s inspect --store %s/st team/img:v1 >/dev/null", bin, fix), 0);
+	ASSERT_EQ(import("img:v1", "st", "--tag localhost/app:2", &out), 0);
+	ASSERT_EQ(import("img:v1", "st", "--tag docker.io/library/base:3", &out), 0);
+	ASSERT_EQ(import("img:v1", "st", "--tag someone/deep/tool:4", &out), 0);
+	ASSERT_EQ(run_sh(&out, "ROOTASM_STORE=%s/st %s exec app:2 -- /bin/busybox cat /etc/a && ROOTASM_STORE=%s/st %s exec "
+		      "base:3 -- /bin/busybox cat /etc/a", fix, bin, fix, bin), 0);
+	ASSERT_STR(out, "two\ntwo\n");
+	ASSERT_TRUE(run_sh(&out, "ROOTASM_STORE=%s/st %s exec deep/tool:4 -- /bin/true 2>&1", fix, bin) != 0);
+	ASSERT_CONTAINS(out, "no image of that name or digest");
+	mkimage("img2", "--tag v1 l1.tar:gzip");
+	ASSERT_EQ(import("img2:v1", "st", "--tag other.example/team/img:v1", &out), 0);
+	ASSERT_TRUE(run_sh(&out, "ROOTASM_STORE=%s/st %s exec team/img:v1 -- /bin/true 2>&1", fix, bin) != 0);
+	ASSERT_CONTAINS(out, "a short name of more than one image");
 }
 
 TEST(store_names_that_could_escape_are_refused)

@@ -436,6 +436,55 @@ static bool have_image(struct cat *c, const char *hex)
  * error (no such image, ambiguous); @n (borrowed): names.json's names and
  * aliases.
  */
+/*
+ * A short name's image, as podman finds one of its own storage: @name
+ * (normalized) without a registry is also localhost/NAME, docker.io's
+ * (docker.io/library/NAME for one component), and the one stored name
+ * REGISTRY/NAME (a host, as an import of docker://NAME through
+ * registries.conf's search registries named it). Its manifest digest; NULL:
+ * none; (const char *)-1: more than one stored name ends so (said in @e).
+ */
+static const char *short_name(const struct names *n, const char *name, const char *ref, struct cat *c,
+			      struct rootasm_error *e)
+{
+	const char *slash = strchr(name, '/'), *m = NULL, *key, *found = NULL, *other = NULL;
+	size_t len = strlen(name), first = slash ? (size_t)(slash - name) : 0;
+	char cand[600];
+	json_t *v;
+
+	/* a registry named (a '.' or ':' in the first component, or localhost): that name alone */
+	if (slash && (memchr(name, '.', first) || memchr(name, ':', first) || (first == 9 && !strncmp(name, "localhost", 9))))
+		return NULL;
+	snprintf(cand, sizeof(cand), "localhost/%s", name);
+	if ((m = json_string_value(json_object_get(n->names, cand))))
+		return m;
+	snprintf(cand, sizeof(cand), "docker.io/%s%s", slash ? "" : "library/", name);
+	if ((m = json_string_value(json_object_get(n->names, cand))))
+		return m;
+	json_object_foreach(n->names, key, v) {
+		size_t k = strlen(key);
+
+		size_t h = k > len ? k - len - 1 : 0;	/* REGISTRY's length: one component, a host's */
+
+		if (k > len && key[h] == '/' && !strcmp(key + h + 1, name) && json_is_string(v) &&
+		    !memchr(key, '/', h) && (memchr(key, '.', h) || memchr(key, ':', h))) {
+			/* (one image by two such names is one image) */
+			if (found && strcmp(json_string_value(v), m))
+				other = key;
+			else if (!found) {
+				found = key;
+				m = json_string_value(v);
+			}
+		}
+	}
+	if (other) {
+		ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "image", ref, "a short name of more than one image of the "
+			    "store %s (%s, %s): give the whole name", c->path, found, other);
+		return (const char *)-1;
+	}
+	return found ? m : NULL;
+}
+
 static int resolve(struct cat *c, const char *given, const char *ref, const struct names *n,
 		   char hex[RA_DIGEST_HEX + 1], char layout[RA_DIGEST_HEX + 64], struct rootasm_error *e)
 {
@@ -481,7 +530,9 @@ static int resolve(struct cat *c, const char *given, const char *ref, const stru
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref, "not in the store %s", c->path);
 	}
 	if (rootasm_store_name_normalize(ref, name, sizeof(name)) == 0 &&
-	    (m = json_string_value(json_object_get(n->names, name)))) {
+	    ((m = json_string_value(json_object_get(n->names, name))) || (m = short_name(n, name, ref, c, e)))) {
+		if (m == (const char *)-1)
+			return -EINVAL;		/* (ambiguous: said) */
 		if (ra_digest_parse(m, hex) < 0 || !have_image(c, hex))
 			return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref,
 					   "names %s, which is not in the store %s", m, c->path);
