@@ -1490,6 +1490,11 @@ TEST(store_names_images_and_lookup)
 	ASSERT_EQ(import("img2:v1", "st", "--tag other.example/team/img:v1", &out), 0);
 	ASSERT_TRUE(run_sh(&out, "ROOTASM_STORE=%s/st %s exec team/img:v1 -- /bin/true 2>&1", fix, bin) != 0);
 	ASSERT_CONTAINS(out, "a short name of more than one image");
+	/* rmi by a short name removes the name it stands for, not the image's others */
+	ASSERT_EQ(run_sh(&out, "%s rmi --store %s/st app:2", bin, fix), 0);
+	ASSERT_CONTAINS(out, "app:2: name removed (the image has other names)");
+	ASSERT_EQ(run_sh(&out, "%s images --store %s/st | grep -c 'img:latest\\|base:3\\|app:2'", bin, fix), 0);
+	ASSERT_STR(out, "2\n");
 }
 
 TEST(store_names_that_could_escape_are_refused)

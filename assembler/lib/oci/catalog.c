@@ -445,7 +445,7 @@ static bool have_image(struct cat *c, const char *hex)
  * none; (const char *)-1: more than one stored name ends so (said in @e).
  */
 static const char *short_name(const struct names *n, const char *name, const char *ref, struct cat *c,
-			      struct rootasm_error *e)
+			      char *named, struct rootasm_error *e)
 {
 	const char *slash = strchr(name, '/'), *m = NULL, *key, *found = NULL, *other = NULL;
 	size_t len = strlen(name), first = slash ? (size_t)(slash - name) : 0;
@@ -455,12 +455,14 @@ static const char *short_name(const struct names *n, const char *name, const cha
 	/* a registry named (a '.' or ':' in the first component, or localhost): that name alone */
 	if (slash && (memchr(name, '.', first) || memchr(name, ':', first) || (first == 9 && !strncmp(name, "localhost", 9))))
 		return NULL;
-	snprintf(cand, sizeof(cand), "localhost/%s", name);
-	if ((m = json_string_value(json_object_get(n->names, cand))))
-		return m;
-	snprintf(cand, sizeof(cand), "docker.io/%s%s", slash ? "" : "library/", name);
-	if ((m = json_string_value(json_object_get(n->names, cand))))
-		return m;
+	for (int i = 0; i < 2; i++) {
+		snprintf(cand, sizeof(cand), i ? "docker.io/%s%s" : "localhost/%s%s", i && !slash ? "library/" : "", name);
+		if ((m = json_string_value(json_object_get(n->names, cand)))) {
+			if (named)
+				snprintf(named, 512, "%s", cand);
+			return m;
+		}
+	}
 	json_object_foreach(n->names, key, v) {
 		size_t k = strlen(key);
 
@@ -482,17 +484,26 @@ static const char *short_name(const struct names *n, const char *name, const cha
 			    "store %s (%s, %s): give the whole name", c->path, found, other);
 		return (const char *)-1;
 	}
+	if (found && named)
+		snprintf(named, 512, "%s", found);
 	return found ? m : NULL;
 }
 
+/*
+ * @ref's image in @hex (and in @layout the layout a path named, else "");
+ * in @named (512 bytes, may be NULL) the name of the store's it was found
+ * by (a short name's whole one), else "".
+ */
 static int resolve(struct cat *c, const char *given, const char *ref, const struct names *n,
-		   char hex[RA_DIGEST_HEX + 1], char layout[RA_DIGEST_HEX + 64], struct rootasm_error *e)
+		   char hex[RA_DIGEST_HEX + 1], char layout[RA_DIGEST_HEX + 64], char *named, struct rootasm_error *e)
 {
 	static const char *const fs[] = { "erofs", "squashfs" };
 	char name[512];
 	const char *m;
 
 	layout[0] = '\0';
+	if (named)
+		named[0] = '\0';
 	if (ref[0] == '/') {
 		struct stat st;
 
@@ -530,9 +541,11 @@ static int resolve(struct cat *c, const char *given, const char *ref, const stru
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref, "not in the store %s", c->path);
 	}
 	if (rootasm_store_name_normalize(ref, name, sizeof(name)) == 0 &&
-	    ((m = json_string_value(json_object_get(n->names, name))) || (m = short_name(n, name, ref, c, e)))) {
+	    ((m = json_string_value(json_object_get(n->names, name))) || (m = short_name(n, name, ref, c, named, e)))) {
 		if (m == (const char *)-1)
 			return -EINVAL;		/* (ambiguous: said) */
+		if (named && !named[0])
+			snprintf(named, 512, "%s", name);
 		if (ra_digest_parse(m, hex) < 0 || !have_image(c, hex))
 			return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref,
 					   "names %s, which is not in the store %s", m, c->path);
@@ -605,7 +618,7 @@ int ra_store_lookup(const char *store, const char *ref, bool use, char **ret_lay
 	if (r == 0)
 		r = names_load(&c, &n, e);
 	if (r == 0)
-		r = resolve(&c, ra_store_path(store), ref, &n, hex, name, e);
+		r = resolve(&c, ra_store_path(store), ref, &n, hex, name, NULL, e);
 	if (r == 0 && !name[0] && cat_layout_of(&c, hex, name, sizeof(name)) < 0)
 		r = ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref, "sha256:%s has no layout in %s", hex,
 				c.path);
@@ -863,11 +876,12 @@ int rootasm_store_remove(const char *store, const char *ref, struct rootasm_erro
 	if (r == 0)
 		r = names_load(&c, &n, e);
 	if (r == 0)
-		r = resolve(&c, ra_store_path(store), ref, &n, hex, lname, e);
+		r = resolve(&c, ra_store_path(store), ref, &n, hex, lname, name, e);
 	if (r < 0)
 		goto out;
 	snprintf(digest, sizeof(digest), "sha256:%s", hex);
-	by_name = rootasm_store_name_normalize(ref, name, sizeof(name)) == 0 && json_object_get(n.names, name);
+	/* (the name it was found by: a short name's whole one, never the image's other names) */
+	by_name = name[0] != '\0';
 	/* by name: that name; the image goes with its last name. By digest (its own or an alias): every name and the image */
 	json_object_foreach_safe(n.names, tmp, k, v) {
 		if (!json_is_string(v) || strcmp(json_string_value(v), digest))
