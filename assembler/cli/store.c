@@ -32,9 +32,11 @@ static const char rmi_help[] =
 	"Usage: rootasm rmi [OPTION...] NAME[:TAG]|DIGEST...\n"
 	"Remove images from the store: by NAME[:TAG], that name (the image goes with its\n"
 	"last name); by digest (sha256:HEX, or 12 or more of its first hex digits), every\n"
-	"name of the image and the image. Its layer images stay until `rootasm store gc`.\n"
+	"name of the image and the image: of an image of more than one name only with\n"
+	"--force, as podman's rmi. Its layer images stay until `rootasm store gc`.\n"
 	"\n"
 	"  --store DIR     the store (default: $ROOTASM_STORE, else /var/lib/rootasm/store)\n"
+	"  -f, --force     by digest, an image of several names too\n"
 	"  --json[=pretty] what was removed as JSON\n"
 	"  -q, --quiet     no line per image\n"
 	"  --debug         (nothing to trace)\n"
@@ -62,15 +64,20 @@ static const char store_help[] =
 	"Exit status: 0, 1 failure (verify: a problem found), 2 bad usage.\n";
 
 /* --store, the common options, nothing else; returns CLI_GO_ON or an exit status. */
-static int parse(int argc, char **argv, const char *help, const char **store, bool *dry_run)
+static int parse(int argc, char **argv, const char *help, const char **store, bool *dry_run, bool *force)
 {
 	static const struct option opts[] = {
-		CLI_COMMON_LONGOPTS, CLI_ARG("store", 's'), CLI_FLAG("dry-run", 'n'), { 0 },
+		CLI_COMMON_LONGOPTS, CLI_ARG("store", 's'), CLI_FLAG("dry-run", 'n'), CLI_FLAG("force", 'f'), { 0 },
 	};
 	int c, r;
 
-	while ((c = cli_getopt(argc, argv, NULL, opts, help, &r)) >= 0) {
+	while ((c = cli_getopt(argc, argv, force ? ":hqf" : NULL, opts, help, &r)) >= 0) {
 		switch (c) {
+		case 'f':
+			if (!force)
+				return cli_usage("unknown option '%s'", argv[optind - 1]);
+			*force = true;
+			break;
 		case 's':
 			if (!*optarg)
 				return cli_usage("--store needs a directory");
@@ -103,7 +110,7 @@ int cmd_images(int argc, char **argv)
 	size_t n = 0;
 	int r;
 
-	if ((r = parse(argc, argv, images_help, &store, NULL)) != CLI_GO_ON)
+	if ((r = parse(argc, argv, images_help, &store, NULL, NULL)) != CLI_GO_ON)
 		return r;
 	if (optind < argc)
 		return cli_usage("unexpected argument '%s'", argv[optind]);
@@ -148,20 +155,75 @@ int cmd_images(int argc, char **argv)
 	return fflush(stdout) == 0 ? 0 : EXIT_RUNTIME;
 }
 
+/*
+ * Whether @ref is a digest (or a prefix of one) of an image of more than one
+ * name, which podman's rmi removes with --force only: 1 (said), 0, or -1
+ * with @e (the lookup's error: rmi says it).
+ */
+static int several_names(const char *store, const char *ref, struct rootasm_error *e)
+{
+	struct rootasm_store_image *v = NULL;
+	char *manifest = NULL;
+	char name[512];
+	bool is_name = rootasm_store_name_normalize(ref, name, sizeof(name)) == 0;
+	size_t n = 0, hex = strspn(!strncmp(ref, "sha256:", 7) ? ref + 7 : ref, "0123456789abcdef");
+	int r = 0;
+
+	/* a digest: sha256:HEX, or 12 or more hex digits (that are no name of the store's) */
+	if (strncmp(ref, "sha256:", 7) && (hex < 12 || ref[hex]))
+		return 0;
+	if (rootasm_store_lookup(store, ref, NULL, &manifest, e) < 0) {
+		*e = (struct rootasm_error){ 0 };
+		return 0;	/* (rmi says why) */
+	}
+	if (rootasm_store_images(store, &v, &n, e) < 0) {
+		free(manifest);
+		return -1;
+	}
+	for (size_t i = 0; i < n && r == 0; i++) {
+		if (strcmp(v[i].manifest, manifest))
+			continue;
+		for (size_t k = 0; is_name && k < v[i].nnames; k++)
+			if (!strcmp(v[i].names[k], name))
+				goto out;	/* a name of it after all */
+		if (v[i].nnames > 1) {
+			char list[1024] = "";
+			size_t len = 0;
+
+			for (size_t k = 0; k < v[i].nnames && len < sizeof(list); k++)
+				len += snprintf(list + len, sizeof(list) - len, "%s%s", k ? ", " : "", v[i].names[k]);
+			cli_usage("%s: the image has %zu names (%s): rmi --force removes them all and the image, or rmi "
+				  "each name", ref, v[i].nnames, list);
+			r = 1;
+		}
+	}
+out:
+	rootasm_store_images_free(v, n);
+	free(manifest);
+	return r;
+}
+
 int cmd_rmi(int argc, char **argv)
 {
 	struct rootasm_error e = { 0 };
+	bool force = false;
 	const char *store = NULL;
 	json_t *out = NULL;
 	int r, status = 0;
 
-	if ((r = parse(argc, argv, rmi_help, &store, NULL)) != CLI_GO_ON)
+	if ((r = parse(argc, argv, rmi_help, &store, NULL, &force)) != CLI_GO_ON)
 		return r;
 	if (optind >= argc)
 		return cli_usage("missing NAME[:TAG] or DIGEST");
 	if (cli.json && !(out = json_array()))
 		return cli_errno(ENOMEM, "rmi");
 	for (; optind < argc; optind++) {
+		if (!force && (r = several_names(store, argv[optind], &e)) != 0) {
+			int s = r < 0 ? cli_fail(&e) : EXIT_USAGE;
+
+			status = status ? status : s;
+			continue;
+		}
 		r = rootasm_store_remove(store, argv[optind], &e);
 		if (r < 0) {
 			int s = cli_fail(&e);
@@ -197,7 +259,7 @@ int cmd_store(int argc, char **argv)
 	bool dry = false;
 	int r;
 
-	if ((r = parse(argc, argv, store_help, &store, &dry)) != CLI_GO_ON)
+	if ((r = parse(argc, argv, store_help, &store, &dry, NULL)) != CLI_GO_ON)
 		return r;
 	if (optind >= argc)
 		return cli_usage("missing gc or verify");

@@ -28,7 +28,7 @@ _rootasm_options()
 	login) echo "--username --password-stdin --authfile --tls-verify= --cert-dir $_rootasm_common" ;;
 	logout) echo "--all --authfile $_rootasm_common" ;;
 	images) echo "--store $_rootasm_common" ;;
-	rmi) echo "--store $_rootasm_common" ;;
+	rmi) echo "--store --force $_rootasm_common" ;;
 	store) echo "--store --dry-run $_rootasm_common" ;;
 	bundle) echo "--layout --upper --store $_rootasm_common" ;;
 	"bundle create") echo "--store $_rootasm_common" ;;

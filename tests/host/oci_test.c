@@ -1544,10 +1544,14 @@ TEST(rmi_removes_a_name_then_the_image_and_gc_its_layers)
 	ASSERT_CONTAINS(out, "\"removed\":2");
 	ASSERT_EQ(run_sh(&out, "ls %s/st/layers/sha256 | wc -l", fix), 0);
 	ASSERT_STR(out, "0\n");
-	/* by digest: every name and the image */
+	/* by digest: every name and the image, with --force when it has more than one (podman's rmi) */
 	ASSERT_EQ(import("img:v1", "st", "--tag a", &out), 0);
 	ASSERT_EQ(import("img:v1", "st", "--tag b", &out), 0);
-	ASSERT_EQ(run_sh(&out, "%s rmi --store %s/st %s", bin, fix, manifest), 0);
+	ASSERT_EQ(run_sh(&out, "%s rmi --store %s/st %s 2>&1", bin, fix, manifest), 2);
+	ASSERT_CONTAINS(out, "the image has 2 names (a:latest, b:latest): rmi --force removes them all");
+	ASSERT_EQ(run_sh(&out, "%s rmi --store %s/st %.12s 2>&1", bin, fix, manifest + 7), 2);
+	ASSERT_CONTAINS(out, "rmi --force removes them all");
+	ASSERT_EQ(run_sh(&out, "%s rmi --store %s/st -f %.12s", bin, fix, manifest + 7), 0);
 	ASSERT_CONTAINS(out, "removed");
 	ASSERT_EQ(run_sh(&out, "%s images --store %s/st -q", bin, fix), 0);
 	ASSERT_STR(out, "");
