@@ -17,7 +17,8 @@ static const char images_help[] =
 	"Usage: rootasm images [OPTION...]\n"
 	"List the images of the store: name (NAME:TAG, one line each; <none> when\n"
 	"unnamed), manifest digest, layers, size (of the layer images its layout names,\n"
-	"shared ones counted for each image) and last use (the layout's last read).\n"
+	"shared ones counted for each image; as podman's: 1.99 MB) and last use (the\n"
+	"layout's last read).\n"
 	"\n"
 	"  --store DIR     the store (default: $ROOTASM_STORE, else /var/lib/rootasm/store)\n"
 	"  --json[=pretty] a JSON array: names, manifest, config, layers, bytes, last_used,\n"
@@ -102,12 +103,26 @@ static void when(long long t, char *buf, size_t size)
 		snprintf(buf, size, "-");
 }
 
+/* @b bytes as podman prints a size (go-units' HumanSizeWithPrecision(b, 3): 1000s, three digits): "1.99 MB" */
+static void human_size(unsigned long long b, char *buf, size_t size)
+{
+	static const char *const unit[] = { "B", "kB", "MB", "GB", "TB", "PB" };
+	double x = (double)b;
+	size_t u = 0;
+
+	while (x >= 999.5 && u + 1 < sizeof(unit) / sizeof(unit[0])) {	/* (999.5: "1e+03" in three digits) */
+		x /= 1000;
+		u++;
+	}
+	snprintf(buf, size, "%.3g %s", x, unit[u]);
+}
+
 int cmd_images(int argc, char **argv)
 {
 	struct rootasm_store_image *v = NULL;
 	struct rootasm_error e = { 0 };
 	const char *store = NULL;
-	size_t n = 0;
+	size_t n = 0, width = strlen("<none>");
 	int r;
 
 	if ((r = parse(argc, argv, images_help, &store, NULL, NULL)) != CLI_GO_ON)
@@ -137,19 +152,24 @@ int cmd_images(int argc, char **argv)
 		rootasm_store_images_free(v, n);
 		return cli_json_out(a) < 0 ? EXIT_RUNTIME : 0;
 	}
+	/* the NAME column as wide as its longest name (podman's table too) */
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < v[i].nnames; k++)
+			width = strlen(v[i].names[k]) > width ? strlen(v[i].names[k]) : width;
 	if (!cli.quiet)
-		printf("%-40s %-19s %6s %10s  %s\n", "NAME", "DIGEST", "LAYERS", "SIZE", "LAST USE");
+		printf("%-*s  %-19s %6s %10s  %s\n", (int)width, "NAME", "DIGEST", "LAYERS", "SIZE", "LAST USE");
 	for (size_t i = 0; i < n; i++) {
-		char t[32];
+		char t[32], sz[16];
 
 		if (cli.quiet) {
 			printf("%s\n", v[i].manifest);
 			continue;
 		}
 		when(v[i].last_used, t, sizeof(t));
+		human_size(v[i].bytes, sz, sizeof(sz));
 		for (size_t k = 0; k < (v[i].nnames ? v[i].nnames : 1); k++)
-			printf("%-40s %.19s %6zu %8.1fMB  %s\n", v[i].nnames ? v[i].names[k] : "<none>", v[i].manifest,
-			       v[i].nlayers, v[i].bytes / 1e6, t);
+			printf("%-*s  %.19s %6zu %10s  %s\n", (int)width, v[i].nnames ? v[i].names[k] : "<none>",
+			       v[i].manifest, v[i].nlayers, sz, t);
 	}
 	rootasm_store_images_free(v, n);
 	return fflush(stdout) == 0 ? 0 : EXIT_RUNTIME;

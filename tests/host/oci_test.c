@@ -1466,6 +1466,12 @@ TEST(store_names_images_and_lookup)
 	ASSERT_EQ(run_sh(&out, "%s images --store %s/st", bin, fix), 0);
 	ASSERT_CONTAINS(out, "NAME");
 	ASSERT_CONTAINS(out, "img:latest");
+	/* the NAME column as wide as the longest name, the size as podman prints it (three digits, 1000s) */
+	ASSERT_EQ(run_sh(&out, "%s images --store %s/st | awk 'NR > 1 { print index($0, \"sha256:\") }' | sort -u | wc -l",
+		      bin, fix), 0);
+	ASSERT_STR(out, "1\n");
+	ASSERT_EQ(run_sh(&out, "%s images --store %s/st | grep -cE ' [0-9.]{1,4} (B|kB|MB|GB) '", bin, fix), 0);
+	ASSERT_STR(out, "2\n");
 	/* ROOTASM_STORE as --store; exec takes the name */
 	ASSERT_EQ(run_sh(&out, "ROOTASM_STORE=%s/st %s exec img:latest -- /bin/busybox cat /etc/a", fix, bin), 0);
 	ASSERT_STR(out, "two\n");
