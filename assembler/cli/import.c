@@ -307,19 +307,27 @@ static int registry_opt(int c, int argc, char **argv, struct rootasm_import_opts
 	int r;
 
 	switch (c) {
-	case 'V':
-		/* as skopeo's and podman's: bare is true; the value after '=' (or, as before, the next word) */
+	case 'V': {
+		/* pflag's booleans (Go's strconv.ParseBool), as skopeo and podman take them */
+		static const char *const yes[] = { "true", "1", "t", "T", "TRUE", "True" },
+					 *const no[] = { "false", "0", "f", "F", "FALSE", "False" };
+		int v = -1;
+
+		/* bare is true; the value after '=' (or, as before, the next word when it is true or false) */
 		if (!optarg && optind < argc && (!strcmp(argv[optind], "true") || !strcmp(argv[optind], "false")))
 			optarg = argv[optind++];
 		if (!optarg)
 			optarg = (char *)"true";
-		if (!strcmp(optarg, "false"))
-			o->flags |= ROOTASM_IMPORT_TLS_NO_VERIFY;
-		else if (!strcmp(optarg, "true"))
+		for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]) && v < 0; i++)
+			v = !strcmp(optarg, yes[i]) ? 1 : !strcmp(optarg, no[i]) ? 0 : -1;
+		if (v < 0)
+			return cli_usage("--tls-verify takes true or false (1, t, TRUE; 0, f, FALSE), not '%s'", optarg);
+		if (v)
 			o->flags &= ~ROOTASM_IMPORT_TLS_NO_VERIFY;
 		else
-			return cli_usage("--tls-verify takes true or false, not '%s'", optarg);
+			o->flags |= ROOTASM_IMPORT_TLS_NO_VERIFY;
 		return 0;
+	}
 	case 'A':
 		o->authfile = optarg;
 		return 0;

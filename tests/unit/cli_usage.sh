@@ -104,7 +104,15 @@ err=$("$bin" import --tls-verify --store "$st.none" docker://127.0.0.1:1/x:1 2>&
 case "$rc:$err" in
 2:*|*tls-verify*) echo "FAIL: import --tls-verify (bare) -> rc=$rc: $err"; fail=$((fail + 1)) ;;
 esac
-t 2 "--tls-verify takes true or false, not 'maybe'" import --tls-verify=maybe docker://127.0.0.1:1/x:1
+t 2 "--tls-verify takes true or false (1, t, TRUE; 0, f, FALSE), not 'maybe'" import --tls-verify=maybe docker://127.0.0.1:1/x:1
+# pflag's other spellings (Go's ParseBool) are no usage error
+for v in 0 f F FALSE False 1 t T TRUE True; do
+	n=$((n + 1))
+	err=$("$bin" import --tls-verify=$v --store "$st.none" docker://127.0.0.1:1/x:1 2>&1); rc=$?
+	case "$rc:$err" in
+	2:*|*tls-verify*) echo "FAIL: import --tls-verify=$v -> rc=$rc: $err"; fail=$((fail + 1)) ;;
+	esac
+done
 # exec without root: what it needs, not only which call said no (as nobody when we are root)
 n=$((n + 1))
 if [ "$(id -u)" = 0 ]; then
