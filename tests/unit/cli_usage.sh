@@ -87,6 +87,10 @@ case "$(libs check --offline --json "$lay")" in
 *) echo "FAIL: check --json does not load libjansson: $(libs check --offline --json "$lay")"; fail=$((fail + 1)) ;;
 esac
 out 0 '"ops":[{"op":"layer"' check --offline --json "$lay"
+# a transport rootasm does not read, a registry's image without docker://: what to do instead
+t 2 "the transport oci-archive is not one rootasm reads: skopeo copy oci-archive:x.tar oci:DIR, then import oci:DIR" import --store /nonexistent-x oci-archive:x.tar
+t 2 "the transport containers-storage is not one rootasm reads" inspect --store /nonexistent-x containers-storage:alpine
+t 2 "a registry's image is named with its transport: docker://127.0.0.1:5000/team/x:1" import --store /nonexistent-x 127.0.0.1:5000/team/x:1
 # help COMMAND is that command's --help; help of no command says so
 out 0 "Usage: rootasm images [OPTION...]" help images
 t 2 "help: no command 'nope'" help nope

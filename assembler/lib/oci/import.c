@@ -468,6 +468,8 @@ int ra_import(struct rootasm_ctx *ctx, const char *ref, const struct rootasm_imp
 				   "--tag: expected NAME[:TAG] (lowercase path components, a TAG of letters, digits, "
 				   "'_', '.', '-')");
 	/* the source's kind (source.h), its reference checked before anything is made */
+	if (!kind && (r = ra_source_foreign(ref, "import", e)) < 0)
+		return r;
 	if (!kind)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "import", ref, "not an image reference rootasm reads: "
 				   "name it %s", ra_source_syntaxes());

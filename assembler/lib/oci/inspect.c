@@ -195,6 +195,15 @@ int rootasm_inspect(struct rootasm_ctx *ctx, const char *ref, const struct roota
 				   flags & ~ROOTASM_INSPECT_RAW);
 	if (!ref || !*ref)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "inspect", ref, "no image reference");
+	/* (a transport rootasm does not read is no name of the store's: said as such) */
+	if (!kind && !strchr(ref, '@') && (r = ra_source_foreign(ref, "inspect", e)) < 0) {
+		struct rootasm_error found = { 0 };
+
+		/* (a stored REGISTRY/NAME is the store's image, docker:// or not) */
+		if (rootasm_store_lookup(OPT(o, store, NULL), ref, NULL, NULL, &found) < 0)
+			return r;
+		*e = (struct rootasm_error){ 0 };
+	}
 	if (!kind) {
 		/* a name or digest of the store: what it keeps of the image */
 		if (flags & ROOTASM_INSPECT_RAW)

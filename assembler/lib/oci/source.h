@@ -58,6 +58,12 @@ struct ra_registry_how ra_source_how(const struct rootasm_import_opts *o);
 const struct ra_source *ra_source_of(const char *ref);
 /* "oci:DIR[:TAG], docker-archive:FILE[:NAME] or docker://..." for messages, from the table. */
 const char *ra_source_syntaxes(void);
+/*
+ * A reference of a transport rootasm does not read (oci-archive:, dir:,
+ * containers-storage:...) or a registry's without docker://: a usage error
+ * for @op saying what to do instead; else 0.
+ */
+int ra_source_foreign(const char *ref, const char *op, struct rootasm_error *e);
 /* Every kind's leftovers named @name in the store directory @fd removed (the gc, under the exclusive lock). */
 void ra_source_sweep(int fd, const char *name);
 /* The image closed, what the kind made removed, the names freed; @so zeroed. */
