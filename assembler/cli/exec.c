@@ -41,12 +41,13 @@ static const char help[] =
 	"                       the host's (where the command, uid 0 of the host, is root\n"
 	"                       to the host's abstract unix sockets)\n"
 	"  --preserve-fds N     pass fds 3 .. 3+N-1 to CMD (they must be open)\n"
-	"  --env KEY=VALUE      add to CMD's environment (repeatable; after the layout's)\n"
+	"  -e, --env KEY=VALUE  add to CMD's environment (repeatable; after the layout's)\n"
 	"  --hostname NAME      the container's hostname (default: the layout's, or rootasm)\n"
-	"  --tty                a terminal of its own: a pty of the container's devpts is\n"
+	"  -t, --tty            a terminal of its own: a pty of the container's devpts is\n"
 	"                       CMD's stdin, stdout, stderr and controlling terminal;\n"
 	"                       rootasm relays it to its own stdin and stdout (the\n"
 	"                       caller's terminal raw meanwhile, when stdin is one)\n"
+	"  -i, --interactive    (podman's; CMD's stdin is always rootasm's)\n"
 	"  --privileged         NO capability drop, NO seccomp profile, NO /proc masks,\n"
 	"                       NO nodev, NO no_new_privs: CMD can do what rootasm can\n"
 	"                       (as root: all)\n"
@@ -238,7 +239,8 @@ int cmd_exec(int argc, char **argv)
 	static const struct option opts[] = {
 		CLI_COMMON_LONGOPTS, CLI_FLAG("report", 'r'), CLI_FLAG("privileged", 'P'),
 		CLI_ARG("network", 'n'), CLI_ARG("preserve-fds", 'f'), CLI_ARG("env", 'e'),
-		CLI_ARG("hostname", 'H'), CLI_FLAG("tty", 't'), CLI_ARG("via", 'v'), CLI_ARG("store", 's'), { 0 },
+		CLI_ARG("hostname", 'H'), CLI_FLAG("tty", 't'), CLI_ARG("via", 'v'), CLI_ARG("store", 's'),
+		CLI_FLAG("interactive", 'i'), { 0 },
 	};
 	struct rootasm_error e = { 0 };
 	struct rootasm_exec_result res = { 0 };
@@ -265,7 +267,7 @@ int cmd_exec(int argc, char **argv)
 		close(fd);
 	/* options, LAYOUT, options, then CMD: getopt stops at each operand ("+") */
 	for (int pass = 0; pass < 2; pass++) {
-		while ((c = cli_getopt(argc, argv, "+" CLI_COMMON_SHORTOPTS, opts, help, &r)) >= 0) {
+		while ((c = cli_getopt(argc, argv, "+" CLI_COMMON_SHORTOPTS "e:ti", opts, help, &r)) >= 0) {
 			switch (c) {
 			case 'r':
 				report = true;
@@ -315,6 +317,8 @@ int cmd_exec(int argc, char **argv)
 				o.flags |= ROOTASM_EXEC_TTY;
 				o.tty_master = &master;
 				break;
+			case 'i':
+				break;	/* (stdin is CMD's: there is nothing -i would add) */
 			case 's':
 				store = optarg;
 				break;

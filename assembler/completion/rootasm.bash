@@ -20,7 +20,7 @@ _rootasm_options()
 	case $1${2:+ $2} in
 	check) echo "--offline --live --as --layout-dir --source-dir $_rootasm_common" ;;
 	assemble) echo "--attach --send-fd --send-fd-fd --peer-uid --timeout --audit --via $_rootasm_common" ;;
-	exec) echo "--store --network --preserve-fds --env --hostname --tty --privileged --report --via $_rootasm_common" ;;
+	exec) echo "--store --network --preserve-fds --env --hostname --tty --interactive --privileged --report --via $_rootasm_common" ;;
 	probe) echo "--refresh --via $_rootasm_common" ;;
 	watch) echo "--mntns --count --timeout $_rootasm_common" ;;
 	import) echo "--store --fs --tag --tls-verify= --creds --authfile --cert-dir --max-expansion $_rootasm_common" ;;

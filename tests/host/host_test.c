@@ -219,6 +219,7 @@ static int run(char **err, const char *const *argv)
 }
 
 #define RUN(err, ...) run(err, (const char *const[]){ bin, __VA_ARGS__, NULL })
+#define RUN_OUT(out, err, keep, ...) run_full(out, err, keep, 0, (const char *const[]){ bin, __VA_ARGS__, NULL })
 #define RUN_STDOUT(out, ...) run_full(out, NULL, -1, 0, (const char *const[]){ bin, __VA_ARGS__, NULL })
 
 static struct rootasm_layout *load(const char *rel)
@@ -944,6 +945,15 @@ TEST(cli_options_by_their_whole_name)
 	ASSERT_CONTAINS(err, "did you mean --password-stdin?");
 	ASSERT_EQ(RUN(&err, "images", "-qz"), 2);
 	ASSERT_CONTAINS(err, "unknown option '-z'");
+	/* exec's podman letters: -e KEY=VALUE, -i (nothing to add), -t (not asked here: no terminal) */
+	{
+		char *out;
+
+		layoutf("xo.yaml", "version: 1\nlayers:\n  - dir: l1\nupper: { tmpfs: {} }\n");
+		ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", "-i", "-e", "A=from-e", path("xo.yaml"), "--", "/bin/sh", "-c",
+				  "echo $A"), 0);
+		ASSERT_STR(out, "from-e\n");
+	}
 	/* the whole name, with its value after '=' or apart, as before */
 	ASSERT_EQ(RUN(&err, "images", "--store=/nonexistent-store-x", "--quiet"), RUN(&err, "images", "--store",
 										    "/nonexistent-store-x", "--quiet"));
@@ -1482,7 +1492,6 @@ TEST(exec_sandbox_is_set_up_while_the_tree_is_assembled)
 
 /* ---------------------------------------------------------------- the exec sandbox */
 
-#define RUN_OUT(out, err, keep, ...) run_full(out, err, keep, 0, (const char *const[]){ bin, __VA_ARGS__, NULL })
 
 static void need_escape(void)
 {
