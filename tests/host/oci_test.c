@@ -1386,6 +1386,13 @@ TEST(docker_archive_with_several_images_shared_layers_and_gzip)
 	ASSERT_EQ(run_sh(&out, "%s images --store %s/st --json | python3 -c \"import json, sys; "
 		      "print(sorted(n for i in json.load(sys.stdin) for n in i['names']))\"", bin, fix), 0);
 	ASSERT_STR(out, "['docker.io/library/two:latest', 'mine:latest']\n");
+	/* named as podman load names it, however the image was picked: one:a is docker.io/library/one:a */
+	ASSERT_EQ(run_sh(&out, "cd %s && %s import --quiet --store st docker-archive:da2.tar:one:a", fix, bin), 0);
+	ASSERT_EQ(run_sh(&out, "%s images --store %s/st --json | python3 -c \"import json, sys; "
+		      "print(sorted(n for i in json.load(sys.stdin) for n in i['names']))\"", bin, fix), 0);
+	ASSERT_STR(out, "['docker.io/library/one:a', 'docker.io/library/two:latest', 'mine:latest']\n");
+	ASSERT_EQ(run_sh(&out, "ROOTASM_STORE=%s/st %s exec one:a -- /bin/busybox cat /etc/a", fix, bin), 0);
+	ASSERT_CONTAINS(out, "one");
 }
 
 TEST(docker_archive_that_lies_is_refused_and_leaves_nothing)
@@ -1443,7 +1450,7 @@ TEST(docker_archive_skopeo_writes_is_imported)
 	ASSERT_EQ(run_sh(&out, "%s exec %s -- /bin/busybox cat /etc/a /etc/keep", bin, first_line(out)), 0);
 	ASSERT_STR(out, "two\nkeep\n");
 	ASSERT_EQ(run_sh(&out, "%s images --store %s/st", bin, fix), 0);
-	ASSERT_CONTAINS(out, "skopeo/img:v1");
+	ASSERT_CONTAINS(out, "docker.io/skopeo/img:v1");
 }
 
 /* ------------------------------------------------------- the managed store */

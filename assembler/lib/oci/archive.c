@@ -275,6 +275,7 @@ int ra_docker_archive_unpack(const char *ref, int parent_fd, const char *parent,
 	struct walk w = { .blobs = -EBADF, .e = e };
 	struct stat st;
 	json_t *doc = NULL, *pick = NULL, *v, *layers = NULL, *man = NULL, *mdesc = NULL, *idx = NULL, *cfg;
+	const char *matched = NULL;	/* the RepoTag TAG matched */
 	const char *p = ref + strlen("docker-archive:"), *c = strchr(p, ':'), *cname;
 	json_error_t je;
 	size_t i;
@@ -349,8 +350,10 @@ int ra_docker_archive_unpack(const char *ref, int parent_fd, const char *parent,
 			break;
 		}
 		json_array_foreach(json_object_get(v, "RepoTags"), k, t)
-			if (json_is_string(t) && same_name(json_string_value(t), tag))
+			if (!pick && json_is_string(t) && same_name(json_string_value(t), tag)) {
 				pick = v;
+				matched = json_string_value(t);
+			}
 		if (pick)
 			break;
 	}
@@ -407,10 +410,21 @@ int ra_docker_archive_unpack(const char *ref, int parent_fd, const char *parent,
 	r = idx ? put_json(&w, dfd, idx, "oci-layout", NULL, NULL) : ra_oom(e, "import");
 	if (r < 0)
 		goto out;
-	/* the archive's own name for the image: TAG's, else its first RepoTag */
+	/*
+	 * The archive's own name for the image, however TAG spelled it
+	 * (docker.io/library/ and localhost/ aside): the RepoTag TAG matched,
+	 * else its first RepoTag, qualified
+	 */
 	v = json_array_get(json_object_get(pick, "RepoTags"), 0);
-	if (tag || json_is_string(v)) {
-		*ret_name = strdup(tag ? tag : json_string_value(v));
+	if (matched || json_is_string(v)) {
+		const char *rt = matched ? matched : json_string_value(v), *slash = strchr(rt, '/');
+		size_t first = slash ? (size_t)(slash - rt) : 0;
+
+		/* qualified as podman load does: docker save's "two:latest" is docker.io/library/two:latest */
+		if (slash && (memchr(rt, '.', first) || memchr(rt, ':', first) || (first == 9 && !strncmp(rt, "localhost", 9))))
+			*ret_name = strdup(rt);
+		else if (asprintf(ret_name, "docker.io/%s%s", slash ? "" : "library/", rt) < 0)
+			*ret_name = NULL;
 		if (!*ret_name) {
 			r = ra_oom(e, "import");
 			goto out;
