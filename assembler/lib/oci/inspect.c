@@ -199,8 +199,8 @@ int rootasm_inspect(struct rootasm_ctx *ctx, const char *ref, const struct roota
 	if (!kind && !strchr(ref, '@') && (r = ra_source_foreign(ref, "inspect", e)) < 0) {
 		struct rootasm_error found = { 0 };
 
-		/* (a stored REGISTRY/NAME is the store's image, docker:// or not) */
-		if (rootasm_store_lookup(OPT(o, store, NULL), ref, NULL, NULL, &found) < 0)
+		/* (a stored REGISTRY/NAME is the store's image, docker:// or not; a look, not a use) */
+		if (ra_store_lookup(OPT(o, store, NULL), ref, false, NULL, NULL, &found) < 0)
 			return r;
 		*e = (struct rootasm_error){ 0 };
 	}
