@@ -524,7 +524,7 @@ static int open_source(const char *ref, const struct ra_registry_how *how, const
 {
 	struct ra_oci_remote *rem;
 	struct xfer x = { .max = RA_OCI_MANIFEST_MAX };
-	char path[2048], *got = m->digest;
+	char path[2048], what[1024], *got = m->digest;
 	_cleanup_free_ char *mt = NULL;
 	int r;
 
@@ -545,7 +545,10 @@ static int open_source(const char *ref, const struct ra_registry_how *how, const
 	if (r < 0)
 		goto fail;
 	snprintf(path, sizeof(path), "/v2/%s/manifests/%s", rem->repo, rem->reference);
-	r = request_doc(rem, path, MT_ACCEPT, "pull manifest", rem->reference, &x, e);
+	/* (what was asked of whom: a short name's search registry, a mirror, is named) */
+	snprintf(what, sizeof(what), "%s/%s%s%s", rem->auth_host, rem->repo, strchr(rem->reference, ':') ? "@" : ":",
+		 rem->reference);
+	r = request_doc(rem, path, MT_ACCEPT, "pull manifest", what, &x, e);
 	if (r < 0)
 		goto fail;
 	r = ra_sha256_buf(x.buf ? x.buf : "", x.len, got);
