@@ -620,6 +620,14 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
         ok(left == ([], [], [], []), f"{what}: nothing left (mounts under the fixture, loop devices, "
            "rootasm-runtime's state, pods)", repr(left))
 
+    def start_error(cid):
+        """StartContainer of @cid, which must fail: its error (or "started")."""
+        try:
+            c.start(cid)
+            return "started"
+        except CRIError as e:
+            return str(e)
+
     def one_shot(pod, cfg, name, cmd, annotations=None, image="localhost/rtimg:v1"):
         cid = c.create(pod, cfg, name, image, cmd, annotations)
         c.start(cid)
@@ -714,12 +722,7 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
                        ("none", f"containerd ({T}/none.sock, namespace k8s.io) has no such image")):
         srv = fake_containerd(f"{T}/none.sock", kind)
         pod, cfg = c.run_pod(T, f"nocd-{kind}", "rootasm-nocd", {})
-        cid = c.create(pod, cfg, "c", "localhost/rtimg:v1", ["true"])
-        try:
-            c.start(cid)
-            err = "started"
-        except CRIError as e:
-            err = str(e)
+        err = start_error(c.create(pod, cfg, "c", "localhost/rtimg:v1", ["true"]))
         c.remove_pod(pod)
         srv.close()
         os.unlink(f"{T}/none.sock")
@@ -818,12 +821,7 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
                        f"annotation org.rootasm.image '{ctd_digest}': "),
                       ({"org.rootasm.layout": "typo.yaml"}, check_says)):
         pod, cfg = c.run_pod(T, "refused", "rootasm", ann)
-        cid = c.create(pod, cfg, "c", "localhost/rtimg:v1", ["true"])
-        try:
-            c.start(cid)
-            err = "started"
-        except CRIError as e:
-            err = str(e)
+        err = start_error(c.create(pod, cfg, "c", "localhost/rtimg:v1", ["true"]))
         ok(err.startswith("StartContainer: ") and want in err and "command not found" not in err,
            f"{ann}: refused, the refusal in StartContainer's error", err)
         c.remove_pod(pod)
