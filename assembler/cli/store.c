@@ -175,54 +175,6 @@ int cmd_images(int argc, char **argv)
 	return fflush(stdout) == 0 ? 0 : EXIT_RUNTIME;
 }
 
-/*
- * Whether @ref is a digest (or a prefix of one) of an image of more than one
- * name, which podman's rmi removes with --force only: 1 (said), 0, or -1
- * with @e (the lookup's error: rmi says it).
- */
-static int several_names(const char *store, const char *ref, struct rootasm_error *e)
-{
-	struct rootasm_store_image *v = NULL;
-	char *manifest = NULL;
-	char name[512];
-	bool is_name = rootasm_store_name_normalize(ref, name, sizeof(name)) == 0;
-	size_t n = 0, hex = strspn(!strncmp(ref, "sha256:", 7) ? ref + 7 : ref, "0123456789abcdef");
-	int r = 0;
-
-	/* a digest: sha256:HEX, or 12 or more hex digits (that are no name of the store's) */
-	if (strncmp(ref, "sha256:", 7) && (hex < 12 || ref[hex]))
-		return 0;
-	if (rootasm_store_lookup(store, ref, NULL, &manifest, e) < 0) {
-		*e = (struct rootasm_error){ 0 };
-		return 0;	/* (rmi says why) */
-	}
-	if (rootasm_store_images(store, &v, &n, e) < 0) {
-		free(manifest);
-		return -1;
-	}
-	for (size_t i = 0; i < n && r == 0; i++) {
-		if (strcmp(v[i].manifest, manifest))
-			continue;
-		for (size_t k = 0; is_name && k < v[i].nnames; k++)
-			if (!strcmp(v[i].names[k], name))
-				goto out;	/* a name of it after all */
-		if (v[i].nnames > 1) {
-			char list[1024] = "";
-			size_t len = 0;
-
-			for (size_t k = 0; k < v[i].nnames && len < sizeof(list); k++)
-				len += snprintf(list + len, sizeof(list) - len, "%s%s", k ? ", " : "", v[i].names[k]);
-			cli_usage("%s: the image has %zu names (%s): rmi --force removes them all and the image, or rmi "
-				  "each name", ref, v[i].nnames, list);
-			r = 1;
-		}
-	}
-out:
-	rootasm_store_images_free(v, n);
-	free(manifest);
-	return r;
-}
-
 int cmd_rmi(int argc, char **argv)
 {
 	struct rootasm_error e = { 0 };
@@ -238,13 +190,7 @@ int cmd_rmi(int argc, char **argv)
 	if (cli.json && !(out = json_array()))
 		return cli_errno(ENOMEM, "rmi");
 	for (; optind < argc; optind++) {
-		if (!force && (r = several_names(store, argv[optind], &e)) != 0) {
-			int s = r < 0 ? cli_fail(&e) : EXIT_USAGE;
-
-			status = status ? status : s;
-			continue;
-		}
-		r = rootasm_store_remove(store, argv[optind], &e);
+		r = rootasm_store_remove_flags(store, argv[optind], force ? ROOTASM_STORE_REMOVE_FORCE : 0, &e);
 		if (r < 0) {
 			int s = cli_fail(&e);
 

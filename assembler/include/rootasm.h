@@ -1012,6 +1012,15 @@ void rootasm_store_images_free(struct rootasm_store_image *v, size_t n);
  * the image was removed, 0 when only a name was.
  */
 int rootasm_store_remove(const char *store, const char *ref, struct rootasm_error *e);
+/*
+ * rootasm_store_remove() as podman's rmi removes (since 0.5): by digest (or
+ * a layout's path) an image of more than one name only with
+ * ROOTASM_STORE_REMOVE_FORCE (else ROOTASM_ERROR_USAGE, EBUSY, naming them);
+ * rootasm_store_remove() is this with that flag. Judged under the store's
+ * lock, by what @ref was found as.
+ */
+#define ROOTASM_STORE_REMOVE_FORCE	0x1u
+int rootasm_store_remove_flags(const char *store, const char *ref, unsigned int flags, struct rootasm_error *e);
 
 #define ROOTASM_STORE_GC_DRY_RUN	0x1u	/* count, remove nothing */
 

@@ -1561,9 +1561,17 @@ TEST(rmi_removes_a_name_then_the_image_and_gc_its_layers)
 	ASSERT_EQ(import("img:v1", "st", "--tag a", &out), 0);
 	ASSERT_EQ(import("img:v1", "st", "--tag b", &out), 0);
 	ASSERT_EQ(run_sh(&out, "%s rmi --store %s/st %s 2>&1", bin, fix, manifest), 2);
-	ASSERT_CONTAINS(out, "the image has 2 names (a:latest, b:latest): rmi --force removes them all");
+	ASSERT_CONTAINS(out, "the image has 2 names (a:latest, b:latest): remove each name, or all of them and the "
+			"image with force (rmi --force)");
 	ASSERT_EQ(run_sh(&out, "%s rmi --store %s/st %.12s 2>&1", bin, fix, manifest + 7), 2);
-	ASSERT_CONTAINS(out, "rmi --force removes them all");
+	ASSERT_CONTAINS(out, "(rmi --force)");
+	/* by its layout's path too (a digest's way); and a refusal is no use of the image (its LAST USE stays) */
+	ASSERT_EQ(run_sh(&out, "touch -a -d 2020-01-02 %s/st/images/sha256/%s.erofs.layout.json && "
+		      "%s rmi --store %s/st %s/st/images/sha256/%s.erofs.layout.json 2>&1", fix, manifest + 7, bin, fix, fix,
+		      manifest + 7), 2);
+	ASSERT_CONTAINS(out, "(rmi --force)");
+	ASSERT_EQ(run_sh(&out, "stat -c %%x %s/st/images/sha256/%s.erofs.layout.json | cut -c1-10", fix, manifest + 7), 0);
+	ASSERT_STR(out, "2020-01-02\n");
 	ASSERT_EQ(run_sh(&out, "%s rmi --store %s/st -f %.12s", bin, fix, manifest + 7), 0);
 	ASSERT_CONTAINS(out, "removed");
 	ASSERT_EQ(run_sh(&out, "%s images --store %s/st -q", bin, fix), 0);

@@ -859,6 +859,11 @@ int rootasm_store_images(const char *store, struct rootasm_store_image **ret, si
 
 int rootasm_store_remove(const char *store, const char *ref, struct rootasm_error *e)
 {
+	return rootasm_store_remove_flags(store, ref, ROOTASM_STORE_REMOVE_FORCE, e);
+}
+
+int rootasm_store_remove_flags(const char *store, const char *ref, unsigned int flags, struct rootasm_error *e)
+{
 	char hex[RA_DIGEST_HEX + 1], name[512], digest[RA_DIGEST_MAX], f[RA_DIGEST_HEX + 64], lname[RA_DIGEST_HEX + 64];
 	struct names n = { 0 };
 	json_t *v;
@@ -870,6 +875,9 @@ int rootasm_store_remove(const char *store, const char *ref, struct rootasm_erro
 
 	if (!ref || !*ref)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "rmi", "", "no image named");
+	if (flags & ~ROOTASM_STORE_REMOVE_FORCE)
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "rmi", ref, "unknown flags 0x%x",
+				   flags & ~ROOTASM_STORE_REMOVE_FORCE);
 	r = cat_open(store, LOCK_EX, &c, e);
 	if (r == -ENOENT)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "rmi", ref, "no store at %s", ra_store_path(store));
@@ -882,6 +890,23 @@ int rootasm_store_remove(const char *store, const char *ref, struct rootasm_erro
 	snprintf(digest, sizeof(digest), "sha256:%s", hex);
 	/* (the name it was found by: a short name's whole one, never the image's other names) */
 	by_name = name[0] != '\0';
+	/* by digest, an image of several names: only when forced (podman's rmi -f) */
+	if (!by_name && !(flags & ROOTASM_STORE_REMOVE_FORCE)) {
+		char list[1024] = "";
+		size_t len = 0, count = 0;
+
+		json_object_foreach(n.names, k, v)
+			if (json_is_string(v) && !strcmp(json_string_value(v), digest)) {
+				count++;
+				if (len < sizeof(list))
+					len += snprintf(list + len, sizeof(list) - len, "%s%s", len ? ", " : "", k);
+			}
+		if (count > 1) {
+			r = ra_err_kind(e, ROOTASM_ERROR_USAGE, EBUSY, "rmi", ref, "the image has %zu names (%s): remove "
+					"each name, or all of them and the image with force (rmi --force)", count, list);
+			goto out;
+		}
+	}
 	/* by name: that name; the image goes with its last name. By digest (its own or an alias): every name and the image */
 	json_object_foreach_safe(n.names, tmp, k, v) {
 		if (!json_is_string(v) || strcmp(json_string_value(v), digest))
