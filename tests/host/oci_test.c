@@ -1503,6 +1503,12 @@ TEST(store_names_images_and_lookup)
 	ASSERT_EQ(import("img2:v1", "st", "--tag other.example/team/img:v1", &out), 0);
 	ASSERT_TRUE(run_sh(&out, "ROOTASM_STORE=%s/st %s exec team/img:v1 -- /bin/true 2>&1", fix, bin) != 0);
 	ASSERT_CONTAINS(out, "a short name of more than one image");
+	/* a digest's first hex digits before a short name: REGISTRY/HEX of one image does not hide the image HEX begins */
+	ASSERT_EQ(run_sh(&out, "cd %s && H=$(%s images --store st --json | python3 -c \"import json, sys; print([i['manifest'] "
+		      "for i in json.load(sys.stdin) if 'other.example/team/img:v1' in i['names']][0][7:19])\") && "
+		      "%s import --quiet --store st --tag quay.io/$H oci:img:v1 >/dev/null && "
+		      "%s inspect --store st $H | grep -c \"Digest.*sha256:$H\"", fix, bin, bin, bin), 0);
+	ASSERT_STR(out, "1\n");
 	/* rmi by a short name removes the name it stands for, not the image's others */
 	ASSERT_EQ(run_sh(&out, "%s rmi --store %s/st app:2", bin, fix), 0);
 	ASSERT_CONTAINS(out, "app:2: name removed (the image has other names)");

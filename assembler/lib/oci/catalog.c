@@ -489,6 +489,18 @@ static const char *short_name(const struct names *n, const char *name, const cha
 	return found ? m : NULL;
 }
 
+/* The image a name of the store gives (short_name()'s -1: ambiguous, said) into @hex: 0, or the error. */
+static int named_image(struct cat *c, const char *ref, const char *m, char hex[RA_DIGEST_HEX + 1],
+		       struct rootasm_error *e)
+{
+	if (m == (const char *)-1)
+		return -EINVAL;
+	if (ra_digest_parse(m, hex) < 0 || !have_image(c, hex))
+		return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref, "names %s, which is not in the store %s",
+				   m, c->path);
+	return 0;
+}
+
 /*
  * @ref's image in @hex (and in @layout the layout a path named, else "");
  * in @named (512 bytes, may be NULL) the name of the store's it was found
@@ -540,16 +552,17 @@ static int resolve(struct cat *c, const char *given, const char *ref, const stru
 			return 0;
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref, "not in the store %s", c->path);
 	}
+	/*
+	 * The name as given, then a digest's first hex digits, then a short
+	 * name's (as podman: an ID's prefix before the search registries; a
+	 * REGISTRY/HEX name does not hide the image HEX begins)
+	 */
 	if (rootasm_store_name_normalize(ref, name, sizeof(name)) == 0 &&
-	    ((m = json_string_value(json_object_get(n->names, name))) || (m = short_name(n, name, ref, c, named, e)))) {
-		if (m == (const char *)-1)
-			return -EINVAL;		/* (ambiguous: said) */
-		if (named && !named[0])
+	    ((m = json_string_value(json_object_get(n->names, name))) ||
+	     (!hex_only(ref, 12) && (m = short_name(n, name, ref, c, named, e))))) {
+		if (named && !named[0] && m != (const char *)-1)
 			snprintf(named, 512, "%s", name);
-		if (ra_digest_parse(m, hex) < 0 || !have_image(c, hex))
-			return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref,
-					   "names %s, which is not in the store %s", m, c->path);
-		return 0;
+		return named_image(c, ref, m, hex, e);
 	}
 	if (hex_only(ref, 12) && c->images >= 0) {
 		_cleanup_close_ int d = openat(c->images, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -573,6 +586,10 @@ static int resolve(struct cat *c, const char *given, const char *ref, const stru
 					   "is the beginning of %d images' digests: give more of it", found);
 		if (found)
 			return 0;
+		/* no digest begins so: a short name after all */
+		if (rootasm_store_name_normalize(ref, name, sizeof(name)) == 0 &&
+		    (m = short_name(n, name, ref, c, named, e)))
+			return named_image(c, ref, m, hex, e);
 	}
 	return ra_err_kind(e, ROOTASM_ERROR_USAGE, ENOENT, "image", ref, "no image of that name or digest in the store %s",
 			   c->path);
