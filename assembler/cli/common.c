@@ -98,9 +98,19 @@ int cli_common(int c, int argc, char **argv, const char *help)
 			return cli_usage("option '-%c' needs a value", optopt);
 		return cli_usage("option '%s' needs a value", argv[optind - 1]);
 	default:
-		if (optopt > 0 && optopt < 0x80 && strncmp(argv[optind - 1], "--", 2))
+		/*
+		 * A short option's letter (optopt; in "-zq" getopt has not moved on
+		 * yet, so the word before is no guide); a long one (optopt 0): its
+		 * word without its value, which may be a secret (--passw=S)
+		 */
+		if (optopt > 0 && optopt < 0x80 && optind < argc && argv[optind][0] == '-' && argv[optind][1] != '-' &&
+		    strchr(argv[optind], optopt))
+			return cli_usage("unknown option '-%c'", optopt);	/* (in the middle of its word) */
+		if (optopt > 0 && !strncmp(argv[optind - 1], "--", 2))
+			return cli_usage("option '%.*s' takes no value", (int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
+		if (optopt > 0 && optopt < 0x80)
 			return cli_usage("unknown option '-%c'", optopt);
-		return cli_usage("unknown option '%s'", argv[optind - 1]);
+		return cli_usage("unknown option '%.*s'", (int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
 	}
 }
 

@@ -945,6 +945,16 @@ TEST(cli_options_by_their_whole_name)
 	ASSERT_CONTAINS(err, "did you mean --password-stdin?");
 	ASSERT_EQ(RUN(&err, "images", "-qz"), 2);
 	ASSERT_CONTAINS(err, "unknown option '-z'");
+	ASSERT_EQ(RUN(&err, "images", "--json", "-zq"), 2);
+	ASSERT_CONTAINS(err, "unknown option '-z'");
+	/* an unknown option's value is not repeated (it may be a password) */
+	ASSERT_EQ(RUN(&err, "login", "--passw=hunter2-x", "127.0.0.1:1"), 2);
+	ASSERT_TRUE(strstr(err, "hunter2-x") == NULL);
+	ASSERT_EQ(RUN(&err, "login", "--passwd=hunter2-x", "127.0.0.1:1"), 2);
+	ASSERT_TRUE(strstr(err, "hunter2-x") == NULL);
+	ASSERT_EQ(RUN(&err, "login", "--password-stdin=hunter2-x", "127.0.0.1:1"), 2);
+	ASSERT_CONTAINS(err, "option '--password-stdin' takes no value");
+	ASSERT_TRUE(strstr(err, "hunter2-x") == NULL);
 	/* exec's podman letters: -e KEY=VALUE, -i (nothing to add), -t (not asked here: no terminal) */
 	{
 		char *out;
