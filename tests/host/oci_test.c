@@ -1393,6 +1393,19 @@ TEST(docker_archive_with_several_images_shared_layers_and_gzip)
 	ASSERT_STR(out, "['docker.io/library/one:a', 'docker.io/library/two:latest', 'mine:latest']\n");
 	ASSERT_EQ(run_sh(&out, "ROOTASM_STORE=%s/st %s exec one:a -- /bin/busybox cat /etc/a", fix, bin), 0);
 	ASSERT_CONTAINS(out, "one");
+	/*
+	 * localhost's image is not docker.io's (a short name picks it, as podman
+	 * finds one); docker.io/x is docker.io/library/x
+	 */
+	sh("cd %s && rm -f da3.tar && %s docker-archive da3.tar --image localhost/lx:1,docker.io/dx:1 '{\"Cmd\": [\"/bin/sh\"]}' "
+	   "l1.tar", fix, mkoci);
+	ASSERT_EQ(run_sh(&out, "cd %s && %s import --quiet --store st3 docker-archive:da3.tar:docker.io/library/lx:1 2>&1",
+		      fix, bin), 2);
+	ASSERT_CONTAINS(out, "no image tagged 'docker.io/library/lx:1'");
+	ASSERT_EQ(run_sh(&out, "cd %s && %s import --quiet --store st3 docker-archive:da3.tar:lx:1 && %s import --quiet "
+		      "--store st3 docker-archive:da3.tar:dx:1 && %s images --store st3 --json | python3 -c \"import json, "
+		      "sys; print(sorted(n for i in json.load(sys.stdin) for n in i['names']))\"", fix, bin, bin, bin), 0);
+	ASSERT_CONTAINS(out, "['docker.io/library/dx:1', 'localhost/lx:1']\n");
 }
 
 TEST(docker_archive_that_lies_is_refused_and_leaves_nothing)

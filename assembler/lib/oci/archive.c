@@ -178,26 +178,53 @@ static json_t *file_of(struct walk *w, const char *name)
 	return NULL;
 }
 
-/* "docker.io/library/x:t", "docker.io/x:t", "localhost/x:t" and "x:t" are one name. */
-static const char *short_name(const char *s)
+/* Whether NAME @s (normalized) begins with a registry: a '.' or ':' in its first component, or localhost. */
+static bool has_host(const char *s)
 {
-	static const char *const prefixes[] = { "docker.io/library/", "docker.io/", "localhost/" };
+	const char *slash = strchr(s, '/');
+	size_t first = slash ? (size_t)(slash - s) : 0;
 
-	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
-		if (!strncmp(s, prefixes[i], strlen(prefixes[i])))
-			return s + strlen(prefixes[i]);
-	return s;
+	return slash && (memchr(s, '.', first) || memchr(s, ':', first) || (first == 9 && !strncmp(s, "localhost", 9)));
 }
 
-static bool same_name(const char *a, const char *b)
+/*
+ * @name normalized (":latest" added) and qualified as podman load and pull
+ * name an image: "x:t", "docker.io/x:t" and "index.docker.io/library/x:t"
+ * are docker.io/library/x:t; localhost/x:t stays. 0, or -1 (not a name).
+ */
+static int qualified(const char *name, char *out, size_t size)
 {
-	char na[512], nb[512];
+	char n[512];
+	const char *p = n;
 
-	if (!strcmp(a, b))
+	if (rootasm_store_name_normalize(name, n, sizeof(n)) < 0)
+		return -1;
+	if (!strncmp(p, "index.docker.io/", 16))
+		p += strlen("index.");
+	if (!has_host(p))
+		return snprintf(out, size, "docker.io/%s%s", strchr(p, '/') ? "" : "library/", p) < (int)size ? 0 : -1;
+	if (!strncmp(p, "docker.io/", 10) && !strchr(p + 10, '/'))
+		return snprintf(out, size, "docker.io/library/%s", p + 10) < (int)size ? 0 : -1;
+	return snprintf(out, size, "%s", p) < (int)size ? 0 : -1;
+}
+
+/*
+ * Whether the NAME @tag a user gave picks the RepoTag @rt: the same name
+ * qualified, or (a name without a registry) localhost's of that name, as
+ * podman finds a short name in its storage.
+ */
+static bool same_name(const char *tag, const char *rt)
+{
+	char qa[600], qb[600], n[512];
+
+	if (!strcmp(tag, rt))
 		return true;
-	if (rootasm_store_name_normalize(a, na, sizeof(na)) < 0 || rootasm_store_name_normalize(b, nb, sizeof(nb)) < 0)
+	if (qualified(tag, qa, sizeof(qa)) < 0 || qualified(rt, qb, sizeof(qb)) < 0)
 		return false;
-	return !strcmp(short_name(na), short_name(nb));
+	if (!strcmp(qa, qb))
+		return true;
+	return rootasm_store_name_normalize(tag, n, sizeof(n)) == 0 && !has_host(n) && !strncmp(qb, "localhost/", 10) &&
+	       !strcmp(qb + 10, n);
 }
 
 /* The media type of the layer blob @hex: its compression read from its first bytes. */
@@ -350,7 +377,7 @@ int ra_docker_archive_unpack(const char *ref, int parent_fd, const char *parent,
 			break;
 		}
 		json_array_foreach(json_object_get(v, "RepoTags"), k, t)
-			if (!pick && json_is_string(t) && same_name(json_string_value(t), tag)) {
+			if (!pick && json_is_string(t) && same_name(tag, json_string_value(t))) {
 				pick = v;
 				matched = json_string_value(t);
 			}
@@ -417,14 +444,11 @@ int ra_docker_archive_unpack(const char *ref, int parent_fd, const char *parent,
 	 */
 	v = json_array_get(json_object_get(pick, "RepoTags"), 0);
 	if (matched || json_is_string(v)) {
-		const char *rt = matched ? matched : json_string_value(v), *slash = strchr(rt, '/');
-		size_t first = slash ? (size_t)(slash - rt) : 0;
+		char q[600];
 
 		/* qualified as podman load does: docker save's "two:latest" is docker.io/library/two:latest */
-		if (slash && (memchr(rt, '.', first) || memchr(rt, ':', first) || (first == 9 && !strncmp(rt, "localhost", 9))))
-			*ret_name = strdup(rt);
-		else if (asprintf(ret_name, "docker.io/%s%s", slash ? "" : "library/", rt) < 0)
-			*ret_name = NULL;
+		*ret_name = strdup(qualified(matched ? matched : json_string_value(v), q, sizeof(q)) == 0 ? q :
+				   matched ? matched : json_string_value(v));
 		if (!*ret_name) {
 			r = ra_oom(e, "import");
 			goto out;
