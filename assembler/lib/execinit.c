@@ -332,6 +332,13 @@ int ra_exec_init(void *arg, int *step)
 	*step = S_PROC;
 	if (mkdir("/proc", 0555) < 0 && errno != EEXIST)
 		return errno_r();
+	{
+		struct stat st;
+
+		/* (a file, a FIFO or a symlink of the image's there: "Not a directory", not mount's EINVAL) */
+		if (lstat("/proc", &st) < 0 || !S_ISDIR(st.st_mode))
+			return -ENOTDIR;
+	}
 	r = ra_mount_premade(&pm.proc, "/proc");
 	if (r < 0)
 		return r;

@@ -1607,6 +1607,11 @@ TEST(exec_makes_proc_where_the_image_has_none)
 	layoutf("xnp2.yaml", "version: 1\nlayers:\n  - dir: noproc\n");
 	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", path("xnp2.yaml"), "--", "/bin/true"), 125);
 	ASSERT_CONTAINS(err, "mount /proc");
+	/* an image whose /proc is a symlink (here to /etc): nothing mounted through it, and said so */
+	sh("rm -rf %s/procln && mkdir -p %s/procln && ln -s /etc %s/procln/proc", fix, fix, fix);
+	layoutf("xnp3.yaml", "version: 1\nlayers:\n  - dir: noproc\n  - dir: procln\nupper: { tmpfs: {} }\n");
+	ASSERT_EQ(RUN_OUT(&out, &err, -1, "exec", path("xnp3.yaml"), "--", "/bin/true"), 125);
+	ASSERT_CONTAINS(err, "mount /proc: Not a directory");
 }
 
 TEST(exec_sandbox_capabilities_and_namespaces)
