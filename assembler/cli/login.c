@@ -46,7 +46,7 @@ static const char logout_help[] =
 	"/run/containers/UID/auth.json); with --all, every registry's. Its other keys\n"
 	"stay. Exit status 1 when it has none for REGISTRY.\n"
 	"\n"
-	"  --all                every registry's credentials\n"
+	"  -a, --all            every registry's credentials\n"
 	"  --authfile FILE      the auth file\n"
 	"  -q, --quiet          no \"Removed login credentials\" line\n"
 	"  --json[=pretty]      errors as JSON\n"
@@ -73,8 +73,11 @@ static int registry_operand(const char *arg, char *out, size_t size)
 {
 	size_t n;
 
+	/* (podman takes a URL's host too: https://HOST/ is HOST) */
 	if (!strncmp(arg, "docker://", 9))
 		arg += 9;
+	else if (!strncmp(arg, "https://", 8) || !strncmp(arg, "http://", 7))
+		arg = strstr(arg, "://") + 3;
 	snprintf(out, size, "%s", arg);
 	n = strlen(out);
 	while (n && out[n - 1] == '/')
@@ -259,7 +262,7 @@ int cmd_logout(int argc, char **argv)
 	json_t *j, *auths;
 	int c, r;
 
-	while ((c = cli_getopt(argc, argv, NULL, opts, logout_help, &r)) >= 0) {
+	while ((c = cli_getopt(argc, argv, ":hqa", opts, logout_help, &r)) >= 0) {
 		if (c == 'a')
 			all = true;
 		else if (c == 'A')

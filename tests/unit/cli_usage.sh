@@ -91,6 +91,12 @@ out 0 '"ops":[{"op":"layer"' check --offline --json "$lay"
 t 2 "the transport oci-archive is not one rootasm reads: skopeo copy oci-archive:x.tar oci:DIR, then import oci:DIR" import --store /nonexistent-x oci-archive:x.tar
 t 2 "the transport containers-storage is not one rootasm reads" inspect --store /nonexistent-x containers-storage:alpine
 t 2 "a registry's image is named with its transport: docker://127.0.0.1:5000/team/x:1" import --store /nonexistent-x 127.0.0.1:5000/team/x:1
+# logout: podman's -a and a URL's host
+auth=$(mktemp)
+echo '{"auths":{"127.0.0.1:1":{"auth":"eDp5"},"127.0.0.1:2":{"auth":"eDp5"}}}' >"$auth"
+out 0 "Removed login credentials for 127.0.0.1:1" logout --authfile "$auth" https://127.0.0.1:1/
+out 0 "Removed login credentials for all registries" logout -a --authfile "$auth"
+rm -f "$auth"
 # help COMMAND is that command's --help; help of no command says so
 out 0 "Usage: rootasm images [OPTION...]" help images
 t 2 "help: no command 'nope'" help nope
