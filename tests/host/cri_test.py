@@ -1130,6 +1130,13 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     t_waited = while_held(token, "t")
     ok(t_waited and res.get("t") == ((CONTAINER_EXITED, 0), "hello-from-t\n"),
        "imports = 1: with the node's one import token held, a pod's import waits, then runs", (res, t_waited))
+    # a token that is no regular file (a FIFO planted there): refused, not opened as one
+    os.unlink(token)
+    os.mkfifo(token)
+    image("slotf", "hello-from-f")
+    err = pod_error("fifo-token", "localhost/slotf:v1")
+    os.unlink(token)
+    ok(".engine-imports/0: not a regular file" in err, "an import token that is a FIFO: refused", err)
     nothing_left("the import token")
 
     print("# the CRI calls of the annotated pod (case 3):")

@@ -1486,10 +1486,13 @@ TEST(store_names_images_and_lookup)
 	ASSERT_EQ(run_sh(&out, "%s images --store %s/st", bin, fix), 0);
 	ASSERT_CONTAINS(out, "NAME");
 	ASSERT_CONTAINS(out, "img:latest");
-	/* the NAME column as wide as the longest name, the size as podman prints it (three digits, 1000s) */
-	ASSERT_EQ(run_sh(&out, "%s images --store %s/st | awk 'NR > 1 { print index($0, \"sha256:\") }' | sort -u | wc -l",
-		      bin, fix), 0);
+	/* the NAME column as wide as the longest name (one longer than 40 here), the size as podman prints it */
+	ASSERT_EQ(import("img:v1", "st", "--tag some.registry.example:5000/a-team/a-rather-long-name:v1.2.3", &out), 0);
+	ASSERT_EQ(run_sh(&out, "%s images --store %s/st | awk '{ print index($0, \"sha256:\") \" \" index($0, \"DIGEST\") }' "
+		      "| tr ' ' '\\n' | grep -v '^0$' | sort -u | wc -l", bin, fix), 0);
 	ASSERT_STR(out, "1\n");
+	ASSERT_EQ(run_sh(&out, "%s rmi --store %s/st some.registry.example:5000/a-team/a-rather-long-name:v1.2.3", bin, fix),
+		  0);
 	ASSERT_EQ(run_sh(&out, "%s images --store %s/st | grep -cE ' [0-9.]{1,4} (B|kB|MB|GB) '", bin, fix), 0);
 	ASSERT_STR(out, "2\n");
 	/* ROOTASM_STORE as --store; exec takes the name */

@@ -1050,6 +1050,11 @@ def main():
                 f"docker://{lhost}/flaky:v1", env=env)
         ok(p.returncode == 0 and p.stdout.strip().endswith(os.path.basename(ref_layout)),
            "a connection closed before the manifest's answer: asked again", p.stdout + p.stderr)
+        # a manifest the registry does not have: the error names what was asked of whom, not the tag alone
+        p = run(bin_, "import", "--quiet", "--store", f"{T}/lie-none", "--tls-verify=false",
+                f"docker://{lhost}/nosuch/repo:v9", env=env)
+        ok(p.returncode == 2 and f"{lhost}/nosuch/repo:v9: not found (HTTP 404)" in p.stderr,
+           "a manifest not there: the error names HOST/REPO:TAG", p.stderr)
         # a registry that drips, below its patience (ROOTASM_REGISTRY_TIMEOUT=2): a manifest that is not all there
         # after 2 s, a layer below 16 KiB/s after 2 s of its download, refused then, not when they end (minutes)
         penv = dict(env, ROOTASM_REGISTRY_TIMEOUT="2")
