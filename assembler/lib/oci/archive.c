@@ -178,36 +178,6 @@ static json_t *file_of(struct walk *w, const char *name)
 	return NULL;
 }
 
-/* Whether NAME @s (normalized) begins with a registry: a '.' or ':' in its first component, or localhost. */
-static bool has_host(const char *s)
-{
-	const char *slash = strchr(s, '/');
-	size_t first = slash ? (size_t)(slash - s) : 0;
-
-	return slash && (memchr(s, '.', first) || memchr(s, ':', first) || (first == 9 && !strncmp(s, "localhost", 9)));
-}
-
-/*
- * @name normalized (":latest" added) and qualified as podman load and pull
- * name an image: "x:t", "docker.io/x:t" and "index.docker.io/library/x:t"
- * are docker.io/library/x:t; localhost/x:t stays. 0, or -1 (not a name).
- */
-static int qualified(const char *name, char *out, size_t size)
-{
-	char n[512];
-	const char *p = n;
-
-	if (rootasm_store_name_normalize(name, n, sizeof(n)) < 0)
-		return -1;
-	if (!strncmp(p, "index.docker.io/", 16))
-		p += strlen("index.");
-	if (!has_host(p))
-		return snprintf(out, size, "docker.io/%s%s", strchr(p, '/') ? "" : "library/", p) < (int)size ? 0 : -1;
-	if (!strncmp(p, "docker.io/", 10) && !strchr(p + 10, '/'))
-		return snprintf(out, size, "docker.io/library/%s", p + 10) < (int)size ? 0 : -1;
-	return snprintf(out, size, "%s", p) < (int)size ? 0 : -1;
-}
-
 /*
  * Whether the NAME @tag a user gave picks the RepoTag @rt: the same name
  * qualified, or (a name without a registry) localhost's of that name, as
@@ -219,11 +189,11 @@ static bool same_name(const char *tag, const char *rt)
 
 	if (!strcmp(tag, rt))
 		return true;
-	if (qualified(tag, qa, sizeof(qa)) < 0 || qualified(rt, qb, sizeof(qb)) < 0)
+	if (ra_name_qualified(tag, qa, sizeof(qa)) < 0 || ra_name_qualified(rt, qb, sizeof(qb)) < 0)
 		return false;
 	if (!strcmp(qa, qb))
 		return true;
-	return rootasm_store_name_normalize(tag, n, sizeof(n)) == 0 && !has_host(n) && !strncmp(qb, "localhost/", 10) &&
+	return rootasm_store_name_normalize(tag, n, sizeof(n)) == 0 && !ra_ref_has_host(n) && !strncmp(qb, "localhost/", 10) &&
 	       !strcmp(qb + 10, n);
 }
 
@@ -447,7 +417,7 @@ int ra_docker_archive_unpack(const char *ref, int parent_fd, const char *parent,
 		char q[600];
 
 		/* qualified as podman load does: docker save's "two:latest" is docker.io/library/two:latest */
-		*ret_name = strdup(qualified(matched ? matched : json_string_value(v), q, sizeof(q)) == 0 ? q :
+		*ret_name = strdup(ra_name_qualified(matched ? matched : json_string_value(v), q, sizeof(q)) == 0 ? q :
 				   matched ? matched : json_string_value(v));
 		if (!*ret_name) {
 			r = ra_oom(e, "import");

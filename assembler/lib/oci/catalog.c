@@ -215,6 +215,31 @@ static bool tag_ok(const char *t)
 	return true;
 }
 
+bool ra_ref_has_host(const char *ref)
+{
+	const char *slash = strchr(ref, '/');
+	size_t first = slash ? (size_t)(slash - ref) : 0;
+
+	return slash && (memchr(ref, '.', first) || memchr(ref, ':', first) || (first == 9 && !strncmp(ref, "localhost", 9)));
+}
+
+int ra_name_qualified(const char *name, char *out, size_t size)
+{
+	char n[512];
+	const char *p = n;
+
+	if (rootasm_store_name_normalize(name, n, sizeof(n)) < 0)
+		return -1;
+	if (!strncmp(p, "index.docker.io/", 16))
+		p += strlen("index.");
+	if (!ra_ref_has_host(p))
+		return snprintf(out, size, "docker.io/%s%s", strchr(p, '/') ? "" : "library/", p) < (int)size ? 0 : -1;
+	if (!strncmp(p, "docker.io/", 10) && !strchr(p + 10, '/'))
+		return snprintf(out, size, "docker.io/library/%s", p + 10) < (int)size ? 0 : -1;
+	return snprintf(out, size, "%s", p) < (int)size ? 0 : -1;
+}
+
+
 int rootasm_store_name_normalize(const char *ref, char *out, size_t size)
 {
 	const char *slash, *colon, *s = ref;
@@ -447,29 +472,28 @@ static bool have_image(struct cat *c, const char *hex)
 static const char *short_name(const struct names *n, const char *name, const char *ref, struct cat *c,
 			      char *named, struct rootasm_error *e)
 {
-	const char *slash = strchr(name, '/'), *m = NULL, *key, *found = NULL, *other = NULL;
-	size_t len = strlen(name), first = slash ? (size_t)(slash - name) : 0;
+	const char *m = NULL, *key, *found = NULL, *other = NULL;
+	size_t len = strlen(name);
 	char cand[600];
 	json_t *v;
 
-	/* a registry named (a '.' or ':' in the first component, or localhost): that name alone */
-	if (slash && (memchr(name, '.', first) || memchr(name, ':', first) || (first == 9 && !strncmp(name, "localhost", 9))))
+	/* a registry named: that name alone */
+	if (ra_ref_has_host(name))
 		return NULL;
-	for (int i = 0; i < 2; i++) {
-		snprintf(cand, sizeof(cand), i ? "docker.io/%s%s" : "localhost/%s%s", i && !slash ? "library/" : "", name);
-		if ((m = json_string_value(json_object_get(n->names, cand)))) {
-			if (named)
-				snprintf(named, 512, "%s", cand);
-			return m;
-		}
+	/* localhost's, then docker.io's (the name qualified) */
+	snprintf(cand, sizeof(cand), "localhost/%s", name);
+	if (!(m = json_string_value(json_object_get(n->names, cand))) && ra_name_qualified(name, cand, sizeof(cand)) == 0)
+		m = json_string_value(json_object_get(n->names, cand));
+	if (m) {
+		if (named)
+			snprintf(named, 512, "%s", cand);
+		return m;
 	}
 	json_object_foreach(n->names, key, v) {
-		size_t k = strlen(key);
-
-		size_t h = k > len ? k - len - 1 : 0;	/* REGISTRY's length: one component, a host's */
+		size_t k = strlen(key), h = k > len ? k - len - 1 : 0;	/* REGISTRY's length: one component, a host */
 
 		if (k > len && key[h] == '/' && !strcmp(key + h + 1, name) && json_is_string(v) &&
-		    !memchr(key, '/', h) && (memchr(key, '.', h) || memchr(key, ':', h))) {
+		    !memchr(key, '/', h) && ra_ref_has_host(key)) {
 			/* (one image by two such names is one image) */
 			if (found && strcmp(json_string_value(v), m))
 				other = key;

@@ -162,4 +162,17 @@ void ra_docker_archive_remove(int parent_fd, const char *name);
 /* The compression a layer media type names; -EOPNOTSUPP for one rootasm does not take. */
 int ra_oci_layer_comp(const char *media_type);
 
+/*
+ * Whether the image reference @ref ([HOST/]REPO...) begins with a registry,
+ * as skopeo and podman read it: its first component, when more follow, has a
+ * '.' or a ':' or is "localhost"; else it is a short name.
+ */
+bool ra_ref_has_host(const char *ref);
+/*
+ * @name normalized (":latest" added) and qualified as podman load and pull
+ * name an image: "x:t", "docker.io/x:t" and "index.docker.io/library/x:t"
+ * are docker.io/library/x:t; localhost/x:t stays. 0, or -1 (not a name).
+ */
+int ra_name_qualified(const char *name, char *out, size_t size);
+
 #endif

@@ -138,7 +138,7 @@ static int split_ref(const char *s, const char *ref, struct ref_parts *p, struct
 	size_t hl = slash ? (size_t)(slash - s) : 0;
 
 	memset(p, 0, sizeof(*p));
-	p->qualified = slash && (memchr(s, '.', hl) || memchr(s, ':', hl) || (hl == 9 && !strncmp(s, "localhost", 9)));
+	p->qualified = ra_ref_has_host(s);
 	repo = p->qualified ? slash + 1 : s;
 	at = strchr(repo, '@');
 	last = strrchr(repo, '/');

@@ -36,16 +36,13 @@ int ra_source_foreign(const char *ref, const char *op, struct rootasm_error *e)
 	/* containers-transports(5)'s others */
 	static const char *const foreign[] = { "oci-archive:", "dir:", "containers-storage:", "docker-daemon:",
 					       "ostree:", "sif:", "tarball:" };
-	const char *slash = ref ? strchr(ref, '/') : NULL;
-
 	for (size_t i = 0; ref && i < ARRAY_SIZE(foreign); i++)
 		if (!strncmp(ref, foreign[i], strlen(foreign[i])))
 			return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, ref, "the transport %.*s is not one rootasm "
 					   "reads: skopeo copy %s oci:DIR, then %s oci:DIR", (int)strlen(foreign[i]) - 1,
 					   foreign[i], ref, op);
 	/* HOST[:PORT]/REPO...: a registry's, without its transport (podman pull takes it so) */
-	if (slash && slash > ref && (memchr(ref, '.', (size_t)(slash - ref)) || memchr(ref, ':', (size_t)(slash - ref)) ||
-				     !strncmp(ref, "localhost/", 10)))
+	if (ref && ra_ref_has_host(ref))
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, op, ref, "a registry's image is named with its "
 				   "transport: docker://%s", ref);
 	return 0;
