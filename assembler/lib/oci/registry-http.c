@@ -249,10 +249,24 @@ CURLcode rg_get(struct ra_oci_remote *rem, const char *url, struct curl_slist *h
 {
 	/* a handle per thread, kept (with its connections); another thread's request gets one of its own */
 	CURL **slot = x->st ? &x->st->easy : pthread_equal(pthread_self(), rem->owner) ? &rem->easy : NULL;
-	CURL *c = slot && *slot ? *slot : curl_easy_init();
+	CURL *c;
 	char range[48];
+	long left_ms = 0;
 	CURLcode r;
 
+	if (!x->st) {
+		/* a document: what is left of its patience, its tries together */
+		int64_t now = rg_now();
+
+		if (!x->deadline)
+			x->deadline = now + rem->patience * 1000000000LL;
+		if (now >= x->deadline) {
+			x->out_of_time = true;
+			return CURLE_OPERATION_TIMEDOUT;
+		}
+		left_ms = (long)((x->deadline - now + 999999) / 1000000);
+	}
+	c = slot && *slot ? *slot : curl_easy_init();
 	if (!c)
 		return CURLE_OUT_OF_MEMORY;
 	if (slot && *slot)
@@ -289,22 +303,8 @@ CURLcode rg_get(struct ra_oci_remote *rem, const char *url, struct curl_slist *h
 		curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
 	if (!x->st) {
-		/* a document: what is left of its patience, its tries together */
-		int64_t now = rg_now();
-
-		if (!x->deadline)
-			x->deadline = now + rem->patience * 1000000000LL;
-		if (now >= x->deadline) {
-			x->out_of_time = true;
-			if (!slot)
-				curl_easy_cleanup(c);
-			else
-				*slot = c;
-			return CURLE_OPERATION_TIMEDOUT;
-		}
-		curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)((x->deadline - now + 999999) / 1000000));
-	}
-	if (x->st) {
+		curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, left_ms);
+	} else {
 		curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
 		curl_easy_setopt(c, CURLOPT_XFERINFODATA, x);
 		curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
