@@ -80,6 +80,12 @@ static void put_byte(struct buf *b, unsigned char c)
 	put(b, &c, 1);
 }
 
+/* @v, 4 bytes big-endian (HTTP/2's and gRPC's numbers) */
+static void put_be32(struct buf *b, uint32_t v)
+{
+	put(b, (unsigned char[]){ v >> 24, v >> 16, v >> 8, v }, 4);
+}
+
 /* An HTTP/2 frame header: 24-bit length, type, flags, 31-bit stream id. */
 static void frame(struct buf *b, size_t len, int type, int flags, uint32_t stream)
 {
@@ -262,16 +268,15 @@ static int grpc_call(const char *addr, const char *method, const struct buf *req
 	put(&out, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 24);
 	/* SETTINGS {INITIAL_WINDOW_SIZE: WINDOW} (the stream's), WINDOW_UPDATE of stream 0 (the connection's) */
 	frame(&out, 6, F_SETTINGS, 0, 0);
-	put(&out, (unsigned char[]){ 0, S_INITIAL_WINDOW_SIZE, WINDOW >> 24, WINDOW >> 16 & 0xff, WINDOW >> 8 & 0xff,
-				     WINDOW & 0xff }, 6);
+	put(&out, (unsigned char[]){ 0, S_INITIAL_WINDOW_SIZE }, 2);
+	put_be32(&out, WINDOW);
 	frame(&out, 4, F_WINDOW_UPDATE, 0, 0);
-	put(&out, (unsigned char[]){ (WINDOW - DEFAULT_WINDOW) >> 24, (WINDOW - DEFAULT_WINDOW) >> 16 & 0xff,
-				     (WINDOW - DEFAULT_WINDOW) >> 8 & 0xff, (WINDOW - DEFAULT_WINDOW) & 0xff }, 4);
+	put_be32(&out, WINDOW - DEFAULT_WINDOW);
 	frame(&out, hdr.n, F_HEADERS, END_HEADERS, 1);
 	put(&out, hdr.p, hdr.n);
 	frame(&out, req->n + 5, F_DATA, END_STREAM, 1);
 	put_byte(&out, 0);
-	put(&out, (unsigned char[]){ req->n >> 24, req->n >> 16, req->n >> 8, req->n }, 4);
+	put_be32(&out, (uint32_t)req->n);
 	put(&out, req->p, req->n);
 	r = out.oom || hdr.oom ? -ENOMEM : send_all(fd, out.p, out.n);
 	free(hdr.p);

@@ -268,10 +268,16 @@ static int remove_trees(const char *a, const char *b)
  */
 #define IMPORT_SLOTS 64
 
+/* The first byte of the digest @manifest ("sha256:HEX"): what spreads imports over slots and tokens. */
+static unsigned int digest_byte(const char *manifest)
+{
+	return (unsigned int)strtoul((char[3]){ manifest[7], manifest[8], 0 }, NULL, 16);
+}
+
 static int import_slot(const struct rt_conf *c, const char *manifest, char **ret_dir)
 {
 	_cleanup_free_ char *top = fmt("%s/.engine-export", c->engine_store);
-	unsigned int slot = (unsigned int)strtoul((char[3]){ manifest[7], manifest[8], 0 }, NULL, 16) % IMPORT_SLOTS;
+	unsigned int slot = digest_byte(manifest) % IMPORT_SLOTS;
 	int fd;
 
 	*ret_dir = top ? fmt("%s/%02x", top, slot) : NULL;
@@ -298,9 +304,11 @@ int rt_layer_max(const char *v, uint64_t *ret)
 
 	if (!v)
 		v = RT_LAYER_MAX_DEFAULT;
+	if (*v < '0' || *v > '9')
+		return -1;	/* (strtoull would take a sign or a space) */
 	errno = 0;
-	n = *v >= '0' && *v <= '9' ? strtoull(v, &end, 10) : 0;
-	if (errno || !(*v >= '0' && *v <= '9'))
+	n = strtoull(v, &end, 10);
+	if (errno)
 		return -1;
 	if (!strcmp(end, "%")) {
 		if (n < 1 || n > 100 || sysinfo(&si) < 0)
@@ -353,12 +361,10 @@ static int import_token(const struct rt_conf *c, const char *manifest)
 		return rt_error("the store %s: %s: %s", c->engine_store, top, strerror(errno));
 	for (int i = 0; i <= n; i++) {
 		/* (i == n: none free; the digest's, waited for) */
-		unsigned int t = i < n ? (unsigned int)i : (unsigned int)strtoul((char[3]){ manifest[7], manifest[8], 0 },
-										 NULL, 16) % (unsigned int)n;
-
-		snprintf(name, sizeof(name), "%u", t);
+		unsigned int t = i < n ? (unsigned int)i : digest_byte(manifest) % (unsigned int)n;
 		struct stat st;
 
+		snprintf(name, sizeof(name), "%u", t);
 		fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
 		if (fd < 0)
 			return rt_error("the store %s: %s/%s: %s", c->engine_store, top, name, strerror(errno));
