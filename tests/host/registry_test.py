@@ -351,6 +351,26 @@ def liar_handler(layout, elsewhere=None):
             parts = self.path.split("/")
             if self.path == "/v2/":
                 return self.send(200, b"{}", "application/json")
+            if self.path.startswith("/token?"):
+                # case "driptoken"'s token, a byte every 100 ms (a valid answer, in about 5 minutes)
+                return self.drip(json.dumps({"token": "t" * 3000}).encode(), 1, "application/json")
+            if self.path.startswith("/v2/driptoken/") and not self.headers.get("Authorization"):
+                # the manifest's 401, its body a byte every 100 ms (5 s): the token's request must have
+                # only what is left of the manifest's patience
+                body = b"x" * 50
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", f'Bearer realm="http://{self.headers.get("Host")}/token",'
+                                 'service="liar",scope="repository:driptoken:pull"')
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                try:
+                    for i in range(len(body)):
+                        self.wfile.write(body[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(0.1)
+                except OSError:
+                    pass
+                return
             if len(parts) != 5 or parts[1] != "v2":
                 return self.send(404)
             case, kind, ref = parts[2], parts[3], parts[4]
@@ -1077,6 +1097,16 @@ def main():
                and dt < (25 if case == "frontdrip" else 7) and files(store) == [],
                f"a registry that drips ({case}): refused after its patience ({dt:.1f} s), one line, nothing stored",
                f"{res} files: {files(store)}")
+        # a document's token: asked within the document's patience (6 s), not a patience of its own after a
+        # 401 that took 5 s (11 s then)
+        store = f"{T}/lie-driptoken"
+        t0 = time.monotonic()
+        p = run(bin_, "import", "--quiet", "--store", store, "--tls-verify=false", f"docker://{lhost}/driptoken:v1",
+                env=dict(env, ROOTASM_REGISTRY_TIMEOUT="6"))
+        dt = time.monotonic() - t0
+        ok(p.returncode == 1 and p.stderr.count("\n") == 1 and "within 6 s" in p.stderr and dt < 8.5 and
+           files(store) == [], f"a 401 that took 5 s, then a token that drips: refused at the manifest's patience "
+           f"({dt:.1f} s of 6), one line, nothing stored", p.stderr)
         # (a registry of its own: the first's dropped each layer once already)
         liar2 = serve(liar_handler(f"{T}/img"))
         p = run(bin_, "import", "--quiet", "--store", f"{T}/lie-drop2", "--tls-verify=false",
