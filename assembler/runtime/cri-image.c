@@ -132,11 +132,16 @@ static int run_tool(const char *what, const char *const *argv, char **out)
 	*out = NULL;
 	if (lseek(efd, 0, SEEK_SET) == 0 && ra_read_all(efd, 64u << 10, NULL, NULL, &err, &len) == 0 && len) {
 		char *last;
+		size_t tl = strlen(argv[0]);
 
 		while (len && err[len - 1] == '\n')
 			err[--len] = '\0';
 		last = strrchr(err, '\n');
-		return rt_error("%s: %s: %s", what, argv[0], last ? last + 1 : err);
+		last = last ? last + 1 : err;
+		/* (a tool that names itself, as ctr does: once) */
+		if (!strncmp(last, argv[0], tl) && last[tl] == ':' && last[tl + 1] == ' ')
+			last += tl + 2;
+		return rt_error("%s: %s: %s", what, argv[0], last);
 	}
 	return rt_error("%s: %s exited with status %d", what, argv[0],
 			WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));

@@ -1066,6 +1066,21 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
     ok("'..'" in err and "localhost/stale:v1" not in engine_images(),
        "an image whose import fails (a layer's '..'): refused, and the image containerd no longer has pruned all the "
        "same", (err, sorted(engine_images())))
+    # (but not after an import whose export containerd failed, a layer's blob gone from its content store: its
+    # answers are then no ground to remove images by)
+    image("stale2", "hello-from-stale2")
+    pod, cfg = c.run_pod(T, "stale2", "rootasm", {})
+    one_shot(pod, cfg, "c", ["true"], image="localhost/stale2:v1")
+    c.remove_pod(pod)
+    c.remove_image("localhost/stale2:v1")
+    image("lost", "hello-from-lost")
+    lost_top = json.load(open(f"{T}/lost/index.json"))["manifests"][0]["digest"]
+    lost_layer = json.load(open(f"{T}/lost/blobs/sha256/{lost_top[7:]}"))["layers"][0]["digest"]
+    run(*ctr, "content", "rm", lost_layer)
+    err = pod_error("lost", "localhost/lost:v1")
+    ok("the engine's image export: ctr: failed to get reader" in err and "localhost/stale2:v1" in engine_images(),
+       "an image containerd cannot export (a layer's blob gone): refused, and no image pruned on its answers",
+       (err, sorted(engine_images())))
     pod, cfg = c.run_pod(T, "pad-a", "rootasm", {})
     cid, st, out = one_shot(pod, cfg, "c", ["cat", "/etc/msg"], image="localhost/pad:v1")
     c.remove_pod(pod)
