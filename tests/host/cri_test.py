@@ -1116,6 +1116,20 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
        f"an index of {len(body)} bytes: the pod runs on rootasm's tree of its image, and the image of that name "
        "before (containerd no longer has it) is pruned", (st, out, st2, out2, a, after))
     nothing_left("an index larger than HTTP/2's default window")
+    # an index containerd gives no answer for (its blob gone from the content store, the image's name still
+    # there): no ground to remove the engine's store's image of that name at the next import's prune
+    # (and CRI's name of its ID, the config's digest, which the prune asks first)
+    pad_man = json.load(open(f"{T}/padb/blobs/sha256/{idx['manifests'][0]['digest'][7:]}"))
+    run(*ctr, "images", "rm", pad_man["config"]["digest"])
+    run(*ctr, "content", "rm", f"sha256:{digest}")
+    image("trig", "hello-from-trig")
+    pod, cfg = c.run_pod(T, "trig", "rootasm", {})
+    cid, st3, out3 = one_shot(pod, cfg, "c", ["cat", "/etc/msg"], image="localhost/trig:v1")
+    c.remove_pod(pod)
+    ok(st3[:2] == (CONTAINER_EXITED, 0) and out3 == "hello-from-trig\n" and "localhost/pad:v1" in engine_images(),
+       "an image whose index containerd no longer gives: kept by the next import's prune",
+       (st3, out3, sorted(engine_images())))
+    nothing_left("an index containerd does not give")
 
     # 11. what a pod's image costs the node's memory: its layers are staged in memory (a tmpfs) one at a time
     # before their images are made, each at most runtime.conf's import_layer_max (32M here: a layer of 48 MiB of
