@@ -5,7 +5,8 @@
 #     (cd build/pkg && cpack)                        # rootasm, librootasm0, librootasm-dev
 #
 # Components, one package each:
-#   tool  rootasm         bin/rootasm, rootasm(1), bin/rootasm-runtime, rootasm-runtime(1),
+#   tool  rootasm         bin/rootasm, rootasm(1), bin/rootasm-runtime (static-pie) and
+#                         bin/rootasm-runtime-full, rootasm-runtime(1),
 #                         rootasm.layout(5), bash completion,
 #                         share/rootasm/layout.schema.json; sbin/rootasmd, rootasmd(8), its
 #                         systemd units (lib/systemd/system), share/doc/rootasm/{PROTOCOL.md,
@@ -44,7 +45,10 @@ if(ROOTASM_MAN)
     list(APPEND ROOTASM_MAN_PAGES ${_man}/${_page})
   endforeach()
   add_custom_target(man ALL DEPENDS ${ROOTASM_MAN_PAGES})
-  install(FILES ${_man}/rootasm.1.gz ${_man}/rootasm-runtime.1.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT tool)
+  # rootasm-runtime-full(1): the same page (a link, installed as one)
+  file(CREATE_LINK rootasm-runtime.1.gz ${_man}/rootasm-runtime-full.1.gz SYMBOLIC)
+  install(FILES ${_man}/rootasm.1.gz ${_man}/rootasm-runtime.1.gz ${_man}/rootasm-runtime-full.1.gz
+          DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT tool)
   install(FILES ${_man}/rootasm.layout.5.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man5 COMPONENT tool)
   install(FILES ${_man}/rootasmd.8.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man8 COMPONENT tool)
   install(FILES ${_man}/librootasm.3.gz DESTINATION ${CMAKE_INSTALL_MANDIR}/man3 COMPONENT dev)
@@ -71,7 +75,9 @@ install(CODE "
   " COMPONENT dev)
 
 # ---------------------------------------------------------------- install
-install(TARGETS rootasm-cli rootasm-runtime RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tool)
+# (rootasm-runtime finds rootasm-runtime-full beside itself: the same directory)
+install(TARGETS rootasm-cli rootasm-runtime rootasm-runtime-full RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+        COMPONENT tool)
 install(TARGETS rootasm
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT lib NAMELINK_COMPONENT dev)
 install(FILES ${CMAKE_SOURCE_DIR}/assembler/include/rootasm.h
@@ -130,6 +136,9 @@ foreach(_c tool:rootasm lib:${ROOTASM_DEB_LIB} dev:librootasm-dev)
   install(FILES ${CMAKE_SOURCE_DIR}/assembler/copyright ${CMAKE_BINARY_DIR}/debian/changelog.gz
           DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/${_pkg} COMPONENT ${_comp} EXCLUDE_FROM_ALL)
 endforeach()
+# (rootasm-runtime is static-pie: the tags that says so, overridden with the reason)
+install(FILES ${_deb}/rootasm/lintian-overrides DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/lintian/overrides
+        RENAME rootasm COMPONENT tool EXCLUDE_FROM_ALL)
 
 # ---------------------------------------------------------------- CPack: .deb
 set(CPACK_GENERATOR DEB)
@@ -151,8 +160,9 @@ set(CPACK_COMPONENTS_GROUPING IGNORE)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
-# Depends from the ELF files (dpkg-shlibdeps: jansson (rootasmd, rootasm-runtime; the
-# rootasm command dlopen()s it), libc); libyaml (dlopen()ed by
+# Depends from the ELF files (dpkg-shlibdeps: jansson (rootasmd, rootasm-runtime-full; the
+# rootasm command dlopen()s it; rootasm-runtime, static-pie, carries libjansson, libyaml and
+# libc's code), libc); libyaml (dlopen()ed by
 # the first layout parse), libarchive and libcrypto (by `rootasm import`) are named below
 # (librootasm.so.0 itself is found in the build tree; its Depends is the explicit one below)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)

@@ -48,6 +48,11 @@ struct ra_dl {
 	static const char *const name##_names[] = { FUNCS(RA_DL_NAME) };				\
 	RA_DL_LOADER(name, name, name##_names, so, what, need, NULL)
 
+/* The functions yaml.c takes from libyaml, in its table's order (the static rootasm-runtime links them in). */
+#define RA_YAML_FUNCS(X)											\
+	X(yaml_parser_initialize) X(yaml_parser_set_input_string) X(yaml_parser_parse) X(yaml_event_delete)	\
+	X(yaml_parser_delete)
+
 /*
  * Load @d once: 0 when every symbol resolved (and init, if any, succeeded).
  * A failure is not kept (the next call tries again: a dlopen() that ran out

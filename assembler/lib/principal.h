@@ -9,6 +9,9 @@
 
 #include "layout.h"
 
+/* at most this many groups in a principal (a user database's answer with more: refused) */
+#define RA_PRINCIPAL_MAX_GROUPS 65536
+
 struct rootasm_principal {
 	bool admin;
 	bool self;		/* the calling process itself (rootasm_principal_self()): its own credentials already */

@@ -15,10 +15,6 @@
 #include "layout-parse.h"
 #include "util.h"
 
-#define RA_YAML_FUNCS(X) \
-	X(yaml_parser_initialize) X(yaml_parser_set_input_string) X(yaml_parser_parse) X(yaml_event_delete) \
-	X(yaml_parser_delete)
-
 RA_DL_TABLE(ym, RA_YAML_FUNCS, "libyaml-0.so.2", "load libyaml", "layouts need the libyaml-0-2 package");
 
 #define yaml_parser_initialize ym.yaml_parser_initialize

@@ -611,6 +611,9 @@ int rt_cri_image(const struct rt_conf *c, json_t *cfg, const char *id, char **re
 	if (engine_manifest(c, name, manifest) < 0)
 		return -1;
 	r = rootasm_store_lookup(c->engine_store, manifest, NULL, NULL, &e);
+	/* (an import loads libarchive and libcrypto: the static runtime's is rootasm-runtime-full's) */
+	if (r < 0 && e.err == ENOENT && rt_static)
+		return RT_NEEDS_FULL;
 	if (r < 0 && e.err == ENOENT) {
 		/* one import of it at a time: the others find it there once it is done */
 		if ((mkdir(c->store, 0755) < 0 && errno != EEXIST) || (mkdir(c->engine_store, 0755) < 0 && errno != EEXIST))

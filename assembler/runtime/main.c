@@ -288,6 +288,34 @@ static int delegate_find(struct cmdline *cl, struct rt_conf *c)
 	return 0;
 }
 
+static char **rt_argv;	/* main()'s, for rt_exec_full() */
+
+int rt_exec_full(void)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	_cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+	char *slash;
+
+	if (n <= 0)
+		return rt_error("/proc/self/exe: %s", n < 0 ? strerror(errno) : "empty");
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return rt_error("/proc/self/exe: %s: not a path", self);
+	*slash = '\0';
+	/* (beside this executable, in the directory it was run from: the same trust as this one) */
+	dfd = open(*self ? self : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0)
+		fd = openat(dfd, RT_FULL, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return rt_error("%s/" RT_FULL ": %s", self, strerror(errno));
+	rt_log_flush();
+	fflush(stdout);
+	execveat(fd, "", rt_argv, environ, AT_EMPTY_PATH);
+	return rt_error("execute %s/" RT_FULL ": %s", self, strerror(errno));
+}
+
 static int exec_delegate(struct cmdline *cl)
 {
 	rt_log_flush();
@@ -801,6 +829,10 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 			/* a Kubernetes container of containerd's: its own image (cri-image.c), by rootasmd with via */
 			rt_log_for(NULL, ca.id);
 			r = conf_fill(c) < 0 ? -1 : rt_cri_image(c, cfg, ca.id, &own_image);
+			if (r == RT_NEEDS_FULL) {
+				json_decref(cfg);
+				return rt_exec_full() < 0 ? 1 : 0;
+			}
 			if (r > 0 && annotation(cfg, ANN_VIA))
 				r = 0;	/* unannotated = pass: via alone is refused by rt_choose() */
 		}
@@ -839,6 +871,11 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 	if (st.st_uid == 0 && author != 0) {
 		st.st_uid = author;
 		st.st_gid = author_gid;
+	}
+	/* a user's principal comes from the user database: rootasm-runtime-full's (runtime.h) */
+	if (rt_static && st.st_uid != 0) {
+		json_decref(cfg);
+		return rt_exec_full() < 0 ? 1 : 0;
 	}
 	if (conf_fill(c) < 0 || joins_mntns(cfg) ||
 	    rt_choose(c, annotation(cfg, ANN_LAYOUT), own_image ? own_image : annotation(cfg, ANN_IMAGE), own_image,
@@ -1031,6 +1068,7 @@ int main(int argc, char **argv)
 	const char *cmd;
 
 	rt_time("start");
+	rt_argv = argv;
 
 	/* a hook of a container's that rootasm-runtime wrapped (spec.c) */
 	if (argc > 1 && !strcmp(argv[1], "hook"))

@@ -106,9 +106,25 @@ void rt_choice_done(struct rt_choice *ch);
  * from containerd's content store when it was not there, and the image
  * containerd made container @id's rootfs of, in
  * *ret_image (caller frees): 0; 1: not such a container (or unannotated =
- * pass); -1: refused or failed (said).
+ * pass); RT_NEEDS_FULL: an import, which the static runtime leaves to
+ * rootasm-runtime-full (nothing done yet); -1: refused or failed (said).
  */
 int rt_cri_image(const struct rt_conf *c, json_t *cfg, const char *id, char **ret_image);
+#define RT_NEEDS_FULL 2
+
+/*
+ * The installed rootasm-runtime is static (static.c: linked -static-pie with
+ * libjansson and libyaml, no dynamic loader, no library loaded at its
+ * start); rootasm-runtime-full, beside it, is the same runtime linked as the
+ * rootasm command is (full.c), which loads libraries and the user database's
+ * modules (NSS). The static one hands it, before it has done anything, the
+ * creates that need them: a bundle of a user's (its principal: the user
+ * database) and an import of a pod's image (libarchive, libcrypto).
+ */
+extern const bool rt_static;
+#define RT_FULL			RT_NAME "-full"
+/* exec RT_FULL of this executable's directory with this process's arguments: returns only on failure (said) */
+int rt_exec_full(void);
 /*
  * containerd's API at @addr, namespace k8s.io (containerd.c): the target of
  * the image @name (its media type and digest): 0; 1: containerd has no such

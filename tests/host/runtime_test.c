@@ -153,6 +153,43 @@ TEST(layout_annotation_runs_in_the_assembled_tree)
 }
 
 /*
+ * The runtime an engine runs is static (no dynamic loader: it runs at every
+ * call of every container); a create that needs the user database (a user's
+ * bundle) or a library loaded (an import) goes to rootasm-runtime-full beside
+ * it before anything is done: alone in a directory, it runs root's bundle and
+ * refuses a user's naming its missing twin, nothing left; with the twin there
+ * the user's bundle runs.
+ */
+TEST(the_static_runtime_hands_a_users_bundle_to_its_twin)
+{
+	char *out;
+
+	fresh();
+	ASSERT_EQ(run_sh(&out, "readelf -lW %s | grep -c 'program interpreter'", rt), 1);
+	ASSERT_STR(out, "0\n");
+	ASSERT_EQ(run_sh(&out, "readelf -lW %s-full | grep -c 'program interpreter'", rt), 0);
+	ASSERT_STR(out, "1\n");
+	sh("rm -rf %s/lone && mkdir -m 0755 %s/lone && cp %s %s/lone/", fix, fix, rt, fix);
+	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "cat /etc/msg /vol/v", false);
+	sh("sed -i 's|\"\\.\\./vol\"|\"%s/vol\"|' %s/B/config.json", fix, fix);
+	ASSERT_EQ(run_sh(&out, "%s/lone/rootasm-runtime --root %s/root --cgroup-manager=disabled run -b %s/B c-root", fix,
+			 fix, fix), 0);
+	ASSERT_STR(out, "hello-from-rootasm\nvolume-data\n");
+	nothing_left();
+	sh("chown 1000:1000 %s/B", fix);
+	ASSERT_EQ(run_sh(&out, "%s/lone/rootasm-runtime --root %s/root --cgroup-manager=disabled run -b %s/B c-user", fix,
+			 fix, fix), 1);
+	ASSERT_CONTAINS(out, "/lone/rootasm-runtime-full: not found (ENOENT)");
+	nothing_left();
+	sh("cp %s-full %s/lone/", rt, fix);
+	ASSERT_EQ(run_sh(&out, "%s/lone/rootasm-runtime --root %s/root --cgroup-manager=disabled run -b %s/B c-user", fix,
+			 fix, fix), 0);
+	ASSERT_STR(out, "hello-from-rootasm\nvolume-data\n");
+	nothing_left();
+	sh("rm -rf %s/lone", fix);
+}
+
+/*
  * ROOTASM_RUNTIME_TIMES=1: a run's stages on stderr, in order, their times
  * never going back (ci/bench/run reads them); without it not one line more,
  * the container's output as it was.

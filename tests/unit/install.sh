@@ -21,6 +21,7 @@ rm -f "$d.log"
 root=$d$prefix
 want="bin/rootasm
 bin/rootasm-runtime
+bin/rootasm-runtime-full
 sbin/rootasmd
 lib/systemd/system/rootasmd.service
 lib/systemd/system/rootasmd.socket
@@ -34,6 +35,7 @@ $libdir/pkgconfig/rootasm.pc
 share/bash-completion/completions/rootasm
 share/man/man1/rootasm.1.gz
 share/man/man1/rootasm-runtime.1.gz
+share/man/man1/rootasm-runtime-full.1.gz
 share/man/man3/librootasm.3.gz
 share/man/man5/rootasm.layout.5.gz
 share/man/man8/rootasmd.8.gz
@@ -44,15 +46,21 @@ ok $? "installed files differ: $(diff <(printf '%s\n' "$want" | LC_ALL=C sort) <
 [ "$(readlink "$root/$libdir/librootasm.so")" = librootasm.so.0 ] &&
 	[ "$(readlink "$root/$libdir/librootasm.so.0")" = "librootasm.so.$version" ]
 ok $? "librootasm.so -> .so.0 -> .so.$version"
+[ "$(readlink "$root/share/man/man1/rootasm-runtime-full.1.gz")" = rootasm-runtime.1.gz ]
+ok $? "rootasm-runtime-full.1.gz -> rootasm-runtime.1.gz"
+# the runtime an engine runs at every call: static-pie, no interpreter, nothing NEEDED; its twin beside it
+! readelf -lW "$root/bin/rootasm-runtime" | grep -q 'program interpreter' &&
+	! readelf -dW "$root/bin/rootasm-runtime" | grep -q NEEDED && file "$root/bin/rootasm-runtime" | grep -q 'static-pie'
+ok $? "bin/rootasm-runtime: not static-pie: $(file "$root/bin/rootasm-runtime")"
 grep -qx "ExecStart=$prefix/sbin/rootasmd" "$root/lib/systemd/system/rootasmd.service"
 ok $? "rootasmd.service: ExecStart is not $prefix/sbin/rootasmd"
-for f in "$root/bin/rootasm" "$root/bin/rootasm-runtime" "$root/sbin/rootasmd" "$root/$libdir/librootasm.so.$version"; do
+for f in "$root/bin/rootasm" "$root/bin/rootasm-runtime" "$root/bin/rootasm-runtime-full" "$root/sbin/rootasmd" "$root/$libdir/librootasm.so.$version"; do
 	! readelf -d "$f" | grep -qE 'RPATH|RUNPATH'; ok $? "$f has an RPATH"
 done
 # and in the build tree, no empty element in a RUNPATH: the loader reads it as the working directory
 # (CMake ends the RUNPATH of a binary it changes at install with ':', so root running build/rootasmd
 # from another user's directory would load that user's libjansson.so.4)
-for f in "$build"/rootasm "$build"/rootasm-runtime "$build"/rootasmd "$build"/librootasm.so.$version; do
+for f in "$build"/rootasm "$build"/rootasm-runtime "$build"/rootasm-runtime-full "$build"/rootasmd "$build"/librootasm.so.$version; do
 	rp=$(readelf -d "$f" | sed -n 's/.*(R\(UN\)\{0,1\}PATH).*\[\(.*\)\]$/\2/p')
 	case ":$rp:" in
 	*::*) [ -z "$rp" ] ;;

@@ -1,11 +1,14 @@
 #!/bin/bash
-# rootasm-runtime's start, as the engines pay for it on every call: a command it only passes to
-# its delegate (start, kill, state of a container not rootasm's, ...) loads no library but libc
-# (the library's objects are in the binary, libjansson is loaded by the first JSON call:
-# jansson-lazy.c), and a command that reads JSON loads libjansson before it does anything,
-# so a libjansson that cannot be loaded is one clear line, not a failure halfway.
+# rootasm-runtime's start, as the engines pay for it on every call. The installed one is
+# static-pie: no dynamic loader, and no library or NSS module opened, whatever the command
+# (a pass-through, create of a root's bundle). rootasm-runtime-full, to which it hands what
+# needs libraries (an import, a user's bundle), is linked as the rootasm command is: a command
+# it only passes to its delegate (start, kill, state of a container not rootasm's, ...) loads no
+# library but libc (the library's objects are in the binary, libjansson is loaded by the first
+# JSON call: jansson-lazy.c), and a command that reads JSON loads libjansson before it does
+# anything, so a libjansson that cannot be loaded is one clear line, not a failure halfway.
 set -u
-rt=$1
+static=$1 rt=$2
 fail=0 n=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -14,13 +17,22 @@ check() { # what got want
 	n=$((n + 1))
 	[ "$2" = "$3" ] || { echo "FAIL: $1: got '$2', want '$3'"; fail=$((fail + 1)); }
 }
+# the static one: no interpreter; opens no shared object, pass-through or create
+# (what the runtime's process opens until it executes the delegate, its second execve)
+opened() {
+	strace -e trace=open,openat,execve -o "$tmp/st" "$@" >/dev/null 2>&1
+	awk '/^execve\(/ && ++x == 2 { exit } { print }' "$tmp/st" | grep -oE '"[^"]*\.so[.0-9]*"' | sort -u | xargs
+}
+check "the static one: its program headers name an interpreter" "$(readelf -lW "$static" | grep -c 'program interpreter')" 0
+check "the static one: start (passed through) opens" "$(opened "$static" --delegate /bin/true start x)" ""
+mkdir -p "$tmp/b"
+echo '{"ociVersion": "1.0.2", "root": {"path": "rootfs"}, "process": {"args": ["true"]}}' >"$tmp/b/config.json"
+check "the static one: create opens" "$(opened "$static" --delegate /bin/true --root "$tmp" create -b "$tmp/b" c0)" ""
 check "start (passed through) loads" "$(libs "$rt" --delegate /bin/true start x)" "ld-linux-x86-64.so.2 libc.so.6"
 check "kill (passed through) loads" "$(libs "$rt" --delegate /bin/true kill x KILL)" "ld-linux-x86-64.so.2 libc.so.6"
 check "state of a container not rootasm's loads" "$(libs "$rt" --delegate /bin/true --root "$tmp" state x)" "ld-linux-x86-64.so.2 libc.so.6"
 check "delete of a container not rootasm's loads" "$(libs "$rt" --delegate /bin/true --root "$tmp" delete x)" "ld-linux-x86-64.so.2 libc.so.6"
 # create reads config.json: libjansson first
-mkdir -p "$tmp/b"
-echo '{"ociVersion": "1.0.2", "root": {"path": "rootfs"}, "process": {"args": ["true"]}}' >"$tmp/b/config.json"
 case "$(libs "$rt" --delegate /bin/true --root "$tmp" create -b "$tmp/b" c1)" in
 *libjansson*) n=$((n + 1)) ;;
 *) n=$((n + 1)); echo "FAIL: create does not load libjansson"; fail=$((fail + 1)) ;;
