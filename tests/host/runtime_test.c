@@ -160,6 +160,13 @@ TEST(layout_annotation_runs_in_the_assembled_tree)
  * refuses a user's naming its missing twin, nothing left; with the twin there
  * the user's bundle runs.
  */
+/* run of bundle B, container @id, by the copy of rootasm-runtime in fix/lone: its exit status, its output in *out */
+static int lone_run(char **out, const char *id)
+{
+	return run_sh(out, "%s/lone/rootasm-runtime --root %s/root --cgroup-manager=disabled run -b %s/B %s", fix, fix, fix,
+		      id);
+}
+
 TEST(the_static_runtime_hands_a_users_bundle_to_its_twin)
 {
 	char *out;
@@ -172,18 +179,15 @@ TEST(the_static_runtime_hands_a_users_bundle_to_its_twin)
 	sh("rm -rf %s/lone && mkdir -m 0755 %s/lone && cp %s %s/lone/", fix, fix, rt, fix);
 	mkbundle("B", "{'org.rootasm.layout': 'small.json'}", "cat /etc/msg /vol/v", false);
 	sh("sed -i 's|\"\\.\\./vol\"|\"%s/vol\"|' %s/B/config.json", fix, fix);
-	ASSERT_EQ(run_sh(&out, "%s/lone/rootasm-runtime --root %s/root --cgroup-manager=disabled run -b %s/B c-root", fix,
-			 fix, fix), 0);
+	ASSERT_EQ(lone_run(&out, "c-root"), 0);
 	ASSERT_STR(out, "hello-from-rootasm\nvolume-data\n");
 	nothing_left();
 	sh("chown 1000:1000 %s/B", fix);
-	ASSERT_EQ(run_sh(&out, "%s/lone/rootasm-runtime --root %s/root --cgroup-manager=disabled run -b %s/B c-user", fix,
-			 fix, fix), 1);
+	ASSERT_EQ(lone_run(&out, "c-user"), 1);
 	ASSERT_CONTAINS(out, "/lone/rootasm-runtime-full: not found (ENOENT)");
 	nothing_left();
 	sh("cp %s-full %s/lone/", rt, fix);
-	ASSERT_EQ(run_sh(&out, "%s/lone/rootasm-runtime --root %s/root --cgroup-manager=disabled run -b %s/B c-user", fix,
-			 fix, fix), 0);
+	ASSERT_EQ(lone_run(&out, "c-user"), 0);
 	ASSERT_STR(out, "hello-from-rootasm\nvolume-data\n");
 	nothing_left();
 	sh("rm -rf %s/lone", fix);
