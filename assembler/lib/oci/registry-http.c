@@ -150,18 +150,13 @@ size_t rg_stream_write(struct stream *s, const char *p, size_t len)
 	}
 	ra_sha256_update(&s->h, p, len);
 	s->got += len;
-	if (s->rem->progress) {
-		struct timespec now;
-
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (s->got == s->d.size || (now.tv_sec - s->said.tv_sec) * 1000000000LL + now.tv_nsec -
-		    s->said.tv_nsec >= 100000000LL) {
-			s->said = now;
-			s->rem->progress(s->rem->progress_ud, s->d.digest, s->got, s->d.size);
-		}
-	}
 	/* (the time a send waits, its reader busy with the layers before, is not the registry's: off the floor) */
 	int64_t t0 = rg_now();
+
+	if (s->rem->progress && (s->got == s->d.size || t0 - s->said >= 100000000LL)) {
+		s->said = t0;
+		s->rem->progress(s->rem->progress_ud, s->d.digest, s->got, s->d.size);
+	}
 
 	while (len) {
 		ssize_t w = send(s->sock, p, len, MSG_NOSIGNAL);
@@ -187,7 +182,7 @@ size_t rg_stream_write(struct stream *s, const char *p, size_t len)
 static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
 {
 	struct stream *s = ((struct xfer *)ud)->st;
-	int64_t own = rg_now() - s->began - s->waited;
+	int64_t own = rg_stream_own(s, rg_now());
 
 	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
 	if (own > s->rem->patience * 1000000000LL && (double)s->got * 1e9 < (double)rg_floor(s->rem) * own) {

@@ -142,7 +142,7 @@ struct stream {
 	bool stop;			/* set (atomically) when nobody will read it: the transfer is aborted */
 	struct ra_sha256 h;
 	uint64_t got, skip;		/* bytes sent on; of this response, bytes still to drop */
-	struct timespec said;		/* when the progress callback was last called */
+	int64_t said;			/* when the progress callback was last called (rg_now()) */
 	/* the floor: when the download began, the time it waited for its reader (ns), whether it fell below */
 	int64_t began, waited;
 	bool too_slow;
@@ -168,6 +168,11 @@ static inline long rg_floor(const struct ra_oci_remote *rem)
 }
 /* CLOCK_MONOTONIC in ns */
 int64_t rg_now(void);
+/* @s's own time at @now: since its download began, less what it waited for its reader (ns) */
+static inline int64_t rg_stream_own(const struct stream *s, int64_t now)
+{
+	return now - s->began - s->waited;
+}
 /* ROOTASM_REGISTRY_TIMEOUT read into rem->patience: 0, or a usage error naming it */
 int rg_patience(struct ra_oci_remote *rem, struct rootasm_error *e);
 /* "https://HOST/PATH" of the remote's registry into *@ret (caller frees): 0 or -ENOMEM */

@@ -709,7 +709,7 @@ static void *stream_main(void *arg)
 			break;
 		s->e = re;
 		if (s->too_slow) {
-			int64_t own = rg_now() - s->began - s->waited;
+			int64_t own = rg_stream_own(s, rg_now());
 
 			s->r = ra_err(&s->e, ETIMEDOUT, -EBADF, "pull blob", rem->ref, "%s: slower than %ld bytes/s after "
 				      "%d s, its tries together: %llu of %llu bytes in %lld s (ROOTASM_REGISTRY_TIMEOUT)",
