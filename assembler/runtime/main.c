@@ -295,21 +295,27 @@ int rt_exec_full(void)
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	_cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+	struct stat me, st;
 	char *slash;
 
-	if (n <= 0)
-		return rt_error("/proc/self/exe: %s", n < 0 ? strerror(errno) : "empty");
+	if (n <= 0 || n >= (ssize_t)sizeof(self) - 1 || stat("/proc/self/exe", &me) < 0)
+		return rt_error("/proc/self/exe: %s", n < 0 ? strerror(errno) : "not a path of this executable");
 	self[n] = '\0';
 	slash = strrchr(self, '/');
 	if (!slash)
 		return rt_error("/proc/self/exe: %s: not a path", self);
 	*slash = '\0';
-	/* (beside this executable, in the directory it was run from: the same trust as this one) */
+	/* beside this executable (no symlink), of root's or its owner's, that nobody else can write, not itself */
 	dfd = open(*self ? self : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0)
 		fd = openat(dfd, RT_FULL, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0 || fstat(fd, &st) < 0)
 		return rt_error("%s/" RT_FULL ": %s", self, strerror(errno));
+	if (!S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != me.st_uid) || (st.st_mode & 022))
+		return rt_error("%s/" RT_FULL ": not a file of root's (or of " RT_NAME "'s owner) that only its owner can "
+				"write", self);
+	if (st.st_dev == me.st_dev && st.st_ino == me.st_ino)
+		return rt_error("%s/" RT_FULL ": this very " RT_NAME " (static: it cannot do what it hands over)", self);
 	rt_log_flush();
 	fflush(stdout);
 	execveat(fd, "", rt_argv, environ, AT_EMPTY_PATH);
@@ -877,6 +883,7 @@ static int cmd_create(struct cmdline *cl, struct rt_conf *c, bool run)
 		json_decref(cfg);
 		return rt_exec_full() < 0 ? 1 : 0;
 	}
+	rt_time_say();
 	if (conf_fill(c) < 0 || joins_mntns(cfg) ||
 	    rt_choose(c, annotation(cfg, ANN_LAYOUT), own_image ? own_image : annotation(cfg, ANN_IMAGE), own_image,
 		      annotation(cfg, ANN_VIA), &ch) < 0) {
@@ -1095,7 +1102,9 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "create") || !strcmp(cmd, "run")) {
 		int r;
 
-		rt_time_say();
+		/* (the static runtime's after its last hand-over, in cmd_create(): the stages of one process) */
+		if (!rt_static)
+			rt_time_say();
 		r = cmd_create(&cl, &c, !strcmp(cmd, "run"));
 
 		rt_time("done");

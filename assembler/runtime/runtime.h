@@ -106,8 +106,9 @@ void rt_choice_done(struct rt_choice *ch);
  * from containerd's content store when it was not there, and the image
  * containerd made container @id's rootfs of, in
  * *ret_image (caller frees): 0; 1: not such a container (or unannotated =
- * pass); RT_NEEDS_FULL: an import, which the static runtime leaves to
- * rootasm-runtime-full (nothing done yet); -1: refused or failed (said).
+ * pass); RT_NEEDS_FULL: the static runtime leaves it to rootasm-runtime-full
+ * (libcrypto: the import, the chain of the container's layers; nothing asked
+ * or done yet); -1: refused or failed (said).
  */
 int rt_cri_image(const struct rt_conf *c, json_t *cfg, const char *id, char **ret_image);
 #define RT_NEEDS_FULL 2
@@ -117,9 +118,10 @@ int rt_cri_image(const struct rt_conf *c, json_t *cfg, const char *id, char **re
  * libjansson and libyaml, no dynamic loader, no library loaded at its
  * start); rootasm-runtime-full, beside it, is the same runtime linked as the
  * rootasm command is (full.c), which loads libraries and the user database's
- * modules (NSS). The static one hands it, before it has done anything, the
- * creates that need them: a bundle of a user's (its principal: the user
- * database) and an import of a pod's image (libarchive, libcrypto).
+ * modules (NSS). The static one hands it, before it has changed anything,
+ * the creates that need them: a bundle of a user's (its principal: the user
+ * database) and a Kubernetes container on its pod's own image (the import:
+ * libarchive, libcrypto; the chain of its layers: SHA-256).
  */
 extern const bool rt_static;
 #define RT_FULL			RT_NAME "-full"

@@ -1131,6 +1131,29 @@ def test(T, rt, cli, daemon, mkoci, deploy, procs):
        (st3, out3, sorted(engine_images())))
     nothing_left("an index containerd does not give")
 
+    # a pod's image of two layers, in the engine's store from its first container on: each later container's
+    # layers are checked against containerd's snapshot by their chain (SHA-256 of the diff IDs), which the static
+    # rootasm-runtime leaves to rootasm-runtime-full (without libcrypto its chain was none: the second container
+    # refused as if the tag had moved)
+    sh(f"cd {T} && rm -rf l2 two && mkdir l2 && echo second-layer >l2/second && tar -C l2 --numeric-owner -cf l2.tar . && "
+       f"echo hello-from-two >tree/etc/msg && tar -C tree --numeric-owner -cf two1.tar . && "
+       f"{sys.executable} {mkoci} layout two --tag v1 --config '{{\"Cmd\": [\"/bin/sh\"]}}' two1.tar:gzip l2.tar:gzip "
+       f">/dev/null && tar -C {T}/two -cf {T}/two-oci.tar .")
+    run(*ctr, "images", "import", "--snapshotter", "overlayfs", "--base-name", "localhost/two", f"{T}/two-oci.tar")
+    outs = []
+    for n in range(2):
+        pod, cfg = c.run_pod(T, f"two{n}", "rootasm", {})
+        try:
+            cid, st4, out4 = one_shot(pod, cfg, "c", ["cat", "/etc/msg", "/second"], image="localhost/two:v1")
+            outs.append((st4[:2], out4))
+        except CRIError as e:
+            outs.append(str(e))
+        c.remove_pod(pod)
+    ok(outs == [((CONTAINER_EXITED, 0), "hello-from-two\nsecond-layer\n")] * 2,
+       "an image of two layers: its first container (the import) and its second (the store's, its chain checked)",
+       outs)
+    nothing_left("an image of two layers")
+
     # 11. what a pod's image costs the node's memory: its layers are staged in memory (a tmpfs) one at a time
     # before their images are made, each at most runtime.conf's import_layer_max (32M here: a layer of 48 MiB of
     # zeros, 49 KB of gzip, within the expansion's 64 MiB, is refused), and at most `imports` (1 here) imports of

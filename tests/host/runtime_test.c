@@ -152,14 +152,6 @@ TEST(layout_annotation_runs_in_the_assembled_tree)
 	nothing_left();
 }
 
-/*
- * The runtime an engine runs is static (no dynamic loader: it runs at every
- * call of every container); a create that needs the user database (a user's
- * bundle) or a library loaded (an import) goes to rootasm-runtime-full beside
- * it before anything is done: alone in a directory, it runs root's bundle and
- * refuses a user's naming its missing twin, nothing left; with the twin there
- * the user's bundle runs.
- */
 /* run of bundle B, container @id, by the copy of rootasm-runtime in fix/lone: its exit status, its output in *out */
 static int lone_run(char **out, const char *id)
 {
@@ -167,6 +159,16 @@ static int lone_run(char **out, const char *id)
 		      id);
 }
 
+/*
+ * The runtime an engine runs is static (no dynamic loader: it runs at every
+ * call of every container); a create that needs the user database (a user's
+ * bundle) or a library loaded (an import) goes to rootasm-runtime-full beside
+ * it before it has changed anything: alone in a directory, it runs root's
+ * bundle and refuses a user's naming its missing twin, nothing left; a twin
+ * that is the static one again, or that anyone could write, is refused; with
+ * the twin there the user's bundle runs, and ROOTASM_RUNTIME_TIMES says the
+ * stages of one process (the twin's), not the static one's too.
+ */
 TEST(the_static_runtime_hands_a_users_bundle_to_its_twin)
 {
 	char *out;
@@ -186,9 +188,23 @@ TEST(the_static_runtime_hands_a_users_bundle_to_its_twin)
 	ASSERT_EQ(lone_run(&out, "c-user"), 1);
 	ASSERT_CONTAINS(out, "/lone/rootasm-runtime-full: not found (ENOENT)");
 	nothing_left();
-	sh("cp %s-full %s/lone/", rt, fix);
+	/* a twin that is the static one again: refused by that one, not handed over forever */
+	sh("cp %s %s/lone/rootasm-runtime-full", rt, fix);
+	ASSERT_EQ(lone_run(&out, "c-user"), 1);
+	ASSERT_CONTAINS(out, "/lone/rootasm-runtime-full: this very rootasm-runtime");
+	nothing_left();
+	/* one that anybody could have written: refused */
+	sh("cp %s-full %s/lone/ && chmod 0777 %s/lone/rootasm-runtime-full", rt, fix, fix);
+	ASSERT_EQ(lone_run(&out, "c-user"), 1);
+	ASSERT_CONTAINS(out, "/lone/rootasm-runtime-full: not a file of root's");
+	nothing_left();
+	sh("chmod 0755 %s/lone/rootasm-runtime-full", fix);
 	ASSERT_EQ(lone_run(&out, "c-user"), 0);
 	ASSERT_STR(out, "hello-from-rootasm\nvolume-data\n");
+	nothing_left();
+	ASSERT_EQ(run_sh(&out, "ROOTASM_RUNTIME_TIMES=1 %s/lone/rootasm-runtime --root %s/root --cgroup-manager=disabled "
+			 "run -b %s/B c-user 2>&1 >/dev/null | grep -c ': time start '", fix, fix, fix), 0);
+	ASSERT_STR(out, "1\n");
 	nothing_left();
 	sh("rm -rf %s/lone", fix);
 }
