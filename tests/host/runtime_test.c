@@ -7,10 +7,12 @@
  * containers at once. The image is a busybox layer made by mkoci.py and
  * imported by rootasm; what is mounted is read from /proc/self/mountinfo.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1194,13 +1196,41 @@ static void create_killed(const char *id)
  */
 static void no_process_of_the_create(const char *id, const char *when)
 {
-	char *out;
+	char want[4200], found[1024] = "";
+	size_t n = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
 
-	run_sh(&out, "for e in /proc/[0-9]*/environ; do [ \"$(stat -c %%u ${e%%/environ} 2>/dev/null)\" = 0 ] && "
-	       "{ tr '\\0' '\\n' <$e; } 2>/dev/null | grep -qx 'ROOTASM_RUNTIME_STATE=%s/root/.rootasm/%s' && "
-	       "echo ${e%%/environ}; done; true", fix, id);
-	if (*out)
-		FAILF("%s: a process of the create outlived its delete: %s", when, out);
+	/* (read here, not by a shell per process: that cost 1.9 s a look, 24 looks a case) */
+	snprintf(want, sizeof(want), "ROOTASM_RUNTIME_STATE=%s/root/.rootasm/%s", fix, id);
+	ASSERT_TRUE(d != NULL);
+	while ((e = readdir(d))) {
+		char p[64], env[65536];
+		struct stat st;
+		ssize_t len;
+		int fd;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(p, sizeof(p), "/proc/%s", e->d_name);
+		if (stat(p, &st) < 0 || st.st_uid != 0)
+			continue;
+		snprintf(p, sizeof(p), "/proc/%s/environ", e->d_name);
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, env, sizeof(env) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		env[len] = '\0';
+		for (char *v = env; v < env + len; v += strlen(v) + 1)
+			if (!strcmp(v, want) && n < sizeof(found) - 16)
+				n += snprintf(found + n, sizeof(found) - n, "/proc/%s\n", e->d_name);
+	}
+	closedir(d);
+	if (*found)
+		FAILF("%s: a process of the create outlived its delete: %s", when, found);
 }
 
 TEST(create_killed_midway_is_cleaned_up_by_delete_and_by_the_next_create)
@@ -1339,8 +1369,10 @@ static void create_killed_anywhere(bool over, bool via)
 		/* the delegate it had started is gone with it, or had finished (dead: a zombie of the harness's, at most) */
 		if (access(path("deleg.pids"), F_OK) == 0) {
 			for (int i = 0; i < 20; i++) {
-				if (run_sh(&out, "for p in $(cat %s/deleg.pids); do ps -o stat= -p $p | grep -qv Z && echo $p; done",
-					   fix) == 0 && !*out)
+				/* (its status is the last pid's grep: an empty answer is the one that counts) */
+				run_sh(&out, "for p in $(cat %s/deleg.pids); do ps -o stat= -p $p | grep -qv Z && echo $p; done; true",
+				       fix);
+				if (!*out)
 					break;
 				usleep(10000);
 			}
