@@ -54,6 +54,13 @@ struct ra_dl {
 	X(yaml_parser_delete)
 
 /*
+ * The functions digest.c takes from libcrypto, in its table's order (the
+ * static rootasm-runtime serves them from a SHA-256 of its own: static.c).
+ */
+#define RA_CRYPTO_FUNCS(X)											\
+	X(EVP_MD_CTX_new) X(EVP_MD_CTX_free) X(EVP_DigestInit_ex) X(EVP_DigestUpdate) X(EVP_DigestFinal_ex) X(EVP_sha256)
+
+/*
  * Load @d once: 0 when every symbol resolved (and init, if any, succeeded).
  * A failure is not kept (the next call tries again: a dlopen() that ran out
  * of memory may work next time): out of memory is reported as such (-ENOMEM),

@@ -600,13 +600,6 @@ int rt_cri_image(const struct rt_conf *c, json_t *cfg, const char *id, char **re
 	if (!((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= '0' && name[0] <= '9')) || strlen(name) > 255 ||
 	    strpbrk(name, " \t\n,\"'\\"))
 		return rt_error("the engine's image '%.64s': not an image reference", name);
-	/*
-	 * (the static runtime hands the pod's own image to rootasm-runtime-full
-	 * before it asks containerd anything: its import loads libarchive and
-	 * libcrypto, and the check of the container's layers hashes their chain)
-	 */
-	if (rt_static)
-		return RT_NEEDS_FULL;
 	{
 		struct stat st;
 		int sr = stat(containerd_address(c), &st);
@@ -619,6 +612,15 @@ int rt_cri_image(const struct rt_conf *c, json_t *cfg, const char *id, char **re
 		return -1;
 	r = rootasm_store_lookup(c->engine_store, manifest, NULL, NULL, &e);
 	if (r < 0 && e.err == ENOENT) {
+		/*
+		 * The static runtime hands an import to rootasm-runtime-full before
+		 * it has changed anything (containerd and the store only asked): it
+		 * loads libarchive, and hashes what it reads with libcrypto. The
+		 * chain of an imported image's layers (is_the_mounted()) it hashes
+		 * with its own SHA-256 (static.c).
+		 */
+		if (rt_static)
+			return RT_NEEDS_FULL;
 		/* one import of it at a time: the others find it there once it is done */
 		if ((mkdir(c->store, 0755) < 0 && errno != EEXIST) || (mkdir(c->engine_store, 0755) < 0 && errno != EEXIST))
 			return rt_error("the store %s: %s", c->engine_store, strerror(errno));

@@ -107,8 +107,9 @@ void rt_choice_done(struct rt_choice *ch);
  * containerd made container @id's rootfs of, in
  * *ret_image (caller frees): 0; 1: not such a container (or unannotated =
  * pass); RT_NEEDS_FULL: the static runtime leaves it to rootasm-runtime-full
- * (libcrypto: the import, the chain of the container's layers; nothing asked
- * or done yet); -1: refused or failed (said).
+ * (the image is not in the store: the import, libarchive and libcrypto;
+ * containerd and the store asked, nothing changed); -1: refused or failed
+ * (said).
  */
 int rt_cri_image(const struct rt_conf *c, json_t *cfg, const char *id, char **ret_image);
 #define RT_NEEDS_FULL 2
@@ -120,8 +121,9 @@ int rt_cri_image(const struct rt_conf *c, json_t *cfg, const char *id, char **re
  * rootasm command is (full.c), which loads libraries and the user database's
  * modules (NSS). The static one hands it, before it has changed anything,
  * the creates that need them: a bundle of a user's (its principal: the user
- * database) and a Kubernetes container on its pod's own image (the import:
- * libarchive, libcrypto; the chain of its layers: SHA-256).
+ * database) and a Kubernetes container on its pod's own image while that is
+ * not in the store (the import: libarchive, libcrypto). The SHA-256 of the
+ * image's chain IDs it computes itself (static.c, sha256.c).
  */
 extern const bool rt_static;
 #define RT_FULL			RT_NAME "-full"

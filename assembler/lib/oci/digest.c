@@ -17,9 +17,6 @@
  * start cost every rootasm process 1.2 ms (perf stat -r 200 of an empty
  * program linked with and without it: 3.36 against 2.20 ms).
  */
-#define RA_CRYPTO_FUNCS(X) \
-	X(EVP_MD_CTX_new) X(EVP_MD_CTX_free) X(EVP_DigestInit_ex) X(EVP_DigestUpdate) X(EVP_DigestFinal_ex) X(EVP_sha256)
-
 RA_DL_TABLE(cr, RA_CRYPTO_FUNCS, "libcrypto.so.3", "load libcrypto", "import needs the libssl3 package");
 
 #define EVP_MD_CTX_new cr.EVP_MD_CTX_new
