@@ -57,6 +57,8 @@ void rt_sha256_update(struct rt_sha256 *s, const void *data, size_t len)
 	const unsigned char *p = data;
 	size_t have = s->bytes % 64;
 
+	if (!len)
+		return;
 	s->bytes += len;
 	if (have) {
 		size_t take = len < 64 - have ? len : 64 - have;

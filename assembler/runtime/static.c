@@ -13,7 +13,8 @@
  * static dlopen() is never used:
  * it would map a second libc.so into the process (NSS modules and the
  * import's libraries do). What needs them is handed to rootasm-runtime-full
- * before anything is done (rt_exec_full()): a user's bundle, an import.
+ * before anything is changed (rt_exec_full(); containerd and the store may
+ * have been asked): a user's bundle, an import.
  * libcrypto's SHA-256 it serves from its own (sha256.c): a Kubernetes
  * container on its pod's image, once that is in the store, needs the chain
  * IDs of the image's layers (a few short strings), and handing it over for
@@ -37,9 +38,18 @@ static void *const yaml_funcs[] = { RA_YAML_FUNCS(RA_ADDR) };
 
 /*
  * libcrypto's table (RA_CRYPTO_FUNCS): what digest.c calls of it, for
- * SHA-256 alone, on rt_sha256 (an EVP_MD_CTX is one here; digest.c never
+ * SHA-256 alone, on a struct st_md (an EVP_MD_CTX here; digest.c never
  * looks inside it). Each has the very type of the function it stands for.
+ * Short strings only (chain IDs, a manifest): a digest of more than
+ * ST_MD_MAX bytes fails (digest.c: -EIO), so that bulk data (a layer, an
+ * image) is never hashed here, slowly, by a path that should have been the
+ * twin's.
  */
+#define ST_MD_MAX (64 * 1024)
+struct st_md {
+	struct rt_sha256 s;
+	bool over;
+};
 static const char sha256_md;
 
 static const EVP_MD *st_EVP_sha256(void)
@@ -49,7 +59,7 @@ static const EVP_MD *st_EVP_sha256(void)
 
 static EVP_MD_CTX *st_EVP_MD_CTX_new(void)
 {
-	return (EVP_MD_CTX *)calloc(1, sizeof(struct rt_sha256));
+	return (EVP_MD_CTX *)calloc(1, sizeof(struct st_md));
 }
 
 static void st_EVP_MD_CTX_free(EVP_MD_CTX *c)
@@ -61,19 +71,30 @@ static int st_EVP_DigestInit_ex(EVP_MD_CTX *c, const EVP_MD *md, ENGINE *impl)
 {
 	if (!c || md != st_EVP_sha256() || impl)
 		return 0;
-	rt_sha256_init((struct rt_sha256 *)c);
+	rt_sha256_init(&((struct st_md *)c)->s);
+	((struct st_md *)c)->over = false;
 	return 1;
 }
 
 static int st_EVP_DigestUpdate(EVP_MD_CTX *c, const void *d, size_t n)
 {
-	rt_sha256_update((struct rt_sha256 *)c, d, n);
+	struct st_md *m = (struct st_md *)c;
+
+	if (n > ST_MD_MAX - m->s.bytes) {
+		m->over = true;
+		return 0;
+	}
+	rt_sha256_update(&m->s, d, n);
 	return 1;
 }
 
 static int st_EVP_DigestFinal_ex(EVP_MD_CTX *c, unsigned char *md, unsigned int *n)
 {
-	rt_sha256_final((struct rt_sha256 *)c, md);
+	struct st_md *m = (struct st_md *)c;
+
+	if (m->over)
+		return 0;
+	rt_sha256_final(&m->s, md);
 	if (n)
 		*n = 32;
 	return 1;
