@@ -571,8 +571,12 @@ TEST(daemon_policy_refuses_what_it_does_not_allow)
 		r.want_err = EPERM;
 		r.want = "mounts no image file of a FUSE filesystem";
 		rc = as_user(UNPRIV, refused, &r);
-		/* (its server goes when it is unmounted: waited for, a process of ours) */
-		sh("umount %s/src/fuse; for i in $(seq 500); do pgrep -f 'squashfuse .*%s/fz.sqfs' >/dev/null || break; "
+		/*
+		 * (its server goes when it is unmounted: waited for, a process of
+		 * ours; "[s]" so that the pattern does not match this very shell,
+		 * whose command line holds it: the wait ran its 500 rounds, 20 s)
+		 */
+		sh("umount %s/src/fuse; for i in $(seq 500); do pgrep -f '[s]quashfuse .*%s/fz.sqfs' >/dev/null || break; "
 		   "sleep 0.01; done", fix, fix);
 		if (rc)
 			FAILF("refusal for uid %d: an image of FUSE", UNPRIV);
