@@ -34,6 +34,26 @@ void harness_register(const char *name, void (*fn)(void))
  * Our children, found by their ppid in /proc/PID/stat (the guest kernel has no
  * CONFIG_PROC_CHILDREN); up to @max of them.
  */
+ssize_t harness_proc_read(const char *pid, const char *file, char *buf, size_t size)
+{
+	char p[300];
+	ssize_t len;
+	int fd;
+
+	if (pid[0] < '1' || pid[0] > '9' || size < 1)
+		return -1;
+	snprintf(p, sizeof(p), "/proc/%s/%s", pid, file);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, size - 1);
+	close(fd);
+	if (len < 0)
+		return -1;
+	buf[len] = '\0';
+	return len;
+}
+
 int harness_children(pid_t *out, int max)
 {
 	DIR *d = opendir("/proc");
@@ -42,22 +62,12 @@ int harness_children(pid_t *out, int max)
 	int n = 0;
 
 	while (d && n < max && (de = readdir(d))) {
-		char p[300], buf[1024], *rp;
-		ssize_t len;
-		int fd, ppid;
+		char buf[1024], *rp;
+		int ppid;
 		char state;
 
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+		if (harness_proc_read(de->d_name, "stat", buf, sizeof(buf)) <= 0)
 			continue;
-		snprintf(p, sizeof(p), "/proc/%s/stat", de->d_name);
-		fd = open(p, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		buf[len] = 0;
 		/* "pid (comm) state ppid ...": comm may hold spaces and parentheses */
 		rp = strrchr(buf, ')');
 		if (rp && sscanf(rp + 1, " %c %d", &state, &ppid) == 2 && ppid == me)

@@ -32,6 +32,11 @@ int harness_scale(int n, int light);
 void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Our children (by their ppid in /proc/PID/stat: no CONFIG_PROC_CHILDREN needed), up to @max. */
 int harness_children(pid_t *out, int max);
+/*
+ * /proc/@pid/@file into @buf (@size bytes), NUL-terminated: its length, or -1
+ * when @pid is not a process's directory name or the file cannot be read.
+ */
+ssize_t harness_proc_read(const char *pid, const char *file, char *buf, size_t size);
 /* The test binary's fixture directory ($TMPDIR/rootasm-...-XXXXXX), set by its main(). */
 extern char fix[4096];
 /* @rel under fix, in one of 8 rotating static buffers. */

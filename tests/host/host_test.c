@@ -1809,23 +1809,13 @@ static pid_t find_proc(const char *marker)
 	pid_t found = 0;
 
 	while (d && (de = readdir(d)) && !found) {
-		char p[300], buf[512];
-		ssize_t n;
-		int fd;
+		char buf[512];
+		ssize_t n = harness_proc_read(de->d_name, "cmdline", buf, sizeof(buf));
 
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		snprintf(p, sizeof(p), "/proc/%s/cmdline", de->d_name);
-		fd = open(p, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
 		for (ssize_t i = 0; i < n; i++)
 			if (!buf[i])
 				buf[i] = ' ';
-		buf[n > 0 ? n : 0] = '\0';
-		if (strstr(buf, marker) && !strstr(buf, "rootasm"))
+		if (n > 0 && strstr(buf, marker) && !strstr(buf, "rootasm"))
 			found = atoi(de->d_name);
 	}
 	if (d)

@@ -1205,25 +1205,14 @@ static void no_process_of_the_create(const char *id, const char *when)
 	snprintf(want, sizeof(want), "ROOTASM_RUNTIME_STATE=%s/root/.rootasm/%s", fix, id);
 	ASSERT_TRUE(d != NULL);
 	while ((e = readdir(d))) {
-		char p[64], env[65536];
+		char p[300], env[65536];
 		struct stat st;
 		ssize_t len;
-		int fd;
 
-		if (e->d_name[0] < '1' || e->d_name[0] > '9')
-			continue;
 		snprintf(p, sizeof(p), "/proc/%s", e->d_name);
 		if (stat(p, &st) < 0 || st.st_uid != 0)
 			continue;
-		snprintf(p, sizeof(p), "/proc/%s/environ", e->d_name);
-		fd = open(p, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		len = read(fd, env, sizeof(env) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		env[len] = '\0';
+		len = harness_proc_read(e->d_name, "environ", env, sizeof(env));
 		for (char *v = env; v < env + len; v += strlen(v) + 1)
 			if (!strcmp(v, want) && n < sizeof(found) - 16)
 				n += snprintf(found + n, sizeof(found) - n, "/proc/%s\n", e->d_name);
