@@ -30,10 +30,6 @@ void harness_register(const char *name, void (*fn)(void))
 	tests[ntests++] = (struct test){ name, fn };
 }
 
-/*
- * Our children, found by their ppid in /proc/PID/stat (the guest kernel has no
- * CONFIG_PROC_CHILDREN); up to @max of them.
- */
 ssize_t harness_proc_read(const char *pid, const char *file, char *buf, size_t size)
 {
 	char p[300];
@@ -54,6 +50,10 @@ ssize_t harness_proc_read(const char *pid, const char *file, char *buf, size_t s
 	return len;
 }
 
+/*
+ * Our children, found by their ppid in /proc/PID/stat (the guest kernel has no
+ * CONFIG_PROC_CHILDREN); up to @max of them.
+ */
 int harness_children(pid_t *out, int max)
 {
 	DIR *d = opendir("/proc");
