@@ -56,9 +56,12 @@ static void mkbundle(const char *name, const char *ann, const char *cmd, bool ro
 /*
  * A tmpfs of the test's own mount namespace over @dir (made when missing), for
  * what an engine keeps in /run whatever its options say; gone with the test.
- * The directories it made are removed by cleanup(), at the end: not here, since
- * ci/test runs two host suites at once and host-cri may have its own tmpfs over
- * the same host directory in its namespace (an rmdir here would fail, EBUSY).
+ * The directories it made are removed by cleanup(), at the end, which lets an
+ * rmdir fail: not here, where a failure fails the test, since ci/test runs two
+ * host suites at once and another one may be using the same host directory
+ * meanwhile (host-oci's crun keeps its state in /run/crun, host-registry writes
+ * /run/containers/0): the rmdir would fail, ENOTEMPTY. (host-cri's tmpfs over
+ * /run/containerd, which an rmdir would detach, is kept apart by RESOURCE_LOCK.)
  */
 static void private_run(const char *dir)
 {
