@@ -18,6 +18,15 @@
 #               c_launcher, cmake's -DCMAKE_C_COMPILER_LAUNCHER=ccache when ccache is there
 #               (objects shared between checkouts, whatever their directory: paths under
 #               it are made relative, the working directory is not hashed), else nothing
+#   kernel_ccache    for the kernel's builds (kernel/build, mutation-check, check-series):
+#               CCACHE_DIR=$cache/ccache, shared by every variant, mutant and check
+#   Both use ccache's depend mode (CCACHE_DEPEND): a miss runs the compiler alone, where
+#   the default mode first runs the preprocessor over the source to hash its output.
+#   Compiling fs/{ext4,overlayfs,erofs,squashfs,9p} of the test kernel (238 calls, -j2,
+#   empty cache, 3 runs each): default mode 68-87 s wall, 118-153 s CPU; depend mode
+#   42-52 s, 79-97 s CPU; gcc without ccache 44-58 s, 76-100 s CPU. A hit is the same:
+#   the manifest of the direct mode, from the compiler's own dependency file (the kernel's
+#   -Wp,-MMD, cmake's -MD), so entries made in the default mode stay hits.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 prog=$(realpath -m --relative-to="$repo" "$0")
@@ -39,7 +48,8 @@ opt() {
 rootasm_ccache() {
 	c_launcher=()
 	if command -v ccache >/dev/null; then
-		export CCACHE_DIR=$cache/ccache-rootasm CCACHE_BASEDIR=$repo CCACHE_NOHASHDIR=1
+		export CCACHE_DIR=$cache/ccache-rootasm CCACHE_BASEDIR=$repo CCACHE_NOHASHDIR=1 CCACHE_DEPEND=1
 		c_launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache)
 	fi
 }
+kernel_ccache() { export CCACHE_DIR=$cache/ccache CCACHE_DEPEND=1; }
