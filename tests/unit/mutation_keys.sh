@@ -149,5 +149,51 @@ undo "$repo/tests/qemu/suite"
 if [ -z "$(ls "$out" | grep -v "^$key\.")" ]; then ok
 else bad "a failed verdict was kept: $(ls "$out")"; fi
 
+# --prebuild: nothing for a mutation with a kept verdict; a mutant that does not build here
+# (there is no tree) leaves no kernel behind; a prebuilt kernel of the very key is booted by
+# the check instead of a build (tests/qemu/run a stub here that fails the named cases for
+# their reason), once: it is gone after
+pre=$ROOTASM_CACHE/mutation-check/prebuilt
+run=$("$repo/kernel/mutation-check" --prebuild "$mname" 2>&1); rc=$?
+if [ $rc = 0 ] && grep -q ": 0 mutants built" <<<"$run" && [ -z "$(ls "$pre")" ]; then ok
+else bad "--prebuild built a mutation with a kept verdict (rc $rc): $run"; fi
+run=$("$repo/kernel/mutation-check" --prebuild --recheck "$mname" 2>&1); rc=$?
+if [ $rc = 0 ] && grep -q "$mname: not built here" <<<"$run" && [ -z "$(ls "$pre")" ]; then ok
+else bad "--prebuild of a mutant that does not build (rc $rc, left: $(ls "$pre")): $run"; fi
+cp -a "$repo/tests/qemu/run" "$tmp/run.orig"
+cat >"$repo/tests/qemu/run" <<EOS
+#!/bin/bash
+while [ \$# -gt 0 ]; do
+	case "\$1" in
+	--kernel) echo "\$2" >"$tmp/booted"; shift 2 ;;
+	--results) for c in $cases; do printf '%s\tfail\n' "\$c"; done >"\$2"; shift 2 ;;
+	*) shift ;;
+	esac
+done
+for c in $cases; do printf 'not ok - %s\n#   # t.c:1:x:Expected the reason\n' "\$c"; done
+EOS
+key=$("$repo/kernel/mutation-check" --keys "$mname" | awk '{ print $2 }')
+echo image >"$pre/$key.bzImage" && echo 7 >"$pre/$key.secs"
+run=$("$repo/kernel/mutation-check" --recheck --baseline "$tmp/baseline.tsv" "$mname" 2>&1); rc=$?
+if [ $rc = 0 ] && grep -q "^$mname .* pre7s .*CAUGHT" <<<"$run" && [ "$(cat "$tmp/booted")" = "$pre/$key.bzImage" ] &&
+	[ -z "$(ls "$pre")" ] && [ ! -e "$ROOTASM_CACHE/mutation-check/restore.build.log" ]; then ok
+else bad "a prebuilt kernel was not booted, or not once (rc $rc, booted $(cat "$tmp/booted" 2>/dev/null), left: $(ls "$pre")): $run"; fi
+# a prebuilt kernel of other inputs is not: the mutant is built (and does not build here)
+echo image >"$pre/0123.bzImage" && echo 7 >"$pre/0123.secs" && rm -f "$tmp/booted"
+run=$("$repo/kernel/mutation-check" --recheck --baseline "$tmp/baseline.tsv" "$mname" 2>&1); rc=$?
+if [ $rc = 1 ] && grep -qE "^$mname .*(NOAPPLY|NOBUILD)" <<<"$run" && [ ! -e "$tmp/booted" ]; then ok
+else bad "a prebuilt kernel of another key was used (rc $rc): $run"; fi
+mv "$tmp/run.orig" "$repo/tests/qemu/run"
+# --stop-prebuild: a running --prebuild builds no mutant after the one it is at (here the
+# first one's git apply asks for the stop, through a git on PATH)
+m2=$(printf '%s\n' "$base" | awk 'NR == 2 { print $1 }')
+printf '#!/bin/sh\n"%s/kernel/mutation-check" --stop-prebuild; exit 1\n' "$repo" >"$tmp/bin/git"
+chmod +x "$tmp/bin/git"
+run=$(PATH=$tmp/bin:$PATH "$repo/kernel/mutation-check" --prebuild --recheck "$mname" "$m2" 2>&1); rc=$?
+if [ $rc = 0 ] && grep -q "$mname: not built here" <<<"$run" && grep -q "stopped (--stop-prebuild)" <<<"$run" &&
+	! grep -q "$m2" <<<"$run"; then ok
+else bad "--stop-prebuild did not stop a running --prebuild (rc $rc): $run"; fi
+rm -f "$tmp/bin/git"
+
 echo "mutation_keys: $((n - fail))/$n passed"
 [ $fail = 0 ]
