@@ -183,10 +183,27 @@ echo image >"$pre/0123.bzImage" && echo 7 >"$pre/0123.secs" && rm -f "$tmp/boote
 run=$("$repo/kernel/mutation-check" --recheck --baseline "$tmp/baseline.tsv" "$mname" 2>&1); rc=$?
 if [ $rc = 1 ] && grep -qE "^$mname .*(NOAPPLY|NOBUILD)" <<<"$run" && [ ! -e "$tmp/booted" ]; then ok
 else bad "a prebuilt kernel of another key was used (rc $rc): $run"; fi
+# two prebuilt kernels boot at once (two guests leave the cores less idle than one): the stub
+# notes how many of it run at the same time
+m2=$(printf '%s\n' "$base" | awk 'NR == 2 { print $1 }')
+cat >"$repo/tests/qemu/run" <<EOS
+#!/bin/bash
+mkdir -p "$tmp/guests" && : >"$tmp/guests/\$\$"
+ls "$tmp/guests" | wc -l >>"$tmp/concurrent"
+sleep 1
+rm -f "$tmp/guests/\$\$"
+EOS
+rm -f "$tmp/concurrent" "$pre"/0123.*
+for k in $("$repo/kernel/mutation-check" --keys "$mname" "$m2" | awk '{ print $2 }'); do
+	echo image >"$pre/$k.bzImage" && echo 7 >"$pre/$k.secs"
+done
+run=$("$repo/kernel/mutation-check" --recheck --baseline "$tmp/baseline.tsv" "$mname" "$m2" 2>&1); rc=$?
+if [ "$(sort -n "$tmp/concurrent" | tail -1)" = 2 ] && [ -z "$(ls "$pre")" ] &&
+	grep -q "^$mname .* pre7s " <<<"$run" && grep -q "^$m2 .* pre7s " <<<"$run"; then ok
+else bad "two prebuilt kernels were not booted at once (guests at once: $(xargs <"$tmp/concurrent"), left: $(ls "$pre")): $run"; fi
 mv "$tmp/run.orig" "$repo/tests/qemu/run"
 # --stop-prebuild: a running --prebuild builds no mutant after the one it is at (here the
 # first one's git apply asks for the stop, through a git on PATH)
-m2=$(printf '%s\n' "$base" | awk 'NR == 2 { print $1 }')
 printf '#!/bin/sh\n"%s/kernel/mutation-check" --stop-prebuild; exit 1\n' "$repo" >"$tmp/bin/git"
 chmod +x "$tmp/bin/git"
 run=$(PATH=$tmp/bin:$PATH "$repo/kernel/mutation-check" --prebuild --recheck "$mname" "$m2" 2>&1); rc=$?
