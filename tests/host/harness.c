@@ -292,6 +292,13 @@ void crun_env(void)
 
 	if (system("command -v crun >/dev/null") != 0)
 		FAILF("crun is not installed (ci/deps installs it)");
+	/*
+	 * crun (runc's cloned_binary.c) makes a scratch file in this directory, else in
+	 * /tmp, and removes it before it goes on: a crun these tests kill midway (they do,
+	 * on purpose) would leave it in the host's /tmp
+	 */
+	sh("mkdir -p %s/crun-scratch", fix);
+	setenv("_LIBCONTAINER_STATEDIR", path("crun-scratch"), 1);
 	if (statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == 0x63677270)
 		return;
 	sh("umount -R /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup");
