@@ -119,14 +119,14 @@ cp -a "$m" "$tmp/m.orig"
 sed -i '/^Why: /d; s/^Cases: .*/&\nWhy: * :Expected the reason$/' "$m"
 run=$("$repo/kernel/mutation-check" --baseline "$tmp/baseline.tsv" "$mname" 2>&1); rc=$?
 if [ $rc = 0 ] && grep -q "^$mname .* cached .*CAUGHT .*(cached run of" <<<"$run" &&
-	! grep -q "restore.build" <<<"$run" && [ ! -e "$ROOTASM_CACHE/mutation-check/restore.build.log" ] &&
+	[ ! -e "$ROOTASM_CACHE/mutation-check/$mname.build.log" ] &&
 	cmp -s "$out/$key.tsv" "$ROOTASM_CACHE/mutation-check/$mname.tsv"; then ok
 else bad "kept verdict not used (rc $rc): $run"; fi
 # another reason: the same kept run is not caught (and nothing is built or booted)
 sed -i 's/^Why: .*/Why: * :Expected another reason$/' "$m"
 run=$("$repo/kernel/mutation-check" --baseline "$tmp/baseline.tsv" "$mname" 2>&1); rc=$?
 if [ $rc = 1 ] && grep -q "^$mname .* cached .*WRONGWHY .*not /:Expected another reason\$/ but 't.c:1:" <<<"$run" &&
-	[ ! -e "$ROOTASM_CACHE/mutation-check/restore.build.log" ]; then ok
+	[ ! -e "$ROOTASM_CACHE/mutation-check/$mname.build.log" ]; then ok
 else bad "a kept run was not judged again by the new Why: (rc $rc): $run"; fi
 # a named case without a reason is refused before anything runs
 sed -i '/^Why: /d' "$m"
@@ -176,7 +176,7 @@ key=$("$repo/kernel/mutation-check" --keys "$mname" | awk '{ print $2 }')
 echo image >"$pre/$key.bzImage" && echo 7 >"$pre/$key.secs"
 run=$("$repo/kernel/mutation-check" --recheck --baseline "$tmp/baseline.tsv" "$mname" 2>&1); rc=$?
 if [ $rc = 0 ] && grep -q "^$mname .* pre7s .*CAUGHT" <<<"$run" && [ "$(cat "$tmp/booted")" = "$pre/$key.bzImage" ] &&
-	[ -z "$(ls "$pre")" ] && [ ! -e "$ROOTASM_CACHE/mutation-check/restore.build.log" ]; then ok
+	[ -z "$(ls "$pre")" ] && [ ! -e "$ROOTASM_CACHE/mutation-check/$mname.build.log" ]; then ok
 else bad "a prebuilt kernel was not booted, or not once (rc $rc, booted $(cat "$tmp/booted" 2>/dev/null), left: $(ls "$pre")): $run"; fi
 # a prebuilt kernel of other inputs is not: the mutant is built (and does not build here)
 echo image >"$pre/0123.bzImage" && echo 7 >"$pre/0123.secs" && rm -f "$tmp/booted"
