@@ -19,14 +19,23 @@
 #               (objects shared between checkouts, whatever their directory: paths under
 #               it are made relative, the working directory is not hashed), else nothing
 #   kernel_ccache    for the kernel's builds (kernel/build, mutation-check, check-series):
-#               CCACHE_DIR=$cache/ccache, shared by every variant, mutant and check
+#               CCACHE_DIR=$cache/ccache, shared by every variant, mutant and check; KCC, the
+#               make's CC: $cache/kernel/ccache-gcc (a fixed path: it is in every object's
+#               command line), which compiles through ccache but a source with .incbin alone
 #   Both use ccache's depend mode (CCACHE_DEPEND): a miss runs the compiler alone, where
 #   the default mode first runs the preprocessor over the source to hash its output.
 #   Compiling fs/{ext4,overlayfs,erofs,squashfs,9p} of the test kernel (238 calls, -j2,
 #   empty cache, 3 runs each): default mode 68-87 s wall, 118-153 s CPU; depend mode
 #   42-52 s, 79-97 s CPU; gcc without ccache 44-58 s, 76-100 s CPU. A hit is the same:
 #   the manifest of the direct mode, from the compiler's own dependency file (the kernel's
-#   -Wp,-MMD, cmake's -MD), so entries made in the default mode stay hits.
+#   -Wp,-MMD, cmake's -MD), so entries made in the default mode stay hits. But a file pulled
+#   in with the assembler's .incbin is in no dependency file, and depend mode does not make
+#   the preprocessed output in which the default mode looks for .incbin to refuse caching:
+#   ccache 4.7.5 gave back the object of an earlier blob (tests/unit/kernel_ccache.sh). The
+#   kernel has them: arch/x86/boot/compressed/piggy.S takes in the compressed vmlinux and
+#   says only its sizes, so a kernel of the same sizes as one before got that one's piggy.o
+#   (a mutant booted another mutant's kernel). KCC compiles such sources without ccache;
+#   rootasm has none.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 prog=$(realpath -m --relative-to="$repo" "$0")
@@ -52,4 +61,23 @@ rootasm_ccache() {
 		c_launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache)
 	fi
 }
-kernel_ccache() { export CCACHE_DIR=$cache/ccache CCACHE_DEPEND=1; }
+kernel_ccache() {
+	export CCACHE_DIR=$cache/ccache CCACHE_DEPEND=1
+	KCC=$cache/kernel/ccache-gcc
+	local cc tmp
+	cc='#!/bin/sh
+# kernel_ccache (ci/prologue.sh): the CC of the kernel builds. gcc through ccache (depend
+# mode), but gcc alone for a source with .incbin: the file it takes in is in no dependency
+# file, so ccache would give back the object of an earlier one.
+for a do
+	case $a in
+	*.c | *.S | *.s) if [ -f "$a" ] && grep -qF .incbin "$a"; then exec gcc "$@"; fi ;;
+	esac
+done
+exec ccache gcc "$@"'
+	if [ "$(cat "$KCC" 2>/dev/null)" != "$cc" ]; then
+		mkdir -p "$cache/kernel"
+		tmp=$(mktemp "$KCC.XXXXXX")
+		printf '%s\n' "$cc" >"$tmp" && chmod 755 "$tmp" && mv "$tmp" "$KCC" || { rm -f "$tmp"; return 1; }
+	fi
+}
