@@ -6,12 +6,12 @@
 # now; a source without must still be a ccache hit the second time.
 set -u
 src=$1
+command -v ccache >/dev/null || { echo "FAIL: ccache is not installed (ci/deps installs it)"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0 n=0
 ok() { n=$((n + 1)); }
 bad() { n=$((n + 1)); fail=$((fail + 1)); echo "FAIL: $*"; }
-command -v ccache >/dev/null || { echo "FAIL: ccache is not installed (ci/deps installs it)"; exit 1; }
 
 export ROOTASM_CACHE=$tmp/cache
 # shellcheck source=../../ci/prologue.sh
