@@ -2,7 +2,8 @@
 /*
  * rootasm_store_gc() and rootasm_store_verify() (rootasm.h, "The store"):
  * over the catalog of catalog.c. gc removes the layer images no image
- * record names (never one a loop device is backed by) and what a killed
+ * record names (never one that is open: on a loop device, or mounted as an
+ * erofs on its file) and what a killed
  * import left in STORE/tmp; verify checks owners, modes and the sha256 of
  * every record and layer image against what its import wrote.
  */
@@ -120,6 +121,30 @@ static int each_layer_image(struct cat *c, int (*fn)(struct cat *c, const char *
 	return cat_each_entry(c, c->layers, "layers/sha256", layer_entry, &w, e);
 }
 
+/*
+ * Whether anything has the layer image open: an erofs mounted on its file
+ * holds it open in the kernel (its superblock's file), and shows it nowhere
+ * (not in /sys/block, its mount's source is a /proc fd link), so ask the
+ * inode: the kernel grants a write lease only to the file's one opener
+ * (fs/locks.c check_conflicting_open(): EAGAIN while any other open file has
+ * it, a loop device's backing file and a process's fd too). Granted, it is
+ * given back at once; an opener meanwhile waits for that. A file system
+ * without leases says nothing (false: the loop devices' list still counts).
+ */
+static bool open_elsewhere(int dir, const char *name)
+{
+	_cleanup_close_ int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return false;
+	if (fcntl(fd, F_SETLEASE, F_WRLCK) == 0) {
+		(void)fcntl(fd, F_SETLEASE, F_UNLCK);
+		return false;
+	}
+	return errno == EAGAIN;
+}
+
 struct gc {
 	json_t *used, *loops;
 	bool dry;
@@ -135,8 +160,8 @@ static int gc_one(struct cat *c, const char *name, const char *path, void *ud)
 
 	if (in(g->used, path))
 		return 0;
-	/* a tree or rootasmd's cache has it on a loop device: it stays until they let go */
-	if (in(g->loops, path)) {
+	/* a tree or rootasmd's cache has it on a loop device or mounted on it: it stays until they let go */
+	if (in(g->loops, path) || open_elsewhere(c->layers, name)) {
 		if (g->res)
 			g->res->in_use++;
 		return 0;
