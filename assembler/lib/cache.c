@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The image cache (cache.h): a list in LRU order (most recent first) under
- * one mutex. Each entry owns one detached mount (ra_image_mount(): loop
- * device with autoclear + fsmount, read-only) and is lent out by reference
+ * one mutex. Each entry owns one detached mount (ra_image_mount(): erofs on
+ * its file, else a loop device with autoclear; fsmount, read-only) and is lent out by reference
  * count; an entry that is dropped while lent out ("dead") is closed by the
  * last ra_cache_put().
  *
  *   get   fstat(image fd) -> key -> hit: refs++, to the front; an entry still
  *               being mounted by another assembly is waited for (a condition
  *               variable), so that N assemblies missing at once make one mount
- *               and one loop device, not N
+ *               and at most one loop device, not N
  *         miss: a placeholder entry (loading) goes in; unlock, ra_image_mount()
  *               (the slow part, outside the lock), lock; evict LRU entries not
  *               lent out until it fits; if it still does not, it is dropped

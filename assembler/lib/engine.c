@@ -5,7 +5,7 @@
  * layout's fds from the open stage: borrowed, never re-resolved, never closed
  * here. Each operation maps to its syscalls:
  *
- *   LAYER      image: loop device (LOOP_CONFIGURE on the image fd) + fsmount -> slot
+ *   LAYER      image: erofs on the image fd's file, else a loop device (LOOP_CONFIGURE) + fsmount -> slot
  *              cached image (cache.h): the cache's detached mount as the slot (borrowed until
  *              the overlay is created), or open_tree(OPEN_TREE_CLONE) of it where the layer
  *              must be a mount of its own (the root itself, an idmap)

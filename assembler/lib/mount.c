@@ -3,7 +3,9 @@
  * Building blocks, each mapped to its syscalls:
  *
  *   tmpfs   fsopen("tmpfs") -> fsconfig(size/mode/nr_inodes) -> CMD_CREATE -> fsmount
- *   image   (the image fd from the open stage) -> LOOP_CTL_GET_FREE -> open(/dev/loopN) -> LOOP_CONFIGURE(ro, autoclear)
+ *   image   erofs: fsopen(erofs) -> fsconfig(source=/proc/thread-self/fd/N of the image fd, ro) -> CMD_CREATE
+ *           -> fsmount (Linux 6.12: erofs on a regular file); where that fails, and for squashfs:
+ *           (the image fd from the open stage) -> LOOP_CTL_GET_FREE -> open(/dev/loopN) -> LOOP_CONFIGURE(ro, autoclear)
  *           -> fsopen(squashfs|erofs) -> fsconfig(source=/dev/loopN, ro) -> CMD_CREATE -> fsmount
  *   creds   clone3 (child.h) -> setgroups/setresgid/setresuid/capset (raw) -> fsconfig(SET_FLAG "override_creds")
  *
@@ -113,6 +115,36 @@ static int loop_attach(int backing, const char *path, char *dev, size_t size, st
 	return ra_err(e, EBUSY, -EBADF, "LOOP_CONFIGURE", path, "no free loop device after 64 tries");
 }
 
+/*
+ * An erofs image mounted on its file itself (Linux 6.12, EROFS_FS_BACKED_BY_FILE):
+ * no loop device, and the superblock reads through the image file's page cache,
+ * which every mount of the image shares. erofs opens "source" by name; the name
+ * given is the already opened image's own (its /proc/thread-self/fd link), so
+ * the file mounted is the one the open stage judged, never the path again.
+ * Returns -ENOTBLK, saying nothing, wherever this does not work (a kernel
+ * without it, an image on tmpfs, no /proc, no privilege): the caller takes a
+ * loop device, and its errors are the ones reported.
+ */
+static int erofs_file_mount(int fd, const char *path, uint64_t attrs, struct rootasm_error *e)
+{
+	_cleanup_close_ int fsfd = -EBADF;
+	char src[64];
+	int mfd;
+
+	fsfd = fsopen("erofs", FSOPEN_CLOEXEC);
+	if (fsfd < 0)
+		return -ENOTBLK;
+	snprintf(src, sizeof(src), "/proc/thread-self/fd/%d", fd);
+	if (fsconfig(fsfd, FSCONFIG_SET_STRING, "source", src, 0) < 0 ||
+	    fsconfig(fsfd, FSCONFIG_SET_FLAG, "ro", NULL, 0) < 0 ||
+	    fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return -ENOTBLK;
+	mfd = fsmount(fsfd, FSMOUNT_CLOEXEC, attrs | MOUNT_ATTR_RDONLY);
+	if (mfd < 0)
+		return ra_err(e, errno, fsfd, "fsmount", path, NULL);
+	return mfd;
+}
+
 int ra_image_mount(int fd, const char *path, enum ra_fstype type, uint64_t attrs, struct rootasm_error *e)
 {
 	_cleanup_close_ int lfd = -EBADF, fsfd = -EBADF;
@@ -125,6 +157,11 @@ int ra_image_mount(int fd, const char *path, enum ra_fstype type, uint64_t attrs
 	if (type == RA_FS_AUTO)
 		return ra_err_kind(e, ROOTASM_ERROR_USAGE, EINVAL, "open image", path, "neither squashfs nor erofs");
 	fs = type == RA_FS_SQUASHFS ? "squashfs" : "erofs";
+	if (type == RA_FS_EROFS) {
+		mfd = erofs_file_mount(fd, path, attrs, e);
+		if (mfd != -ENOTBLK)
+			return mfd;
+	}
 	fsfd = fsopen(fs, FSOPEN_CLOEXEC);
 	if (fsfd < 0)
 		return ra_err(e, errno, -EBADF, "fsopen", fs, NULL);

@@ -32,7 +32,7 @@ const char *ra_route_name(enum ra_route r)
 {
 	/* in the order of enum ra_route */
 	static const char *const names[] = {
-		"-", "o_path-fd", "open_tree-clone", "loop+fsmount", "tmpfs+mkdirat", "mkdirat", "o_path-fds",
+		"-", "o_path-fd", "open_tree-clone", "image+fsmount", "tmpfs+mkdirat", "mkdirat", "o_path-fds",
 		"fsconfig-set-fd+fsmount", "open_tree+mount_setattr", "open_tree_attr", "fsmount", "nested-plan",
 		"mount_setattr", "cached-mount", "userns-copy+open_tree",
 	};

@@ -33,7 +33,7 @@ enum ra_route {
 	RA_ROUTE_NONE,
 	RA_ROUTE_LAYER_FD,	/* dir layer: its O_PATH fd goes to overlayfs as is */
 	RA_ROUTE_LAYER_CLONE,	/* dir layer: open_tree(OPEN_TREE_CLONE) of its fd */
-	RA_ROUTE_IMAGE,		/* image: loop device (LOOP_CONFIGURE) + fsopen/fsmount */
+	RA_ROUTE_IMAGE,		/* image: erofs on its file, else a loop device (LOOP_CONFIGURE); fsopen/fsmount */
 	RA_ROUTE_UPPER_TMPFS,	/* fsopen("tmpfs") + fsmount, mkdirat upper/ work/ */
 	RA_ROUTE_UPPER_DIR,	/* mkdirat upper/ work/ in the host directory's fd */
 	RA_ROUTE_UPPER_DIRS,	/* the upperdir's and workdir's O_PATH fds as they are: nothing made */

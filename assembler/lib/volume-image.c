@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The image volume: a squashfs or erofs image on a loop device
- * (LOOP_CONFIGURE) + fsmount, or a clone of the context's cached detached
+ * The image volume: a squashfs or erofs image (erofs on its file, else a loop
+ * device: mount.c) + fsmount, or a clone of the context's cached detached
  * mount of it (cache.h).
  */
 #include <sys/mount.h>

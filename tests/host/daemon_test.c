@@ -382,7 +382,7 @@ TEST(library_cache_mounts_each_image_once)
 	fclose(f);
 	ASSERT_CONTAINS(plan, "layers[1] image");
 	ASSERT_CONTAINS(plan, "[cached-mount]");
-	ASSERT_TRUE(strstr(plan, "[loop+fsmount]") == NULL);
+	ASSERT_TRUE(strstr(plan, "[image+fsmount]") == NULL);
 	for (int i = 0; i < 20; i++) {
 		fd = rootasm_assemble(ctx, l, &e);
 		if (fd < 0)

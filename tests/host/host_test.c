@@ -25,11 +25,13 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/loop.h>
+#include <linux/magic.h>
 
 #include "harness.h"
 #include "rootasm.h"
@@ -124,6 +126,29 @@ static char *loops(void)
 		globfree(&g);
 	}
 	return strdup(buf);
+}
+
+/* Whether @p is on a tmpfs (erofs reads no file there: a loop device instead). */
+static bool on_tmpfs(const char *p)
+{
+	struct statfs sf;
+
+	return statfs(p, &sf) == 0 && sf.f_type == TMPFS_MAGIC;
+}
+
+/* 0 when the kernel grants us a write lease on @p (no other open file has it), else the errno */
+static int lease_errno(const char *p)
+{
+	int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), r = 0;
+
+	if (fd < 0)
+		return errno;
+	if (fcntl(fd, F_SETLEASE, F_WRLCK) < 0)
+		r = errno;
+	else
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+	close(fd);
+	return r;
 }
 
 static char *fds(void)
@@ -315,10 +340,42 @@ TEST(image_and_dir_layers_with_whiteouts)
 	ASSERT_EQ(stat(path("l1/etc/deleted"), &st), 0);
 	ASSERT_CONTAINS(mount_at(m), " - overlay ");
 	ASSERT_EQ(mounts_under(m), 1);
-	/* two loop devices back the two images while the tree is attached */
+	/*
+	 * While the tree is attached: a loop device backs the squashfs; the erofs is
+	 * mounted on its file itself (no loop device; it is open in the kernel: no
+	 * write lease for us), except on tmpfs, where erofs cannot read a file
+	 */
 	ASSERT_CONTAINS(loops(), "l2.sqfs");
-	ASSERT_CONTAINS(loops(), "l3.erofs");
+	if (on_tmpfs(path("l3.erofs"))) {
+		ASSERT_CONTAINS(loops(), "l3.erofs");
+	} else {
+		ASSERT_TRUE(strstr(loops(), "l3.erofs") == NULL);
+		ASSERT_EQ(lease_errno(path("l3.erofs")), EAGAIN);
+	}
 	ASSERT_EQ(umount2(m, MNT_DETACH), 0);
+	/* and nothing has it open once the tree is gone (its superblock goes after the umount: wait) */
+	for (int i = 0; i < 100 && lease_errno(path("l3.erofs")) == EAGAIN; i++)
+		usleep(20000);
+	ASSERT_EQ(lease_errno(path("l3.erofs")), 0);
+}
+
+TEST(erofs_on_tmpfs_takes_a_loop_device)
+{
+	/* erofs reads no file of tmpfs (no read_folio): the same image goes on a loop device there */
+	const char *m;
+	struct stat st;
+
+	mkdir(path("tm"), 0755);
+	ASSERT_EQ(mount("none", path("tm"), "tmpfs", 0, "mode=0755"), 0);
+	sh("cp %s %s", path("l3.erofs"), path("tm/l3.erofs"));
+	layoutf("t1t.yaml", "version: 1\nlayers:\n  - dir: l1\n  - image: tm/l3.erofs\n");
+	m = assemble_at("t1t.yaml", "m1t");
+	/* l3's whiteout hides l1's /etc/deleted */
+	ASSERT_STR(slurp(path("m1t/etc/keep")), "keep\n");
+	ASSERT_ERRNO(stat(path("m1t/etc/deleted"), &st), ENOENT);
+	ASSERT_CONTAINS(loops(), "tm/l3.erofs");
+	ASSERT_EQ(umount2(m, MNT_DETACH), 0);
+	ASSERT_EQ(umount2(path("tm"), MNT_DETACH), 0);
 }
 
 TEST(tmpfs_upper_takes_writes)
