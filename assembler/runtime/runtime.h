@@ -254,7 +254,7 @@ struct rootasm_client;
 struct rt_tree {
 	char *upper, *work;
 	struct rootasm_client *via;	/* the request sent, its reply not yet read */
-	int fd;				/* RT_RUN_OVER through rootasmd: its tree as received (-EBADF: none) */
+	int fd;				/* RT_RUN_OVER: the tree, detached (-EBADF: none) */
 };
 #define RT_TREE_INIT { .fd = -EBADF }
 int rt_tree_begin(struct rt_tree *t, const char *bundle, json_t *cfg, uid_t uid, const struct rt_choice *ch);
@@ -264,9 +264,10 @@ void rt_tree_done(struct rt_tree *t);
  * Make the private bundle from @cfg (the engine's config.json, changed here;
  * @bundle its absolute directory), owned by @uid:@gid like the engine's, with
  * the tree @ch chose (@t begun) attached at its rootfs (the record cleanup
- * reads), and what @mode needs besides. RT_RUN_OVER through rootasmd: no
- * private bundle, the tree received into @t->fd and nothing of it attached
- * in our namespace (rt_over_clone()).
+ * reads), and what @mode needs besides. RT_RUN_OVER (but for a container
+ * with a user namespace of its own): no private bundle, the tree received
+ * from rootasmd or assembled here into @t->fd, and nothing of it attached in
+ * our namespace (rt_over_clone()).
  */
 int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t uid, gid_t gid,
 		     const struct rt_choice *ch, struct rt_tree *t, enum rt_run mode);
@@ -276,7 +277,7 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
  * tree to cover it with.
  */
 struct rt_over {
-	int tree;		/* rootasmd's tree as it came, or a recursive clone of the private bundle's rootfs */
+	int tree;		/* the tree as assembled, or a recursive clone of the private bundle's rootfs */
 	dev_t dev;		/* the engine's rootfs when it was judged */
 	ino_t ino;
 	char target[PATH_MAX];	/* its absolute path, symlinks resolved */
@@ -293,8 +294,8 @@ struct rt_over {
 int rt_over_find(json_t *cfg, const char *bundle, uid_t uid, const char *const *reads, size_t n_reads,
 		 struct rt_over *o);
 /*
- * After rt_state_prepare(): @o->tree, the tree rootasmd sent (taken from
- * @t), else a clone of the tree at the private bundle's rootfs.
+ * After rt_state_prepare(): @o->tree, the detached tree (taken from @t),
+ * else a clone of the tree at the private bundle's rootfs.
  */
 int rt_over_clone(struct rt_state *s, struct rt_over *o, struct rt_tree *t);
 /*

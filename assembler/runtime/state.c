@@ -25,10 +25,13 @@
  * The engine's bundle is never written and its rootfs never used: for an
  * engine's bundle whose rootfs is a mount (RT_RUN_OVER), the delegate runs
  * that bundle in a mount namespace of its own where a clone of the tree
- * covers the rootfs (rt_over_enter()); the tree at ID/bundle/rootfs stays
- * the record cleanup goes by. A tree of rootasmd's is not attached in ours
- * then: received detached, it goes to the delegate's namespace as it came,
- * and is gone with it (no ID/bundle, nothing for cleanup). Cleanup
+ * covers the rootfs (rt_over_enter()). The tree is not attached in ours
+ * then: rootasmd's, received detached, or one assembled here the same way
+ * (local_assemble()), goes to the delegate's namespace as it came, and is
+ * gone with it (no ID/bundle, nothing for cleanup); only for a container
+ * with a user namespace of its own (its layers idmapped to it by the
+ * private bundle's prepare) is the tree at ID/bundle/rootfs, the record
+ * cleanup goes by, and a clone of it covers the rootfs. Cleanup
  * detaches only what those records name, while it is the mount at rootfs;
  * it runs on delete, and on the next create or delete of an id whose create
  * failed or was killed (the directory is still there).
@@ -665,6 +668,37 @@ static int via_receive(const struct rt_choice *ch, struct rt_tree *t)
 	return tree < 0 ? choice_error(ch, &e) : tree;
 }
 
+/*
+ * Over the engine's rootfs (root's bundle: the runtime's own principal,
+ * judged), the tree assembled here as rootasmd would assemble it for
+ * via_send()'s request: the same principal and limit, the same upper, the
+ * library's one reader of layout files; detached, for the delegate's
+ * namespace (rt_over_clone()), nothing of it attached in ours or written in
+ * the state. Returns the tree's fd, or -1 said.
+ */
+static int local_assemble(const struct rt_tree *t, const struct rt_choice *ch)
+{
+	struct rootasm_load_opts o = { .size = sizeof(o), .upper_dir = t->upper, .work_dir = t->work };
+	const char *dirs[] = { ch->dir };
+	struct rootasm_principal *who = NULL;
+	struct rootasm_layout *l = NULL;
+	struct rootasm_error e = { 0 };
+	int r;
+
+	r = rootasm_principal_self(&who, &e);
+	if (r == 0)
+		r = rootasm_principal_limit(who, ROOTASM_LIMIT_LAYOUTS, dirs, 1, &e);
+	if (r == 0) {
+		o.principal = who;
+		r = rootasm_layout_load(ctx(), ch->layout, &o, &l, &e);
+	}
+	if (r == 0)
+		r = rootasm_assemble(ctx(), l, &e);
+	rootasm_layout_free(l);
+	rootasm_principal_free(who);
+	return r < 0 ? choice_error(ch, &e) : r;
+}
+
 /* The tree rootasmd assembled, attached at the private bundle's rootfs. */
 static int via_attach(struct rt_state *s, int bfd, const struct rt_choice *ch, struct rt_tree *t)
 {
@@ -818,12 +852,20 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 	/* (over the engine's rootfs, the container reaches it as the engine made it: not through the state) */
 	int userns = mode == RT_RUN_OVER ? 0 : searchable_for_userns(s, cfg);
 	bool config = mode == RT_RUN_CONFIG;
+	long long host;
 
 	if (userns < 0)
 		return -1;
 	/* over the engine's rootfs, rootasmd's tree goes to the delegate as it came (rt_over_clone()) */
 	if (mode == RT_RUN_OVER && ch->via)
 		return (t->fd = via_receive(ch, t)) < 0 ? -1 : 0;
+	/*
+	 * and so does one assembled here, unless the container has a user
+	 * namespace of its own: its layers are idmapped to it (the private
+	 * bundle's prepare, below)
+	 */
+	if (mode == RT_RUN_OVER && !has_userns(cfg, &host))
+		return (t->fd = local_assemble(t, ch)) < 0 ? -1 : 0;
 	if (mkdirat(s->fd, "bundle", 0700) < 0)
 		return rt_error("mkdir %s: %s", s->bundle, strerror(errno));
 	bfd = openat(s->fd, "bundle", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -1330,9 +1372,10 @@ int rt_over_clone(struct rt_state *s, struct rt_over *o, struct rt_tree *t)
 	_cleanup_close_ int bfd = -EBADF;
 
 	/*
-	 * rootasmd's tree, detached: the delegate's namespace is the only one it
-	 * is ever attached in, gone with the container (or with this process
-	 * before its delegate runs): nothing of it for cleanup to find
+	 * the tree, detached (rootasmd's, or local_assemble()'s): the delegate's
+	 * namespace is the only one it is ever attached in, gone with the
+	 * container (or with this process before its delegate runs): nothing of
+	 * it for cleanup to find
 	 */
 	if (t->fd >= 0) {
 		o->tree = t->fd;

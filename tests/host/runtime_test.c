@@ -444,6 +444,15 @@ static void delete_frees(bool runc, bool over)
 	ASSERT_EQ(run_sh(&out, "%s create -b %s/B c-nomnt >%s/c.out 2>&1", pre, fix, fix), 0);
 	ASSERT_EQ(run_sh(&out, "grep -c ' %s/root/.rootasm/c-nomnt/bundle/rootfs/proc ' /proc/self/mountinfo", fix),
 		  over ? 1 : 0);
+	if (over) {
+		/*
+		 * the layout's tree assembled here, detached, for the delegate's
+		 * namespace alone: no private bundle in the state, no mount of it in
+		 * ours (the state's own bind mount the only one there)
+		 */
+		ASSERT_EQ(access(path("root/.rootasm/c-nomnt/bundle"), F_OK), -1);
+		ASSERT_EQ(count_mounts_under(path("root")), 1);
+	}
 	ASSERT_EQ(run_sh(&out, "%s start c-nomnt && sleep 0.3 && %s delete c-nomnt", pre, pre), 0);
 	ASSERT_CONTAINS(slurp(path("c.out")), "hello-from-rootasm\n");
 	if (over)
