@@ -536,7 +536,7 @@ static void sweep_exports(const struct rt_conf *c)
  * failed: an image containerd no longer has (engine_has(): kubelet's image
  * garbage collection removed it, or `crictl rmi`) is removed, then the
  * layer images no image names
- * (rootasm_store_gc(): not those a live tree's loop device holds). A
+ * (rootasm_store_gc(): not those a live tree holds open). A
  * container of it that runs keeps its tree; one created later imports it
  * again, if containerd has it again. What fails is said, and kept.
  */
