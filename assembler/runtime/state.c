@@ -628,6 +628,22 @@ static int choice_error(const struct rt_choice *ch, const struct rootasm_error *
 }
 
 /*
+ * Whom the tree of @ch is for, as rootasm_bundle_prepare() takes the bundle's
+ * principal: root's bundle (@uid 0) the caller, judged; else that user's;
+ * limited to the layouts of @ch->dir. 0 with *who (the caller frees it), or
+ * -errno with @e.
+ */
+static int choice_principal(const struct rt_choice *ch, uid_t uid, struct rootasm_principal **who,
+			    struct rootasm_error *e)
+{
+	const char *dirs[] = { ch->dir };
+	int r;
+
+	r = uid == 0 ? rootasm_principal_self(who, e) : rootasm_principal_of_uid(uid, -EBADF, who, e);
+	return r < 0 ? r : rootasm_principal_limit(*who, ROOTASM_LIMIT_LAYOUTS, dirs, 1, e);
+}
+
+/*
  * rootasmd assembles @ch->layout for the bundle's author (@uid: root's bundle
  * the runtime's own, judged), limited to @ch->dir as the library limits it here: the
  * request says who it is for ("as"); the daemon judges it as that principal's.
@@ -638,15 +654,11 @@ static int via_send(struct rt_tree *t, const struct rt_choice *ch, uid_t uid)
 	/* the engine's writable layer as the tree's upper: the request's "upper" (an administrator's word) */
 	struct rootasm_client_assemble_opts o = { .size = sizeof(o), .layout = ch->layout, .upper_dir = t->upper,
 						  .work_dir = t->work };
-	const char *dirs[] = { ch->dir };
 	struct rootasm_principal *who = NULL;
 	struct rootasm_error e = { 0 };
 	int r;
 
-	/* as rootasm_bundle_prepare() takes the bundle's principal: root's is the caller, judged */
-	r = uid == 0 ? rootasm_principal_self(&who, &e) : rootasm_principal_of_uid(uid, -EBADF, &who, &e);
-	if (r == 0)
-		r = rootasm_principal_limit(who, ROOTASM_LIMIT_LAYOUTS, dirs, 1, &e);
+	r = choice_principal(ch, uid, &who, &e);
 	if (r == 0)
 		r = rootasm_client_connect(ch->via, &t->via, &e);
 	if (r == 0) {
@@ -679,15 +691,12 @@ static int via_receive(const struct rt_choice *ch, struct rt_tree *t)
 static int local_assemble(const struct rt_tree *t, const struct rt_choice *ch)
 {
 	struct rootasm_load_opts o = { .size = sizeof(o), .upper_dir = t->upper, .work_dir = t->work };
-	const char *dirs[] = { ch->dir };
 	struct rootasm_principal *who = NULL;
 	struct rootasm_layout *l = NULL;
 	struct rootasm_error e = { 0 };
 	int r;
 
-	r = rootasm_principal_self(&who, &e);
-	if (r == 0)
-		r = rootasm_principal_limit(who, ROOTASM_LIMIT_LAYOUTS, dirs, 1, &e);
+	r = choice_principal(ch, 0, &who, &e);
 	if (r == 0) {
 		o.principal = who;
 		r = rootasm_layout_load(ctx(), ch->layout, &o, &l, &e);
@@ -725,7 +734,10 @@ static int via_attach(struct rt_state *s, int bfd, const struct rt_choice *ch, s
 	return 0;
 }
 
-/* linux.namespaces has a user namespace (made or joined): the host uid of its root in @host (-1: unmapped). */
+/*
+ * linux.namespaces has a user namespace (made or joined): the host uid of its
+ * root in @host (-1: unmapped), unless @host is NULL.
+ */
 static bool has_userns(json_t *cfg, long long *host)
 {
 	json_t *lx = json_object_get(cfg, "linux"), *n;
@@ -734,10 +746,12 @@ static bool has_userns(json_t *cfg, long long *host)
 
 	json_array_foreach(json_object_get(lx, "namespaces"), i, n)
 		user |= !strcmp(json_string_value(json_object_get(n, "type")) ?: "", "user");
-	*host = -1;
-	json_array_foreach(json_object_get(lx, "uidMappings"), i, n)
-		if (json_integer_value(json_object_get(n, "containerID")) == 0)
-			*host = json_integer_value(json_object_get(n, "hostID"));
+	if (host) {
+		*host = -1;
+		json_array_foreach(json_object_get(lx, "uidMappings"), i, n)
+			if (json_integer_value(json_object_get(n, "containerID")) == 0)
+				*host = json_integer_value(json_object_get(n, "hostID"));
+	}
 	return user;
 }
 
@@ -852,7 +866,6 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 	/* (over the engine's rootfs, the container reaches it as the engine made it: not through the state) */
 	int userns = mode == RT_RUN_OVER ? 0 : searchable_for_userns(s, cfg);
 	bool config = mode == RT_RUN_CONFIG;
-	long long host;
 
 	if (userns < 0)
 		return -1;
@@ -864,7 +877,7 @@ int rt_state_prepare(struct rt_state *s, const char *bundle, json_t *cfg, uid_t 
 	 * namespace of its own: its layers are idmapped to it (the private
 	 * bundle's prepare, below)
 	 */
-	if (mode == RT_RUN_OVER && !has_userns(cfg, &host))
+	if (mode == RT_RUN_OVER && !has_userns(cfg, NULL))
 		return (t->fd = local_assemble(t, ch)) < 0 ? -1 : 0;
 	if (mkdirat(s->fd, "bundle", 0700) < 0)
 		return rt_error("mkdir %s: %s", s->bundle, strerror(errno));
