@@ -679,6 +679,29 @@ static const char *raw_reply(int s)
 	return out;
 }
 
+/*
+ * A connection whose probe is served. One refused while a connection that has
+ * just gone still counts (its thread ends late on a loaded machine; the send
+ * may then meet a closed socket) is tried again, @tries times at most, after
+ * @pause_us (0: a sched_yield()). Its fd, or -1 when none was served.
+ */
+static int served_connection(const char *sock, int tries, useconds_t pause_us)
+{
+	for (int i = 0; i < tries; i++) {
+		int s = raw_connect(sock, SOCK_SEQPACKET);
+
+		(void)!send(s, "{\"rootasm\":1,\"op\":\"probe\"}", 26, MSG_NOSIGNAL);
+		if (!strcmp(raw_reply(s), "ok"))
+			return s;
+		close(s);
+		if (pause_us)
+			usleep(pause_us);
+		else
+			sched_yield();
+	}
+	return -1;
+}
+
 static int init_userns = -1, stranger_userns = -1;
 
 /* Whether an unprivileged uid may make a user namespace here (a sysctl may forbid it). */
@@ -978,17 +1001,9 @@ static void hold_connections(void *arg)
 	s[3] = raw_connect(d->sock, SOCK_SEQPACKET);
 	ASSERT_STR(raw_reply(s[3]), "EBUSY");
 	close(s[3]);
-	/* one goes, one more may come */
+	/* one goes, one more may come (once the old connection's thread has ended) */
 	close(s[0]);
-	for (int i = 0; i < 100000; i++) {
-		s[0] = raw_connect(d->sock, SOCK_SEQPACKET);
-		/* refused while the old connection's thread is still ending: the send may meet a closed socket */
-		(void)!send(s[0], "{\"rootasm\":1,\"op\":\"probe\"}", 26, MSG_NOSIGNAL);
-		if (!strcmp(raw_reply(s[0]), "ok"))
-			break;
-		close(s[0]);
-		sched_yield();
-	}
+	s[0] = served_connection(d->sock, 100000, 0);
 	ASSERT_TRUE(s[0] >= 0);
 }
 
@@ -1065,21 +1080,9 @@ TEST(daemon_limits_connections)
 		close(done[0]);
 		(void)!read(ready[0], got, sizeof(got) - 1);
 		close(ready[0]);
-		/*
-		 * root, an administrator: the two kept (the user's refused 15th counts
-		 * until its thread has ended, late on a loaded machine: a connection
-		 * refused meanwhile is tried again, as hold_connections() does)
-		 */
+		/* root, an administrator: the two kept (the user's refused 15th counts until its thread has ended) */
 		for (int i = 0; i < 2; i++) {
-			for (int k = 0; k < 500; k++) {
-				fds[i] = raw_connect(d.sock, SOCK_SEQPACKET);
-				(void)!send(fds[i], "{\"rootasm\":1,\"op\":\"probe\"}", 26, MSG_NOSIGNAL);
-				if (!strcmp(raw_reply(fds[i]), "ok"))
-					break;
-				close(fds[i]);
-				fds[i] = -1;
-				usleep(10000);
-			}
+			fds[i] = served_connection(d.sock, 500, 10000);
 			ASSERT_TRUE(fds[i] >= 0);
 		}
 		c = raw_connect(d.sock, SOCK_SEQPACKET);
